@@ -1,0 +1,17 @@
+// anydev/anydev.h: the whole public C++ API of anydev's runtime.
+//
+//   anydev::Device, anydev::DeviceType      device.h
+//   anydev::Stream, anydev::Event           stream.h
+//   anydev::DeviceCount, Synchronize, ...   runtime.h  (device-generic, rule 2)
+//   anydev::acc::CurrentDeviceIndex, ...    accelerator.h (current accelerator, rule 3)
+//   anydev::Backend, ListBackends           backend.h
+#ifndef ANYDEV_ANYDEV_H_
+#define ANYDEV_ANYDEV_H_
+
+#include "anydev/accelerator.h"
+#include "anydev/backend.h"
+#include "anydev/device.h"
+#include "anydev/runtime.h"
+#include "anydev/stream.h"
+
+#endif  // ANYDEV_ANYDEV_H_

@@ -1,0 +1,329 @@
+// Device-generic calls (anydev::), the current accelerator (anydev::acc::) and
+// the per-thread state both are built on.
+#include "anydev/runtime.h"
+
+#include <atomic>
+#include <optional>
+#include <utility>
+
+#include "absl/base/call_once.h"
+#include "absl/base/optimization.h"
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "anydev/accelerator.h"
+#include "internal/env.h"
+#include "internal/errors.h"
+
+namespace anydev {
+namespace {
+
+// Note [Per-thread device state]: as in CUDA and PyTorch, the current device
+// and the current stream of each device belong to the calling thread. The
+// state is plain zero-initialised thread-local data (no constructor, so no
+// TLS guard on access): index 0 and stream id 0 (the default stream) for
+// every type and device, which is exactly a new thread's state in CUDA.
+struct ThreadState {
+  int8_t device[kNumDeviceTypes];
+  StreamId stream[kNumDeviceTypes][kMaxDevicesPerType];
+};
+thread_local ThreadState tls_state;
+
+// The current accelerator, resolved once.
+struct AcceleratorChoice {
+  absl::Status status;                // a bad configuration
+  std::optional<DeviceType> type;     // nullopt: none
+};
+
+std::atomic<const AcceleratorChoice*> g_choice{nullptr};
+
+const AcceleratorChoice& ResolveAccelerator() {
+  static absl::once_flag once;
+  static AcceleratorChoice* choice = nullptr;
+  absl::call_once(once, [] {
+    auto* c = new AcceleratorChoice();
+    std::optional<std::string> forced = internal::GetEnv("ANYDEV_ACCELERATOR");
+    if (forced) {
+      absl::StatusOr<DeviceType> type = ParseDeviceType(*forced);
+      if (!type.ok()) {
+        c->status = absl::InvalidArgumentError(absl::StrCat(
+            "ANYDEV_ACCELERATOR='", *forced,
+            "' is not a device type; expected one of cuda, hip, xpu, sim"));
+      } else if (*type == DeviceType::kCPU) {
+        c->status = absl::InvalidArgumentError(
+            "ANYDEV_ACCELERATOR='cpu': the CPU is never an accelerator; unset "
+            "ANYDEV_ACCELERATOR to run without one");
+      } else if (absl::StatusOr<Backend*> b = GetBackend(*type); !b.ok()) {
+        c->status = absl::FailedPreconditionError(absl::StrCat(
+            "ANYDEV_ACCELERATOR=", *forced, " but ", *forced,
+            " is not available: ", b.status().message()));
+      } else {
+        c->type = *type;
+      }
+    } else {
+      for (DeviceType type : kAllDeviceTypes) {
+        if (type == DeviceType::kCPU) continue;
+        absl::StatusOr<Backend*> b = GetBackend(type);
+        if (b.ok()) {
+          c->type = type;
+          break;
+        }
+        // A malformed configuration (ANYDEV_SIM_DEVICES=abc) is an error, not
+        // a silent fall-through to the next type or to the CPU.
+        if (b.status().code() == absl::StatusCode::kInvalidArgument) {
+          c->status = b.status();
+          break;
+        }
+      }
+    }
+    choice = c;
+    g_choice.store(c, std::memory_order_release);
+  });
+  return *choice;
+}
+
+inline const AcceleratorChoice& Choice() {
+  const AcceleratorChoice* c = g_choice.load(std::memory_order_acquire);
+  if (ABSL_PREDICT_TRUE(c != nullptr)) return *c;
+  return ResolveAccelerator();
+}
+
+absl::Status NoAccelerator() {
+  return absl::FailedPreconditionError(
+      "Cannot access accelerator device when none is available.");
+}
+
+absl::Status OutOfRange(DeviceType type, int index, int count) {
+  return absl::OutOfRangeError(absl::StrCat(
+      "device index ", index, " is out of range for ", DeviceTypeName(type),
+      ": ", count, count == 1 ? " device is" : " devices are", " available",
+      count > 0 ? absl::StrCat(" (valid indices: 0..", count - 1, ")") : ""));
+}
+
+// Returns the backend of an available type and checks `index` against it.
+absl::StatusOr<Backend*> BackendFor(DeviceType type, int index) {
+  ANYDEV_ASSIGN_OR_RETURN(Backend * backend, GetBackend(type));
+  if (index >= 0) {
+    const int count = DeviceCountOf(type);
+    if (index >= count) return OutOfRange(type, index, count);
+  }
+  return backend;
+}
+
+}  // namespace
+
+const char* Version() { return "0.1.0"; }
+
+absl::StatusOr<DeviceType> DefaultDeviceType() {
+  const AcceleratorChoice& c = Choice();
+  if (!c.status.ok()) return c.status;
+  return c.type.value_or(DeviceType::kCPU);
+}
+
+int DeviceCount(std::optional<DeviceType> type) {
+  if (!type) {
+    absl::StatusOr<DeviceType> t = DefaultDeviceType();
+    if (!t.ok()) return 0;
+    type = *t;
+  }
+  return DeviceCountOf(*type);
+}
+
+bool IsAvailable(std::optional<DeviceType> type) { return DeviceCount(type) > 0; }
+
+absl::Status CheckDevice(Device device) {
+  return BackendFor(device.type(), device.index()).status();
+}
+
+absl::StatusOr<Device> ResolveDevice(Device device) {
+  ANYDEV_RETURN_IF_ERROR(CheckDevice(device));
+  if (device.has_index()) return device;
+  return Device(device.type(), tls_state.device[DenseIndex(device.type())]);
+}
+
+absl::StatusOr<int> CurrentDeviceIndex(DeviceType type) {
+  ANYDEV_RETURN_IF_ERROR(GetBackend(type).status());
+  return tls_state.device[DenseIndex(type)];
+}
+
+absl::Status SetDeviceIndex(DeviceType type, int index) {
+  if (index < 0) return absl::OkStatus();
+  ANYDEV_ASSIGN_OR_RETURN(Backend * backend, BackendFor(type, index));
+  int8_t& current = tls_state.device[DenseIndex(type)];
+  if (current != index) {
+    ANYDEV_RETURN_IF_ERROR(backend->SetDevice(index));
+    current = static_cast<int8_t>(index);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Stream> CurrentStream(Device device) {
+  ANYDEV_ASSIGN_OR_RETURN(Device d, ResolveDevice(device));
+  return Stream(d, tls_state.stream[DenseIndex(d.type())][d.index()]);
+}
+
+absl::Status SetCurrentStream(const Stream& stream) {
+  if (!stream.device().has_index()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("stream ", stream.ToString(), " has no device index"));
+  }
+  ANYDEV_ASSIGN_OR_RETURN(Backend * backend,
+                          BackendFor(stream.device_type(), stream.device_index()));
+  if (stream.id() != 0) {
+    ANYDEV_RETURN_IF_ERROR(backend->ValidateStream(stream.device_index(), stream.id()));
+  }
+  tls_state.stream[DenseIndex(stream.device_type())][stream.device_index()] = stream.id();
+  return absl::OkStatus();
+}
+
+absl::Status Synchronize(std::optional<Device> device) {
+  Device d = Device(DeviceType::kCPU);
+  if (device) {
+    d = *device;
+  } else {
+    ANYDEV_ASSIGN_OR_RETURN(DeviceType t, DefaultDeviceType());
+    d = Device(t);
+  }
+  ANYDEV_ASSIGN_OR_RETURN(d, ResolveDevice(d));
+  ANYDEV_ASSIGN_OR_RETURN(Backend * backend, GetBackend(d.type()));
+  return backend->SynchronizeDevice(d.index());
+}
+
+absl::StatusOr<DeviceProperties> GetDeviceProperties(std::optional<Device> device) {
+  Device d = Device(DeviceType::kCPU);
+  if (device) {
+    d = *device;
+  } else {
+    ANYDEV_ASSIGN_OR_RETURN(DeviceType t, DefaultDeviceType());
+    d = Device(t);
+  }
+  ANYDEV_ASSIGN_OR_RETURN(d, ResolveDevice(d));
+  ANYDEV_ASSIGN_OR_RETURN(Backend * backend, GetBackend(d.type()));
+  return backend->GetDeviceProperties(d.index());
+}
+
+absl::StatusOr<std::pair<size_t, size_t>> GetMemoryInfo(std::optional<Device> device) {
+  Device d = Device(DeviceType::kCPU);
+  if (device) {
+    d = *device;
+  } else {
+    ANYDEV_ASSIGN_OR_RETURN(DeviceType t, DefaultDeviceType());
+    d = Device(t);
+  }
+  ANYDEV_ASSIGN_OR_RETURN(d, ResolveDevice(d));
+  ANYDEV_ASSIGN_OR_RETURN(Backend * backend, GetBackend(d.type()));
+  return backend->MemoryInfo(d.index());
+}
+
+namespace acc {
+
+absl::StatusOr<DeviceType> GetAccelerator() {
+  const AcceleratorChoice& c = Choice();
+  if (ABSL_PREDICT_FALSE(!c.status.ok())) return c.status;
+  if (ABSL_PREDICT_FALSE(!c.type)) return NoAccelerator();
+  return *c.type;
+}
+
+absl::StatusOr<std::optional<DeviceType>> CurrentAccelerator() {
+  const AcceleratorChoice& c = Choice();
+  if (!c.status.ok()) return c.status;
+  return c.type;
+}
+
+int DeviceCount() {
+  const AcceleratorChoice& c = Choice();
+  if (!c.status.ok() || !c.type) return 0;
+  return DeviceCountOf(*c.type);
+}
+
+bool IsAvailable() { return DeviceCount() > 0; }
+
+absl::StatusOr<int> CurrentDeviceIndex() {
+  const AcceleratorChoice& c = Choice();
+  if (ABSL_PREDICT_FALSE(!c.status.ok())) return c.status;
+  if (ABSL_PREDICT_FALSE(!c.type)) return NoAccelerator();
+  return tls_state.device[DenseIndex(*c.type)];
+}
+
+absl::Status SetDeviceIndex(int index) {
+  ANYDEV_ASSIGN_OR_RETURN(DeviceType type, GetAccelerator());
+  return anydev::SetDeviceIndex(type, index);
+}
+
+absl::StatusOr<int> ExchangeDeviceIndex(int index) {
+  ANYDEV_ASSIGN_OR_RETURN(DeviceType type, GetAccelerator());
+  const int previous = tls_state.device[DenseIndex(type)];
+  ANYDEV_RETURN_IF_ERROR(anydev::SetDeviceIndex(type, index));
+  return previous;
+}
+
+absl::StatusOr<int> MaybeExchangeDeviceIndex(int index) {
+  return ExchangeDeviceIndex(index);
+}
+
+absl::StatusOr<Stream> CurrentStream(int index) {
+  ANYDEV_ASSIGN_OR_RETURN(DeviceType type, GetAccelerator());
+  return anydev::CurrentStream(Device(type, index < 0 ? -1 : index));
+}
+
+absl::Status SetCurrentStream(const Stream& stream) {
+  ANYDEV_ASSIGN_OR_RETURN(DeviceType type, GetAccelerator());
+  if (stream.device_type() != type) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(DeviceTypeName(stream.device_type()),
+                     " stream does not match the current ", DeviceTypeName(type),
+                     " accelerator."));
+  }
+  ANYDEV_RETURN_IF_ERROR(anydev::SetCurrentStream(stream));
+  return anydev::SetDeviceIndex(type, stream.device_index());
+}
+
+absl::Status Synchronize(int index) {
+  ANYDEV_ASSIGN_OR_RETURN(DeviceType type, GetAccelerator());
+  return anydev::Synchronize(Device(type, index < 0 ? -1 : index));
+}
+
+absl::StatusOr<DeviceIndexGuard> DeviceIndexGuard::Make(int index) {
+  if (index < 0) return DeviceIndexGuard(-1);
+  ANYDEV_ASSIGN_OR_RETURN(int previous, ExchangeDeviceIndex(index));
+  return DeviceIndexGuard(previous);
+}
+
+DeviceIndexGuard::DeviceIndexGuard(DeviceIndexGuard&& other) noexcept
+    : original_(other.original_) {
+  other.original_ = -1;
+}
+
+DeviceIndexGuard::~DeviceIndexGuard() {
+  // The index was valid when saved and device counts never change, so the
+  // restore cannot fail for a range reason; a vendor error here has nowhere
+  // to go (a destructor), as in c10's InlineDeviceGuard.
+  if (original_ >= 0) SetDeviceIndex(original_).IgnoreError();
+}
+
+absl::StatusOr<StreamGuard> StreamGuard::Make(const Stream& stream) {
+  ANYDEV_ASSIGN_OR_RETURN(DeviceType type, GetAccelerator());
+  if (stream.device_type() != type) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(DeviceTypeName(stream.device_type()),
+                     " stream does not match the current ", DeviceTypeName(type),
+                     " accelerator."));
+  }
+  const int original_device = tls_state.device[DenseIndex(type)];
+  ANYDEV_ASSIGN_OR_RETURN(Stream prev, anydev::CurrentStream(stream.device()));
+  ANYDEV_RETURN_IF_ERROR(acc::SetCurrentStream(stream));
+  return StreamGuard(original_device, prev);
+}
+
+StreamGuard::StreamGuard(StreamGuard&& other) noexcept
+    : original_device_(other.original_device_), prev_stream_(other.prev_stream_) {
+  other.original_device_ = -1;
+}
+
+StreamGuard::~StreamGuard() {
+  if (original_device_ < 0) return;
+  anydev::SetCurrentStream(prev_stream_).IgnoreError();
+  anydev::SetDeviceIndex(prev_stream_.device_type(), original_device_).IgnoreError();
+}
+
+}  // namespace acc
+}  // namespace anydev
