@@ -3,6 +3,7 @@
 #include "anydev/runtime.h"
 
 #include <atomic>
+#include <memory>
 #include <optional>
 #include <utility>
 
@@ -18,20 +19,39 @@ namespace anydev {
 namespace {
 
 // Note [Per-thread device state]: as in CUDA and PyTorch, the current device
-// and the current stream of each device belong to the calling thread. The
-// state is plain zero-initialised thread-local data (no constructor, so no
-// TLS guard on access): index 0 and stream id 0 (the default stream) for
-// every type and device, which is exactly a new thread's state in CUDA.
-struct ThreadState {
-  int8_t device[kNumDeviceTypes];
-  StreamId stream[kNumDeviceTypes][kMaxDevicesPerType];
+// and the current stream of each device belong to the calling thread; a new
+// thread starts on index 0 with default streams (id 0), as in CUDA.
+//
+// The device indices are a tiny zero-initialised thread-local with the
+// initial-exec TLS model, so reading one is a single %fs-relative load rather
+// than a call to __tls_get_addr (that call was 60% of
+// acc::CurrentDeviceIndex's time). initial-exec TLS of a dlopen'ed library
+// comes out of glibc's small static-TLS surplus, so it must stay small: the
+// stream table (2.5 KB) lives on the heap, allocated on a thread's first
+// SetCurrentStream; until then every current stream is the default one.
+struct ThreadDevices {
+  int8_t index[kNumDeviceTypes];
 };
-thread_local ThreadState tls_state;
+__attribute__((tls_model("initial-exec"))) thread_local ThreadDevices tls_devices;
+
+struct StreamTable {
+  StreamId id[kNumDeviceTypes][kMaxDevicesPerType] = {};
+};
+thread_local std::unique_ptr<StreamTable> tls_streams;
+
+inline int8_t& CurrentIndexRef(DeviceType type) { return tls_devices.index[DenseIndex(type)]; }
+
+inline StreamId CurrentStreamId(DeviceType type, int index) {
+  const StreamTable* t = tls_streams.get();
+  return t == nullptr ? 0 : t->id[DenseIndex(type)][index];
+}
 
 // The current accelerator, resolved once.
 struct AcceleratorChoice {
   absl::Status status;                // a bad configuration
   std::optional<DeviceType> type;     // nullopt: none
+  int dense = -1;                     // DenseIndex(*type) when usable, else -1
+  int count = 0;                      // its device count
 };
 
 std::atomic<const AcceleratorChoice*> g_choice{nullptr};
@@ -74,6 +94,10 @@ const AcceleratorChoice& ResolveAccelerator() {
           break;
         }
       }
+    }
+    if (c->status.ok() && c->type) {
+      c->dense = DenseIndex(*c->type);
+      c->count = DeviceCountOf(*c->type);
     }
     choice = c;
     g_choice.store(c, std::memory_order_release);
@@ -137,18 +161,18 @@ absl::Status CheckDevice(Device device) {
 absl::StatusOr<Device> ResolveDevice(Device device) {
   ANYDEV_RETURN_IF_ERROR(CheckDevice(device));
   if (device.has_index()) return device;
-  return Device(device.type(), tls_state.device[DenseIndex(device.type())]);
+  return Device(device.type(), CurrentIndexRef(device.type()));
 }
 
 absl::StatusOr<int> CurrentDeviceIndex(DeviceType type) {
   ANYDEV_RETURN_IF_ERROR(GetBackend(type).status());
-  return tls_state.device[DenseIndex(type)];
+  return CurrentIndexRef(type);
 }
 
 absl::Status SetDeviceIndex(DeviceType type, int index) {
   if (index < 0) return absl::OkStatus();
   ANYDEV_ASSIGN_OR_RETURN(Backend * backend, BackendFor(type, index));
-  int8_t& current = tls_state.device[DenseIndex(type)];
+  int8_t& current = CurrentIndexRef(type);
   if (current != index) {
     ANYDEV_RETURN_IF_ERROR(backend->SetDevice(index));
     current = static_cast<int8_t>(index);
@@ -158,7 +182,7 @@ absl::Status SetDeviceIndex(DeviceType type, int index) {
 
 absl::StatusOr<Stream> CurrentStream(Device device) {
   ANYDEV_ASSIGN_OR_RETURN(Device d, ResolveDevice(device));
-  return Stream(d, tls_state.stream[DenseIndex(d.type())][d.index()]);
+  return Stream(d, CurrentStreamId(d.type(), d.index()));
 }
 
 absl::Status SetCurrentStream(const Stream& stream) {
@@ -171,7 +195,11 @@ absl::Status SetCurrentStream(const Stream& stream) {
   if (stream.id() != 0) {
     ANYDEV_RETURN_IF_ERROR(backend->ValidateStream(stream.device_index(), stream.id()));
   }
-  tls_state.stream[DenseIndex(stream.device_type())][stream.device_index()] = stream.id();
+  if (tls_streams == nullptr) {
+    if (stream.id() == 0) return absl::OkStatus();  // already the default
+    tls_streams = std::make_unique<StreamTable>();
+  }
+  tls_streams->id[DenseIndex(stream.device_type())][stream.device_index()] = stream.id();
   return absl::OkStatus();
 }
 
@@ -237,22 +265,36 @@ int DeviceCount() {
 
 bool IsAvailable() { return DeviceCount() > 0; }
 
-absl::StatusOr<int> CurrentDeviceIndex() {
+namespace {
+ABSL_ATTRIBUTE_NOINLINE absl::StatusOr<int> CurrentDeviceIndexSlow() {
   const AcceleratorChoice& c = Choice();
-  if (ABSL_PREDICT_FALSE(!c.status.ok())) return c.status;
-  if (ABSL_PREDICT_FALSE(!c.type)) return NoAccelerator();
-  return tls_state.device[DenseIndex(*c.type)];
+  if (!c.status.ok()) return c.status;
+  if (!c.type) return NoAccelerator();
+  return CurrentIndexRef(*c.type);
+}
+}  // namespace
+
+absl::StatusOr<int> CurrentDeviceIndex() {
+  // The hot path: one acquire load and one thread-local load.
+  const AcceleratorChoice* c = g_choice.load(std::memory_order_acquire);
+  if (ABSL_PREDICT_TRUE(c != nullptr && c->dense >= 0)) return tls_devices.index[c->dense];
+  return CurrentDeviceIndexSlow();
 }
 
+// Note [Same-index fast path]: the accelerator has at least one device and
+// the current index is always one that was valid, so setting the index that
+// is already current needs no check and no vendor call. Device guards in hot
+// loops mostly hit this.
 absl::Status SetDeviceIndex(int index) {
   ANYDEV_ASSIGN_OR_RETURN(DeviceType type, GetAccelerator());
+  if (CurrentIndexRef(type) == index) return absl::OkStatus();
   return anydev::SetDeviceIndex(type, index);
 }
 
 absl::StatusOr<int> ExchangeDeviceIndex(int index) {
   ANYDEV_ASSIGN_OR_RETURN(DeviceType type, GetAccelerator());
-  const int previous = tls_state.device[DenseIndex(type)];
-  ANYDEV_RETURN_IF_ERROR(anydev::SetDeviceIndex(type, index));
+  const int previous = CurrentIndexRef(type);
+  if (previous != index) ANYDEV_RETURN_IF_ERROR(anydev::SetDeviceIndex(type, index));
   return previous;
 }
 
@@ -261,8 +303,11 @@ absl::StatusOr<int> MaybeExchangeDeviceIndex(int index) {
 }
 
 absl::StatusOr<Stream> CurrentStream(int index) {
-  ANYDEV_ASSIGN_OR_RETURN(DeviceType type, GetAccelerator());
-  return anydev::CurrentStream(Device(type, index < 0 ? -1 : index));
+  const AcceleratorChoice& c = Choice();
+  if (ABSL_PREDICT_FALSE(c.dense < 0)) return GetAccelerator().status();
+  if (index < 0) index = tls_devices.index[c.dense];
+  if (ABSL_PREDICT_FALSE(index >= c.count)) return OutOfRange(*c.type, index, c.count);
+  return Stream(Device(*c.type, index), CurrentStreamId(*c.type, index));
 }
 
 absl::Status SetCurrentStream(const Stream& stream) {
@@ -308,7 +353,7 @@ absl::StatusOr<StreamGuard> StreamGuard::Make(const Stream& stream) {
                      " stream does not match the current ", DeviceTypeName(type),
                      " accelerator."));
   }
-  const int original_device = tls_state.device[DenseIndex(type)];
+  const int original_device = CurrentIndexRef(type);
   ANYDEV_ASSIGN_OR_RETURN(Stream prev, anydev::CurrentStream(stream.device()));
   ANYDEV_RETURN_IF_ERROR(acc::SetCurrentStream(stream));
   return StreamGuard(original_device, prev);

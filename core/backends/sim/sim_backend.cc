@@ -73,6 +73,12 @@ class SimStream {
     return enqueued_;
   }
 
+  // True when everything queued so far has finished (one lock).
+  bool Idle() const {
+    absl::MutexLock lock(&mu_);
+    return completed_ == enqueued_;
+  }
+
   bool Reached(uint64_t seq) const {
     absl::MutexLock lock(&mu_);
     return completed_ >= seq;
@@ -208,8 +214,7 @@ class SimBackend final : public Backend {
   }
 
   absl::StatusOr<bool> QueryStream(int device, StreamId id) override {
-    SimStream* s = GetStream(device, id);
-    return s->Reached(s->Enqueued());
+    return GetStream(device, id)->Idle();
   }
 
   absl::Status SynchronizeStream(int device, StreamId id) override {

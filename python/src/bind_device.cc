@@ -1,0 +1,186 @@
+// anydev.device, status -> exception mapping, device-argument conversion.
+#include <pybind11/operators.h>
+#include <pybind11/pybind11.h>
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "common.h"
+#include "internal/errors.h"
+
+namespace anydev::python {
+namespace {
+
+PyObject* g_oom_type = nullptr;
+py::handle g_device_type;
+
+std::string Repr(py::handle h) { return py::str(py::repr(h)); }
+
+absl::StatusOr<Device> ParseWithIndex(const std::string& text, py::handle index) {
+  absl::StatusOr<Device> d = Device::Parse(text);
+  if (!d.ok()) return d;
+  if (index.is_none()) return d;
+  if (d->has_index()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "type (string) must not include an index because index was passed explicitly: ", text));
+  }
+  if (!py::isinstance<py::int_>(index) || py::isinstance<py::bool_>(index)) {
+    return internal::TypeError(absl::StrCat(
+        "device(): argument 'index' must be int, not ", Repr(py::type::of(index))));
+  }
+  return Device::Create(d->type(), index.cast<int64_t>());
+}
+
+}  // namespace
+
+PyObject* OutOfMemoryErrorType() { return g_oom_type; }
+
+void SetPyError(const absl::Status& status) {
+  const std::string message(status.message());
+  if (std::optional<std::string> exc = internal::PyExceptionOf(status)) {
+    if (*exc == "ValueError") return PyErr_SetString(PyExc_ValueError, message.c_str());
+    if (*exc == "TypeError") return PyErr_SetString(PyExc_TypeError, message.c_str());
+    if (*exc == "IndexError") return PyErr_SetString(PyExc_IndexError, message.c_str());
+  }
+  switch (status.code()) {
+    case absl::StatusCode::kResourceExhausted:
+      return PyErr_SetString(g_oom_type, message.c_str());
+    case absl::StatusCode::kUnimplemented:
+      return PyErr_SetString(PyExc_NotImplementedError, message.c_str());
+    default:
+      return PyErr_SetString(PyExc_RuntimeError, message.c_str());
+  }
+}
+
+void Throw(const absl::Status& status) {
+  SetPyError(status);
+  throw py::error_already_set();
+}
+
+py::object MakePyDevice(Device d) {
+  return g_device_type(std::string(DeviceTypeName(d.type())),
+                       d.has_index() ? py::object(py::int_(d.index())) : py::object(py::none()));
+}
+
+std::optional<Device> DeviceOfPy(py::handle h) {
+  if (!py::isinstance(h, g_device_type)) return std::nullopt;
+  return h.cast<Device>();
+}
+
+absl::StatusOr<Device> DeviceFromPy(py::handle h, std::optional<Device> fallback) {
+  if (h.is_none()) {
+    if (fallback) return *fallback;
+    return internal::TypeError("expected a device, got None");
+  }
+  if (std::optional<Device> d = DeviceOfPy(h)) return *d;
+  if (py::isinstance<py::str>(h)) return Device::Parse(h.cast<std::string>());
+  if (py::isinstance<py::int_>(h) && !py::isinstance<py::bool_>(h)) {
+    const int64_t index = h.cast<int64_t>();
+    if (index < 0) return absl::InvalidArgumentError("Device index must not be negative");
+    ANYDEV_ASSIGN_OR_RETURN(DeviceType acc, acc::GetAccelerator());
+    return Device::Create(acc, index);
+  }
+  return internal::TypeError(absl::StrCat(
+      "expected a device (anydev.device, str, int or None), got ", Repr(h), " of type ",
+      Repr(py::type::of(h))));
+}
+
+absl::StatusOr<int> AccDeviceIndexFromPy(py::handle h, bool optional) {
+  if (py::isinstance<py::int_>(h) && !py::isinstance<py::bool_>(h)) return h.cast<int>();
+  ANYDEV_ASSIGN_OR_RETURN(DeviceType acc, acc::GetAccelerator());
+  if (h.is_none()) {
+    if (!optional) {
+      return internal::ValueError(
+          "Expected a device with a specified index or an integer, but got:None");
+    }
+    return acc::CurrentDeviceIndex();
+  }
+  Device d(DeviceType::kCPU);
+  if (std::optional<Device> dev = DeviceOfPy(h)) {
+    d = *dev;
+  } else if (py::isinstance<py::str>(h)) {
+    ANYDEV_ASSIGN_OR_RETURN(d, Device::Parse(h.cast<std::string>()));
+  } else {
+    return internal::TypeError(absl::StrCat(
+        "expected a device index (int), a device or a device string, got ", Repr(h)));
+  }
+  if (d.type() != acc) {
+    return internal::ValueError(absl::StrCat(DeviceTypeName(d.type()),
+                                             " doesn't match the current accelerator ",
+                                             DeviceTypeName(acc), "."));
+  }
+  if (!d.has_index()) {
+    if (!optional) {
+      return internal::ValueError(absl::StrCat(
+          "Expected a device with a specified index or an integer, but got:", d.ToString()));
+    }
+    return acc::CurrentDeviceIndex();
+  }
+  return d.index();
+}
+
+void BindDevice(py::module_& m) {
+  static py::exception<std::runtime_error> oom(m, "OutOfMemoryError", PyExc_RuntimeError);
+  g_oom_type = oom.ptr();
+  oom.attr("__doc__") = "Raised when a device has no room for an allocation (a RuntimeError).";
+
+  py::class_<Device> device(m, "device", R"doc(
+A device: a type ("cpu", "cuda", "hip", "xpu", "sim") and an optional index,
+parsed and printed exactly as torch.device.
+
+    anydev.device("sim:1"), anydev.device("sim", 1), anydev.device(device)
+    anydev.device(0)  # index 0 of the current accelerator
+)doc");
+  device
+      .def(py::init([](py::handle type, py::handle index) {
+             if (std::optional<Device> d = DeviceOfPy(type); d && index.is_none()) return *d;
+             if (py::isinstance<py::str>(type)) {
+               return Unwrap(ParseWithIndex(type.cast<std::string>(), index));
+             }
+             if (py::isinstance<py::int_>(type) && !py::isinstance<py::bool_>(type) &&
+                 index.is_none()) {
+               return Unwrap(DeviceFromPy(type, std::nullopt));
+             }
+             Throw(internal::TypeError(absl::StrCat(
+                 "device() received an invalid combination of arguments - got (", Repr(type),
+                 index.is_none() ? "" : absl::StrCat(", ", Repr(index)),
+                 "), but expected one of: (anydev.device device), (str type, int index = None), "
+                 "(int index)")));
+           }),
+           py::arg("type"), py::arg("index") = py::none())
+      .def_property_readonly("type",
+                             [](const Device& d) { return std::string(DeviceTypeName(d.type())); })
+      .def_property_readonly("index",
+                             [](const Device& d) -> py::object {
+                               if (!d.has_index()) return py::none();
+                               return py::int_(d.index());
+                             })
+      .def("__str__", &Device::ToString)
+      .def("__repr__",
+           [](const Device& d) {
+             if (!d.has_index()) {
+               return absl::StrCat("device(type='", DeviceTypeName(d.type()), "')");
+             }
+             return absl::StrCat("device(type='", DeviceTypeName(d.type()), "', index=", d.index(),
+                                 ")");
+           })
+      .def(py::self == py::self)
+      .def(py::self != py::self)
+      .def("__hash__",
+           [](const Device& d) {
+             return static_cast<int64_t>(d.index() + 1) * 64 + static_cast<int64_t>(d.type());
+           })
+      .def("__reduce__", [](py::handle self) {
+        const Device d = self.cast<Device>();
+        py::tuple args;
+        if (d.has_index()) {
+          args = py::make_tuple(std::string(DeviceTypeName(d.type())), d.index());
+        } else {
+          args = py::make_tuple(std::string(DeviceTypeName(d.type())));
+        }
+        return py::make_tuple(py::type::of(self), args);
+      });
+  g_device_type = device;
+}
+
+}  // namespace anydev::python

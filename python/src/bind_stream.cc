@@ -1,0 +1,287 @@
+// anydev.Stream and anydev.Event, as torch.Stream and torch.Event.
+#include <pybind11/pybind11.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "common.h"
+#include "internal/errors.h"
+
+namespace anydev::python {
+namespace {
+
+struct PyStream {
+  Stream stream;
+};
+
+struct PyEvent {
+  explicit PyEvent(Device d, bool timing) : event(d, timing) {}
+  Event event;
+};
+
+// Note [Stream context stacks]: `with s:` saves what it replaces so that
+// __exit__ can restore it. The saved state is kept per thread, keyed by the
+// object, not in the object: current_stream() returns one interned object per
+// stream, which several threads may enter at once, and a stream may be
+// entered re-entrantly (`with s0, s0:`).
+struct SavedContext {
+  const void* owner;
+  int prev_device;
+  Stream prev_stream;
+};
+thread_local std::vector<SavedContext> tls_saved;
+
+// Interned Python objects for streams handed out by current_stream(); bounded
+// by the backends' stream pools. Guarded by the GIL.
+absl::flat_hash_map<Stream, PyObject*>* g_interned = nullptr;
+py::handle g_stream_type;
+
+Stream CurrentStreamOfType(DeviceType type, int index) {
+  return Unwrap(CurrentStream(Device(type, index)));
+}
+
+// The stream an Event call uses when none is given: the current stream of the
+// event's device (its index if fixed, else the current index).
+Stream DefaultStreamFor(const Event& e) {
+  return CurrentStreamOfType(e.device().type(), e.device().index());
+}
+
+Stream StreamArg(py::handle h, const char* what) {
+  if (!py::isinstance(h, g_stream_type)) {
+    Throw(internal::TypeError(absl::StrCat(what, " expects an anydev.Stream, got ",
+                                           std::string(py::str(py::repr(h))))));
+  }
+  return h.cast<PyStream&>().stream;
+}
+
+std::string StreamRepr(const Stream& s) {
+  return absl::StrCat("anydev.Stream device_type=", DeviceTypeName(s.device_type()),
+                      ", device_index=", s.device_index(), ", stream_id=", s.id());
+}
+
+void EnterStream(const void* owner, const Stream& s) {
+  // As torch.Stream.__enter__: a no-op for a type that is not the accelerator.
+  absl::StatusOr<std::optional<DeviceType>> acc = acc::CurrentAccelerator();
+  if (!acc.ok() || !acc->has_value() || **acc != s.device_type()) {
+    tls_saved.push_back({owner, -1, s});
+    return;
+  }
+  const int prev_device = Unwrap(acc::CurrentDeviceIndex());
+  const Stream prev_stream = CurrentStreamOfType(s.device_type(), s.device_index());
+  Check(acc::SetCurrentStream(s));
+  tls_saved.push_back({owner, prev_device, prev_stream});
+}
+
+void ExitStream(const void* owner) {
+  for (auto it = tls_saved.rbegin(); it != tls_saved.rend(); ++it) {
+    if (it->owner != owner) continue;
+    const SavedContext saved = *it;
+    tls_saved.erase(std::next(it).base());
+    if (saved.prev_device < 0) return;
+    Check(SetCurrentStream(saved.prev_stream));
+    Check(SetDeviceIndex(saved.prev_stream.device_type(), saved.prev_device));
+    return;
+  }
+  Throw(absl::FailedPreconditionError("Stream.__exit__ without a matching __enter__"));
+}
+
+}  // namespace
+
+py::object StreamToPy(const Stream& s) {
+  auto it = g_interned->find(s);
+  if (it != g_interned->end()) return py::reinterpret_borrow<py::object>(it->second);
+  py::object obj = py::cast(PyStream{s});
+  g_interned->emplace(s, obj.inc_ref().ptr());  // kept for the life of the process
+  return obj;
+}
+
+void BindStream(py::module_& m) {
+  g_interned = new absl::flat_hash_map<Stream, PyObject*>();
+
+  py::class_<PyStream> stream(m, "Stream", R"doc(
+An ordered queue of work on one device, as torch.Stream.
+
+    Stream(device=None, *, priority=0)
+    Stream(stream_id, device_index, device_type, *, priority=0)
+
+With device=None the stream belongs to the current device of the current
+accelerator (else the CPU). Lower priority numbers are higher priorities;
+values outside the backend's range are clamped. `with stream:` makes it (and
+its device) current for the block.
+)doc");
+  g_stream_type = stream;
+  stream
+      .def(py::init([](py::handle device, int priority) {
+             absl::StatusOr<DeviceType> fallback_type = DefaultDeviceType();
+             if (!fallback_type.ok() && device.is_none()) Throw(fallback_type.status());
+             const Device d = Unwrap(DeviceFromPy(
+                 device, Device(fallback_type.ok() ? *fallback_type : DeviceType::kCPU)));
+             return PyStream{Unwrap(Stream::New(d, priority))};
+           }),
+           py::arg("device") = py::none(), py::kw_only(), py::arg("priority") = 0)
+      .def(py::init([](int64_t stream_id, int64_t device_index, int64_t device_type, int) {
+             return PyStream{Unwrap(Stream::Unpack3(stream_id, device_index, device_type))};
+           }),
+           py::arg("stream_id"), py::arg("device_index"), py::arg("device_type"), py::kw_only(),
+           py::arg("priority") = 0)
+      .def_property_readonly("stream_id", [](const PyStream& s) { return s.stream.id(); })
+      .def_property_readonly("device_index",
+                             [](const PyStream& s) { return s.stream.device_index(); })
+      .def_property_readonly(
+          "device_type", [](const PyStream& s) { return static_cast<int>(s.stream.device_type()); })
+      .def_property_readonly("device",
+                             [](const PyStream& s) { return MakePyDevice(s.stream.device()); })
+      .def_property_readonly("priority",
+                             [](const PyStream& s) { return Unwrap(s.stream.Priority()); })
+      .def("query", [](const PyStream& s) { return Unwrap(s.stream.Query()); },
+           "True when all work queued on the stream has finished.")
+      .def(
+          "synchronize",
+          [](const PyStream& s) {
+            absl::Status st;
+            {
+              py::gil_scoped_release release;
+              st = s.stream.Synchronize();
+            }
+            Check(st);
+          },
+          "Waits for all work queued on the stream.")
+      .def(
+          "wait_event",
+          [](const PyStream& s, const PyEvent& e) { Check(s.stream.WaitEvent(e.event)); },
+          py::arg("event"), "Makes future work on this stream wait for the event.")
+      .def(
+          "wait_stream",
+          [](const PyStream& s, py::handle other) {
+            Check(s.stream.WaitStream(StreamArg(other, "wait_stream()")));
+          },
+          py::arg("stream"), "Makes future work on this stream wait for all work on `stream`.")
+      .def(
+          "record_event",
+          [](const PyStream& s, py::object event) -> py::object {
+            if (event.is_none()) {
+              event = py::cast(PyEvent(Device(s.stream.device_type()), false));
+            }
+            Check(event.cast<PyEvent&>().event.Record(s.stream));
+            return event;
+          },
+          py::arg("event") = py::none(), "Records an event (a new one if None) on this stream.")
+      .def("__eq__",
+           [](const PyStream& a, py::handle b) -> py::object {
+             if (!py::isinstance(b, g_stream_type)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+             return py::bool_(a.stream == b.cast<const PyStream&>().stream);
+           })
+      .def("__ne__",
+           [](const PyStream& a, py::handle b) -> py::object {
+             if (!py::isinstance(b, g_stream_type)) return py::reinterpret_borrow<py::object>(Py_NotImplemented);
+             return py::bool_(a.stream != b.cast<const PyStream&>().stream);
+           })
+      .def("__hash__", [](const PyStream& s) { return absl::HashOf(s.stream); })
+      .def("__repr__", [](const PyStream& s) { return StreamRepr(s.stream); })
+      .def("__enter__",
+           [](py::object self) {
+             EnterStream(self.ptr(), self.cast<const PyStream&>().stream);
+             return self;
+           })
+      .def("__exit__", [](py::object self, py::args) {
+        ExitStream(self.ptr());
+        return false;
+      });
+
+  py::class_<PyEvent>(m, "Event", R"doc(
+A marker in a stream's work, as torch.Event.
+
+    Event(device=None, *, enable_timing=False, blocking=False, interprocess=False)
+
+`blocking` and `interprocess` are accepted for compatibility and have no
+effect (as in torch.Event); IPC is not supported.
+)doc")
+      .def(py::init([](py::handle device, bool enable_timing, bool, bool) {
+             Device d(DeviceType::kCPU);
+             if (device.is_none()) {
+               d = Device(Unwrap(DefaultDeviceType()));
+             } else {
+               d = Unwrap(DeviceFromPy(device, std::nullopt));
+               Check(CheckDevice(d));
+             }
+             return PyEvent(d, enable_timing);
+           }),
+           py::arg("device") = py::none(), py::kw_only(), py::arg("enable_timing") = false,
+           py::arg("blocking") = false, py::arg("interprocess") = false)
+      .def_property_readonly("device",
+                             [](const PyEvent& e) { return MakePyDevice(e.event.device()); })
+      .def_property_readonly("event_id",
+                             [](const PyEvent& e) {
+                               return reinterpret_cast<uintptr_t>(e.event.handle());
+                             })
+      .def(
+          "record",
+          [](PyEvent& e, py::handle stream) {
+            const Stream s = stream.is_none() ? DefaultStreamFor(e.event)
+                                              : StreamArg(stream, "Event.record()");
+            Check(e.event.Record(s));
+          },
+          py::arg("stream") = py::none(), "Records the event on `stream` (default: current).")
+      .def(
+          "wait",
+          [](const PyEvent& e, py::handle stream) {
+            const Stream s = stream.is_none() ? DefaultStreamFor(e.event)
+                                              : StreamArg(stream, "Event.wait()");
+            Check(e.event.Block(s));
+          },
+          py::arg("stream") = py::none(), "Makes `stream` (default: current) wait for the event.")
+      .def("query", [](const PyEvent& e) { return Unwrap(e.event.Query()); })
+      .def("synchronize",
+           [](const PyEvent& e) {
+             absl::Status st;
+             {
+               py::gil_scoped_release release;
+               st = e.event.Synchronize();
+             }
+             Check(st);
+           })
+      .def(
+          "elapsed_time",
+          [](const PyEvent& e, py::handle end) {
+            if (!py::isinstance<PyEvent>(end)) {
+              Throw(internal::TypeError(absl::StrCat(
+                  "elapsed_time() expects an anydev.Event, got ", std::string(py::str(py::repr(end))))));
+            }
+            return Unwrap(e.event.ElapsedTime(end.cast<const PyEvent&>().event));
+          },
+          py::arg("end_event"), "Milliseconds between this event and `end_event`.")
+      .def("ipc_handle",
+           [](const PyEvent&) {
+             Throw(absl::UnimplementedError(
+                 "anydev.Event ipc is not supported yet, please open an issue if you need this!"));
+           })
+      .def_static("from_ipc_handle",
+                  [](py::handle, py::handle) {
+                    Throw(absl::UnimplementedError(
+                        "anydev.Event ipc is not supported yet, please open an issue if you need "
+                        "this!"));
+                  },
+                  py::arg("device"), py::arg("ipc_handle"))
+      .def("__repr__", [](const PyEvent& e) {
+        return absl::StrCat("anydev.Event device_type=", DeviceTypeName(e.event.device().type()),
+                            ", device_index=", e.event.device().index(),
+                            ", enable_timing=", e.event.enable_timing() ? "True" : "False",
+                            ", event_id=", reinterpret_cast<uintptr_t>(e.event.handle()));
+      });
+
+  m.def(
+      "_sleep",
+      [](py::handle stream, double seconds) {
+        if (!(seconds >= 0) || seconds > 3600) {
+          Throw(internal::ValueError(absl::StrCat(
+              "sleep: seconds must be in [0, 3600], got ", seconds)));
+        }
+        Check(StreamArg(stream, "sleep()").Sleep(absl::Seconds(seconds)));
+      },
+      py::arg("stream"), py::arg("seconds"));
+}
+
+}  // namespace anydev::python

@@ -1,0 +1,260 @@
+// The accelerator calls that legacy code makes in hot loops, written against
+// the CPython API directly (METH_NOARGS / METH_O / METH_FASTCALL and a static
+// type with a vectorcall constructor) rather than through pybind11's generic
+// dispatcher, so each costs about as much as the cheapest possible call.
+//
+//   anydev.accelerator.current_device_index()
+//   anydev.accelerator.set_device_index(device, /)
+//   anydev.accelerator.current_stream(device=None, /)
+//   with anydev.accelerator.device_index(i):
+//
+// Anything but the common argument types falls back to the shared converters
+// in bind_device.cc, so behaviour and errors match the rest of the module.
+#include <Python.h>
+#include <pybind11/pybind11.h>
+
+#include <climits>
+#include <vector>
+
+#include "common.h"
+
+namespace anydev::python {
+namespace {
+
+// Runs `fn` and turns a C++/pybind11 exception into a Python error (nullptr).
+template <typename F>
+PyObject* Guarded(F&& fn) {
+  try {
+    return fn();
+  } catch (py::error_already_set& e) {
+    e.restore();
+  } catch (const py::builtin_exception& e) {
+    e.set_error();
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+  }
+  return nullptr;
+}
+
+// Reads an exact int argument without allocating; false if `arg` is not one.
+bool FastIndex(PyObject* arg, int* out) {
+  if (!PyLong_CheckExact(arg)) return false;
+  int overflow = 0;
+  const long v = PyLong_AsLongAndOverflow(arg, &overflow);
+  if (overflow != 0 || v > INT_MAX) {
+    *out = INT_MAX;  // far out of range: reported as such by the runtime
+  } else if (v < INT_MIN) {
+    *out = -1;
+  } else {
+    *out = static_cast<int>(v);
+  }
+  return true;
+}
+
+PyObject* IndexOrError(absl::StatusOr<int> index) {
+  if (!index.ok()) {
+    SetPyError(index.status());
+    return nullptr;
+  }
+  return PyLong_FromLong(*index);
+}
+
+PyObject* AccCurrentDeviceIndex(PyObject*, PyObject*) {
+  return IndexOrError(acc::CurrentDeviceIndex());
+}
+
+PyObject* AccSetDeviceIndex(PyObject*, PyObject* arg) {
+  int index = 0;
+  if (!FastIndex(arg, &index)) {
+    absl::StatusOr<int> i = [&] { return AccDeviceIndexFromPy(arg, /*optional=*/false); }();
+    if (!i.ok()) {
+      SetPyError(i.status());
+      return nullptr;
+    }
+    index = *i;
+  }
+  absl::Status st = acc::SetDeviceIndex(index);
+  if (!st.ok()) {
+    SetPyError(st);
+    return nullptr;
+  }
+  Py_RETURN_NONE;
+}
+
+PyObject* AccCurrentStream(PyObject*, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs > 1) {
+    PyErr_Format(PyExc_TypeError, "current_stream() takes at most 1 argument (%zd given)", nargs);
+    return nullptr;
+  }
+  return Guarded([&]() -> PyObject* {
+    int index = -1;
+    if (nargs == 1 && args[0] != Py_None && !FastIndex(args[0], &index)) {
+      index = Unwrap(AccDeviceIndexFromPy(args[0], /*optional=*/true));
+    }
+    absl::StatusOr<Stream> s = acc::CurrentStream(index);
+    if (!s.ok()) {
+      SetPyError(s.status());
+      return nullptr;
+    }
+    return StreamToPy(*s).release().ptr();
+  });
+}
+
+// --- device_index --------------------------------------------------------
+
+struct DeviceIndexObject {
+  PyObject_HEAD
+  int index;                 // -1: None (no switch)
+  int prev;                  // the index to restore, -1: nothing
+  std::vector<int>* outer;   // saved `prev` values when entered re-entrantly
+};
+
+PyObject* DeviceIndexNew(PyTypeObject* type, int index) {
+  auto* self = PyObject_New(DeviceIndexObject, type);
+  if (self == nullptr) return nullptr;
+  self->index = index;
+  self->prev = -1;
+  self->outer = nullptr;
+  return reinterpret_cast<PyObject*>(self);
+}
+
+PyObject* DeviceIndexVectorcall(PyObject* type, PyObject* const* args, size_t nargsf,
+                                PyObject* kwnames) {
+  const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  if (nargs != 1 || (kwnames != nullptr && PyTuple_GET_SIZE(kwnames) != 0)) {
+    PyErr_SetString(PyExc_TypeError,
+                    "device_index() takes exactly one positional argument (an int or None)");
+    return nullptr;
+  }
+  int index = -1;
+  if (args[0] != Py_None && !FastIndex(args[0], &index)) {
+    absl::StatusOr<int> i = AccDeviceIndexFromPy(args[0], /*optional=*/false);
+    if (!i.ok()) {
+      SetPyError(i.status());
+      return nullptr;
+    }
+    index = *i;
+  }
+  return DeviceIndexNew(reinterpret_cast<PyTypeObject*>(type), index);
+}
+
+PyObject* DeviceIndexTpNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
+  // Reached through subclasses and `type.__call__`; same rules.
+  const Py_ssize_t n = PyTuple_GET_SIZE(args);
+  std::vector<PyObject*> v(static_cast<size_t>(n));
+  for (Py_ssize_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = PyTuple_GET_ITEM(args, i);
+  if (kwargs != nullptr && PyDict_GET_SIZE(kwargs) != 0) {
+    PyErr_SetString(PyExc_TypeError, "device_index() takes no keyword arguments");
+    return nullptr;
+  }
+  PyObject* made = DeviceIndexVectorcall(reinterpret_cast<PyObject*>(type), v.data(),
+                                         static_cast<size_t>(n), nullptr);
+  return made;
+}
+
+void DeviceIndexDealloc(PyObject* obj) {
+  auto* self = reinterpret_cast<DeviceIndexObject*>(obj);
+  delete self->outer;
+  Py_TYPE(obj)->tp_free(obj);
+}
+
+PyObject* DeviceIndexEnter(PyObject* obj, PyObject*) {
+  auto* self = reinterpret_cast<DeviceIndexObject*>(obj);
+  if (self->index < 0) Py_RETURN_NONE;
+  absl::StatusOr<int> prev = acc::ExchangeDeviceIndex(self->index);
+  if (!prev.ok()) {
+    SetPyError(prev.status());
+    return nullptr;
+  }
+  if (self->prev >= 0) {  // re-entered while active
+    if (self->outer == nullptr) self->outer = new std::vector<int>();
+    self->outer->push_back(self->prev);
+  }
+  self->prev = *prev;
+  Py_RETURN_NONE;
+}
+
+PyObject* DeviceIndexExit(PyObject* obj, PyObject* const*, Py_ssize_t) {
+  auto* self = reinterpret_cast<DeviceIndexObject*>(obj);
+  if (self->index < 0 || self->prev < 0) Py_RETURN_FALSE;
+  absl::StatusOr<int> r = acc::MaybeExchangeDeviceIndex(self->prev);
+  if (self->outer != nullptr && !self->outer->empty()) {
+    self->prev = self->outer->back();
+    self->outer->pop_back();
+  } else {
+    self->prev = -1;
+  }
+  if (!r.ok()) {
+    SetPyError(r.status());
+    return nullptr;
+  }
+  Py_RETURN_FALSE;
+}
+
+PyObject* DeviceIndexGetIdx(PyObject* obj, void*) {
+  auto* self = reinterpret_cast<DeviceIndexObject*>(obj);
+  if (self->index < 0) Py_RETURN_NONE;
+  return PyLong_FromLong(self->index);
+}
+
+PyObject* DeviceIndexRepr(PyObject* obj) {
+  auto* self = reinterpret_cast<DeviceIndexObject*>(obj);
+  if (self->index < 0) return PyUnicode_FromString("anydev.accelerator.device_index(None)");
+  return PyUnicode_FromFormat("anydev.accelerator.device_index(%d)", self->index);
+}
+
+PyMethodDef kDeviceIndexMethods[] = {
+    {"__enter__", DeviceIndexEnter, METH_NOARGS, "Makes the index current; saves the previous."},
+    {"__exit__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(DeviceIndexExit)),
+     METH_FASTCALL, "Restores the previous index."},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyGetSetDef kDeviceIndexGetSet[] = {
+    {"idx", DeviceIndexGetIdx, nullptr, "The index this context switches to (None: no switch).",
+     nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr}};
+
+PyTypeObject g_device_index_type = {PyVarObject_HEAD_INIT(nullptr, 0) nullptr};
+
+PyMethodDef kFastMethods[] = {
+    {"current_device_index", AccCurrentDeviceIndex, METH_NOARGS,
+     "current_device_index() -> int\n\nReturns the index of the calling thread's current "
+     "device of the current accelerator."},
+    {"set_device_index", AccSetDeviceIndex, METH_O,
+     "set_device_index(device, /) -> None\n\nMakes `device` (an int, or a device of the "
+     "current accelerator type with an index) the calling thread's current device. A "
+     "negative index is a no-op."},
+    {"current_stream",
+     reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(AccCurrentStream)), METH_FASTCALL,
+     "current_stream(device=None, /) -> anydev.Stream\n\nReturns the calling thread's current "
+     "stream of `device` (default: the current device)."},
+    {nullptr, nullptr, 0, nullptr}};
+
+}  // namespace
+
+void BindFastCalls(py::module_& m) {
+  py::module_ fast = m.def_submodule("_fast", "Hot-path accelerator calls (CPython API).");
+  if (PyModule_AddFunctions(fast.ptr(), kFastMethods) < 0) throw py::error_already_set();
+
+  PyTypeObject& t = g_device_index_type;
+  t.tp_name = "anydev.accelerator.device_index";
+  t.tp_basicsize = sizeof(DeviceIndexObject);
+  t.tp_flags = Py_TPFLAGS_DEFAULT;
+  t.tp_doc =
+      "device_index(device, /)\n\nContext manager that makes the device index `device` "
+      "current for the block and restores the previous one after; None does nothing.";
+  t.tp_new = DeviceIndexTpNew;
+  t.tp_vectorcall = DeviceIndexVectorcall;
+  t.tp_dealloc = DeviceIndexDealloc;
+  t.tp_methods = kDeviceIndexMethods;
+  t.tp_getset = kDeviceIndexGetSet;
+  t.tp_repr = DeviceIndexRepr;
+  if (PyType_Ready(&t) < 0) throw py::error_already_set();
+  Py_INCREF(&t);
+  if (PyModule_AddObject(fast.ptr(), "device_index", reinterpret_cast<PyObject*>(&t)) < 0) {
+    Py_DECREF(&t);
+    throw py::error_already_set();
+  }
+}
+
+}  // namespace anydev::python

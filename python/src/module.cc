@@ -1,0 +1,13 @@
+// anydev._C: the extension module. Each area binds itself; this file only
+// calls them, in dependency order (device first: the others use its types).
+#include <pybind11/pybind11.h>
+
+#include "common.h"
+
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "anydev's native core: devices, streams, events and the accelerator API.";
+  anydev::python::BindDevice(m);
+  anydev::python::BindStream(m);
+  anydev::python::BindRuntime(m);
+  anydev::python::BindFastCalls(m);
+}

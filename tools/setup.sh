@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Sets up anydev on a fresh Debian machine, idempotently: installs the Debian
+# packages and Python packages that are missing, builds the C++ core, its
+# tests and benchmarks and the Python extension in build/py, and installs the
+# `anydev` package (with its `anydev` command) into .venv. Prints nothing when
+# nothing was missing and nothing changed.
+#
+#   tools/setup.sh            # set up / rebuild what changed
+#   PYTHON=python3.12 tools/setup.sh
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+say() { echo "setup: $*" >&2; }
+
+# --- Debian packages: C++ libraries and vendor headers ----------------------
+debs=(libabsl-dev libgtest-dev libbenchmark-dev libtomlplusplus-dev nlohmann-json3-dev
+      libcli11-dev libze-dev libamdhip64-dev)
+missing=()
+for p in "${debs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  say "installing Debian packages: ${missing[*]}"
+  sudo=""
+  [[ $(id -u) -ne 0 ]] && sudo=sudo
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null
+fi
+
+# --- Python: a virtual environment with the build and test tools ------------
+python=${PYTHON:-python3}
+if [[ ! -x .venv/bin/python ]]; then
+  say "creating .venv with $($python --version 2>&1)"
+  "$python" -m venv .venv
+fi
+vpy=.venv/bin/python
+pips=("scikit-build-core>=0.10" "pybind11>=2.12" "cmake>=3.22" ninja "pytest>=7" numpy)
+need=$("$vpy" - "${pips[@]}" <<'PY'
+import sys
+from importlib import metadata
+import re
+out = []
+for spec in sys.argv[1:]:
+    name, _, want = re.match(r"([A-Za-z0-9_.-]+)(>=)?(.*)", spec).groups()
+    try:
+        have = metadata.version(name)
+    except metadata.PackageNotFoundError:
+        out.append(spec)
+        continue
+    if want:
+        key = lambda v: tuple(int(x) for x in re.findall(r"\d+", v)[:3])
+        if key(have) < key(want):
+            out.append(spec)
+print(" ".join(out))
+PY
+)
+if [[ -n $need ]]; then
+  say "installing Python packages into .venv: $need"
+  # shellcheck disable=SC2086
+  "$vpy" -m pip install -q --disable-pip-version-check $need
+fi
+
+# --- Build and install, when a source changed since the last install --------
+stamp=.venv/.anydev-installed
+sources=(CMakeLists.txt pyproject.toml cmake core python tests/CMakeLists.txt tests/cpp
+         benchmarks compat_map shims examples/cpp)
+existing=()
+for s in "${sources[@]}"; do [[ -e $s ]] && existing+=("$s"); done
+if [[ ! -f $stamp ]] || [[ -n $(find "${existing[@]}" -newer "$stamp" -type f \
+                                   -not -path '*/__pycache__/*' -print -quit) ]]; then
+  say "building anydev (build/py) and installing it into .venv"
+  touch "$stamp.new"
+  export PATH="$root/.venv/bin:$PATH"
+  log=build/setup-build.log
+  mkdir -p build
+  if ! "$vpy" -m pip install --no-build-isolation --no-deps -q --disable-pip-version-check \
+        -Cbuild-dir=build/py \
+        -Ccmake.define.ANYDEV_BUILD_TESTS=ON \
+        -Ccmake.define.ANYDEV_BUILD_BENCHMARKS=ON \
+        -Ccmake.define.ANYDEV_WERROR=ON \
+        -Cbuild.verbose=false \
+        . >"$log" 2>&1; then
+    tail -n 60 "$log" >&2
+    say "build failed; the full log is $log"
+    exit 1
+  fi
+  mv "$stamp.new" "$stamp"
+fi
