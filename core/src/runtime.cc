@@ -73,9 +73,14 @@ const AcceleratorChoice& ResolveAccelerator() {
             "ANYDEV_ACCELERATOR='cpu': the CPU is never an accelerator; unset "
             "ANYDEV_ACCELERATOR to run without one");
       } else if (absl::StatusOr<Backend*> b = GetBackend(*type); !b.ok()) {
-        c->status = absl::FailedPreconditionError(absl::StrCat(
-            "ANYDEV_ACCELERATOR=", *forced, " but ", *forced,
-            " is not available: ", b.status().message()));
+        // A malformed configuration of the forced backend keeps its code
+        // (InvalidArgument), as it has without ANYDEV_ACCELERATOR.
+        c->status = absl::Status(
+            b.status().code() == absl::StatusCode::kInvalidArgument
+                ? absl::StatusCode::kInvalidArgument
+                : absl::StatusCode::kFailedPrecondition,
+            absl::StrCat("ANYDEV_ACCELERATOR=", *forced, " but ", *forced,
+                         " is not available: ", b.status().message()));
       } else {
         c->type = *type;
       }
@@ -324,6 +329,9 @@ absl::Status SetCurrentStream(const Stream& stream) {
 
 absl::Status Synchronize(int index) {
   ANYDEV_ASSIGN_OR_RETURN(DeviceType type, GetAccelerator());
+  // Range-checked before a Device is built: its int8 index would wrap 128 and
+  // up to a negative "no index" and synchronise the current device instead.
+  ANYDEV_RETURN_IF_ERROR(BackendFor(type, index).status());
   return anydev::Synchronize(Device(type, index < 0 ? -1 : index));
 }
 

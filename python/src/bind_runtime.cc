@@ -48,6 +48,12 @@ std::string MiB(uint64_t bytes) { return absl::StrCat(bytes / (1024 * 1024), "MB
 void BindRuntime(py::module_& m) {
   m.def("_version", [] { return std::string(Version()); });
   m.def("_noop", [] {}, "Does nothing: the floor for per-call overhead benchmarks.");
+  // The floor for `with` statements: a pybind11 context manager that does nothing.
+  struct NoopContext {};
+  py::class_<NoopContext>(m, "_NoopContext")
+      .def(py::init<>())
+      .def("__enter__", [](const NoopContext&) {})
+      .def("__exit__", [](const NoopContext&, py::args) { return false; });
 
   m.def(
       "device_count", [](py::handle device_type) { return DeviceCount(TypeArg(device_type)); },

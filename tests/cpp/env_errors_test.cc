@@ -11,7 +11,9 @@
 // and never crash.
 #include <stdlib.h>
 
+#include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <optional>
 #include <string>
 
@@ -139,7 +141,7 @@ TEST(EnvErrors, SimMemoryJunk) {
 TEST(EnvErrors, ForcedBadSimIsReportedToo) {
   // Forcing sim with a malformed device count reports the malformed value.
   REQUIRE_ENV("sim", "abc", nullptr);
-  ExpectBadConfiguration(absl::StatusCode::kFailedPrecondition,
+  ExpectBadConfiguration(absl::StatusCode::kInvalidArgument,
                          {"ANYDEV_ACCELERATOR=sim", "ANYDEV_SIM_DEVICES='abc'"});
 }
 

@@ -70,16 +70,20 @@ constexpr bool IsAcceleratorType(DeviceType t) { return t != DeviceType::kCPU; }
 
 class Device {
  public:
-  // A device of type `type` with `index` (-1: no index).
+  // A device of type `type` with `index` (-1: no index). Unchecked: the index
+  // is kept as given (never narrowed), so an out-of-range one is reported by
+  // whatever call uses the device.
   constexpr explicit Device(DeviceType type, int index = -1)
-      : type_(type), index_(static_cast<int8_t>(index)) {}
+      : type_(type), index_(index < -1 ? -1 : index) {}
 
   // Parses "type" or "type:index" exactly as c10::Device does. Errors are
   // InvalidArgument and quote the string.
   static absl::StatusOr<Device> Parse(absl::string_view text);
 
-  // Builds a device from a type name and an index, as torch.device("cuda", 1);
-  // rejects negative indices and CPU indices other than 0.
+  // Builds a device from a type and an index, as torch.device("cuda", 1);
+  // rejects negative indices (-1 means none) and indices above 127. Like
+  // PyTorch's release builds, it accepts "cpu:1"; using it fails the range
+  // check (the CPU has one device).
   static absl::StatusOr<Device> Create(DeviceType type, int64_t index);
 
   constexpr DeviceType type() const { return type_; }
@@ -103,7 +107,7 @@ class Device {
 
  private:
   DeviceType type_;
-  int8_t index_;
+  int index_;
 };
 
 std::ostream& operator<<(std::ostream& os, const Device& d);

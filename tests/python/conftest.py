@@ -1,0 +1,107 @@
+"""Shared setup for anydev's Python tests.
+
+The accelerator is resolved once per process, from the ANYDEV_* variables, so
+they are set here, before anything imports anydev: by default the simulated
+accelerator with 4 devices of 256 MiB. A run can choose otherwise by setting
+them itself (ANYDEV_SIM_DEVICES=1 for one device, or a real accelerator with
+ANYDEV_ACCELERATOR). Tests of other configurations run a fresh interpreter
+through the ``run_python`` fixture.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from typing import Mapping
+
+os.environ.setdefault("ANYDEV_SIM_DEVICES", "4")
+os.environ.setdefault("ANYDEV_SIM_MEMORY", "256MiB")
+
+import pytest  # noqa: E402
+
+import anydev  # noqa: E402
+
+# Variables a subprocess must not inherit unless a test sets them.
+ANYDEV_VARS = ("ANYDEV_SIM_DEVICES", "ANYDEV_SIM_MEMORY", "ANYDEV_ACCELERATOR")
+
+
+def _accelerator_state() -> tuple[int, list]:
+    """The calling thread's current index and current stream of every device."""
+    acc = anydev.accelerator
+    return acc.current_device_index(), [acc.current_stream(i) for i in range(acc.device_count())]
+
+
+@pytest.fixture
+def acc():
+    """anydev.accelerator, for a test that needs an accelerator (skipped
+    without one)."""
+    if anydev.accelerator.current_accelerator() is None:
+        pytest.skip("no accelerator (set ANYDEV_SIM_DEVICES=N)")
+    return anydev.accelerator
+
+
+@pytest.fixture(autouse=True)
+def restore_accelerator_state():
+    """Leaves the main thread as the test found it: on its device, with the
+    same current stream on every device, and no work in flight."""
+    try:
+        have_acc = anydev.accelerator.current_accelerator() is not None
+    except RuntimeError:  # a broken configuration: nothing to restore
+        have_acc = False
+    if not have_acc:
+        yield
+        return
+    index, streams = _accelerator_state()
+    yield
+    acc = anydev.accelerator
+    for i in range(acc.device_count()):
+        acc.synchronize(i)
+    for s in streams:
+        acc.set_stream(s)  # also makes s's device current
+    acc.set_device_index(index)
+    assert _accelerator_state() == (index, streams)
+
+
+@pytest.fixture
+def multi_device(acc):
+    """Skips a test that needs two or more devices."""
+    if acc.device_count() < 2:
+        pytest.skip(f"needs 2 devices, have {acc.device_count()}")
+    return acc
+
+
+def clean_env(env: Mapping[str, str | None] | None = None) -> dict[str, str]:
+    """os.environ without the ANYDEV_* variables, updated with ``env`` (a
+    value of None removes the variable)."""
+    out = {k: v for k, v in os.environ.items() if k not in ANYDEV_VARS}
+    for k, v in (env or {}).items():
+        if v is None:
+            out.pop(k, None)
+        else:
+            out[k] = v
+    return out
+
+
+def run_python(code: str, env: Mapping[str, str | None] | None = None,
+               args: list[str] | None = None, timeout: float = 60) -> tuple[int, str, str]:
+    """Runs ``code`` (dedented) in a fresh interpreter whose environment has
+    no ANYDEV_* variables but those in ``env``; returns (returncode, stdout,
+    stderr)."""
+    cmd = [sys.executable, *(args or []), "-c", textwrap.dedent(code)]
+    p = subprocess.run(cmd, env=clean_env(env), capture_output=True, text=True, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+def run_command(argv: list[str], env: Mapping[str, str | None] | None = None,
+                timeout: float = 120) -> tuple[int, str, str]:
+    """Runs ``argv`` with the environment of ``run_python``."""
+    p = subprocess.run(argv, env=clean_env(env), capture_output=True, text=True, timeout=timeout)
+    return p.returncode, p.stdout, p.stderr
+
+
+@pytest.fixture(name="run_python")
+def run_python_fixture():
+    """``run_python(code, env=None, args=None)``: see :func:`run_python`."""
+    return run_python
