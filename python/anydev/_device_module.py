@@ -17,7 +17,8 @@ def populate(namespace: dict[str, Any], type_name: str) -> None:
     """Fills a module namespace with the device API of ``type_name``."""
 
     def _device(d: Any) -> "_C.device":
-        if d is None:
+        # -1 means the current device, as in torch.cuda's calls.
+        if d is None or (isinstance(d, int) and not isinstance(d, bool) and d == -1):
             return _C.device(type_name, _C._current_device_index(type_name))
         if isinstance(d, int) and not isinstance(d, bool):
             return _C.device(type_name, d)
@@ -51,10 +52,16 @@ def populate(namespace: dict[str, Any], type_name: str) -> None:
         return _C._current_stream(_device(device))
 
     def set_stream(stream: "_C.Stream") -> None:
-        """Makes ``stream`` current on its device (the current device is unchanged)."""
+        """Makes ``stream`` current on its device and that device current, as
+        ``torch.cuda.set_stream`` does; None does nothing."""
         if stream is None:
             return
+        if not isinstance(stream, _C.Stream):
+            raise TypeError(f"set_stream() expects an anydev.Stream, got {stream!r}")
+        if stream.device.type != type_name:
+            raise ValueError(f"{stream!r} is not a {type_name} stream")
         _C._set_current_stream(stream)
+        _C._set_device_index(type_name, stream.device_index)
 
     def get_device_properties(device: Any = None):
         """Returns the properties of ``device`` (default: current)."""
@@ -68,7 +75,10 @@ def populate(namespace: dict[str, Any], type_name: str) -> None:
         """Context manager that makes ``device`` current for the block."""
 
         def __init__(self, device: Any):
-            self.idx = -1 if device is None else _device(device).index
+            # None and a negative index are no-ops, as torch.cuda.device.
+            no_op = device is None or (
+                isinstance(device, int) and not isinstance(device, bool) and device < 0)
+            self.idx = -1 if no_op else _device(device).index
             self.prev_idx = -1
 
         def __enter__(self) -> None:

@@ -2,6 +2,7 @@
 #include <pybind11/operators.h>
 #include <pybind11/pybind11.h>
 
+#include <climits>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -16,6 +17,23 @@ py::handle g_device_type;
 
 std::string Repr(py::handle h) { return py::str(py::repr(h)); }
 
+// Reads a Python int used as a device index without pybind11's opaque cast
+// error for values beyond int64: as torch.device, any negative one (-1
+// included, when passed explicitly) is "must not be negative"; a huge one is
+// out of range, named as given.
+absl::StatusOr<int64_t> DeviceIndexOfPyInt(py::handle h) {
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(h.ptr(), &overflow);
+  if (overflow < 0 || (overflow == 0 && v < 0)) {
+    return absl::InvalidArgumentError("Device index must not be negative");
+  }
+  if (overflow > 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Device index ", Repr(h), " is out of range (at most 127)"));
+  }
+  return static_cast<int64_t>(v);
+}
+
 absl::StatusOr<Device> ParseWithIndex(const std::string& text, py::handle index) {
   absl::StatusOr<Device> d = Device::Parse(text);
   if (!d.ok()) return d;
@@ -28,7 +46,8 @@ absl::StatusOr<Device> ParseWithIndex(const std::string& text, py::handle index)
     return internal::TypeError(absl::StrCat(
         "device(): argument 'index' must be int, not ", Repr(py::type::of(index))));
   }
-  return Device::Create(d->type(), index.cast<int64_t>());
+  ANYDEV_ASSIGN_OR_RETURN(const int64_t i, DeviceIndexOfPyInt(index));
+  return Device::Create(d->type(), i);
 }
 
 }  // namespace
@@ -75,8 +94,7 @@ absl::StatusOr<Device> DeviceFromPy(py::handle h, std::optional<Device> fallback
   if (std::optional<Device> d = DeviceOfPy(h)) return *d;
   if (py::isinstance<py::str>(h)) return Device::Parse(h.cast<std::string>());
   if (py::isinstance<py::int_>(h) && !py::isinstance<py::bool_>(h)) {
-    const int64_t index = h.cast<int64_t>();
-    if (index < 0) return absl::InvalidArgumentError("Device index must not be negative");
+    ANYDEV_ASSIGN_OR_RETURN(const int64_t index, DeviceIndexOfPyInt(h));
     ANYDEV_ASSIGN_OR_RETURN(DeviceType acc, acc::GetAccelerator());
     return Device::Create(acc, index);
   }
@@ -86,7 +104,23 @@ absl::StatusOr<Device> DeviceFromPy(py::handle h, std::optional<Device> fallback
 }
 
 absl::StatusOr<int> AccDeviceIndexFromPy(py::handle h, bool optional) {
-  if (py::isinstance<py::int_>(h) && !py::isinstance<py::bool_>(h)) return h.cast<int>();
+  if (py::isinstance<py::int_>(h) && !py::isinstance<py::bool_>(h)) {
+    // As FastIndex (fast_calls.cc), without pybind11's opaque cast error for
+    // an int beyond int: far out of range is INT_MAX, far negative -1.
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(h.ptr(), &overflow);
+    if (overflow > 0 || v > INT_MAX) {
+      // Too large for any device: named as given, not as a clamped value.
+      absl::StatusOr<DeviceType> acc = acc::GetAccelerator();
+      if (!acc.ok()) return acc.status();
+      const int count = acc::DeviceCount();
+      return absl::OutOfRangeError(absl::StrCat("device index ", Repr(h),
+                                                " is out of range for ", DeviceTypeName(*acc),
+                                                ": ", count, " device(s) are available"));
+    }
+    if (overflow < 0 || v < INT_MIN) return -1;
+    return static_cast<int>(v);
+  }
   ANYDEV_ASSIGN_OR_RETURN(DeviceType acc, acc::GetAccelerator());
   if (h.is_none()) {
     if (!optional) {

@@ -93,7 +93,14 @@ void BindRuntime(py::module_& m) {
   m.def("_set_device_index", [](const std::string& type, py::handle device) {
     const DeviceType t = Unwrap(ParseDeviceType(type));
     if (py::isinstance<py::int_>(device) && !py::isinstance<py::bool_>(device)) {
-      return Check(SetDeviceIndex(t, device.cast<int>()));
+      int overflow = 0;
+      const long long v = PyLong_AsLongLongAndOverflow(device.ptr(), &overflow);
+      if (overflow > 0 || v > INT_MAX) {
+        Throw(absl::OutOfRangeError(absl::StrCat("device index ", std::string(py::repr(device)),
+                                                 " is out of range for ", type, ": ",
+                                                 DeviceCount(t), " device(s) are available")));
+      }
+      return Check(SetDeviceIndex(t, overflow < 0 || v < INT_MIN ? -1 : static_cast<int>(v)));
     }
     const Device d = Unwrap(DeviceFromPy(device, std::nullopt));
     if (d.type() != t) {

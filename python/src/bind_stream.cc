@@ -57,6 +57,14 @@ Stream StreamArg(py::handle h, const char* what) {
   return h.cast<PyStream&>().stream;
 }
 
+PyEvent& EventArg(py::handle h, const char* what) {
+  if (!py::isinstance<PyEvent>(h)) {
+    Throw(internal::TypeError(absl::StrCat(what, " expects an anydev.Event, got ",
+                                           std::string(py::str(py::repr(h))))));
+  }
+  return h.cast<PyEvent&>();
+}
+
 std::string StreamRepr(const Stream& s) {
   return absl::StrCat("anydev.Stream device_type=", DeviceTypeName(s.device_type()),
                       ", device_index=", s.device_index(), ", stream_id=", s.id());
@@ -151,7 +159,9 @@ its device) current for the block.
           "Waits for all work queued on the stream.")
       .def(
           "wait_event",
-          [](const PyStream& s, const PyEvent& e) { Check(s.stream.WaitEvent(e.event)); },
+          [](const PyStream& s, py::handle e) {
+            Check(s.stream.WaitEvent(EventArg(e, "wait_event()").event));
+          },
           py::arg("event"), "Makes future work on this stream wait for the event.")
       .def(
           "wait_stream",
@@ -165,7 +175,7 @@ its device) current for the block.
             if (event.is_none()) {
               event = py::cast(PyEvent(Device(s.stream.device_type()), false));
             }
-            Check(event.cast<PyEvent&>().event.Record(s.stream));
+            Check(EventArg(event, "record_event()").event.Record(s.stream));
             return event;
           },
           py::arg("event") = py::none(), "Records an event (a new one if None) on this stream.")
@@ -246,11 +256,7 @@ effect (as in torch.Event); IPC is not supported.
       .def(
           "elapsed_time",
           [](const PyEvent& e, py::handle end) {
-            if (!py::isinstance<PyEvent>(end)) {
-              Throw(internal::TypeError(absl::StrCat(
-                  "elapsed_time() expects an anydev.Event, got ", std::string(py::str(py::repr(end))))));
-            }
-            return Unwrap(e.event.ElapsedTime(end.cast<const PyEvent&>().event));
+            return Unwrap(e.event.ElapsedTime(EventArg(end, "elapsed_time()").event));
           },
           py::arg("end_event"), "Milliseconds between this event and `end_event`.")
       .def("ipc_handle",

@@ -41,9 +41,10 @@ bool FastIndex(PyObject* arg, int* out) {
   if (!PyLong_CheckExact(arg)) return false;
   int overflow = 0;
   const long v = PyLong_AsLongAndOverflow(arg, &overflow);
-  if (overflow != 0 || v > INT_MAX) {
-    *out = INT_MAX;  // far out of range: reported as such by the runtime
-  } else if (v < INT_MIN) {
+  if (overflow > 0 || v > INT_MAX) {
+    PyErr_Clear();
+    return false;  // the slow path reports it, naming the value as given
+  } else if (overflow < 0 || v < INT_MIN) {
     *out = -1;
   } else {
     *out = static_cast<int>(v);

@@ -27,6 +27,16 @@ import anydev  # noqa: E402
 ANYDEV_VARS = ("ANYDEV_SIM_DEVICES", "ANYDEV_SIM_MEMORY", "ANYDEV_ACCELERATOR")
 
 
+def accelerator_type() -> str | None:
+    """The current accelerator's type, or None when there is none (or the
+    configuration is broken)."""
+    try:
+        d = anydev.accelerator.current_accelerator()
+    except RuntimeError:
+        return None
+    return None if d is None else d.type
+
+
 def _accelerator_state() -> tuple[int, list]:
     """The calling thread's current index and current stream of every device."""
     acc = anydev.accelerator

@@ -1,0 +1,157 @@
+"""The ``anydev`` command (``python -m anydev``), and the import time of the
+package."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+
+import pytest
+
+from conftest import run_command, run_python
+
+ANYDEV = [sys.executable, "-m", "anydev"]
+
+
+def script_path() -> str | None:
+    """The installed ``anydev`` console script next to this interpreter."""
+    here = os.path.join(os.path.dirname(sys.executable), "anydev")
+    return here if os.path.exists(here) else shutil.which("anydev")
+
+
+def test_doctor_without_accelerator():
+    rc, out, err = run_command([*ANYDEV, "doctor"])
+    assert rc == 0, err
+    assert "no ANYDEV_ variables set" in out
+    header = next(line for line in out.splitlines() if line.startswith("backend"))
+    assert header.split() == ["backend", "built", "state", "devices", "reason"]
+    rows = {line.split()[0]: line for line in out.splitlines()
+            if line.split() and line.split()[0] in ("cuda", "hip", "xpu", "sim", "cpu")}
+    assert list(rows) == ["cuda", "hip", "xpu", "sim", "cpu"]
+    assert rows["sim"].split()[1:4] == ["yes", "unavailable", "0"]
+    assert "ANYDEV_SIM_DEVICES" in rows["sim"]
+    assert rows["cpu"].split()[1:4] == ["yes", "available", "1"]
+    assert "accelerator: none" in out
+
+
+def test_doctor_with_sim():
+    rc, out, err = run_command([*ANYDEV, "doctor"],
+                               env={"ANYDEV_SIM_DEVICES": "3", "ANYDEV_SIM_MEMORY": "512MiB"})
+    assert rc == 0, err
+    assert "environment: ANYDEV_SIM_DEVICES=3, ANYDEV_SIM_MEMORY=512MiB" in out
+    sim_row = next(line for line in out.splitlines() if line.startswith("sim "))
+    assert sim_row.split()[1:4] == ["yes", "available", "3"]
+    assert "accelerator: sim with 3 devices" in out
+    for i in range(3):
+        assert f"  sim:{i}  " in out
+    assert "0.50 GiB" in out
+
+
+def test_doctor_reports_bad_configuration():
+    exe = script_path()
+    argv = [exe, "doctor"] if exe else [*ANYDEV, "doctor"]
+    rc, out, err = run_command(argv, env={"ANYDEV_SIM_DEVICES": "2", "ANYDEV_ACCELERATOR": "foo"})
+    assert rc == 1, (out, err)
+    assert "configuration error" in out
+    assert "ANYDEV_ACCELERATOR='foo'" in out
+    assert "Traceback" not in out + err
+    # the backend table is still printed
+    assert any(line.startswith("sim ") for line in out.splitlines())
+
+
+def test_doctor_reports_malformed_sim_devices():
+    rc, out, err = run_command([*ANYDEV, "doctor"], env={"ANYDEV_SIM_DEVICES": "abc"})
+    assert rc == 1, (out, err)
+    assert "ANYDEV_SIM_DEVICES='abc'" in out
+    assert "Traceback" not in out + err
+
+
+def test_console_script():
+    exe = script_path()
+    if exe is None:
+        pytest.skip("the anydev console script is not installed next to this interpreter")
+    rc, out, err = run_command([exe, "version"])
+    assert rc == 0, err
+    import anydev
+
+    assert out.strip() == anydev.__version__
+
+
+def test_demo():
+    rc, out, err = run_command([*ANYDEV, "demo"])  # opts in to sim itself
+    assert rc == 0, err
+    assert out.rstrip().splitlines()[-1] == "ok"
+    assert "current accelerator: sim, 2 device(s)" in out
+    assert "inside `with consumer`: current_stream() == consumer -> True" in out
+    assert "(work is in flight)" in out
+
+
+def test_demo_options():
+    rc, out, err = run_command([*ANYDEV, "demo", "--devices", "3", "--work", "0.01"])
+    assert rc == 0, err
+    assert "current accelerator: sim, 3 device(s)" in out
+    assert out.rstrip().endswith("ok")
+
+
+@pytest.mark.parametrize("args", [[], ["bogus"], ["demo", "--devices", "0"],
+                                  ["demo", "--devices", "65"], ["demo", "--work", "-1"],
+                                  ["demo", "--devices", "x"], ["doctor", "--nope"]])
+def test_bad_arguments_exit_2(args):
+    rc, out, err = run_command([*ANYDEV, *args])
+    assert rc == 2, (args, out, err)
+    assert err.strip()  # says what is wrong
+    assert "Traceback" not in err
+
+
+def test_help():
+    rc, out, err = run_command([*ANYDEV, "--help"])
+    assert rc == 0
+    for command in ("doctor", "demo", "version"):
+        assert command in out
+
+
+def test_import_time_under_100ms():
+    code = """
+        import time
+        t0 = time.perf_counter()
+        import anydev
+        print(time.perf_counter() - t0)
+    """
+    times = []
+    for _ in range(3):
+        rc, out, err = run_python(code, env={"ANYDEV_SIM_DEVICES": "4"})
+        assert rc == 0, err
+        times.append(float(out))
+    assert min(times) < 0.100, f"import anydev took {min(times) * 1000:.1f} ms (best of 3)"
+
+
+def test_import_is_lazy():
+    # Importing anydev neither resolves the accelerator (so a bad configuration
+    # cannot break the import) nor loads the device modules.
+    rc, out, err = run_python("""
+        import sys
+        import anydev
+        print(sorted(m for m in ("anydev.sim", "anydev.cpu", "anydev.cuda", "anydev.testing",
+                                 "anydev.cli") if m in sys.modules))
+    """, env={"ANYDEV_SIM_DEVICES": "bad", "ANYDEV_ACCELERATOR": "bad"})
+    assert rc == 0, err
+    assert out.strip() == "[]"
+
+
+def test_readme_python_example():
+    # The first Python example of README.md runs and prints what it says.
+    readme = os.path.join(os.path.dirname(__file__), "..", "..", "README.md")
+    if not os.path.exists(readme):
+        pytest.skip("README.md is not next to the tests")
+    text = open(readme, encoding="utf-8").read()
+    start = text.index("```python\n") + len("```python\n")
+    code = text[start:text.index("```", start)]
+    rc, out, err = run_python(code, env={"ANYDEV_SIM_DEVICES": "2"})
+    assert rc == 0, err
+    lines = out.splitlines()
+    assert lines[0] == "sim 2"
+    assert lines[1] == "False"  # the work is in flight
+    ms = float(lines[2].removesuffix(" ms"))
+    assert 8.0 <= ms <= 1000.0
+    assert lines[3] == "0"
