@@ -3,8 +3,8 @@
 function(anydev_set_warnings target)
   if(CMAKE_CXX_COMPILER_ID MATCHES "GNU|Clang")
     target_compile_options(${target} PRIVATE
-      -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wold-style-cast
-      -Wcast-align -Woverloaded-virtual -Wnull-dereference -Wimplicit-fallthrough)
+      -Wall -Wextra -Wpedantic -Wshadow -Wcast-align -Wnull-dereference -Wimplicit-fallthrough
+      $<$<COMPILE_LANGUAGE:CXX>:-Wnon-virtual-dtor -Wold-style-cast -Woverloaded-virtual>)
     if(ANYDEV_WERROR)
       target_compile_options(${target} PRIVATE -Werror)
     endif()

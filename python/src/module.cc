@@ -10,4 +10,5 @@ PYBIND11_MODULE(_C, m) {
   anydev::python::BindStream(m);
   anydev::python::BindRuntime(m);
   anydev::python::BindFastCalls(m);
+  anydev::python::BindCompat(m);
 }

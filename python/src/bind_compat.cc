@@ -1,0 +1,461 @@
+// The legacy-call engine: forwarders for legacy entry points, their
+// once-per-call-site warnings, the policy, and the counts the runtime report
+// is made of.
+//
+// A forwarder (anydev._C._compat.Forwarder) is what `anydev.cuda.current_device`
+// is. Each call:
+//   1. finds its call site: the instruction of the calling Python frame
+//      (site_key.c) plus the row, looked up in a hash map;
+//   2. counts the call there (always: warned, ignored or refused);
+//   3. on the first call from a site (and again after a policy change) asks
+//      the policy for the caller's module and file, and warns once with
+//      anydev.LegacyAPIWarning through warnings.warn_explicit, so Python's
+//      filters (-W, filterwarnings, pytest) apply;
+//   4. raises under the "error" policy, else calls its target (directly, for
+//      the CPython-API targets of fast_calls.cc).
+// After its first call from a site, a forwarder costs one hash lookup and an
+// increment over the target.
+//
+// Sites are kept per (file, line, row), so a reloaded module (new code
+// objects) or another thread reaching the same line does not warn again. The
+// hash map from instruction address to site pins each code object it has
+// seen, so an address is never reused by another code object.
+#include <Python.h>
+#include <structmember.h>
+#include <pybind11/pybind11.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/node_hash_map.h"
+#include "absl/strings/str_cat.h"
+#include "common.h"
+#include "site_key.h"
+
+namespace anydev::python {
+namespace {
+
+enum Policy : int8_t { kIgnore = 0, kWarn = 1, kError = 2 };
+
+struct Row {
+  std::string legacy;       // torch.cuda.current_device
+  std::string replacement;  // torch.accelerator.current_device_index
+  std::string rule;         // AD103
+  std::string message;      // the full warning text
+  PyObject* target = nullptr;  // strong; nullptr: anydev has no equivalent
+  std::string no_target_message;
+  // The device type whose strings/devices are re-typed to the current
+  // accelerator in the arguments ("cuda" for anydev.cuda), or none.
+  std::optional<DeviceType> retype;
+  // Direct call into a CPython-API target (skips one dispatch).
+  PyCFunction cfunc = nullptr;
+  int cflags = 0;
+  PyObject* cself = nullptr;
+};
+
+struct Entry {  // one (file, line, row): what the report shows
+  std::string file;
+  int line = 0;
+  std::string module;
+  int row = 0;
+  uint64_t count = 0;
+  double first_seen = 0;
+  int epoch = -1;  // policy epoch the cached policy belongs to
+  Policy policy = kWarn;
+  bool warned = false;
+};
+
+struct FastKey {
+  const void* instr;
+  int row;
+  template <typename H>
+  friend H AbslHashValue(H h, const FastKey& k) {
+    return H::combine(std::move(h), k.instr, k.row);
+  }
+  friend bool operator==(const FastKey& a, const FastKey& b) {
+    return a.instr == b.instr && a.row == b.row;
+  }
+};
+
+// All guarded by the GIL.
+std::vector<Row>* g_rows = nullptr;
+absl::node_hash_map<std::tuple<std::string, int, int>, Entry>* g_entries = nullptr;
+absl::flat_hash_map<FastKey, Entry*>* g_fast = nullptr;
+std::vector<PyObject*>* g_pinned_code = nullptr;
+int g_epoch = 0;
+PyObject* g_warning_category = nullptr;   // anydev.LegacyAPIWarning
+PyObject* g_error_category = nullptr;     // anydev.LegacyAPIError
+PyObject* g_no_equivalent = nullptr;      // anydev.NoEquivalentError
+PyObject* g_policy_resolver = nullptr;    // (module, file) -> int
+
+double Now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// Resolves the policy of an entry; -1 with a Python error set on failure.
+int ResolvePolicy(Entry* e) {
+  if (g_policy_resolver == nullptr) {
+    e->policy = kWarn;
+  } else {
+    PyObject* r = PyObject_CallFunction(g_policy_resolver, "ss", e->module.c_str(), e->file.c_str());
+    if (r == nullptr) return -1;
+    const long p = PyLong_AsLong(r);
+    Py_DECREF(r);
+    if (p == -1 && PyErr_Occurred()) return -1;
+    e->policy = p <= 0 ? kIgnore : (p >= 2 ? kError : kWarn);
+  }
+  e->epoch = g_epoch;
+  return 0;
+}
+
+// Finds (or creates) the entry for a call of `row` from the frame `depth`
+// levels up; nullptr when called from no Python frame at all.
+Entry* FindEntry(int row, int depth) {
+  PyCodeObject* code = nullptr;
+  PyObject* globals = nullptr;
+  int offset = 0;
+  const void* instr = anydev_site_key(depth, &code, &globals, &offset);
+  if (instr == nullptr) return nullptr;
+  auto it = g_fast->find(FastKey{instr, row});
+  if (ABSL_PREDICT_TRUE(it != g_fast->end())) return it->second;
+
+  // First call of this row from this instruction.
+  const int line = PyCode_Addr2Line(code, offset);
+  std::string file = "<unknown>";
+  if (PyObject* f = code->co_filename; f != nullptr && PyUnicode_Check(f)) {
+    if (const char* s = PyUnicode_AsUTF8(f)) file = s;
+  }
+  std::string module;
+  if (globals != nullptr && PyDict_Check(globals)) {
+    PyObject* name = PyDict_GetItemString(globals, "__name__");  // borrowed
+    if (name != nullptr && PyUnicode_Check(name)) {
+      if (const char* s = PyUnicode_AsUTF8(name)) module = s;
+    }
+  }
+  PyErr_Clear();
+  auto [eit, inserted] = g_entries->try_emplace(std::make_tuple(file, line, row));
+  Entry* e = &eit->second;
+  if (inserted) {
+    e->file = file;
+    e->line = line;
+    e->module = module;
+    e->row = row;
+    e->first_seen = Now();
+  }
+  Py_INCREF(code);
+  g_pinned_code->push_back(reinterpret_cast<PyObject*>(code));
+  g_fast->emplace(FastKey{instr, row}, e);
+  return e;
+}
+
+// Counts a call and applies the policy. Returns 0 to go on, -1 with a Python
+// error set (the "error" policy, or a warnings filter that raised).
+int Hit(int row, int depth) {
+  Entry* e = FindEntry(row, depth);
+  if (e == nullptr) return 0;  // no Python caller: nothing to attribute
+  ++e->count;
+  if (ABSL_PREDICT_FALSE(e->epoch != g_epoch) && ResolvePolicy(e) < 0) return -1;
+  if (ABSL_PREDICT_TRUE(e->warned || e->policy == kIgnore)) return 0;
+  const Row& r = (*g_rows)[static_cast<size_t>(row)];
+  if (e->policy == kError) {
+    PyErr_SetString(g_error_category, r.message.c_str());
+    return -1;
+  }
+  PyObject* msg = PyUnicode_FromString(r.message.c_str());
+  PyObject* file = PyUnicode_FromString(e->file.c_str());
+  PyObject* module = PyUnicode_FromString(e->module.c_str());
+  int rc = -1;
+  if (msg != nullptr && file != nullptr && module != nullptr) {
+    rc = PyErr_WarnExplicitObject(g_warning_category, msg, file, e->line, module, nullptr);
+  }
+  Py_XDECREF(msg);
+  Py_XDECREF(file);
+  Py_XDECREF(module);
+  if (rc == 0) e->warned = true;  // a filter that raised will raise again next time
+  return rc;
+}
+
+// --- the Forwarder type ------------------------------------------------------
+
+struct ForwarderObject {
+  PyObject_HEAD
+  vectorcallfunc vectorcall;
+  int row;
+  PyObject* name;      // __name__
+  PyObject* qualname;  // __qualname__
+  PyObject* module;    // __module__
+  PyObject* doc;       // __doc__
+  PyObject* dict;      // for __deprecated__, __wrapped__, ...
+};
+
+PyObject* g_device_type_obj = nullptr;  // anydev.device
+
+// Returns new arguments with device strings/objects of the legacy type turned
+// into the current accelerator's; nullptr (no error) when nothing changes.
+PyObject* RetypeArg(PyObject* arg, DeviceType from) {
+  std::optional<Device> d;
+  if (PyUnicode_Check(arg)) {
+    const char* s = PyUnicode_AsUTF8(arg);
+    if (s == nullptr) {
+      PyErr_Clear();
+      return nullptr;
+    }
+    absl::StatusOr<Device> parsed = Device::Parse(s);
+    if (parsed.ok()) d = *parsed;
+  } else if (g_device_type_obj != nullptr && PyObject_TypeCheck(arg, reinterpret_cast<PyTypeObject*>(g_device_type_obj))) {
+    d = DeviceOfPy(arg);
+  }
+  if (!d || d->type() != from) return nullptr;
+  absl::StatusOr<DeviceType> acc = acc::GetAccelerator();
+  if (!acc.ok()) return nullptr;  // let the target report the missing accelerator
+  try {
+    return MakePyDevice(Device(*acc, d->index())).release().ptr();
+  } catch (py::error_already_set&) {
+    PyErr_Clear();
+    return nullptr;
+  }
+}
+
+PyObject* CallTarget(const Row& r, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  if (r.target == nullptr) {
+    PyErr_SetString(g_no_equivalent, r.no_target_message.c_str());
+    return nullptr;
+  }
+  if (r.retype) {
+    const Py_ssize_t total = nargs + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
+    std::vector<PyObject*> fixed;
+    for (Py_ssize_t i = 0; i < total; ++i) {
+      if (PyObject* n = RetypeArg(args[i], *r.retype)) {
+        if (fixed.empty()) fixed.assign(args, args + total);
+        fixed[static_cast<size_t>(i)] = n;
+      }
+    }
+    if (!fixed.empty()) {
+      PyObject* out = PyObject_Vectorcall(r.target, fixed.data(), static_cast<size_t>(nargs), kwnames);
+      for (Py_ssize_t i = 0; i < total; ++i) {
+        if (fixed[static_cast<size_t>(i)] != args[i]) Py_DECREF(fixed[static_cast<size_t>(i)]);
+      }
+      return out;
+    }
+  }
+  if (r.cfunc != nullptr && kwnames == nullptr) {
+    switch (r.cflags & (METH_VARARGS | METH_FASTCALL | METH_NOARGS | METH_O | METH_KEYWORDS)) {
+      case METH_NOARGS:
+        if (nargs == 0) return r.cfunc(r.cself, nullptr);
+        break;
+      case METH_O:
+        if (nargs == 1) return r.cfunc(r.cself, args[0]);
+        break;
+      case METH_FASTCALL:
+        return reinterpret_cast<_PyCFunctionFast>(reinterpret_cast<void (*)()>(r.cfunc))(r.cself, args, nargs);
+      default:
+        break;
+    }
+  }
+  return PyObject_Vectorcall(r.target, args, nargsf, kwnames);
+}
+
+PyObject* ForwarderCall(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  auto* f = reinterpret_cast<ForwarderObject*>(self);
+  if (Hit(f->row, 0) < 0) return nullptr;
+  return CallTarget((*g_rows)[static_cast<size_t>(f->row)], args, nargsf, kwnames);
+}
+
+void ForwarderDealloc(PyObject* self) {
+  auto* f = reinterpret_cast<ForwarderObject*>(self);
+  Py_XDECREF(f->name);
+  Py_XDECREF(f->qualname);
+  Py_XDECREF(f->module);
+  Py_XDECREF(f->doc);
+  Py_XDECREF(f->dict);
+  Py_TYPE(self)->tp_free(self);
+}
+
+PyObject* ForwarderRepr(PyObject* self) {
+  auto* f = reinterpret_cast<ForwarderObject*>(self);
+  const Row& r = (*g_rows)[static_cast<size_t>(f->row)];
+  return PyUnicode_FromFormat("<legacy forwarder %s -> %s [%s]>", r.legacy.c_str(),
+                              r.replacement.empty() ? "(none)" : r.replacement.c_str(),
+                              r.rule.c_str());
+}
+
+PyMemberDef kForwarderMembers[] = {
+    {"__name__", T_OBJECT, offsetof(ForwarderObject, name), 0, nullptr},
+    {"__qualname__", T_OBJECT, offsetof(ForwarderObject, qualname), 0, nullptr},
+    {"__module__", T_OBJECT, offsetof(ForwarderObject, module), 0, nullptr},
+    {"__doc__", T_OBJECT, offsetof(ForwarderObject, doc), 0, nullptr},
+    {nullptr, 0, 0, 0, nullptr}};
+
+PyObject* ForwarderGetRow(PyObject* self, void*) {
+  return PyLong_FromLong(reinterpret_cast<ForwarderObject*>(self)->row);
+}
+
+PyGetSetDef kForwarderGetSet[] = {
+    {"_anydev_row", ForwarderGetRow, nullptr, "Index of this forwarder's table row.", nullptr},
+    {"__dict__", PyObject_GenericGetDict, PyObject_GenericSetDict, nullptr, nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr}};
+
+PyTypeObject g_forwarder_type = {PyVarObject_HEAD_INIT(nullptr, 0) nullptr};
+
+// Forwarder(row, name, qualname, module, doc)
+PyObject* ForwarderNew(PyTypeObject* type, PyObject* args, PyObject*) {
+  int row = 0;
+  PyObject *name, *qualname, *module, *doc;
+  if (!PyArg_ParseTuple(args, "iUUUO", &row, &name, &qualname, &module, &doc)) return nullptr;
+  if (row < 0 || static_cast<size_t>(row) >= g_rows->size()) {
+    PyErr_Format(PyExc_ValueError, "Forwarder: unknown row %d", row);
+    return nullptr;
+  }
+  auto* f = reinterpret_cast<ForwarderObject*>(type->tp_alloc(type, 0));
+  if (f == nullptr) return nullptr;
+  f->vectorcall = ForwarderCall;
+  f->row = row;
+  Py_INCREF(name);
+  f->name = name;
+  Py_INCREF(qualname);
+  f->qualname = qualname;
+  Py_INCREF(module);
+  f->module = module;
+  Py_INCREF(doc);
+  f->doc = doc;
+  f->dict = nullptr;
+  return reinterpret_cast<PyObject*>(f);
+}
+
+void InitForwarderType() {
+  PyTypeObject& t = g_forwarder_type;
+  t.tp_name = "anydev._C._compat.Forwarder";
+  t.tp_basicsize = sizeof(ForwarderObject);
+  t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL;
+  t.tp_doc = "A legacy entry point that counts, warns once per call site, and forwards.";
+  t.tp_vectorcall_offset = offsetof(ForwarderObject, vectorcall);
+  t.tp_call = PyVectorcall_Call;
+  t.tp_new = ForwarderNew;
+  t.tp_dealloc = ForwarderDealloc;
+  t.tp_repr = ForwarderRepr;
+  t.tp_members = kForwarderMembers;
+  t.tp_getset = kForwarderGetSet;
+  t.tp_dictoffset = offsetof(ForwarderObject, dict);
+  if (PyType_Ready(&t) < 0) throw py::error_already_set();
+}
+
+}  // namespace
+
+void BindCompat(py::module_& m) {
+  g_rows = new std::vector<Row>();
+  g_entries = new absl::node_hash_map<std::tuple<std::string, int, int>, Entry>();
+  g_fast = new absl::flat_hash_map<FastKey, Entry*>();
+  g_pinned_code = new std::vector<PyObject*>();
+  g_device_type_obj = m.attr("device").ptr();
+
+  py::module_ c = m.def_submodule("_compat", "The legacy-call engine (see bind_compat.cc).");
+  InitForwarderType();
+  Py_INCREF(&g_forwarder_type);
+  c.add_object("Forwarder", py::handle(reinterpret_cast<PyObject*>(&g_forwarder_type)));
+
+  c.def(
+      "set_categories",
+      [](py::handle warning, py::handle error, py::handle no_equivalent) {
+        for (py::handle h : {warning, error, no_equivalent}) h.inc_ref();
+        g_warning_category = warning.ptr();
+        g_error_category = error.ptr();
+        g_no_equivalent = no_equivalent.ptr();
+      },
+      "Sets the warning and exception classes the engine raises.");
+  c.def(
+      "set_policy_resolver",
+      [](py::handle resolver) {
+        resolver.inc_ref();
+        g_policy_resolver = resolver.ptr();
+        ++g_epoch;
+      },
+      "Sets the callable (module, file) -> 0 ignore / 1 warn / 2 error.");
+  c.def("policy_changed", [] { ++g_epoch; }, "Makes every site ask the policy again.");
+  c.def(
+      "register",
+      [](const std::string& legacy, const std::string& replacement, const std::string& rule,
+         const std::string& message, py::handle target, const std::string& no_target_message,
+         const std::string& retype) {
+        Row r;
+        r.legacy = legacy;
+        r.replacement = replacement;
+        r.rule = rule;
+        r.message = message;
+        r.no_target_message = no_target_message;
+        if (!target.is_none()) {
+          r.target = target.inc_ref().ptr();
+          if (PyCFunction_Check(r.target)) {
+            r.cfunc = PyCFunction_GET_FUNCTION(r.target);
+            r.cflags = PyCFunction_GET_FLAGS(r.target);
+            r.cself = PyCFunction_GET_SELF(r.target);
+          }
+        }
+        if (!retype.empty()) r.retype = Unwrap(ParseDeviceType(retype));
+        g_rows->push_back(std::move(r));
+        return static_cast<int>(g_rows->size() - 1);
+      },
+      py::arg("legacy"), py::arg("replacement"), py::arg("rule"), py::arg("message"),
+      py::arg("target"), py::arg("no_target_message"), py::arg("retype"),
+      "Registers a table row; returns its index for Forwarder and hit().");
+  c.def(
+      "hit",
+      [](int row, int depth) {
+        if (row < 0 || static_cast<size_t>(row) >= g_rows->size()) {
+          throw py::value_error(absl::StrCat("hit: unknown row ", row));
+        }
+        if (Hit(row, depth) < 0) throw py::error_already_set();
+      },
+      py::arg("row"), py::arg("depth") = 1,
+      "Counts a legacy use of `row` by the frame `depth` levels above the caller and "
+      "applies the policy (warn once, raise, or nothing).");
+  c.def(
+      "call_target",
+      [](int row, py::args args, py::kwargs kwargs) -> py::object {
+        const Row& r = (*g_rows).at(static_cast<size_t>(row));
+        if (r.target == nullptr) {
+          PyErr_SetString(g_no_equivalent, r.no_target_message.c_str());
+          throw py::error_already_set();
+        }
+        return py::reinterpret_borrow<py::object>(r.target)(*args, **kwargs);
+      },
+      py::arg("row"), "Calls a row's target (for Python-level shims).");
+  c.def(
+      "snapshot",
+      [] {
+        py::list out;
+        for (const auto& [key, e] : *g_entries) {
+          const Row& r = (*g_rows)[static_cast<size_t>(e.row)];
+          py::dict d;
+          d["file"] = e.file;
+          d["line"] = e.line;
+          d["module"] = e.module;
+          d["legacy"] = r.legacy;
+          d["replacement"] = r.replacement;
+          d["rule"] = r.rule;
+          d["count"] = e.count;
+          d["first_seen"] = e.first_seen;
+          d["policy"] = e.policy == kIgnore ? "ignore" : (e.policy == kError ? "error" : "warn");
+          d["warned"] = e.warned;
+          out.append(d);
+        }
+        return out;
+      },
+      "Returns every (file, line, legacy entry point) seen, with its count.");
+  c.def(
+      "reset",
+      [] {
+        g_fast->clear();
+        g_entries->clear();
+        for (PyObject* code : *g_pinned_code) Py_DECREF(code);
+        g_pinned_code->clear();
+      },
+      "Forgets every site and count (tests; a fresh report).");
+}
+
+}  // namespace anydev::python
