@@ -18,6 +18,7 @@ from __future__ import annotations
 import importlib as _importlib
 from typing import NamedTuple as _NamedTuple
 
+import os as _os
 import sys as _sys
 
 from . import _C, accelerator
@@ -38,6 +39,12 @@ __version__ = _C._version()
 # PyTorch proposed, `torch.acc`); importable either way.
 acc = accelerator
 _sys.modules["anydev.acc"] = accelerator
+
+if _os.environ.get("ANYDEV_REPORT"):
+    # Write the runtime report of legacy calls at exit (see anydev.report).
+    from . import report as _report
+
+    _report._enable_from_environment()
 
 __all__ = [
     "BackendInfo",
@@ -113,6 +120,6 @@ def get_device_module(device: "device | str | None" = None):
 
 def __getattr__(name: str):
     # Submodules load on first use so that `import anydev` stays cheap.
-    if name in _DEVICE_MODULES or name == "testing":
+    if name in _DEVICE_MODULES or name in ("testing", "compat", "report"):
         return _importlib.import_module(f"anydev.{name}")
     raise AttributeError(f"module 'anydev' has no attribute '{name}'")

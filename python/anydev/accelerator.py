@@ -62,18 +62,11 @@ def synchronize(device: "_C.device | str | int | None" = None, /) -> None:
     _C._acc_synchronize(device)
 
 
-def current_device_idx() -> int:
-    """Deprecated alias of :func:`current_device_index` (as in PyTorch 2.7+)."""
-    import warnings
+def __getattr__(name: str):
+    # The deprecated aliases are table-generated forwarders (counted, warned
+    # once per call site); loaded on first use so `import anydev` stays cheap.
+    if name in ("current_device_idx", "set_device_idx"):
+        from . import _legacy_accelerator
 
-    warnings.warn("Use `current_device_index` instead.", FutureWarning, stacklevel=2)
-    return current_device_index()
-
-
-def set_device_idx(device: "_C.device | str | int", /) -> None:
-    """Deprecated alias of :func:`set_device_index` (as in PyTorch 2.7+)."""
-    import warnings
-
-    warnings.warn("Use `set_device_index` instead.", FutureWarning, stacklevel=2)
-    set_device_index(device)
-
+        return getattr(_legacy_accelerator, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

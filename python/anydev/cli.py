@@ -1,11 +1,15 @@
 """The ``anydev`` command.
 
-    anydev doctor        what anydev sees: backends, devices, the accelerator and why
-    anydev demo          a tour of devices, streams and events on the simulated accelerator
-    anydev version       the version
+    anydev doctor                 what anydev sees: backends, devices, the accelerator and why
+    anydev demo                   a tour of devices, streams and events on the simulated accelerator
+    anydev run SCRIPT [ARGS...]   run a legacy script with the runtime report on; print its summary
+    anydev report show FILE       render a runtime report (text, markdown, json, sarif)
+    anydev report merge FILES -o OUT   merge the reports of many processes
+    anydev version                the version
 
 Exit codes: 0 success, 1 a check failed (``doctor`` with a bad configuration),
-2 usage errors.
+2 usage or I/O errors (a bad report file, a report path that cannot be
+written); ``run`` exits with the script's own status.
 """
 
 from __future__ import annotations
@@ -121,6 +125,75 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_run(args: argparse.Namespace) -> int:
+    import runpy
+    import traceback
+
+    from . import report
+
+    template = args.report or os.environ.get("ANYDEV_REPORT")
+    if template:
+        try:
+            report.enable_at_exit(template)
+        except report.ReportError as e:
+            print(f"anydev run: {e}", file=sys.stderr)
+            return 2
+    if args.module:
+        target, run = args.target, lambda: runpy.run_module(args.target, run_name="__main__",
+                                                             alter_sys=True)
+    else:
+        if not os.path.isfile(args.target):
+            print(f"anydev run: {args.target}: no such file", file=sys.stderr)
+            return 2
+        target = args.target
+        sys.path.insert(0, os.path.dirname(os.path.abspath(target)))
+        run = lambda: runpy.run_path(target, run_name="__main__")  # noqa: E731
+    sys.argv = [target, *args.args]
+    status = 0
+    try:
+        run()
+    except SystemExit as e:
+        code = e.code
+        status = code if isinstance(code, int) else (0 if code is None else 1)
+        if code is not None and not isinstance(code, int):
+            print(code, file=sys.stderr)
+    except BaseException:  # the script's own failure: show it, then the summary
+        traceback.print_exc()
+        status = 1
+    finally:
+        sys.stdout.flush()
+        print(report.render(report.snapshot()), end="", file=sys.stderr)
+    return status
+
+
+def _cmd_report_show(args: argparse.Namespace) -> int:
+    from . import report
+
+    try:
+        data = report.load(args.file)
+        text = report.render(data, args.format, root=args.root)
+    except report.ReportError as e:
+        print(f"anydev report show: {e}", file=sys.stderr)
+        return 2
+    sys.stdout.write(text if text.endswith("\n") else text + "\n")
+    return 0
+
+
+def _cmd_report_merge(args: argparse.Namespace) -> int:
+    from . import report
+
+    try:
+        merged = report.merge(report.load(f) for f in args.files)
+        report.write(args.output, merged)
+    except (report.ReportError, OSError) as e:
+        print(f"anydev report merge: {e}", file=sys.stderr)
+        return 2
+    total = sum(c["count"] for c in merged["calls"])
+    print(f"merged {len(args.files)} report(s): {total} legacy call(s) from "
+          f"{len(merged['calls'])} call site(s) -> {args.output}", file=sys.stderr)
+    return 0
+
+
 def _cmd_version(args: argparse.Namespace) -> int:
     import anydev
 
@@ -145,6 +218,30 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--work", type=float, default=0.05, metavar="SECONDS",
                    help="length of the simulated kernel (default: 0.05)")
     p.set_defaults(func=_cmd_demo)
+
+    p = sub.add_parser("run", help="run a legacy script with the runtime report on",
+                       description="Runs SCRIPT (or -m MODULE) as __main__ with anydev's "
+                                   "runtime report on and prints the legacy calls that ran.")
+    p.add_argument("-m", dest="module", action="store_true", help="TARGET is a module name")
+    p.add_argument("--report", metavar="PATH",
+                   help="also write the report here ({pid} and {rank} expand); "
+                        "default: $ANYDEV_REPORT if set")
+    p.add_argument("target", metavar="SCRIPT")
+    p.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the script")
+    p.set_defaults(func=_cmd_run)
+
+    p = sub.add_parser("report", help="show or merge runtime reports")
+    rsub = p.add_subparsers(dest="report_command", metavar="ACTION")
+    rsub.required = True
+    q = rsub.add_parser("show", help="render a report")
+    q.add_argument("file")
+    q.add_argument("--format", choices=("text", "markdown", "json", "sarif"), default="text")
+    q.add_argument("--root", help="paths are shown relative to this folder (default: cwd)")
+    q.set_defaults(func=_cmd_report_show)
+    q = rsub.add_parser("merge", help="merge the reports of many processes into one")
+    q.add_argument("files", nargs="+", metavar="FILE")
+    q.add_argument("-o", "--output", required=True, metavar="OUT")
+    q.set_defaults(func=_cmd_report_merge)
 
     p = sub.add_parser("version", help="print the version")
     p.set_defaults(func=_cmd_version)

@@ -208,15 +208,18 @@ def test_legacy_aliases_warn_once_per_call(run_python):
             j = acc.current_device_index()
         print(i, j)
         for x in w:
-            print(x.category.__name__, "|", x.message, "|", x.filename.endswith("<string>"))
+            print(x.category.__name__, "|", issubclass(x.category, FutureWarning), "|",
+                  str(x.message).split(";")[1].strip(), "|", x.filename.endswith("<string>"))
     """, env={"ANYDEV_SIM_DEVICES": "2"})
     assert rc == 0, err
     lines = out.splitlines()
     assert lines[0] == "0 1"
     # stacklevel points at the caller, not at anydev's own file.
     assert lines[1:] == [
-        "FutureWarning | Use `current_device_index` instead. | True",
-        "FutureWarning | Use `set_device_index` instead. | True",
+        "LegacyAPIWarning | True | use anydev.accelerator.current_device_index "
+        "(in PyTorch: torch.accelerator.current_device_index) [AD501] | True",
+        "LegacyAPIWarning | True | use anydev.accelerator.set_device_index "
+        "(in PyTorch: torch.accelerator.set_device_index) [AD502] | True",
     ]
 
 

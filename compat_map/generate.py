@@ -1,0 +1,693 @@
+#!/usr/bin/env python3
+"""Validates the compat table (compat_map/*.toml) and writes what it drives.
+
+    python3 compat_map/generate.py            # validate, then write what changed
+    python3 compat_map/generate.py --check    # validate; fail if a generated file is stale
+
+Outputs (each opens with an @generated line naming its source):
+
+    python/anydev/_compat_table.py        the rows, for the runtime and the report
+    python/anydev/cuda/__init__.py(i)     shims for torch.cuda, and their stubs
+    python/anydev/cuda/amp/__init__.py(i) shims for torch.cuda.amp
+    python/anydev/xpu/__init__.py(i)      shims for torch.xpu
+    python/anydev/_legacy_accelerator.py  torch.accelerator.*_idx aliases
+    shims/include/anydev/compat/cuda.h    C++ [[deprecated]] forwarders in anydev::cuda
+    shims/include/anydev/compat/xpu.h     C++ forwarders in anydev::xpu
+    docs/migration-guide.md               the migration guide, with coverage in numbers
+
+Validation is strict (the schema is compat_map/SCHEMA.md): unknown or
+duplicate keys, a bad kind, status or fix, a malformed code, a duplicate code
+or legacy name, a replacement or anydev target that targets.toml does not
+list, a template placeholder the signature does not bind: each stops with
+``file:line: reason``. Exit codes: 0 ok, 1 invalid table or stale output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+try:
+    import tomllib
+except ImportError:  # Python < 3.11
+    import tomli as tomllib  # type: ignore[no-redef]
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TABLE_DIR = os.path.join(ROOT, "compat_map")
+ROW_FILES = ("python.toml", "xpu.toml", "cpp.toml")
+
+KEYS = ["code", "legacy", "also", "kind", "status", "replacement", "anydev", "fix", "signature",
+        "template", "rename", "deprecated_in", "note", "shim"]
+KINDS = ("call", "context_manager", "class", "attribute", "module", "decorator")
+STATUSES = ("deprecated", "kept")
+FIXES = ("safe", "unsafe", "none")
+AREAS = {  # code range -> (files it may appear in, legacy prefix)
+    1: ("python.toml", "torch.cuda."), 2: ("python.toml", "torch.cuda."),
+    3: ("python.toml", "torch.cuda"), 4: ("xpu.toml", "torch.xpu"),
+    5: ("python.toml", "torch."), 6: ("cpp.toml", ""), 7: ("cpp.toml", ""), 8: ("cpp.toml", ""),
+}
+GENERATED = "@generated from compat_map/{src} by compat_map/generate.py -- do not edit"
+
+
+class TableError(Exception):
+    pass
+
+
+@dataclass
+class Row:
+    file: str               # "python.toml"
+    line: int               # line of its [[row]] header
+    text_lines: list[str]   # the row's source lines, for key positions
+    data: dict[str, Any]
+
+    def __getattr__(self, name: str) -> Any:
+        if name in KEYS:
+            return self.data.get(name)
+        raise AttributeError(name)
+
+    @property
+    def source(self) -> str:
+        return f"compat_map/{self.file}:{self.line}"
+
+    def key_line(self, key: str) -> int:
+        pat = re.compile(rf"^\s*{re.escape(key)}\s*=")
+        for i, text in enumerate(self.text_lines):
+            if pat.match(text):
+                return self.line + i
+        return self.line
+
+    @property
+    def is_cpp(self) -> bool:
+        return self.file == "cpp.toml"
+
+
+@dataclass
+class Table:
+    rows: list[Row] = field(default_factory=list)
+    targets: dict[str, set[str]] = field(default_factory=dict)
+    target_lines: dict[str, int] = field(default_factory=dict)
+
+
+# --- loading -------------------------------------------------------------------
+
+
+def _load_toml(path: str) -> tuple[dict[str, Any], list[str]]:
+    rel = os.path.relpath(path, ROOT)
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError as e:
+        raise TableError(f"{rel}: cannot read: {e.strerror}") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise TableError(f"{rel}: not UTF-8 (byte {e.start})") from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        msg = str(e)
+        m = re.search(r"\(at line (\d+), column (\d+)\)", msg)
+        if m:
+            msg = msg[: m.start()].strip()
+            raise TableError(f"{rel}:{m.group(1)}:{m.group(2)}: {msg}") from None
+        raise TableError(f"{rel}: {msg}") from None
+    return data, text.splitlines()
+
+
+def load_table() -> Table:
+    table = Table()
+    errors: list[str] = []
+    tpath = os.path.join(TABLE_DIR, "targets.toml")
+    tdata, tlines = _load_toml(tpath)
+    for key in tdata:
+        if key not in ("schema", "python", "anydev_python", "cpp", "anydev_cpp"):
+            errors.append(f"compat_map/targets.toml: unknown key `{key}`")
+    for group in ("python", "anydev_python", "cpp", "anydev_cpp"):
+        section = tdata.get(group, {})
+        names = section.get("names", []) if isinstance(section, dict) else None
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            errors.append(f"compat_map/targets.toml: [{group}] names must be a list of strings")
+            continue
+        seen: set[str] = set()
+        for n in names:
+            line = next((i + 1 for i, t in enumerate(tlines) if f'"{n}"' in t), 1)
+            if n in seen:
+                errors.append(f"compat_map/targets.toml:{line}: `{n}` is listed twice")
+            seen.add(n)
+            table.target_lines[n] = line
+        table.targets[group] = seen
+    for fname in ROW_FILES:
+        path = os.path.join(TABLE_DIR, fname)
+        data, lines = _load_toml(path)
+        if data.get("schema") != 1:
+            errors.append(f"compat_map/{fname}:1: `schema = 1` is missing or not 1")
+        for key in data:
+            if key not in ("schema", "row"):
+                line = next((i + 1 for i, t in enumerate(lines)
+                             if re.match(rf"^\s*\[?{re.escape(key)}\b", t)), 1)
+                errors.append(f"compat_map/{fname}:{line}: unknown top-level key `{key}`")
+        rows = data.get("row", [])
+        headers = [i + 1 for i, t in enumerate(lines) if t.strip() == "[[row]]"]
+        if not isinstance(rows, list) or len(headers) != len(rows):
+            errors.append(f"compat_map/{fname}: every row must be a `[[row]]` table on a line "
+                          f"of its own ({len(headers)} headers for {len(rows)} rows)")
+            continue
+        for i, (d, line) in enumerate(zip(rows, headers)):
+            end = headers[i + 1] - 1 if i + 1 < len(headers) else len(lines)
+            table.rows.append(Row(fname, line, lines[line - 1:end], d))
+    if errors:
+        raise TableError("\n".join(errors))
+    return table
+
+
+# --- validation ----------------------------------------------------------------
+
+
+def _signature_params(sig: str) -> list[str]:
+    try:
+        fn = ast.parse(f"def f{sig}: pass").body[0]
+    except SyntaxError as e:
+        raise ValueError(f"signature {sig!r} is not a Python parameter list ({e.msg})") from None
+    a = fn.args  # type: ignore[attr-defined]
+    names = [x.arg for x in a.posonlyargs + a.args + a.kwonlyargs]
+    if a.vararg:
+        names.append(a.vararg.arg)
+    if a.kwarg:
+        names.append(a.kwarg.arg)
+    return names
+
+
+def _cpp_params(sig: str) -> list[str]:
+    names = []
+    depth = 0
+    cur = ""
+    for ch in sig.strip().strip("()"):
+        if ch in "<([":
+            depth += 1
+        elif ch in ">)]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            names.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    if cur.strip():
+        names.append(cur)
+    out = []
+    for p in names:
+        p = p.split("=")[0].strip()
+        m = re.search(r"([A-Za-z_][A-Za-z0-9_]*)\s*$", p)
+        if m:
+            out.append(m.group(1))
+    return out
+
+
+PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
+
+
+def validate(table: Table) -> None:
+    errors: list[str] = []
+    codes: dict[str, Row] = {}
+    names: dict[str, Row] = {}
+
+    def err(row: Row, key: Optional[str], msg: str) -> None:
+        line = row.key_line(key) if key else row.line
+        errors.append(f"compat_map/{row.file}:{line}: {row.data.get('legacy', '?')}: {msg}")
+
+    for row in table.rows:
+        d = row.data
+        for key in d:
+            if key not in KEYS:
+                err(row, key, f"unknown key `{key}` (known: {', '.join(KEYS)})")
+        for key in ("code", "legacy", "kind", "status", "deprecated_in", "note"):
+            if key not in d:
+                err(row, None, f"`{key}` is missing")
+        for key in ("code", "legacy", "kind", "status", "replacement", "anydev", "fix",
+                    "signature", "template", "deprecated_in", "note"):
+            if key in d and not isinstance(d[key], str):
+                err(row, key, f"`{key}` must be a string")
+        code = d.get("code", "")
+        if isinstance(code, str):
+            m = re.fullmatch(r"AD([1-9])\d\d", code)
+            if not m:
+                err(row, "code", f"code {code!r} is not AD followed by three digits")
+            else:
+                files, prefix = AREAS[int(m.group(1))]
+                if row.file != files:
+                    err(row, "code", f"code {code} belongs in compat_map/{files} (see SCHEMA.md)")
+                if prefix and not str(d.get("legacy", "")).startswith(prefix):
+                    err(row, "code", f"code {code} is for {prefix}* rows")
+            if code in codes:
+                err(row, "code", f"duplicate code {code} (also {codes[code].source})")
+            codes[code] = row
+        spellings = [d.get("legacy")] + list(d.get("also", []) if isinstance(d.get("also"), list) else [])
+        if "also" in d and (not isinstance(d["also"], list) or not all(isinstance(x, str) for x in d["also"])):
+            err(row, "also", "`also` must be a list of strings")
+        for s in spellings:
+            if isinstance(s, str):
+                if s in names:
+                    err(row, "legacy", f"{s} already has a row ({names[s].source})")
+                names[s] = row
+        kind, status, fix = d.get("kind"), d.get("status"), d.get("fix")
+        if kind is not None and kind not in KINDS:
+            err(row, "kind", f"kind {kind!r} is not one of {', '.join(KINDS)}")
+        if status is not None and status not in STATUSES:
+            err(row, "status", f"status {status!r} is not one of {', '.join(STATUSES)}")
+        if fix is not None and fix not in FIXES:
+            err(row, "fix", f"fix {fix!r} is not one of {', '.join(FIXES)}")
+        if "rename" in d and not isinstance(d["rename"], bool):
+            err(row, "rename", "`rename` must be true or false")
+        if isinstance(d.get("deprecated_in"), str) and not re.fullmatch(r"\d+\.\d+", d["deprecated_in"]):
+            err(row, "deprecated_in", f"deprecated_in {d['deprecated_in']!r} is not a version like \"2.6\"")
+        group = "cpp" if row.is_cpp else "python"
+        if status == "deprecated":
+            for key in ("replacement", "fix"):
+                if key not in d:
+                    err(row, None, f"a deprecated row needs `{key}`")
+            rep = d.get("replacement")
+            if isinstance(rep, str):
+                if rep == "" and fix not in (None, "none"):
+                    err(row, "fix", "a row without a replacement can only have fix = \"none\"")
+                if rep and rep not in table.targets.get(group, set()):
+                    err(row, "replacement", f"replacement {rep!r} names nothing: it is not in "
+                                            f"[{group}] of compat_map/targets.toml")
+            if fix != "none" and not d.get("replacement"):
+                pass
+        elif status == "kept":
+            for key in ("fix", "template", "shim"):
+                if key in d:
+                    err(row, key, f"a kept row has no `{key}` (it is never rewritten)")
+        anydev = d.get("anydev")
+        if isinstance(anydev, str):
+            agroup = "anydev_cpp" if row.is_cpp else "anydev_python"
+            if anydev not in table.targets.get(agroup, set()):
+                err(row, "anydev", f"anydev target {anydev!r} names nothing: it is not in "
+                                   f"[{agroup}] of compat_map/targets.toml")
+        sig = d.get("signature")
+        params: Optional[list[str]] = None
+        if isinstance(sig, str):
+            if row.is_cpp:
+                params = _cpp_params(sig)
+            else:
+                try:
+                    params = _signature_params(sig)
+                except ValueError as e:
+                    err(row, "signature", str(e))
+        elif kind in ("call", "context_manager", "class", "decorator") and status == "deprecated" \
+                and not row.is_cpp:
+            err(row, None, f"a deprecated {kind} row needs `signature`")
+        tpl = d.get("template")
+        if isinstance(tpl, str):
+            if fix == "none":
+                err(row, "template", "a row with fix = \"none\" has no template")
+            for ph in PLACEHOLDER.findall(tpl):
+                if ph == "*":
+                    continue
+                if params is None or ph not in params:
+                    err(row, "template", f"template placeholder {{{ph}}} is not a parameter of "
+                                         f"the signature {sig!r}")
+        shim = d.get("shim")
+        if shim is not None:
+            if not row.is_cpp:
+                err(row, "shim", "`shim` is for C++ rows")
+            elif not isinstance(shim, dict):
+                err(row, "shim", "`shim` must be a table")
+            else:
+                allowed = {"name", "returns", "params", "body", "alias"}
+                for k in shim:
+                    if k not in allowed:
+                        err(row, "shim", f"unknown shim key `{k}` (known: {', '.join(sorted(allowed))})")
+                if "name" not in shim:
+                    err(row, "shim", "shim needs `name`")
+                if "alias" in shim and ("body" in shim or "returns" in shim):
+                    err(row, "shim", "a shim is either an alias or a function (returns/params/body)")
+                if "alias" not in shim and not {"returns", "body"} <= set(shim):
+                    err(row, "shim", "a function shim needs `returns` and `body`")
+                if not isinstance(anydev, str):
+                    err(row, "shim", "a shim forwards to its row's `anydev` target, which is missing")
+    used = {g: set() for g in table.targets}
+    for row in table.rows:
+        group = "cpp" if row.is_cpp else "python"
+        if row.replacement:
+            used[group].add(row.replacement)
+        if row.anydev:
+            used["anydev_" + group].add(row.anydev)
+    for g, listed in table.targets.items():
+        for n in sorted(listed - used.get(g, set())):
+            errors.append(f"compat_map/targets.toml:{table.target_lines.get(n, 1)}: `{n}` in "
+                          f"[{g}] is used by no row")
+    if errors:
+        raise TableError("\n".join(errors))
+
+
+# --- outputs ---------------------------------------------------------------------
+
+
+def py_str(s: str) -> str:
+    return repr(s)
+
+
+def message(row: Row, shim_name: str) -> str:
+    """The warning text: the legacy entry point, the replacement, the rule code."""
+    if row.anydev:
+        return (f"{shim_name} is a legacy device-specific API ({row.legacy}); use {row.anydev} "
+                f"(in PyTorch: {row.replacement}) [{row.code}]")
+    if row.replacement:
+        return (f"{shim_name} is a legacy device-specific API ({row.legacy}); in PyTorch use "
+                f"{row.replacement} [{row.code}]")
+    return f"{shim_name} is a legacy device-specific API ({row.legacy}) [{row.code}]"
+
+
+def shim_module_of(row: Row) -> Optional[tuple[str, str]]:
+    """(anydev module, attribute) of a Python row's shim, or None."""
+    legacy = row.legacy
+    for prefix, module in (("torch.cuda.amp.", "anydev.cuda.amp"), ("torch.cuda.", "anydev.cuda"),
+                           ("torch.xpu.", "anydev.xpu"),
+                           ("torch.accelerator.", "anydev._legacy_accelerator")):
+        if legacy.startswith(prefix):
+            rest = legacy[len(prefix):]
+            if "." in rest:
+                return None  # a member of a class or submodule: covered by its parent
+            return module, rest
+    return None
+
+
+def gen_table_module(table: Table) -> str:
+    out = [f"# {GENERATED.format(src='*.toml')}",
+           '"""The compat table as Python data: one Row per legacy symbol (see compat_map/SCHEMA.md)."""',
+           "",
+           "from __future__ import annotations",
+           "",
+           "from typing import NamedTuple, Optional",
+           "",
+           "",
+           "class Row(NamedTuple):",
+           "    code: str",
+           "    legacy: str",
+           "    also: tuple[str, ...]",
+           "    kind: str",
+           "    status: str",
+           "    replacement: str",
+           "    anydev: Optional[str]",
+           "    fix: str",
+           "    signature: Optional[str]",
+           "    template: Optional[str]",
+           "    rename: bool",
+           "    deprecated_in: str",
+           "    note: str",
+           "    source: str",
+           "    language: str",
+           "",
+           "",
+           "ROWS: tuple[Row, ...] = ("]
+    for r in table.rows:
+        fix = r.fix or "none"
+        rename = r.data.get("rename", fix != "none")
+        out.append(
+            f"    Row({py_str(r.code)}, {py_str(r.legacy)}, {tuple(r.also or ())!r}, "
+            f"{py_str(r.kind)}, {py_str(r.status)}, {py_str(r.replacement or '')}, "
+            f"{r.anydev!r}, {py_str(fix)}, {r.signature!r}, {r.template!r}, {rename!r}, "
+            f"{py_str(r.deprecated_in)}, {py_str(r.note)}, {py_str(r.source)}, "
+            f"{py_str('cpp' if r.is_cpp else 'python')}),")
+    out += [")",
+            "",
+            "ROWS_BY_CODE: dict[str, Row] = {r.code: r for r in ROWS}",
+            "ROWS_BY_LEGACY: dict[str, Row] = {n: r for r in ROWS for n in (r.legacy, *r.also)}",
+            ""]
+    return "\n".join(out)
+
+
+MODULE_DOCS = {
+    "anydev.cuda": ("torch.cuda",
+                    "Legacy ``torch.cuda`` entry points over anydev.\n\n"
+                    "Every entry point with a device-generic replacement forwards to it and acts on\n"
+                    "the current accelerator, whatever its type, so legacy CUDA code runs on any\n"
+                    "accelerator; the first call from each call site warns with\n"
+                    "anydev.compat.LegacyAPIWarning, and every call is counted (anydev.report).\n"
+                    "Device-specific entry points that PyTorch keeps (rule 4) are here too, without\n"
+                    "a warning; those anydev cannot answer raise NotImplementedError."),
+    "anydev.cuda.amp": ("torch.cuda.amp",
+                        "Legacy ``torch.cuda.amp`` entry points. anydev has no tensors and so no\n"
+                        "autocast: each entry point counts, warns, and raises\n"
+                        "anydev.compat.NoEquivalentError naming PyTorch's replacement."),
+    "anydev.xpu": ("torch.xpu", "Legacy ``torch.xpu`` entry points over anydev (see anydev.cuda)."),
+    "anydev._legacy_accelerator": ("torch.accelerator",
+                                   "The deprecated ``torch.accelerator`` aliases, as forwarders."),
+}
+
+
+def _pyi_signature(row: Row) -> str:
+    sig = row.signature or "(*args, **kwargs)"
+    sig = re.sub(r"torch\.\w+", "...", sig)
+    return sig
+
+
+def gen_shim_module(table: Table, module: str) -> tuple[str, str]:
+    rows = [r for r in table.rows if not r.is_cpp and (shim_module_of(r) or ("", ""))[0] == module]
+    srcs = sorted({r.file for r in rows})
+    legacy_mod, doc = MODULE_DOCS[module]
+    retype = {"anydev.cuda": "cuda", "anydev.cuda.amp": "cuda", "anydev.xpu": "xpu"}.get(module, "")
+    out = [f"# {GENERATED.format(src=', compat_map/'.join(srcs))}",
+           f'"""{doc}\n"""',
+           "",
+           "from anydev import _compat_runtime as _rt",
+           "",
+           f"_M = _rt.ShimModule(__name__, {legacy_mod!r}, {retype!r})",
+           ""]
+    lazy: list[tuple[str, str]] = []
+    names: list[str] = []
+    for r in sorted(rows, key=lambda r: shim_module_of(r)[1]):  # type: ignore[index]
+        attr = shim_module_of(r)[1]  # type: ignore[index]
+        if attr == "amp" and module == "anydev.cuda":
+            lazy.append((attr, r.code))
+            names.append(attr)
+            continue
+        names.append(attr)
+        if r.status == "deprecated" and r.kind in ("attribute", "module"):
+            lazy.append((attr, r.code))
+            continue
+        maker = {
+            ("deprecated", "class"): "klass",
+            ("kept", "class"): "kept",
+        }.get((r.status, r.kind), "forwarder" if r.status == "deprecated" else "kept")
+        out.append(f"{attr} = _M.{maker}({r.code!r})  # {r.source}")
+    out += ["",
+            "__getattr__ = _M.lazy_getattr(globals(), {"
+            + ", ".join(f"{a!r}: {c!r}" for a, c in lazy) + "})",
+            f"__all__ = {sorted(names)!r}",
+            ""]
+    # Stub: every legacy entry point marked @deprecated (PEP 702) for static tools.
+    stub = [f"# {GENERATED.format(src=', compat_map/'.join(srcs))}",
+            "from typing import Any",
+            "",
+            "from typing_extensions import deprecated",
+            "",
+            "import anydev",
+            ""]
+    if module == "anydev.cuda":
+        stub += ["from . import amp as amp", ""]
+    for r in sorted(rows, key=lambda r: shim_module_of(r)[1]):  # type: ignore[index]
+        attr = shim_module_of(r)[1]  # type: ignore[index]
+        if attr == "amp" and module == "anydev.cuda":
+            continue
+        msg = message(r, f"{module}.{attr}")
+        dec = f"@deprecated({msg!r})\n" if r.status == "deprecated" else ""
+        if r.kind in ("attribute", "module"):
+            stub.append(f"{attr}: Any" + (f"  # deprecated: {msg}" if dec else ""))
+        elif r.kind == "class" and r.status == "deprecated" and r.anydev:
+            stub.append(f"{dec}class {attr}({r.anydev}): ...")
+        elif r.kind == "class":
+            stub.append(f"{dec}class {attr}:\n    def __init__(self, *args: Any, **kwargs: Any) -> None: ...")
+        else:
+            stub.append(f"{dec}def {attr}{_pyi_sig_for_stub(r)} -> Any: ...")
+    stub.append("")
+    return "\n".join(out), "\n".join(stub)
+
+
+def _pyi_sig_for_stub(row: Row) -> str:
+    if not row.signature:
+        return "(*args: Any, **kwargs: Any)"
+    try:
+        fn = ast.parse(f"def f{row.signature}: pass").body[0]
+    except SyntaxError:
+        return "(*args: Any, **kwargs: Any)"
+    a = fn.args  # type: ignore[attr-defined]
+    for arg in a.posonlyargs + a.args + a.kwonlyargs:
+        arg.annotation = ast.Name("Any")
+    if a.vararg:
+        a.vararg.annotation = ast.Name("Any")
+    if a.kwarg:
+        a.kwarg.annotation = ast.Name("Any")
+    a.defaults = [ast.Constant(...) for _ in a.defaults]
+    a.kw_defaults = [None if d is None else ast.Constant(...) for d in a.kw_defaults]
+    return "(" + ast.unparse(a) + ")"
+
+
+def gen_cpp_header(table: Table, ns: str) -> str:
+    legacy_ns = {"cuda": ("c10::cuda::", "at::cuda::"), "xpu": ("c10::xpu::",)}[ns]
+    rows = [r for r in table.rows if r.is_cpp and r.status == "deprecated" and r.shim
+            and r.legacy.startswith(legacy_ns)]
+    guard = f"ANYDEV_COMPAT_{ns.upper()}_H_"
+    out = [f"// {GENERATED.format(src='cpp.toml')}",
+           f"//",
+           f"// <anydev/compat/{ns}.h>: the legacy {'/'.join(n.rstrip(':') for n in legacy_ns)} API",
+           f"// as [[deprecated]] inline forwarders in anydev::{ns} onto anydev::acc. Each",
+           f"// deprecation message names the replacement and the table row it came from.",
+           f"// Legacy-style code compiles unchanged against anydev::{ns}::..., and the",
+           f"// compiler lists every line to migrate. Errors throw anydev::compat::Error,",
+           f"// as the legacy API throws c10::Error.",
+           f"#ifndef {guard}",
+           f"#define {guard}",
+           "",
+           "#include <anydev/compat/support.h>",
+           "",
+           f"namespace anydev::{ns} {{",
+           ""]
+    by_ns: dict[str, list[str]] = {}
+    for r in rows:
+        shim = r.shim
+        qual = shim["name"].split("::")
+        inner, name = "::".join(qual[:-1]), qual[-1]
+        note = f"use {r.anydev} ({r.source})"
+        dep = f'[[deprecated("{note}")]]'
+        if "alias" in shim:
+            text = f"using {name} {dep} = {shim['alias']};"
+        else:
+            text = (f"{dep} inline {shim['returns']} {name}({shim.get('params', '')}) {{\n"
+                    f"  {shim['body']}\n}}")
+        by_ns.setdefault(inner, []).append(f"// {r.legacy} -> {r.replacement} [{r.code}]\n{text}\n")
+    for inner in sorted(by_ns):
+        if inner:
+            out.append(f"namespace {inner} {{\n")
+        out.extend(by_ns[inner])
+        if inner:
+            out.append(f"}}  // namespace {inner}\n")
+    out += [f"}}  // namespace anydev::{ns}", "", f"#endif  // {guard}", ""]
+    return "\n".join(out)
+
+
+def gen_guide(table: Table) -> str:
+    py = [r for r in table.rows if not r.is_cpp]
+    cpp = [r for r in table.rows if r.is_cpp]
+
+    def counts(rows: list[Row]) -> tuple[int, int, int, int, int]:
+        dep = [r for r in rows if r.status == "deprecated"]
+        return (len(rows), len(dep), len(rows) - len(dep),
+                sum(1 for r in dep if r.fix in ("safe", "unsafe")),
+                sum(1 for r in dep if r.anydev))
+
+    groups = [("torch.cuda", [r for r in py if r.legacy.startswith("torch.cuda.") and not r.legacy.startswith("torch.cuda.amp.")]),
+              ("torch.cuda.amp", [r for r in py if r.legacy.startswith("torch.cuda.amp.")]),
+              ("torch.xpu", [r for r in py if r.legacy.startswith("torch.xpu.")]),
+              ("torch.accelerator aliases", [r for r in py if r.legacy.startswith("torch.accelerator.")]),
+              ("c10::cuda / at::cuda", [r for r in cpp if r.legacy.startswith(("c10::cuda::", "at::cuda::")) and "CachingAllocator" not in r.legacy]),
+              ("CUDACachingAllocator", [r for r in cpp if "CUDACachingAllocator" in r.legacy]),
+              ("c10::xpu", [r for r in cpp if r.legacy.startswith("c10::xpu::")])]
+    spellings = sum(1 + len(r.also or ()) for r in table.rows)
+    lines = [f"<!-- {GENERATED.format(src='*.toml')} -->",
+             "# Migration guide: from torch.cuda / torch.xpu to the device-generic API",
+             "",
+             "Generated from the compat table (`compat_map/`). PyTorch's rules: device-generic",
+             "calls live in `torch` with an optional device, calls for the current accelerator in",
+             "`torch.accelerator`, and only what is truly device-specific stays in `torch.cuda` or",
+             "`torch.xpu`. Every legacy entry point is listed below with its replacement, how",
+             "safe the mechanical rewrite is (`safe`: exact; `unsafe`: changes behaviour, see the",
+             "note; `none`: migrate by hand), and its rule code (`anydev rule ADxxx`).",
+             "",
+             "## Coverage",
+             "",
+             f"The table has **{len(table.rows)} rows** ({spellings} spellings, counting `at::cuda::` "
+             "beside `c10::cuda::`):",
+             "",
+             "| area | rows | deprecated | kept (device-specific) | with a rewrite | with an anydev forwarder |",
+             "|---|---:|---:|---:|---:|---:|"]
+    for name, rows in groups:
+        n, d, k, f, a = counts(rows)
+        lines.append(f"| `{name}` | {n} | {d} | {k} | {f} | {a} |")
+    n, d, k, f, a = counts(table.rows)
+    lines += [f"| **all** | **{n}** | **{d}** | **{k}** | **{f}** | **{a}** |", ""]
+    lines += ["Kept rows are PyTorch's device-specific APIs (rule 4): anydev never warns about them",
+              "or reports them as legacy.", ""]
+    for name, rows in groups:
+        lines += [f"## `{name}`", "",
+                  "| legacy | replacement | fix | rule | since | note |",
+                  "|---|---|---|---|---|---|"]
+        for r in sorted(rows, key=lambda r: r.code):
+            legacy = " / ".join(f"`{s}`" for s in [r.legacy, *(r.also or [])])
+            if r.status == "kept":
+                rep, fix = "*kept: device-specific*", "—"
+            else:
+                rep = f"`{r.template}`" if r.template else (f"`{r.replacement}`" if r.replacement else "*none*")
+                fix = r.fix
+            note = r.note.replace("|", "\\|").replace("\n", " ")
+            lines.append(f"| {legacy} | {rep} | {fix} | {r.code} | {r.deprecated_in} | {note} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def outputs(table: Table) -> dict[str, str]:
+    files = {"python/anydev/_compat_table.py": gen_table_module(table)}
+    for module, path in (("anydev.cuda", "python/anydev/cuda/__init__"),
+                         ("anydev.cuda.amp", "python/anydev/cuda/amp/__init__"),
+                         ("anydev.xpu", "python/anydev/xpu/__init__"),
+                         ("anydev._legacy_accelerator", "python/anydev/_legacy_accelerator")):
+        code, stub = gen_shim_module(table, module)
+        files[path + ".py"] = code
+        if not module.startswith("anydev._"):
+            files[path + ".pyi"] = stub
+    files["shims/include/anydev/compat/cuda.h"] = gen_cpp_header(table, "cuda")
+    files["shims/include/anydev/compat/xpu.h"] = gen_cpp_header(table, "xpu")
+    files["docs/migration-guide.md"] = gen_guide(table)
+    return files
+
+
+def main(argv: Optional[list[str]] = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--check", action="store_true",
+                    help="validate and fail if a generated file is missing or stale; write nothing")
+    ap.add_argument("--stamp", help="touch this file after a successful run (for the build)")
+    args = ap.parse_args(argv)
+    try:
+        table = load_table()
+        validate(table)
+    except TableError as e:
+        print(str(e), file=sys.stderr)
+        print(f"compat_map: the table is invalid ({len(str(e).splitlines())} problem(s))",
+              file=sys.stderr)
+        return 1
+    stale = []
+    for rel, content in outputs(table).items():
+        path = os.path.join(ROOT, rel)
+        try:
+            with open(path, encoding="utf-8") as f:
+                current = f.read()
+        except OSError:
+            current = None
+        if current == content:
+            continue
+        if args.check:
+            stale.append(rel)
+            continue
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = path + ".tmp"
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(content)
+        os.replace(tmp, path)
+        print(f"compat_map: wrote {rel}")
+    if stale:
+        for rel in stale:
+            print(f"compat_map: {rel} is stale; run `python3 compat_map/generate.py`", file=sys.stderr)
+        return 1
+    if args.stamp:
+        with open(args.stamp, "w"):
+            pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

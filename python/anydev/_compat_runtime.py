@@ -1,0 +1,216 @@
+"""Builds the objects of the generated shim modules from the compat table.
+
+A generated module (``anydev/cuda/__init__.py``) holds one line per legacy
+entry point, e.g. ``current_device = _M.forwarder("AD103")``; this module
+turns a row into the object behind it:
+
+* ``forwarder``: a native forwarder (``anydev._C._compat.Forwarder``) that
+  counts, warns once per call site and calls anydev's replacement, or raises
+  NoEquivalentError naming PyTorch's replacement when anydev has none;
+* ``klass``: a subclass of anydev's replacement class (``anydev.cuda.Stream``
+  is an ``anydev.Stream``) whose constructor counts and warns the same way;
+* ``kept``: a device-specific entry point PyTorch keeps (rule 4): anydev's
+  implementation when it has one (no warning, no count), else a placeholder
+  that raises NotImplementedError with the row's note;
+* ``lazy_getattr``: module ``__getattr__`` for deprecated attributes and
+  submodules, so that an access is counted and warned too.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, Callable, Optional
+
+from . import _C, _kept, compat
+from ._compat_table import ROWS_BY_CODE, Row
+
+_registered: dict[tuple[str, str], int] = {}
+
+
+def _resolve(dotted: Optional[str]) -> Any:
+    """Imports ``anydev.x.y`` and returns it, or None when anydev lacks it."""
+    if not dotted:
+        return None
+    parts = dotted.split(".")
+    for split in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:split]))
+        except ImportError:
+            continue
+        try:
+            for attr in parts[split:]:
+                obj = getattr(obj, attr)
+        except AttributeError:
+            return None
+        return obj
+    return None
+
+
+def _message(row: Row, shim_name: str) -> str:
+    if row.anydev:
+        return (f"{shim_name} is a legacy device-specific API ({row.legacy}); use {row.anydev} "
+                f"(in PyTorch: {row.replacement}) [{row.code}]")
+    if row.replacement:
+        return (f"{shim_name} is a legacy device-specific API ({row.legacy}); in PyTorch use "
+                f"{row.replacement} [{row.code}]")
+    return f"{shim_name} is a legacy device-specific API ({row.legacy}) [{row.code}]"
+
+
+def _no_target_message(row: Row, shim_name: str, target_missing: bool) -> str:
+    pytorch = row.template or row.replacement
+    pytorch = (f"in PyTorch use {pytorch}" if pytorch
+               else "PyTorch has no device-generic replacement")
+    if target_missing:
+        return (f"{shim_name} ({row.legacy}): anydev does not provide {row.anydev} in this "
+                f"version; {pytorch} [{row.code}]")
+    return f"{shim_name} ({row.legacy}) has no equivalent in anydev; {pytorch} [{row.code}]"
+
+
+class Unsupported:
+    """A kept device-specific entry point that anydev cannot answer: using it
+    raises NotImplementedError with the row's note."""
+
+    def __init__(self, name: str, row: Row):
+        self._name = name
+        self._row = row
+        self.__doc__ = f"{row.legacy} (device-specific, kept in PyTorch): {row.note}"
+
+    def _raise(self) -> None:
+        raise NotImplementedError(
+            f"{self._name} ({self._row.legacy}) is a device-specific API that anydev does not "
+            f"implement: {self._row.note} [{self._row.code}]")
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        self._raise()
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):
+            raise AttributeError(name)
+        self._raise()
+
+    def __repr__(self) -> str:
+        return f"<unsupported device-specific API {self._row.legacy} [{self._row.code}]>"
+
+
+# Constructor adapters for class rows: legacy arguments -> anydev's.
+def _stream_args(retype: Callable[[Any], Any], device: Any = None, priority: int = 0,
+                 **kwargs: Any) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    if kwargs:  # Stream(stream_id=, device_index=, device_type=)
+        return (), dict(kwargs, priority=priority)
+    return (retype(device),), {"priority": priority}
+
+
+def _event_args(retype: Callable[[Any], Any], enable_timing: bool = False, blocking: bool = False,
+                interprocess: bool = False, external: bool = False
+                ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    if external:
+        raise NotImplementedError("external events are CUDA-specific; anydev.Event has none")
+    return (), {"enable_timing": enable_timing, "blocking": blocking, "interprocess": interprocess}
+
+
+_CLASS_ADAPTERS = {"anydev.Stream": _stream_args, "anydev.Event": _event_args}
+
+
+class ShimModule:
+    """The factory a generated shim module uses for its entry points."""
+
+    def __init__(self, module: str, legacy_module: str, retype: str):
+        self.module = module
+        self.legacy_module = legacy_module
+        self.retype = retype
+
+    def _row(self, code: str) -> Row:
+        return ROWS_BY_CODE[code]
+
+    def _attr(self, row: Row) -> str:
+        return row.legacy.rsplit(".", 1)[1]
+
+    def _register(self, row: Row, target: Any) -> int:
+        key = (row.code, self.module)
+        if key not in _registered:
+            name = f"{self.module}.{self._attr(row)}"
+            _registered[key] = _C._compat.register(
+                row.legacy, row.replacement, row.code, _message(row, name), target,
+                _no_target_message(row, name, target is None and bool(row.anydev)), self.retype)
+        return _registered[key]
+
+    def retype_device(self, device: Any) -> Any:
+        """Maps a device string or device of the legacy type ("cuda:1") onto
+        the current accelerator ("sim:1"); anything else is returned as is."""
+        if self.retype and isinstance(device, (str, _C.device)):
+            try:
+                d = _C.device(device)
+            except RuntimeError:
+                return device
+            if d.type == self.retype:
+                acc = _C._acc_current_accelerator(False)
+                if acc is not None:
+                    return _C.device(acc.type, d.index)
+        return device
+
+    def forwarder(self, code: str) -> Any:
+        row = self._row(code)
+        target = _resolve(row.anydev)
+        index = self._register(row, target)
+        name = self._attr(row)
+        f = _C._compat.Forwarder(index, name, name, self.module,
+                                 f"Legacy {row.legacy}: {row.note}\n\n"
+                                 f"Forwards to {row.anydev or '(nothing in anydev)'}; in PyTorch use "
+                                 f"{row.replacement or '(none)'}. Rule {row.code} ({row.source}).")
+        f.__deprecated__ = _message(row, f"{self.module}.{name}")
+        if target is not None:
+            f.__wrapped__ = target
+        return f
+
+    def klass(self, code: str) -> Any:
+        row = self._row(code)
+        base = _resolve(row.anydev)
+        if base is None or not isinstance(base, type):
+            return self.forwarder(code)
+        index = self._register(row, base)
+        adapter = _CLASS_ADAPTERS.get(row.anydev or "")
+        retype = self.retype_device
+        message = _message(row, f"{self.module}.{self._attr(row)}")
+
+        def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+            _C._compat.hit(index, 1)
+            if adapter is not None:
+                args, kwargs = adapter(retype, *args, **kwargs)
+            base.__init__(self, *args, **kwargs)
+
+        cls = type(self._attr(row), (base,), {
+            "__init__": __init__,
+            "__module__": self.module,
+            "__doc__": f"Legacy {row.legacy}, a subclass of {row.anydev}: {row.note} [{row.code}]",
+            "__deprecated__": message,
+        })
+        return cls
+
+    def kept(self, code: str) -> Any:
+        row = self._row(code)
+        impl = _kept.implementation(self._attr(row), self)
+        if impl is None:
+            return Unsupported(f"{self.module}.{self._attr(row)}", row)
+        return impl
+
+    def lazy_getattr(self, namespace: dict[str, Any], lazy: dict[str, str]) -> Callable[[str], Any]:
+        module = self.module
+
+        def __getattr__(name: str) -> Any:
+            code = lazy.get(name)
+            if code is None:
+                raise AttributeError(f"module {module!r} has no attribute {name!r}")
+            row = self._row(code)
+            if row.kind == "module" and row.status == "deprecated" and name == "amp":
+                _C._compat.hit(self._register(row, None), 1)
+                return importlib.import_module(f"{module}.{name}")
+            target = _resolve(row.anydev)
+            _C._compat.hit(self._register(row, target), 1)
+            if target is None:
+                return Unsupported(f"{module}.{name}", row)
+            return target
+
+        return __getattr__
+
+
+__all__ = ["ShimModule", "Unsupported", "compat"]

@@ -1,0 +1,301 @@
+"""Policy, warning classes and helpers for anydev's legacy shims.
+
+Every legacy entry point of ``anydev.cuda``, ``anydev.xpu`` and
+``anydev.cuda.amp`` is a forwarder generated from the compat table
+(``compat_map/``). A call is always counted (see :mod:`anydev.report`); on the
+first call from a call site (file and line) it is then, by policy:
+
+``warn`` (default)
+    warned about once, with :class:`LegacyAPIWarning`, through
+    ``warnings.warn_explicit`` so that ``-W``, ``warnings.filterwarnings`` and
+    pytest's ``filterwarnings`` control it; then forwarded.
+``ignore``
+    forwarded silently.
+``error``
+    refused: every call raises :class:`LegacyAPIError`.
+
+The policy comes from, highest first:
+
+1. code: :func:`set_policy` (``set_policy("error", module="myproj.*")``);
+2. the environment: ``ANYDEV_LEGACY=error`` or a comma-separated list of
+   ``ACTION`` and ``ACTION:PATTERN`` items
+   (``ANYDEV_LEGACY="warn,error:myproj.*,ignore:*/vendor/*"``);
+3. ``[tool.anydev]`` in the ``pyproject.toml`` nearest to the calling file::
+
+       [tool.anydev]
+       legacy = "warn"
+       [[tool.anydev.legacy-override]]
+       module = "myproj.*"            # a module-name glob ...
+       policy = "error"
+       [[tool.anydev.legacy-override]]
+       path = "tests/*"               # ... or a path glob, relative to the pyproject's folder
+       policy = "ignore"
+
+4. the default, ``warn``.
+
+Within one source the last matching rule wins; a pattern containing ``/`` or
+ending in ``.py`` is a path glob, any other a module-name glob.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import os
+import threading
+from dataclasses import dataclass
+from typing import Iterator, Optional
+
+from . import _C
+
+__all__ = [
+    "LegacyAPIError",
+    "LegacyAPIWarning",
+    "NoEquivalentError",
+    "PolicyError",
+    "get_policy",
+    "policy",
+    "reset_policy",
+    "set_policy",
+    "stream_context",
+]
+
+POLICIES = ("ignore", "warn", "error")
+
+
+class LegacyAPIWarning(FutureWarning):
+    """A legacy device-specific entry point was called; the message names the
+    replacement and the rule code.
+
+    A FutureWarning (shown by Python's default filters, as PyTorch's own
+    deprecations are), not a DeprecationWarning, which the default filters
+    hide outside ``__main__``."""
+
+
+class LegacyAPIError(RuntimeError):
+    """A legacy entry point was called where the policy is ``error``."""
+
+
+class NoEquivalentError(NotImplementedError):
+    """A legacy entry point that anydev has no equivalent for was called; the
+    message names PyTorch's replacement."""
+
+
+class PolicyError(ValueError):
+    """A policy setting (code, ``ANYDEV_LEGACY`` or ``pyproject.toml``) is invalid."""
+
+
+@dataclass(frozen=True)
+class _Rule:
+    action: str
+    module: Optional[str] = None   # module-name glob
+    path: Optional[str] = None     # path glob (absolute, or relative to `base`)
+    base: Optional[str] = None     # folder a relative path glob is relative to
+
+    def matches(self, module: str, file: str) -> bool:
+        if self.module is not None:
+            return fnmatch.fnmatchcase(module, self.module)
+        if self.path is not None:
+            pattern = self.path
+            if self.base is not None and not os.path.isabs(pattern):
+                pattern = os.path.join(self.base, pattern)
+            return fnmatch.fnmatchcase(file, pattern) or fnmatch.fnmatchcase(
+                os.path.abspath(file), pattern)
+        return True
+
+
+def _check_action(action: object, where: str) -> str:
+    if action not in POLICIES:
+        raise PolicyError(f"{where}: {action!r} is not a policy; expected one of "
+                          f"{', '.join(POLICIES)}")
+    return str(action)
+
+
+def _rule_for(action: str, pattern: Optional[str], where: str, base: Optional[str] = None) -> _Rule:
+    action = _check_action(action, where)
+    if pattern is None or pattern == "":
+        return _Rule(action)
+    if "/" in pattern or pattern.endswith(".py"):
+        return _Rule(action, path=pattern, base=base)
+    return _Rule(action, module=pattern)
+
+
+_lock = threading.Lock()
+_code_rules: list[_Rule] = []
+_cache: dict[tuple[str, str], int] = {}
+_pyproject_cache: dict[str, Optional[list[_Rule]]] = {}
+
+
+def _parse_env(value: str) -> list[_Rule]:
+    rules = []
+    for item in (p.strip() for p in value.split(",")):
+        if not item:
+            continue
+        action, _, pattern = item.partition(":")
+        rules.append(_rule_for(action.strip(), pattern.strip() or None,
+                               f"ANYDEV_LEGACY={value!r}, item {item!r}"))
+    return rules
+
+
+def _find_pyproject(start: str) -> Optional[str]:
+    d = os.path.abspath(start)
+    while True:
+        candidate = os.path.join(d, "pyproject.toml")
+        if os.path.isfile(candidate):
+            return candidate
+        parent = os.path.dirname(d)
+        if parent == d:
+            return None
+        d = parent
+
+
+def _pyproject_rules(file: str) -> list[_Rule]:
+    start = os.path.dirname(file) if os.path.isabs(file) and os.path.exists(file) else os.getcwd()
+    if start in _pyproject_cache:
+        return _pyproject_cache[start] or []
+    path = _find_pyproject(start)
+    rules: list[_Rule] = []
+    if path is not None:
+        rules = _load_pyproject(path)
+    _pyproject_cache[start] = rules
+    return rules
+
+
+def _load_pyproject(path: str) -> list[_Rule]:
+    try:
+        import tomllib
+    except ImportError:  # Python < 3.11
+        try:
+            import tomli as tomllib  # type: ignore[no-redef]
+        except ImportError:
+            return []
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except (OSError, ValueError) as e:
+        raise PolicyError(f"{path}: cannot read [tool.anydev]: {e}") from None
+    section = data.get("tool", {}).get("anydev", {})
+    if not isinstance(section, dict):
+        raise PolicyError(f"{path}: [tool.anydev] must be a table")
+    base = os.path.dirname(path)
+    rules = []
+    if "legacy" in section:
+        rules.append(_rule_for(section["legacy"], None, f"{path}: [tool.anydev] legacy"))
+    overrides = section.get("legacy-override", [])
+    if not isinstance(overrides, list):
+        raise PolicyError(f"{path}: [tool.anydev] legacy-override must be an array of tables")
+    for i, o in enumerate(overrides):
+        where = f"{path}: [[tool.anydev.legacy-override]] #{i + 1}"
+        if not isinstance(o, dict):
+            raise PolicyError(f"{where} must be a table")
+        unknown = set(o) - {"module", "path", "policy"}
+        if unknown:
+            raise PolicyError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
+        if ("module" in o) == ("path" in o):
+            raise PolicyError(f"{where}: give exactly one of `module` or `path`")
+        if "policy" not in o:
+            raise PolicyError(f"{where}: `policy` is missing")
+        action = _check_action(o["policy"], f"{where} policy")
+        if "module" in o:
+            rules.append(_Rule(action, module=str(o["module"])))
+        else:
+            rules.append(_Rule(action, path=str(o["path"]), base=base))
+    return rules
+
+
+def _decide(module: str, file: str) -> str:
+    for rules in (_code_rules, _parse_env(os.environ.get("ANYDEV_LEGACY", "")),
+                  _pyproject_rules(file)):
+        chosen = None
+        for r in rules:
+            if r.matches(module, file):
+                chosen = r.action
+        if chosen is not None:
+            return chosen
+    return "warn"
+
+
+def _resolve(module: str, file: str) -> int:
+    """Called by the engine on a call site's first call: 0 ignore, 1 warn, 2 error."""
+    key = (module, file)
+    with _lock:
+        hit = _cache.get(key)
+        if hit is not None:
+            return hit
+    value = POLICIES.index(_decide(module, file))
+    with _lock:
+        _cache[key] = value
+    return value
+
+
+def _changed() -> None:
+    with _lock:
+        _cache.clear()
+        _pyproject_cache.clear()
+    _C._compat.policy_changed()
+
+
+def set_policy(action: str, *, module: Optional[str] = None, path: Optional[str] = None) -> None:
+    """Sets the policy for legacy calls from code: globally, or for callers
+    whose module name matches the glob ``module`` or whose file matches the
+    glob ``path``. Rules set here win over the environment and pyproject.toml;
+    among them the last matching one wins."""
+    _check_action(action, "set_policy()")
+    if module is not None and path is not None:
+        raise PolicyError("set_policy(): give `module` or `path`, not both")
+    rule = _Rule(action, module=module, path=os.path.abspath(path) if path else None)
+    with _lock:
+        _code_rules.append(rule)
+    _changed()
+
+
+def reset_policy() -> None:
+    """Drops every rule set with :func:`set_policy`."""
+    with _lock:
+        _code_rules.clear()
+    _changed()
+
+
+def get_policy(module: str = "__main__", file: str = "") -> str:
+    """Returns the policy that applies to a caller in ``module`` at ``file``."""
+    return _decide(module, file or os.path.join(os.getcwd(), "<unknown>"))
+
+
+@contextlib.contextmanager
+def policy(action: str, *, module: Optional[str] = None, path: Optional[str] = None) -> Iterator[None]:
+    """Applies :func:`set_policy` for the duration of a ``with`` block."""
+    set_policy(action, module=module, path=path)
+    rule = _code_rules[-1]
+    try:
+        yield
+    finally:
+        with _lock:
+            if rule in _code_rules:
+                _code_rules.reverse()
+                _code_rules.remove(rule)
+                _code_rules.reverse()
+        _changed()
+
+
+class stream_context:  # noqa: N801 - PyTorch's torch.cuda.stream / StreamContext
+    """Context manager that makes ``stream`` current for the block (``None``
+    does nothing), as ``torch.cuda.stream(s)``; ``with s:`` is the generic form."""
+
+    def __init__(self, stream: "_C.Stream | None"):
+        if stream is not None and not isinstance(stream, _C.Stream):
+            raise TypeError(f"expected an anydev.Stream or None, got {stream!r}")
+        self.stream = stream
+
+    def __enter__(self) -> "_C.Stream | None":
+        if self.stream is not None:
+            self.stream.__enter__()
+        return self.stream
+
+    def __exit__(self, *exc: object) -> bool:
+        if self.stream is not None:
+            self.stream.__exit__(*exc)
+        return False
+
+
+_C._compat.set_categories(LegacyAPIWarning, LegacyAPIError, NoEquivalentError)
+_C._compat.set_policy_resolver(_resolve)

@@ -1,0 +1,320 @@
+"""The runtime report: every legacy call that actually ran, by call site.
+
+Counting happens in native code on every legacy call, warned or not. This
+module turns the counts into a report:
+
+* :func:`snapshot` returns it as a dict (the JSON format below);
+* ``ANYDEV_REPORT=path`` writes it when the process exits (normally, by an
+  uncaught exception or by ``sys.exit``), atomically; ``{pid}`` and
+  ``{rank}`` in the path expand (rank from ``RANK``, else ``LOCAL_RANK``,
+  else 0);
+* :func:`merge` combines the reports of many processes without losing a
+  count, and :func:`render` shows one as text, Markdown, JSON or SARIF 2.1.0.
+
+Format (``"version": 1``)::
+
+    {"format": "anydev-report", "version": 1,
+     "processes": [{"pid": 12, "rank": 0, "argv": [...], "started": "...", "written": "..."}],
+     "calls": [{"file": "train.py", "line": 41, "module": "__main__",
+                "legacy": "torch.cuda.current_device",
+                "replacement": "torch.accelerator.current_device_index",
+                "rule": "AD103", "count": 1000, "first_seen": "2026-11-29T20:41:07.123Z"}]}
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import datetime as _dt
+import hashlib
+import json
+import os
+import sys
+import tempfile
+from typing import Any, Iterable, Optional
+
+from . import _C
+
+__all__ = ["ReportError", "expand_path", "load", "merge", "render", "snapshot", "write"]
+
+FORMAT = "anydev-report"
+VERSION = 1
+_started = _dt.datetime.now(_dt.timezone.utc)
+
+
+class ReportError(ValueError):
+    """A report file is unreadable, corrupt, or cannot be written."""
+
+
+def _iso(ts: float | _dt.datetime) -> str:
+    if isinstance(ts, (int, float)):
+        ts = _dt.datetime.fromtimestamp(ts, _dt.timezone.utc)
+    return ts.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _rank() -> int:
+    for var in ("RANK", "LOCAL_RANK"):
+        value = os.environ.get(var, "")
+        if value.strip().lstrip("-").isdigit():
+            return int(value)
+    return 0
+
+
+def snapshot() -> dict[str, Any]:
+    """Returns this process's report so far."""
+    calls = []
+    for c in _C._compat.snapshot():
+        calls.append({
+            "file": c["file"], "line": c["line"], "module": c["module"],
+            "legacy": c["legacy"], "replacement": c["replacement"], "rule": c["rule"],
+            "count": c["count"], "first_seen": _iso(c["first_seen"]),
+        })
+    calls.sort(key=lambda c: (c["file"], c["line"], c["legacy"]))
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "processes": [{
+            "pid": os.getpid(), "rank": _rank(), "argv": list(sys.argv),
+            "started": _iso(_started), "written": _iso(_dt.datetime.now(_dt.timezone.utc)),
+        }],
+        "calls": calls,
+    }
+
+
+def expand_path(template: str) -> str:
+    """Expands ``{pid}`` and ``{rank}`` in a report path."""
+    try:
+        return template.format(pid=os.getpid(), rank=_rank())
+    except (KeyError, IndexError, ValueError) as e:
+        raise ReportError(f"report path {template!r}: only {{pid}} and {{rank}} may be "
+                          f"expanded ({e})") from None
+
+
+def check_writable(path: str) -> None:
+    """Raises ReportError when ``path`` cannot be written (its folder is missing
+    or not writable), so the problem shows up before the run, not after it."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise ReportError(f"report path {path}: the directory {folder} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise ReportError(f"report path {path}: the directory {folder} is not writable")
+    if os.path.isdir(path):
+        raise ReportError(f"report path {path} is a directory")
+
+
+def write(path: str, report: Optional[dict[str, Any]] = None) -> str:
+    """Writes ``report`` (default: :func:`snapshot`) to ``path`` atomically: a
+    temporary file in the same folder, renamed over ``path``, so no reader ever
+    sees a partial report. Returns the path written."""
+    check_writable(path)
+    data = json.dumps(report if report is not None else snapshot(), indent=1, sort_keys=True)
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".anydev-report-", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(data + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+    return path
+
+
+def _fail(path: str, problem: str) -> ReportError:
+    return ReportError(f"{path}: {problem}")
+
+
+def validate(report: Any, path: str = "<report>") -> dict[str, Any]:
+    """Checks that ``report`` has the report format; returns it."""
+    if not isinstance(report, dict):
+        raise _fail(path, "not an anydev report (the top level is not a JSON object)")
+    if report.get("format") != FORMAT:
+        raise _fail(path, f"not an anydev report (format is {report.get('format')!r}, "
+                          f"expected {FORMAT!r})")
+    if report.get("version") != VERSION:
+        raise _fail(path, f"unsupported report version {report.get('version')!r} "
+                          f"(this anydev reads version {VERSION})")
+    for key in ("processes", "calls"):
+        if not isinstance(report.get(key), list):
+            raise _fail(path, f"`{key}` is missing or not a list")
+    fields = {"file": str, "line": int, "module": str, "legacy": str, "replacement": str,
+              "rule": str, "count": int, "first_seen": str}
+    for i, call in enumerate(report["calls"]):
+        if not isinstance(call, dict):
+            raise _fail(path, f"calls[{i}] is not an object")
+        for name, typ in fields.items():
+            value = call.get(name)
+            if not isinstance(value, typ) or (typ is int and isinstance(value, bool)):
+                raise _fail(path, f"calls[{i}].{name} is missing or not a {typ.__name__}")
+        if call["count"] < 0:
+            raise _fail(path, f"calls[{i}].count is negative")
+    for i, p in enumerate(report["processes"]):
+        if not isinstance(p, dict):
+            raise _fail(path, f"processes[{i}] is not an object")
+    return report
+
+
+def load(path: str) -> dict[str, Any]:
+    """Reads and validates a report file; ReportError names the file and the problem."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError as e:
+        raise _fail(path, f"cannot read: {e.strerror or e}") from None
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as e:
+        raise _fail(path, f"not UTF-8 text (byte {e.start})") from None
+    except json.JSONDecodeError as e:
+        raise _fail(path, f"corrupt JSON at line {e.lineno}, column {e.colno}: {e.msg}") from None
+    return validate(data, path)
+
+
+def merge(reports: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """Merges reports (one per process, e.g. the ranks of a distributed job):
+    counts of the same (file, line, legacy entry point) add up, the earliest
+    first_seen is kept, and every process is listed."""
+    processes: list[dict[str, Any]] = []
+    calls: dict[tuple[str, int, str], dict[str, Any]] = {}
+    for r in reports:
+        processes.extend(r["processes"])
+        for c in r["calls"]:
+            key = (c["file"], c["line"], c["legacy"])
+            if key in calls:
+                m = calls[key]
+                m["count"] += c["count"]
+                m["first_seen"] = min(m["first_seen"], c["first_seen"])
+            else:
+                calls[key] = dict(c)
+    return {"format": FORMAT, "version": VERSION, "processes": processes,
+            "calls": sorted(calls.values(), key=lambda c: (c["file"], c["line"], c["legacy"]))}
+
+
+def _rel(path: str, root: str) -> str:
+    try:
+        rel = os.path.relpath(path, root)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel
+
+
+def render(report: dict[str, Any], fmt: str = "text", root: Optional[str] = None) -> str:
+    """Renders a report as ``text``, ``markdown``, ``json`` or ``sarif``."""
+    root = root or os.getcwd()
+    calls = sorted(report["calls"], key=lambda c: (-c["count"], c["file"], c["line"]))
+    total = sum(c["count"] for c in calls)
+    if fmt == "json":
+        return json.dumps(report, indent=1, sort_keys=True)
+    if fmt == "sarif":
+        return json.dumps(_sarif(report, root), indent=1)
+    if fmt == "markdown":
+        lines = [f"# anydev runtime report",
+                 "",
+                 f"{total} legacy call{'s' if total != 1 else ''} from {len(calls)} call "
+                 f"site{'s' if len(calls) != 1 else ''} in {len(report['processes'])} "
+                 f"process{'es' if len(report['processes']) != 1 else ''}.",
+                 ""]
+        if calls:
+            lines += ["| count | call site | legacy | replacement | rule |",
+                      "|---:|---|---|---|---|"]
+            for c in calls:
+                lines.append(f"| {c['count']} | `{_rel(c['file'], root)}:{c['line']}` | "
+                             f"`{c['legacy']}` | `{c['replacement'] or '(none)'}` | {c['rule']} |")
+        return "\n".join(lines) + "\n"
+    if fmt != "text":
+        raise ReportError(f"unknown format {fmt!r}; expected text, markdown, json or sarif")
+    if not calls:
+        return "anydev: no legacy calls ran.\n"
+    out = [f"anydev: {total} legacy call{'s' if total != 1 else ''} from {len(calls)} call "
+           f"site{'s' if len(calls) != 1 else ''}:"]
+    width = max(len(str(c["count"])) for c in calls)
+    for c in calls:
+        out.append(f"  {c['count']:>{width}}  {_rel(c['file'], root)}:{c['line']}  "
+                   f"{c['legacy']} -> {c['replacement'] or '(no replacement)'}  [{c['rule']}]")
+    return "\n".join(out) + "\n"
+
+
+def _sarif(report: dict[str, Any], root: str) -> dict[str, Any]:
+    from . import __version__
+    from ._compat_table import ROWS_BY_CODE
+
+    rules: list[dict[str, Any]] = []
+    index: dict[str, int] = {}
+    results = []
+    for c in sorted(report["calls"], key=lambda c: (c["file"], c["line"], c["rule"])):
+        if c["rule"] not in index:
+            index[c["rule"]] = len(rules)
+            row = ROWS_BY_CODE.get(c["rule"])
+            note = row.note if row else ""
+            replacement = c["replacement"] or "(none)"
+            rules.append({
+                "id": c["rule"],
+                "name": c["legacy"],
+                "shortDescription": {"text": f"{c['legacy']} is a legacy device-specific API; "
+                                             f"use {replacement}"},
+                "fullDescription": {"text": note or f"Use {replacement}."},
+                "help": {"text": f"{c['legacy']} -> {replacement}. {note}".strip(),
+                         "markdown": f"`{c['legacy']}` → `{replacement}`\n\n{note}".strip()},
+                "defaultConfiguration": {"level": "warning"},
+            })
+        uri = _rel(c["file"], root)
+        fingerprint = hashlib.sha256(f"{uri}:{c['line']}:{c['legacy']}".encode()).hexdigest()[:32]
+        results.append({
+            "ruleId": c["rule"],
+            "ruleIndex": index[c["rule"]],
+            "level": "warning",
+            "message": {"text": f"{c['legacy']} ran {c['count']} time"
+                                f"{'s' if c['count'] != 1 else ''}; use "
+                                f"{c['replacement'] or 'a device-generic API'} ({c['rule']})"},
+            "locations": [{"physicalLocation": {
+                "artifactLocation": {"uri": uri.replace(os.sep, "/"),
+                                     **({"uriBaseId": "%SRCROOT%"} if not os.path.isabs(uri) else {})},
+                "region": {"startLine": max(1, c["line"])}}}],
+            "partialFingerprints": {"anydevCallSite/v1": fingerprint},
+        })
+    return {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {"name": "anydev", "version": __version__,
+                                "informationUri": "https://github.com/anydev/anydev",
+                                "rules": rules}},
+            "results": results,
+        }],
+    }
+
+
+_registered: Optional[str] = None
+
+
+def _write_at_exit(template: str) -> None:
+    try:
+        path = expand_path(template)
+        write(path)
+    except (ReportError, OSError) as e:
+        print(f"anydev: could not write the runtime report: {e}", file=sys.stderr)
+
+
+def enable_at_exit(template: str) -> str:
+    """Arranges for the report to be written to ``template`` (with ``{pid}``
+    and ``{rank}`` expanded) when the process exits; checks the path now."""
+    global _registered
+    path = expand_path(template)
+    check_writable(path)
+    if _registered is None:
+        atexit.register(lambda: _write_at_exit(_registered or template))
+    _registered = template
+    return path
+
+
+def _enable_from_environment() -> None:
+    template = os.environ.get("ANYDEV_REPORT")
+    if not template:
+        return
+    try:
+        enable_at_exit(template)
+    except ReportError as e:
+        print(f"anydev: ANYDEV_REPORT: {e}", file=sys.stderr)

@@ -1,0 +1,68 @@
+# @generated from compat_map/xpu.toml by compat_map/generate.py -- do not edit
+"""Legacy ``torch.xpu`` entry points over anydev (see anydev.cuda).
+"""
+
+from anydev import _compat_runtime as _rt
+
+_M = _rt.ShimModule(__name__, 'torch.xpu', 'xpu')
+
+Event = _M.klass('AD413')  # compat_map/xpu.toml:156
+MemPool = _M.kept('AD438')  # compat_map/xpu.toml:420
+Stream = _M.klass('AD412')  # compat_map/xpu.toml:143
+StreamContext = _M.forwarder('AD411')  # compat_map/xpu.toml:131
+XPUGraph = _M.klass('AD452')  # compat_map/xpu.toml:564
+XPUPluggableAllocator = _M.kept('AD440')  # compat_map/xpu.toml:438
+can_device_access_peer = _M.kept('AD422')  # compat_map/xpu.toml:241
+change_current_allocator = _M.kept('AD441')  # compat_map/xpu.toml:447
+current_device = _M.forwarder('AD403')  # compat_map/xpu.toml:29
+current_stream = _M.forwarder('AD408')  # compat_map/xpu.toml:94
+default_generators = _M.kept('AD451')  # compat_map/xpu.toml:556
+device = _M.forwarder('AD405')  # compat_map/xpu.toml:54
+device_count = _M.forwarder('AD402')  # compat_map/xpu.toml:17
+device_of = _M.forwarder('AD406')  # compat_map/xpu.toml:67
+empty_cache = _M.forwarder('AD425')  # compat_map/xpu.toml:268
+get_arch_list = _M.kept('AD423')  # compat_map/xpu.toml:250
+get_device_capability = _M.kept('AD419')  # compat_map/xpu.toml:214
+get_device_name = _M.kept('AD417')  # compat_map/xpu.toml:196
+get_device_properties = _M.kept('AD418')  # compat_map/xpu.toml:205
+get_gencode_flags = _M.kept('AD424')  # compat_map/xpu.toml:259
+get_per_process_memory_fraction = _M.kept('AD436')  # compat_map/xpu.toml:402
+get_rng_state = _M.forwarder('AD447')  # compat_map/xpu.toml:511
+get_rng_state_all = _M.forwarder('AD448')  # compat_map/xpu.toml:523
+get_stream_from_external = _M.kept('AD414')  # compat_map/xpu.toml:169
+graph = _M.forwarder('AD453')  # compat_map/xpu.toml:575
+graph_pool_handle = _M.kept('AD454')  # compat_map/xpu.toml:586
+init = _M.kept('AD415')  # compat_map/xpu.toml:178
+initial_seed = _M.forwarder('AD446')  # compat_map/xpu.toml:500
+is_available = _M.forwarder('AD401')  # compat_map/xpu.toml:5
+is_bf16_supported = _M.kept('AD420')  # compat_map/xpu.toml:223
+is_current_stream_capturing = _M.kept('AD456')  # compat_map/xpu.toml:604
+is_initialized = _M.kept('AD416')  # compat_map/xpu.toml:187
+is_tf32_supported = _M.kept('AD421')  # compat_map/xpu.toml:232
+make_graphed_callables = _M.kept('AD455')  # compat_map/xpu.toml:595
+manual_seed = _M.forwarder('AD442')  # compat_map/xpu.toml:456
+manual_seed_all = _M.forwarder('AD443')  # compat_map/xpu.toml:467
+max_memory_allocated = _M.forwarder('AD429')  # compat_map/xpu.toml:315
+max_memory_reserved = _M.forwarder('AD431')  # compat_map/xpu.toml:341
+mem_get_info = _M.forwarder('AD434')  # compat_map/xpu.toml:380
+memory_allocated = _M.forwarder('AD428')  # compat_map/xpu.toml:302
+memory_reserved = _M.forwarder('AD430')  # compat_map/xpu.toml:328
+memory_snapshot = _M.kept('AD435')  # compat_map/xpu.toml:393
+memory_stats = _M.forwarder('AD426')  # compat_map/xpu.toml:280
+memory_stats_as_nested_dict = _M.kept('AD427')  # compat_map/xpu.toml:293
+reset_accumulated_memory_stats = _M.forwarder('AD432')  # compat_map/xpu.toml:354
+reset_peak_memory_stats = _M.forwarder('AD433')  # compat_map/xpu.toml:367
+seed = _M.forwarder('AD444')  # compat_map/xpu.toml:478
+seed_all = _M.forwarder('AD445')  # compat_map/xpu.toml:489
+set_device = _M.forwarder('AD404')  # compat_map/xpu.toml:41
+set_per_process_memory_fraction = _M.kept('AD437')  # compat_map/xpu.toml:411
+set_rng_state = _M.forwarder('AD449')  # compat_map/xpu.toml:534
+set_rng_state_all = _M.forwarder('AD450')  # compat_map/xpu.toml:545
+set_stream = _M.forwarder('AD409')  # compat_map/xpu.toml:107
+stream = _M.forwarder('AD410')  # compat_map/xpu.toml:119
+streams = _M.kept('AD457')  # compat_map/xpu.toml:613
+synchronize = _M.forwarder('AD407')  # compat_map/xpu.toml:81
+use_mem_pool = _M.kept('AD439')  # compat_map/xpu.toml:429
+
+__getattr__ = _M.lazy_getattr(globals(), {})
+__all__ = ['Event', 'MemPool', 'Stream', 'StreamContext', 'XPUGraph', 'XPUPluggableAllocator', 'can_device_access_peer', 'change_current_allocator', 'current_device', 'current_stream', 'default_generators', 'device', 'device_count', 'device_of', 'empty_cache', 'get_arch_list', 'get_device_capability', 'get_device_name', 'get_device_properties', 'get_gencode_flags', 'get_per_process_memory_fraction', 'get_rng_state', 'get_rng_state_all', 'get_stream_from_external', 'graph', 'graph_pool_handle', 'init', 'initial_seed', 'is_available', 'is_bf16_supported', 'is_current_stream_capturing', 'is_initialized', 'is_tf32_supported', 'make_graphed_callables', 'manual_seed', 'manual_seed_all', 'max_memory_allocated', 'max_memory_reserved', 'mem_get_info', 'memory_allocated', 'memory_reserved', 'memory_snapshot', 'memory_stats', 'memory_stats_as_nested_dict', 'reset_accumulated_memory_stats', 'reset_peak_memory_stats', 'seed', 'seed_all', 'set_device', 'set_per_process_memory_fraction', 'set_rng_state', 'set_rng_state_all', 'set_stream', 'stream', 'streams', 'synchronize', 'use_mem_pool']
