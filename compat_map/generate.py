@@ -651,7 +651,12 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--check", action="store_true",
                     help="validate and fail if a generated file is missing or stale; write nothing")
     ap.add_argument("--stamp", help="touch this file after a successful run (for the build)")
+    ap.add_argument("--root", help="the repository root (default: the one this script is in)")
     args = ap.parse_args(argv)
+    if args.root:
+        global ROOT, TABLE_DIR
+        ROOT = os.path.abspath(args.root)
+        TABLE_DIR = os.path.join(ROOT, "compat_map")
     try:
         table = load_table()
         validate(table)

@@ -42,6 +42,8 @@ namespace {
 
 enum Policy : int8_t { kIgnore = 0, kWarn = 1, kError = 2 };
 
+struct Entry;
+
 struct Row {
   std::string legacy;       // torch.cuda.current_device
   std::string replacement;  // torch.accelerator.current_device_index
@@ -52,6 +54,10 @@ struct Row {
   // The device type whose strings/devices are re-typed to the current
   // accelerator in the arguments ("cuda" for anydev.cuda), or none.
   std::optional<DeviceType> retype;
+  // The last call site seen for this row: a hot loop calls from one site, so
+  // this one comparison usually replaces the hash lookup.
+  const void* last_instr = nullptr;
+  Entry* last_entry = nullptr;
   // Direct call into a CPython-API target (skips one dispatch).
   PyCFunction cfunc = nullptr;
   int cflags = 0;
@@ -121,8 +127,14 @@ Entry* FindEntry(int row, int depth) {
   int offset = 0;
   const void* instr = anydev_site_key(depth, &code, &globals, &offset);
   if (instr == nullptr) return nullptr;
+  Row& r = (*g_rows)[static_cast<size_t>(row)];
+  if (ABSL_PREDICT_TRUE(instr == r.last_instr)) return r.last_entry;
   auto it = g_fast->find(FastKey{instr, row});
-  if (ABSL_PREDICT_TRUE(it != g_fast->end())) return it->second;
+  if (ABSL_PREDICT_TRUE(it != g_fast->end())) {
+    r.last_instr = instr;
+    r.last_entry = it->second;
+    return it->second;
+  }
 
   // First call of this row from this instruction.
   const int line = PyCode_Addr2Line(code, offset);
@@ -150,6 +162,8 @@ Entry* FindEntry(int row, int depth) {
   Py_INCREF(code);
   g_pinned_code->push_back(reinterpret_cast<PyObject*>(code));
   g_fast->emplace(FastKey{instr, row}, e);
+  r.last_instr = instr;
+  r.last_entry = e;
   return e;
 }
 
@@ -198,6 +212,8 @@ PyObject* g_device_type_obj = nullptr;  // anydev.device
 // Returns new arguments with device strings/objects of the legacy type turned
 // into the current accelerator's; nullptr (no error) when nothing changes.
 PyObject* RetypeArg(PyObject* arg, DeviceType from) {
+  // Indices, None and booleans are by far the common arguments: no device here.
+  if (PyLong_CheckExact(arg) || arg == Py_None || PyBool_Check(arg)) return nullptr;
   std::optional<Device> d;
   if (PyUnicode_Check(arg)) {
     const char* s = PyUnicode_AsUTF8(arg);
@@ -450,6 +466,10 @@ void BindCompat(py::module_& m) {
   c.def(
       "reset",
       [] {
+        for (Row& r : *g_rows) {
+          r.last_instr = nullptr;
+          r.last_entry = nullptr;
+        }
         g_fast->clear();
         g_entries->clear();
         for (PyObject* code : *g_pinned_code) Py_DECREF(code);

@@ -18,11 +18,12 @@
 #if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030D0000
 #define ANYDEV_FAST_FRAMES 1
 #include "internal/pycore_frame.h"
+#include "internal/pycore_pystate.h"
 #endif
 
 const void* anydev_site_key(int depth, PyCodeObject** code, PyObject** globals, int* offset) {
 #ifdef ANYDEV_FAST_FRAMES
-  PyThreadState* ts = PyThreadState_GET();
+  PyThreadState* ts = _PyThreadState_GET();
   _PyInterpreterFrame* f = ts->cframe->current_frame;
   for (; f != NULL && depth > 0; --depth) f = f->previous;
   /* Skip frames that have not started (owned by a generator being created). */
