@@ -56,8 +56,18 @@ def _message(row: Row, shim_name: str) -> str:
     return f"{shim_name} is a legacy device-specific API ({row.legacy}) [{row.code}]"
 
 
+def _pytorch_form(row: Row) -> str:
+    """The replacement as a reader would write it: the template with its
+    placeholders shown as `...`, else the replacement's name."""
+    if row.template:
+        import re
+
+        return re.sub(r"\{[^{}]*\}", "...", row.template)
+    return row.replacement
+
+
 def _no_target_message(row: Row, shim_name: str, target_missing: bool) -> str:
-    pytorch = row.template or row.replacement
+    pytorch = _pytorch_form(row)
     pytorch = (f"in PyTorch use {pytorch}" if pytorch
                else "PyTorch has no device-generic replacement")
     if target_missing:

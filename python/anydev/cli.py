@@ -131,6 +131,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     from . import report
 
+    if args.facade:
+        from . import _torch_facade
+
+        _torch_facade.install()
     template = args.report or os.environ.get("ANYDEV_REPORT")
     if template:
         try:
@@ -139,6 +143,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             print(f"anydev run: {e}", file=sys.stderr)
             return 2
     if args.module:
+        sys.path.insert(0, os.getcwd())  # as `python -m`
         target, run = args.target, lambda: runpy.run_module(args.target, run_name="__main__",
                                                              alter_sys=True)
     else:
@@ -223,6 +228,9 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Runs SCRIPT (or -m MODULE) as __main__ with anydev's "
                                    "runtime report on and prints the legacy calls that ran.")
     p.add_argument("-m", dest="module", action="store_true", help="TARGET is a module name")
+    p.add_argument("--facade", action="store_true",
+                   help="run without PyTorch: `import torch` gets anydev's facade, whose "
+                        "torch.cuda is anydev's legacy shims (see anydev._torch_facade)")
     p.add_argument("--report", metavar="PATH",
                    help="also write the report here ({pid} and {rank} expand); "
                         "default: $ANYDEV_REPORT if set")

@@ -1,0 +1,1 @@
+"""A legacy training-loop skeleton written against torch.cuda."""
