@@ -265,15 +265,17 @@ def get_policy(module: str = "__main__", file: str = "") -> str:
 def policy(action: str, *, module: Optional[str] = None, path: Optional[str] = None) -> Iterator[None]:
     """Applies :func:`set_policy` for the duration of a ``with`` block."""
     set_policy(action, module=module, path=path)
-    rule = _code_rules[-1]
+    with _lock:
+        rule = _code_rules[-1]
     try:
         yield
     finally:
         with _lock:
-            if rule in _code_rules:
-                _code_rules.reverse()
-                _code_rules.remove(rule)
-                _code_rules.reverse()
+            # The rule this block added: the last one that is this object.
+            for i in range(len(_code_rules) - 1, -1, -1):
+                if _code_rules[i] is rule:
+                    del _code_rules[i]
+                    break
         _changed()
 
 
