@@ -1,0 +1,184 @@
+"""The static scanner: finds references to legacy symbols of the compat table in
+Python and C/C++/CUDA/HIP sources.
+
+    from anydev.scan import scan_paths, scan_source
+    result = scan_paths(["src/"], select=["AD1"], jobs=8)
+    for f in result.findings:
+        print(f.path, f.line, f.column, f.rule, f.symbol, "->", f.replacement)
+
+The rules are the rows of the compat table (``anydev._compat_table.ROWS``):
+every ``deprecated`` row is a rule named by its code; ``kept`` rows are never
+findings (they still win the longest-prefix match, so
+``torch.cuda.memory.empty_cache`` is covered by the kept module row
+``torch.cuda.memory`` and is not a finding).
+
+The work is native (``anydev._C._scan``, from ``core/scan/``): files are walked
+in C++ (``.gitignore`` files, ``.git/info/exclude``, ``exclude`` globs) and
+lexed on ``jobs`` threads, one file at a time per thread, so memory does not
+grow with the size of the tree.
+
+What a finding is
+-----------------
+Python (``.py``, ``.pyi``): imports are resolved per file (``import torch as
+th``, ``import torch.cuda as tc``, ``from torch import cuda``, ``from
+torch.cuda import current_device as cd``, imports inside functions bind from
+that point on; relative imports bind nothing). A dotted chain
+``NAME(.NAME)*`` whose first name is bound to ``torch`` or a torch module or
+symbol resolves to a fully qualified name, and the longest table spelling
+(``legacy`` or ``also``) that is a prefix of it at a dot boundary is the match.
+Each name a ``from torch... import`` brings in is a finding at that name
+(``kind="import"``), and so is ``import torch.cuda.amp`` (a module row).
+A chain followed by ``(`` is a ``"call"``, any other use a ``"reference"``.
+Strings, bytes, docstrings and comments are not code; f-string replacement
+fields are. ``self.cuda.synchronize()``, ``x.cuda()``, a name that was not
+imported from torch, a keyword argument name and a name rebound at the start of
+a statement (``cuda = ...``, ``def cuda``, ``... as cuda``) are not findings.
+
+C/C++/CUDA/HIP (``.h .hpp .hh .c .cc .cpp .cxx .cu .cuh .hip``): qualified names
+(``c10::cuda::current_device``, ``::at::cuda::getCurrentCUDAStream``, spaces
+around ``::`` allowed), namespace aliases (``namespace cu = c10::cuda;``),
+``using namespace c10::cuda;`` (then unqualified names of that namespace
+match, from the directive to the end of its block), ``using
+c10::cuda::getCurrentCUDAStream;`` (a finding of ``kind="import"``, and the
+name then resolves), and names qualified relative to an enclosing ``namespace
+at {`` block (``cuda::getCurrentCUDAStream()``). Comments, string and
+character literals, raw strings and ``#if 0`` groups (and the ``#else`` of an
+``#if 1``) are not code; macro bodies are.
+
+Positions: ``line`` and ``column`` are 1-based, of the reference's first
+character; ``end_line``/``end_column`` are exclusive. Columns count Unicode
+code points from the start of the line, as ruff does (a byte-order mark is not
+counted; a byte of a C++ file that is not valid UTF-8 counts as one). ``start``
+and ``end`` are byte offsets of the reference text in the file as it is on disk
+(a BOM included), ``text`` is that text as written (``"cd"``,
+``"th.cuda.current_device"``, ``"cu::getCurrentCUDAStream"``; a leading ``::``
+is not part of it), and for calls ``call_end`` is the byte offset just past
+the call's closing ``)``. ``symbol`` is the table spelling matched
+(``torch.cuda.current_device`` for ``cd()``; ``at::cuda::device_count`` for an
+``also`` spelling).
+
+A suppression comment on the line where a finding starts drops it:
+``# anydev: ignore``, ``# anydev: ignore[AD101]``,
+``// anydev: ignore[AD101, AD6]`` (codes or code prefixes).
+
+Files that are not sound to scan are reported as :class:`ScanError` and the
+run goes on: a file over ``max_file_size`` (skipped), a binary file (NUL bytes)
+or UTF-16 (skipped), a Python file that is not valid UTF-8 (skipped from the
+bad byte on) or has a lexical error (an unterminated string or bracket, an
+unmatched bracket: the findings before the error are kept), a C++ file that is
+not valid UTF-8 (reported, still scanned as bytes) or has an unterminated
+comment, string or raw string (findings before it kept). A path that cannot be
+read is reported with the OS error.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Iterable, Optional, Sequence, Union
+
+__all__ = [
+    "Finding",
+    "ScanError",
+    "ScanResult",
+    "language_of",
+    "rule_filter",
+    "scan_paths",
+    "scan_source",
+]
+
+#: File extensions the scanner reads, by language.
+EXTENSIONS = {
+    "python": (".py", ".pyi"),
+    "cpp": (".h", ".hpp", ".hh", ".c", ".cc", ".cpp", ".cxx", ".cu", ".cuh", ".hip"),
+}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One reference to a legacy symbol (see the module docstring for the
+    meaning of each position)."""
+
+    path: str
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+    symbol: str
+    replacement: str
+    rule: str
+    fix: str  # "safe" | "unsafe" | "none", from the row
+    message: str
+    kind: str  # "call" | "reference" | "import"
+    start: int
+    end: int
+    call_end: Optional[int]
+    text: str
+    language: str  # "python" | "cpp"
+
+
+@dataclass(frozen=True)
+class ScanError:
+    """A file that could not be read, or not be scanned soundly to its end."""
+
+    path: str
+    message: str
+    line: Optional[int]
+
+
+@dataclass
+class ScanResult:
+    findings: list[Finding] = field(default_factory=list)
+    errors: list[ScanError] = field(default_factory=list)
+    files: int = 0  # files scanned
+    bytes: int = 0  # bytes read
+
+
+def language_of(path: str) -> Optional[str]:
+    """Returns "python" or "cpp" by the file's extension, else None."""
+    ext = os.path.splitext(path)[1].lower()
+    for lang, exts in EXTENSIONS.items():
+        if ext in exts:
+            return lang
+    return None
+
+
+def scan_paths(
+    paths: Sequence[str],
+    *,
+    select: Optional[Iterable[str]] = None,
+    ignore: Optional[Iterable[str]] = None,
+    exclude: Sequence[str] = (),
+    jobs: Optional[int] = None,
+    respect_gitignore: bool = True,
+    max_file_size: int = 20 << 20,
+) -> ScanResult:
+    """Scans files and directory trees.
+
+    ``select``/``ignore``: rule codes or prefixes (``"AD1"``, ``"AD103"``,
+    ``"ALL"``); the most specific entry decides, ``ignore`` on a tie; default:
+    every rule. ``exclude``: gitignore-style globs relative to the current
+    directory (a glob without ``/`` matches a file or folder name at any
+    depth). ``jobs``: threads (default: all cores). Paths in the result are
+    relative to the current directory when they are under it. Findings are
+    ordered by path, then position.
+    """
+    raise NotImplementedError("the native scanner lands with core/scan")
+
+
+def scan_source(
+    source: Union[bytes, str], path: str, *, language: Optional[str] = None
+) -> tuple[list[Finding], list[ScanError]]:
+    """Scans one file's content as if it were read from ``path`` (which is
+    reported as given). ``language``: "python" or "cpp"; default: from the
+    extension of ``path`` (ValueError if it has none the scanner knows). A
+    ``str`` is encoded as UTF-8."""
+    raise NotImplementedError("the native scanner lands with core/scan")
+
+
+def rule_filter(select: Optional[Iterable[str]] = None,
+                ignore: Optional[Iterable[str]] = None):
+    """Returns a predicate on rule codes for ``select``/``ignore`` (see
+    :func:`scan_paths`); ValueError names an entry that is not a code or a
+    prefix of one."""
+    raise NotImplementedError("the native scanner lands with core/scan")
