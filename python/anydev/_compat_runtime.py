@@ -78,7 +78,9 @@ def _no_target_message(row: Row, shim_name: str, target_missing: bool) -> str:
 
 class Unsupported:
     """A kept device-specific entry point that anydev cannot answer: using it
-    raises NotImplementedError with the row's note."""
+    raises NotImplementedError with the row's note. (For a deprecated
+    attribute anydev has no equivalent for, such as torch.cuda.AcceleratorError,
+    it raises NoEquivalentError naming PyTorch's replacement.)"""
 
     def __init__(self, name: str, row: Row):
         self._name = name
@@ -86,6 +88,9 @@ class Unsupported:
         self.__doc__ = f"{row.legacy} (device-specific, kept in PyTorch): {row.note}"
 
     def _raise(self) -> None:
+        if self._row.status == "deprecated":
+            raise compat.NoEquivalentError(
+                _no_target_message(self._row, self._name, bool(self._row.anydev)))
         raise NotImplementedError(
             f"{self._name} ({self._row.legacy}) is a device-specific API that anydev does not "
             f"implement: {self._row.note} [{self._row.code}]")
@@ -121,11 +126,47 @@ def _event_args(retype: Callable[[Any], Any], enable_timing: bool = False, block
 _CLASS_ADAPTERS = {"anydev.Stream": _stream_args, "anydev.Event": _event_args}
 
 
+def _device_of(device_index: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    def device_of(obj: Any) -> Any:
+        """torch.cuda.device_of(obj): switches to the device of ``obj`` (a
+        stream, an event, a tensor...) for the block; a CPU object (or one on
+        no device) switches nothing."""
+        d = obj.device
+        index = None if getattr(d, "type", "cpu") == "cpu" else getattr(d, "index", None)
+        return device_index(index)
+
+    return device_of
+
+
+# Call adapters for forwarders whose legacy arguments differ from the
+# target's: attribute name -> (target -> callable).
+_CALL_ADAPTERS = {"device_of": _device_of}
+
+
+def _positional_params(signature: Optional[str]) -> list[str]:
+    """The positional-or-keyword parameter names of a legacy signature."""
+    if not signature:
+        return []
+    import ast
+
+    try:
+        fn = ast.parse(f"def f{signature}: pass").body[0]
+    except SyntaxError:
+        return []
+    a = fn.args  # type: ignore[attr-defined]
+    return [x.arg for x in a.posonlyargs + a.args]
+
+
+# The public module of the generated anydev._legacy_accelerator: warnings and
+# __module__ name the spelling users write, anydev.accelerator.current_device_idx.
+_PUBLIC_MODULE = {"anydev._legacy_accelerator": "anydev.accelerator"}
+
+
 class ShimModule:
     """The factory a generated shim module uses for its entry points."""
 
     def __init__(self, module: str, legacy_module: str, retype: str):
-        self.module = module
+        self.module = _PUBLIC_MODULE.get(module, module)
         self.legacy_module = legacy_module
         self.retype = retype
 
@@ -141,7 +182,8 @@ class ShimModule:
             name = f"{self.module}.{self._attr(row)}"
             _registered[key] = _C._compat.register(
                 row.legacy, row.replacement, row.code, _message(row, name), target,
-                _no_target_message(row, name, target is None and bool(row.anydev)), self.retype)
+                _no_target_message(row, name, target is None and bool(row.anydev)), self.retype,
+                _positional_params(row.signature) if target is not None else [])
         return _registered[key]
 
     def retype_device(self, device: Any) -> Any:
@@ -161,6 +203,9 @@ class ShimModule:
     def forwarder(self, code: str) -> Any:
         row = self._row(code)
         target = _resolve(row.anydev)
+        adapter = _CALL_ADAPTERS.get(self._attr(row))
+        if target is not None and adapter is not None:
+            target = adapter(target)
         index = self._register(row, target)
         name = self._attr(row)
         f = _C._compat.Forwarder(index, name, name, self.module,

@@ -151,8 +151,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
             print(f"anydev run: {args.target}: no such file", file=sys.stderr)
             return 2
         target = args.target
-        sys.path.insert(0, os.path.dirname(os.path.abspath(target)))
-        run = lambda: runpy.run_path(target, run_name="__main__")  # noqa: E731
+        path = os.path.abspath(target)  # as `python script.py`: code and report name it so
+        sys.path.insert(0, os.path.dirname(path))
+        run = lambda: runpy.run_path(path, run_name="__main__")  # noqa: E731
     sys.argv = [target, *args.args]
     status = 0
     try:

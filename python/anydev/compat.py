@@ -42,7 +42,10 @@ from __future__ import annotations
 import contextlib
 import fnmatch
 import os
+import re
+import sys
 import threading
+import warnings
 from dataclasses import dataclass
 from typing import Iterator, Optional
 
@@ -299,5 +302,32 @@ class stream_context:  # noqa: N801 - PyTorch's torch.cuda.stream / StreamContex
         return False
 
 
+def _apply_warning_options() -> None:
+    """Applies the ``-W`` / ``PYTHONWARNINGS`` options that name
+    ``anydev.compat.LegacyAPIWarning``.
+
+    Python reads those options at start-up, before site-packages is on
+    ``sys.path``, so it cannot import a third-party category: it prints
+    "Invalid -W option ignored" and drops the option. They are applied here
+    instead, as Python would have (a later option wins over an earlier one),
+    so that ``-W error::anydev.compat.LegacyAPIWarning`` works."""
+    actions = ("default", "always", "ignore", "module", "once", "error")
+    for option in sys.warnoptions:
+        parts = [p.strip() for p in option.split(":")]
+        if len(parts) > 5 or len(parts) < 3:
+            continue
+        parts += [""] * (5 - len(parts))
+        action, message, category, module, lineno = parts
+        if category != f"{__name__}.LegacyAPIWarning":
+            continue
+        action = next((a for a in actions if a.startswith(action)), None) if action else "default"
+        if action is None or not (lineno == "" or (lineno.isdigit())):
+            continue
+        warnings.filterwarnings(action, re.escape(message), LegacyAPIWarning,
+                                re.escape(module) + r"\Z" if module else "",
+                                int(lineno or 0))
+
+
+_apply_warning_options()
 _C._compat.set_categories(LegacyAPIWarning, LegacyAPIError, NoEquivalentError)
 _C._compat.set_policy_resolver(_resolve)

@@ -29,6 +29,7 @@ import datetime as _dt
 import hashlib
 import json
 import os
+import pathlib
 import sys
 import tempfile
 from typing import Any, Iterable, Optional
@@ -262,6 +263,9 @@ def _sarif(report: dict[str, Any], root: str) -> dict[str, Any]:
             })
         uri = _rel(c["file"], root)
         fingerprint = hashlib.sha256(f"{uri}:{c['line']}:{c['legacy']}".encode()).hexdigest()[:32]
+        # SARIF wants URIs: a relative one against %SRCROOT%, else file:///...
+        artifact = ({"uri": pathlib.PurePath(uri).as_uri()} if os.path.isabs(uri)
+                    else {"uri": uri.replace(os.sep, "/"), "uriBaseId": "%SRCROOT%"})
         results.append({
             "ruleId": c["rule"],
             "ruleIndex": index[c["rule"]],
@@ -270,8 +274,7 @@ def _sarif(report: dict[str, Any], root: str) -> dict[str, Any]:
                                 f"{'s' if c['count'] != 1 else ''}; use "
                                 f"{c['replacement'] or 'a device-generic API'} ({c['rule']})"},
             "locations": [{"physicalLocation": {
-                "artifactLocation": {"uri": uri.replace(os.sep, "/"),
-                                     **({"uriBaseId": "%SRCROOT%"} if not os.path.isabs(uri) else {})},
+                "artifactLocation": artifact,
                 "region": {"startLine": max(1, c["line"])}}}],
             "partialFingerprints": {"anydevCallSite/v1": fingerprint},
         })

@@ -23,8 +23,10 @@
 #include <Python.h>
 #include <structmember.h>
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -58,6 +60,10 @@ struct Row {
   // this one comparison usually replaces the hash lookup.
   const void* last_instr = nullptr;
   Entry* last_entry = nullptr;
+  // The legacy positional-or-keyword parameter names, in order: a call that
+  // passes them by keyword (torch.cuda.synchronize(device=0)) is bound to
+  // positions, as the generic replacements take them positionally only.
+  std::vector<std::string> params;
   // Direct call into a CPython-API target (skips one dispatch).
   PyCFunction cfunc = nullptr;
   int cflags = 0;
@@ -174,7 +180,9 @@ int Hit(int row, int depth) {
   if (e == nullptr) return 0;  // no Python caller: nothing to attribute
   ++e->count;
   if (ABSL_PREDICT_FALSE(e->epoch != g_epoch) && ResolvePolicy(e) < 0) return -1;
-  if (ABSL_PREDICT_TRUE(e->warned || e->policy == kIgnore)) return 0;
+  // A site that has warned stays quiet, but the error policy refuses every
+  // call, including those from sites that warned before the policy changed.
+  if (ABSL_PREDICT_TRUE(e->policy != kError && (e->warned || e->policy == kIgnore))) return 0;
   const Row& r = (*g_rows)[static_cast<size_t>(row)];
   if (e->policy == kError) {
     PyErr_SetString(g_error_category, r.message.c_str());
@@ -237,11 +245,46 @@ PyObject* RetypeArg(PyObject* arg, DeviceType from) {
   }
 }
 
+// Binds keyword arguments named after the row's legacy parameters to their
+// positions; false (and `out` untouched) when the call cannot be bound that
+// way (an unknown name, a name given twice, a gap), so the target reports it.
+bool BindKeywords(const Row& r, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames,
+                  std::vector<PyObject*>* out) {
+  std::vector<PyObject*> slots(r.params.size(), nullptr);
+  if (nargs > static_cast<Py_ssize_t>(slots.size())) return false;
+  for (Py_ssize_t i = 0; i < nargs; ++i) slots[static_cast<size_t>(i)] = args[i];
+  for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(kwnames); ++k) {
+    const char* name = PyUnicode_AsUTF8(PyTuple_GET_ITEM(kwnames, k));
+    if (name == nullptr) {
+      PyErr_Clear();
+      return false;
+    }
+    size_t pos = 0;
+    while (pos < r.params.size() && r.params[pos] != name) ++pos;
+    if (pos == r.params.size() || slots[pos] != nullptr) return false;
+    slots[pos] = args[nargs + k];
+  }
+  size_t n = 0;
+  while (n < slots.size() && slots[n] != nullptr) ++n;
+  for (size_t i = n; i < slots.size(); ++i) {
+    if (slots[i] != nullptr) return false;  // a gap: would need the legacy defaults
+  }
+  out->assign(slots.begin(), slots.begin() + static_cast<std::ptrdiff_t>(n));
+  return true;
+}
+
 PyObject* CallTarget(const Row& r, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
-  const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
   if (r.target == nullptr) {
     PyErr_SetString(g_no_equivalent, r.no_target_message.c_str());
     return nullptr;
+  }
+  std::vector<PyObject*> bound;  // borrowed
+  if (kwnames != nullptr && !r.params.empty() && BindKeywords(r, args, nargs, kwnames, &bound)) {
+    args = bound.data();
+    nargs = static_cast<Py_ssize_t>(bound.size());
+    nargsf = bound.size();
+    kwnames = nullptr;
   }
   if (r.retype) {
     const Py_ssize_t total = nargs + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
@@ -397,8 +440,9 @@ void BindCompat(py::module_& m) {
       "register",
       [](const std::string& legacy, const std::string& replacement, const std::string& rule,
          const std::string& message, py::handle target, const std::string& no_target_message,
-         const std::string& retype) {
+         const std::string& retype, const std::vector<std::string>& params) {
         Row r;
+        r.params = params;
         r.legacy = legacy;
         r.replacement = replacement;
         r.rule = rule;
@@ -418,6 +462,7 @@ void BindCompat(py::module_& m) {
       },
       py::arg("legacy"), py::arg("replacement"), py::arg("rule"), py::arg("message"),
       py::arg("target"), py::arg("no_target_message"), py::arg("retype"),
+      py::arg("params") = std::vector<std::string>(),
       "Registers a table row; returns its index for Forwarder and hit().");
   c.def(
       "hit",
