@@ -114,6 +114,8 @@ def _load_toml(path: str) -> tuple[dict[str, Any], list[str]]:
         m = re.search(r"\(at line (\d+), column (\d+)\)", msg)
         if m:
             msg = msg[: m.start()].strip()
+            if "overwrite" in msg.lower():
+                msg += " (a key given twice?)"
             raise TableError(f"{rel}:{m.group(1)}:{m.group(2)}: {msg}") from None
         raise TableError(f"{rel}: {msg}") from None
     return data, text.splitlines()

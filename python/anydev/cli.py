@@ -163,6 +163,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
         status = code if isinstance(code, int) else (0 if code is None else 1)
         if code is not None and not isinstance(code, int):
             print(code, file=sys.stderr)
+    except KeyboardInterrupt:
+        traceback.print_exc()
+        status = 130  # as Python's own exit status after SIGINT
     except BaseException:  # the script's own failure: show it, then the summary
         traceback.print_exc()
         status = 1

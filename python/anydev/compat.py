@@ -207,10 +207,14 @@ def _load_pyproject(path: str) -> list[_Rule]:
 
 
 def _decide(module: str, file: str) -> str:
-    for rules in (_code_rules, _parse_env(os.environ.get("ANYDEV_LEGACY", "")),
-                  _pyproject_rules(file)):
+    # Sources in precedence order, each read only when the ones before it have
+    # no matching rule (a bad ANYDEV_LEGACY does not matter where code decides).
+    sources = (lambda: _code_rules,
+               lambda: _parse_env(os.environ.get("ANYDEV_LEGACY", "")),
+               lambda: _pyproject_rules(file))
+    for rules in sources:
         chosen = None
-        for r in rules:
+        for r in rules():
             if r.matches(module, file):
                 chosen = r.action
         if chosen is not None:
@@ -246,7 +250,11 @@ def set_policy(action: str, *, module: Optional[str] = None, path: Optional[str]
     _check_action(action, "set_policy()")
     if module is not None and path is not None:
         raise PolicyError("set_policy(): give `module` or `path`, not both")
-    rule = _Rule(action, module=module, path=os.path.abspath(path) if path else None)
+    # A relative path glob is relative to the current directory; one that
+    # starts with a wildcard ("*/vendor/*") matches anywhere, as in ANYDEV_LEGACY.
+    if path and not (os.path.isabs(path) or path.startswith(("*", "?", "["))):
+        path = os.path.abspath(path)
+    rule = _Rule(action, module=module, path=path or None)
     with _lock:
         _code_rules.append(rule)
     _changed()
