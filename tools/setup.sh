@@ -36,7 +36,8 @@ if [[ ! -x .venv/bin/python ]]; then
   "$python" -m venv .venv
 fi
 vpy=.venv/bin/python
-pips=("scikit-build-core>=0.10" "pybind11>=2.12" "cmake>=3.22" ninja "pytest>=7" numpy)
+pips=("scikit-build-core>=0.10" "pybind11>=2.12" "cmake>=3.22" ninja "pytest>=7" numpy
+      "mypy>=1.13")  # mypy: the tests check that the stubs flag legacy calls (PEP 702)
 need=$("$vpy" - "${pips[@]}" <<'PY'
 import sys
 from importlib import metadata
