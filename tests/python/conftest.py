@@ -24,7 +24,8 @@ import pytest  # noqa: E402
 import anydev  # noqa: E402
 
 # Variables a subprocess must not inherit unless a test sets them.
-ANYDEV_VARS = ("ANYDEV_SIM_DEVICES", "ANYDEV_SIM_MEMORY", "ANYDEV_ACCELERATOR")
+ANYDEV_VARS = ("ANYDEV_SIM_DEVICES", "ANYDEV_SIM_MEMORY", "ANYDEV_ACCELERATOR",
+               "ANYDEV_CUDA_LIBRARY", "ANYDEV_HIP_LIBRARY", "ANYDEV_LEVEL_ZERO_LIBRARY")
 
 
 def accelerator_type() -> str | None:
