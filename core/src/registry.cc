@@ -2,10 +2,12 @@
 // ANYDEV_REGISTER_BACKEND line of each backend that is built. Probing is lazy
 // and happens once per type; its answer (device count or reason) is cached.
 #include <array>
+#include <atomic>
 #include <memory>
 #include <utility>
 
 #include "absl/base/call_once.h"
+#include "absl/base/optimization.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "anydev/backend.h"
@@ -31,6 +33,12 @@ std::array<Slot, kNumDeviceTypes>& Slots() {
   return *slots;
 }
 
+// The backends whose probe succeeded, for GetBackend's fast path: an acquire
+// load instead of the once-flag and status checks (vendor hot paths, such as
+// an event record, go through GetBackend on every call). Zero-initialised
+// before any dynamic initialisation, so registration order does not matter.
+std::atomic<Backend*> g_ready[kNumDeviceTypes];
+
 Slot& ProbedSlot(DeviceType type) {
   Slot& slot = Slots()[DenseIndex(type)];
   absl::call_once(slot.once, [&slot, type] {
@@ -48,6 +56,7 @@ Slot& ProbedSlot(DeviceType type) {
           absl::StrCat(DeviceTypeName(type), ": no devices found"));
     } else {
       slot.count = *count;
+      g_ready[DenseIndex(type)].store(slot.backend.get(), std::memory_order_release);
     }
   });
   return slot;
@@ -63,6 +72,10 @@ bool RegisterBackend(DeviceType type, BackendFactory factory) {
 }  // namespace internal
 
 absl::StatusOr<Backend*> GetBackend(DeviceType type) {
+  if (Backend* ready = internal::g_ready[DenseIndex(type)].load(std::memory_order_acquire);
+      ABSL_PREDICT_TRUE(ready != nullptr)) {
+    return ready;
+  }
   internal::Slot& slot = internal::ProbedSlot(type);
   if (!slot.status.ok()) return slot.status;
   return slot.backend.get();

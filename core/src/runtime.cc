@@ -52,6 +52,7 @@ struct AcceleratorChoice {
   std::optional<DeviceType> type;     // nullopt: none
   int dense = -1;                     // DenseIndex(*type) when usable, else -1
   int count = 0;                      // its device count
+  Backend* backend = nullptr;         // its backend, when usable
 };
 
 std::atomic<const AcceleratorChoice*> g_choice{nullptr};
@@ -103,6 +104,7 @@ const AcceleratorChoice& ResolveAccelerator() {
     if (c->status.ok() && c->type) {
       c->dense = DenseIndex(*c->type);
       c->count = DeviceCountOf(*c->type);
+      c->backend = *GetBackend(*c->type);
     }
     choice = c;
     g_choice.store(c, std::memory_order_release);
@@ -291,6 +293,18 @@ absl::StatusOr<int> CurrentDeviceIndex() {
 // is already current needs no check and no vendor call. Device guards in hot
 // loops mostly hit this.
 absl::Status SetDeviceIndex(int index) {
+  // The hot path, for a resolved accelerator and an index in range: the
+  // device-count check and the backend come from the resolved choice.
+  const AcceleratorChoice* c = g_choice.load(std::memory_order_acquire);
+  if (ABSL_PREDICT_TRUE(c != nullptr && c->dense >= 0)) {
+    int8_t& current = tls_devices.index[c->dense];
+    if (current == index) return absl::OkStatus();
+    if (ABSL_PREDICT_TRUE(index >= 0 && index < c->count)) {
+      ANYDEV_RETURN_IF_ERROR(c->backend->SetDevice(index));
+      current = static_cast<int8_t>(index);
+      return absl::OkStatus();
+    }
+  }
   ANYDEV_ASSIGN_OR_RETURN(DeviceType type, GetAccelerator());
   if (CurrentIndexRef(type) == index) return absl::OkStatus();
   return anydev::SetDeviceIndex(type, index);

@@ -169,6 +169,9 @@ class GpuBackend final : public Backend {
   }
 
   absl::StatusOr<bool> QueryStream(int device, StreamId id) override {
+    if (VendorStream s = PoolStream(device, id); ABSL_PREDICT_TRUE(s != nullptr)) {
+      return Ready(rt_->StreamQuery(s), "StreamQuery(stream)");
+    }
     ANYDEV_ASSIGN_OR_RETURN(VendorStream s, GetStream(device, id));
     ScopedDevice guard;
     if (id == 0) ANYDEV_RETURN_IF_ERROR(guard.Enter(*rt_, device));
@@ -176,6 +179,9 @@ class GpuBackend final : public Backend {
   }
 
   absl::Status SynchronizeStream(int device, StreamId id) override {
+    if (VendorStream s = PoolStream(device, id); ABSL_PREDICT_TRUE(s != nullptr)) {
+      return ANYDEV_GPU_STATUS(*rt_, StreamSynchronize(s));
+    }
     ANYDEV_ASSIGN_OR_RETURN(VendorStream s, GetStream(device, id));
     ScopedDevice guard;
     if (id == 0) ANYDEV_RETURN_IF_ERROR(guard.Enter(*rt_, device));
@@ -213,6 +219,9 @@ class GpuBackend final : public Backend {
   }
 
   absl::Status RecordEvent(void* event, int device, StreamId stream) override {
+    if (VendorStream s = PoolStream(device, stream); ABSL_PREDICT_TRUE(s != nullptr)) {
+      return ANYDEV_GPU_STATUS(*rt_, EventRecord(AsEvent(event), s));
+    }
     ANYDEV_ASSIGN_OR_RETURN(VendorStream s, GetStream(device, stream));
     ScopedDevice guard;
     if (stream == 0) ANYDEV_RETURN_IF_ERROR(guard.Enter(*rt_, device));
@@ -411,6 +420,14 @@ class GpuBackend final : public Backend {
       }
     });
     return priorities_;
+  }
+
+  // The hot paths' lookup: the pool stream of `id` when it exists, else null
+  // (the default stream, which needs its device current, or a stream not
+  // created yet: both take the general path).
+  VendorStream PoolStream(int device, StreamId id) const {
+    return devices_[static_cast<size_t>(device)]->streams[static_cast<size_t>(id)].load(
+        std::memory_order_acquire);
   }
 
   // Returns the vendor stream of `id` (validated by the caller), creating a
