@@ -3,6 +3,7 @@
     anydev doctor                 what anydev sees: backends, devices, the accelerator and why
     anydev demo                   a tour of devices, streams and events on the simulated accelerator
     anydev run SCRIPT [ARGS...]   run a legacy script with the runtime report on; print its summary
+                                  (--torch [--mode forward]: on the real PyTorch, see docs/torch.md)
     anydev report show FILE       render a runtime report (text, markdown, json, sarif)
     anydev report merge FILES -o OUT   merge the reports of many processes
     anydev version                the version
@@ -135,6 +136,21 @@ def _cmd_run(args: argparse.Namespace) -> int:
         from . import _torch_facade
 
         _torch_facade.install()
+    if args.torch or args.mode:
+        if args.facade:
+            print("anydev run: --torch/--mode and --facade exclude each other", file=sys.stderr)
+            return 2
+        try:
+            from . import _torch_adapter
+        except ImportError as e:  # PyTorch is not installed
+            print(f"anydev run --torch: {e}", file=sys.stderr)
+            return 2
+        try:
+            _torch_adapter.install(mode=args.mode or "observe",
+                                   project=os.getcwd() if args.module else args.target)
+        except (ImportError, ValueError) as e:
+            print(f"anydev run --torch: {e}", file=sys.stderr)
+            return 2
     template = args.report or os.environ.get("ANYDEV_REPORT")
     if template:
         try:
@@ -235,6 +251,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--facade", action="store_true",
                    help="run without PyTorch: `import torch` gets anydev's facade, whose "
                         "torch.cuda is anydev's legacy shims (see anydev._torch_facade)")
+    p.add_argument("--torch", action="store_true",
+                   help="run on the real PyTorch with anydev's forwarders on torch.cuda, "
+                        "torch.cuda.amp and torch.xpu, scoped to the script (and the packages "
+                        "and paths of [tool.anydev]); see docs/torch.md")
+    p.add_argument("--mode", choices=("observe", "forward"),
+                   help="with --torch (implies it): observe (default) warns about and counts "
+                        "legacy calls and runs them unchanged; forward also sends them to "
+                        "torch.accelerator / torch.amp / torch.Stream / torch.Event")
     p.add_argument("--report", metavar="PATH",
                    help="also write the report here ({pid} and {rank} expand); "
                         "default: $ANYDEV_REPORT if set")

@@ -16,6 +16,11 @@
 // After its first call from a site, a forwarder costs one hash lookup and an
 // increment over the target.
 //
+// A scoped row (anydev.torch, see "Scoped forwarders" below) puts the same
+// engine on a real PyTorch entry point: each site is also resolved once as
+// inside or outside the user's scope; outside it, a call is only counted and
+// reaches the original object unchanged.
+//
 // Sites are kept per (file, line, row), so a reloaded module (new code
 // objects) or another thread reaching the same line does not warn again. The
 // hash map from instruction address to site pins each code object it has
@@ -30,6 +35,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -68,6 +74,14 @@ struct Row {
   PyCFunction cfunc = nullptr;
   int cflags = 0;
   PyObject* cself = nullptr;
+  // A scoped row (anydev.torch): a forwarder put on a real PyTorch entry
+  // point. Calls from outside the scope reach `original` unchanged and are
+  // only counted; calls from inside it are warned about and reach `target`
+  // (the original in mode observe, the replacement in mode forward).
+  bool scoped = false;
+  bool active = false;             // false after uninstall: a plain pass-through
+  PyObject* original = nullptr;    // strong
+  std::string quiet;               // PyTorch's own warning text to suppress in scope
 };
 
 struct Entry {  // one (file, line, row): what the report shows
@@ -80,6 +94,7 @@ struct Entry {  // one (file, line, row): what the report shows
   int epoch = -1;  // policy epoch the cached policy belongs to
   Policy policy = kWarn;
   bool warned = false;
+  int8_t scope = 0;  // scoped rows: kOutside, kInside or kInternal (see ResolveScope)
 };
 
 struct FastKey {
@@ -326,6 +341,159 @@ PyObject* ForwarderCall(PyObject* self, PyObject* const* args, size_t nargsf, Py
   return CallTarget((*g_rows)[static_cast<size_t>(f->row)], args, nargsf, kwnames);
 }
 
+// --- Scoped forwarders on a real PyTorch (anydev.torch) ---------------------
+//
+// The same sites, counts and once-per-site warnings as above, plus a scope: a
+// site's caller is resolved once (like its policy, again after
+// policy_changed) through a Python resolver (module, file) -> 0 outside the
+// scope, 1 inside, 2 internal (PyTorch's and anydev's own files: not counted).
+// After that, a call costs the site lookup, one comparison, an increment and
+// the direct call of the original or the target.
+
+enum Scope : int8_t { kOutside = 0, kInside = 1, kInternal = 2 };
+
+PyObject* g_scope_resolver = nullptr;  // (module, file) -> 0/1/2
+PyObject* g_quiet_filter = nullptr;    // the warnings.filters item of the matcher below
+PyObject* g_quiet_front = nullptr;     // () -> None: puts it first in warnings.filters
+PyObject* g_warnings_module = nullptr;
+// The scoped row whose original is being called from inside the scope on this
+// thread (-1: none): while it is set, the matcher hides PyTorch's own
+// deprecation warning for that entry point, so a user sees anydev's only.
+thread_local int tl_quiet_row = -1;
+
+// Resolves the scope (and, inside it, the policy) of a scoped row's entry.
+int ResolveScope(Entry* e) {
+  int8_t scope = kOutside;  // no resolver: nothing is in scope
+  if (g_scope_resolver != nullptr) {
+    PyObject* r = PyObject_CallFunction(g_scope_resolver, "ss", e->module.c_str(), e->file.c_str());
+    if (r == nullptr) return -1;
+    const long v = PyLong_AsLong(r);
+    Py_DECREF(r);
+    if (v == -1 && PyErr_Occurred()) return -1;
+    scope = v == 1 ? kInside : (v == 2 ? kInternal : kOutside);
+  }
+  if (scope == kInside && ResolvePolicy(e) < 0) return -1;
+  e->scope = scope;
+  e->epoch = g_epoch;
+  return 0;
+}
+
+// Warns once or refuses, for an in-scope call (as Hit does for a shim).
+int ScopedPolicy(Entry* e, const Row& r) {
+  if (ABSL_PREDICT_TRUE(e->policy != kError && (e->warned || e->policy == kIgnore))) return 0;
+  if (e->policy == kError) {
+    PyErr_SetString(g_error_category, r.message.c_str());
+    return -1;
+  }
+  PyObject* msg = PyUnicode_FromString(r.message.c_str());
+  PyObject* file = PyUnicode_FromString(e->file.c_str());
+  PyObject* module = PyUnicode_FromString(e->module.c_str());
+  int rc = -1;
+  if (msg != nullptr && file != nullptr && module != nullptr) {
+    rc = PyErr_WarnExplicitObject(g_warning_category, msg, file, e->line, module, nullptr);
+  }
+  Py_XDECREF(msg);
+  Py_XDECREF(file);
+  Py_XDECREF(module);
+  if (rc == 0) e->warned = true;
+  return rc;
+}
+
+// Makes sure the quiet filter is the first of warnings.filters (a filter the
+// user added later, or a catch_warnings block, may have put others first).
+void QuietFilterFirst() {
+  if (g_quiet_filter == nullptr || g_quiet_front == nullptr) return;
+  if (g_warnings_module == nullptr) {
+    g_warnings_module = PyImport_ImportModule("warnings");
+    if (g_warnings_module == nullptr) {
+      PyErr_Clear();
+      return;
+    }
+  }
+  PyObject* filters = PyObject_GetAttrString(g_warnings_module, "filters");
+  const bool first = filters != nullptr && PyList_Check(filters) && PyList_GET_SIZE(filters) > 0 &&
+                     PyList_GET_ITEM(filters, 0) == g_quiet_filter;
+  Py_XDECREF(filters);
+  if (!first) {
+    PyObject* r = PyObject_CallNoArgs(g_quiet_front);
+    Py_XDECREF(r);
+  }
+  PyErr_Clear();
+}
+
+PyObject* ScopedForwarderCall(PyObject* self, PyObject* const* args, size_t nargsf,
+                              PyObject* kwnames) {
+  const int row = reinterpret_cast<ForwarderObject*>(self)->row;
+  const Row* r = &(*g_rows)[static_cast<size_t>(row)];
+  if (ABSL_PREDICT_FALSE(!r->active)) return PyObject_Vectorcall(r->original, args, nargsf, kwnames);
+  Entry* e = FindEntry(row, 0);
+  if (ABSL_PREDICT_FALSE(e == nullptr)) return PyObject_Vectorcall(r->original, args, nargsf, kwnames);
+  if (ABSL_PREDICT_FALSE(e->epoch != g_epoch)) {
+    if (ResolveScope(e) < 0) return nullptr;
+    r = &(*g_rows)[static_cast<size_t>(row)];  // the resolver may have registered rows
+  }
+  PyObject* fn;
+  if (ABSL_PREDICT_TRUE(e->scope == kOutside)) {
+    ++e->count;
+    fn = r->original;
+  } else if (e->scope == kInternal) {
+    fn = r->original;
+  } else {
+    ++e->count;
+    if (ScopedPolicy(e, *r) < 0) return nullptr;
+    r = &(*g_rows)[static_cast<size_t>(row)];  // a warnings hook may have run Python code
+    fn = r->target;
+    if (ABSL_PREDICT_FALSE(!r->quiet.empty() && fn == r->original)) {
+      QuietFilterFirst();
+      Py_INCREF(fn);
+      const int saved = tl_quiet_row;
+      tl_quiet_row = row;
+      PyObject* out = PyObject_Vectorcall(fn, args, nargsf, kwnames);
+      tl_quiet_row = saved;
+      Py_DECREF(fn);
+      return out;
+    }
+  }
+  // A reference for the call: an uninstall during it may drop the row's.
+  Py_INCREF(fn);
+  PyObject* out = PyObject_Vectorcall(fn, args, nargsf, kwnames);
+  Py_DECREF(fn);
+  return out;
+}
+
+// The `message` of the quiet filter: matches a warning's text only while this
+// thread is calling an original from inside the scope, and only when the text
+// names that entry point (PyTorch's "`torch.cuda.amp.autocast(args...)` is
+// deprecated..."), so it hides nothing else, in no other thread.
+struct QuietMatcherObject {
+  PyObject_HEAD
+};
+
+PyObject* QuietMatcherMatch(PyObject*, PyObject* text) {
+  if (tl_quiet_row < 0 || static_cast<size_t>(tl_quiet_row) >= g_rows->size() ||
+      !PyUnicode_Check(text)) {
+    Py_RETURN_FALSE;
+  }
+  const char* s = PyUnicode_AsUTF8(text);
+  if (s == nullptr) {
+    PyErr_Clear();
+    Py_RETURN_FALSE;
+  }
+  const std::string& quiet = (*g_rows)[static_cast<size_t>(tl_quiet_row)].quiet;
+  if (!quiet.empty() && std::string_view(s).find(quiet) != std::string_view::npos) Py_RETURN_TRUE;
+  Py_RETURN_FALSE;
+}
+
+PyObject* QuietMatcherRepr(PyObject*) {
+  return PyUnicode_FromString("<anydev.torch: PyTorch's own deprecation warning of an in-scope call>");
+}
+
+PyMethodDef kQuietMatcherMethods[] = {
+    {"match", QuietMatcherMatch, METH_O, "True while an in-scope call's PyTorch warning is to be hidden."},
+    {nullptr, nullptr, 0, nullptr}};
+
+PyTypeObject g_quiet_matcher_type = {PyVarObject_HEAD_INIT(nullptr, 0) nullptr};
+
 void ForwarderDealloc(PyObject* self) {
   auto* f = reinterpret_cast<ForwarderObject*>(self);
   Py_XDECREF(f->name);
@@ -373,7 +541,7 @@ PyObject* ForwarderNew(PyTypeObject* type, PyObject* args, PyObject*) {
   }
   auto* f = reinterpret_cast<ForwarderObject*>(type->tp_alloc(type, 0));
   if (f == nullptr) return nullptr;
-  f->vectorcall = ForwarderCall;
+  f->vectorcall = (*g_rows)[static_cast<size_t>(row)].scoped ? ScopedForwarderCall : ForwarderCall;
   f->row = row;
   Py_INCREF(name);
   f->name = name;
@@ -402,6 +570,78 @@ void InitForwarderType() {
   t.tp_getset = kForwarderGetSet;
   t.tp_dictoffset = offsetof(ForwarderObject, dict);
   if (PyType_Ready(&t) < 0) throw py::error_already_set();
+}
+
+void BindScoped(py::module_& c) {
+  PyTypeObject& t = g_quiet_matcher_type;
+  t.tp_name = "anydev._C._compat.QuietMatcher";
+  t.tp_basicsize = sizeof(QuietMatcherObject);
+  t.tp_flags = Py_TPFLAGS_DEFAULT;
+  t.tp_doc = "The message matcher of anydev.torch's warnings filter (see bind_compat.cc).";
+  t.tp_methods = kQuietMatcherMethods;
+  t.tp_repr = QuietMatcherRepr;
+  t.tp_new = PyType_GenericNew;
+  if (PyType_Ready(&t) < 0) throw py::error_already_set();
+  Py_INCREF(&t);
+  c.add_object("QuietMatcher", py::handle(reinterpret_cast<PyObject*>(&t)));
+
+  c.def(
+      "register_scoped",
+      [](const std::string& legacy, const std::string& replacement, const std::string& rule,
+         const std::string& message, py::handle original, const std::string& quiet) {
+        Row r;
+        r.legacy = legacy;
+        r.replacement = replacement;
+        r.rule = rule;
+        r.message = message;
+        r.scoped = true;
+        r.quiet = quiet;
+        r.original = original.inc_ref().ptr();
+        r.target = original.inc_ref().ptr();
+        g_rows->push_back(std::move(r));
+        return static_cast<int>(g_rows->size() - 1);
+      },
+      py::arg("legacy"), py::arg("replacement"), py::arg("rule"), py::arg("message"),
+      py::arg("original"), py::arg("quiet") = "",
+      "Registers a scoped row (a forwarder on a real PyTorch entry point), inactive; "
+      "returns its index for Forwarder.");
+  c.def(
+      "set_scoped",
+      [](int row, py::handle target, bool active) {
+        if (row < 0 || static_cast<size_t>(row) >= g_rows->size() ||
+            !(*g_rows)[static_cast<size_t>(row)].scoped) {
+          throw py::value_error(absl::StrCat("set_scoped: ", row, " is not a scoped row"));
+        }
+        Row& r = (*g_rows)[static_cast<size_t>(row)];
+        PyObject* old = r.target;
+        r.target = (target.is_none() ? py::handle(r.original) : target).inc_ref().ptr();
+        Py_XDECREF(old);
+        r.active = active;
+      },
+      py::arg("row"), py::arg("target"), py::arg("active"),
+      "Sets what in-scope calls of a scoped row reach (None: the original) and whether "
+      "its forwarders count and warn at all (an inactive one is a plain pass-through).");
+  c.def(
+      "set_scope_resolver",
+      [](py::handle resolver) {
+        PyObject* old = g_scope_resolver;
+        g_scope_resolver = resolver.is_none() ? nullptr : resolver.inc_ref().ptr();
+        Py_XDECREF(old);
+        ++g_epoch;
+      },
+      "Sets the callable (module, file) -> 0 outside the scope / 1 inside / 2 internal.");
+  c.def(
+      "set_quiet_filter",
+      [](py::handle filter, py::handle front) {
+        PyObject* old_filter = g_quiet_filter;
+        PyObject* old_front = g_quiet_front;
+        g_quiet_filter = filter.is_none() ? nullptr : filter.inc_ref().ptr();
+        g_quiet_front = front.is_none() ? nullptr : front.inc_ref().ptr();
+        Py_XDECREF(old_filter);
+        Py_XDECREF(old_front);
+      },
+      "Sets the warnings.filters item whose message is a QuietMatcher, and the callable "
+      "that puts it first.");
 }
 
 }  // namespace
@@ -492,7 +732,9 @@ void BindCompat(py::module_& m) {
         py::list out;
         for (const auto& [key, e] : *g_entries) {
           const Row& r = (*g_rows)[static_cast<size_t>(e.row)];
+          if (r.scoped && (e.scope == kInternal || e.count == 0)) continue;  // not the user's
           py::dict d;
+          if (r.scoped) d["scope"] = e.scope == kInside ? "in" : "out";
           d["file"] = e.file;
           d["line"] = e.line;
           d["module"] = e.module;
@@ -521,6 +763,7 @@ void BindCompat(py::module_& m) {
         g_pinned_code->clear();
       },
       "Forgets every site and count (tests; a fresh report).");
+  BindScoped(c);
 }
 
 }  // namespace anydev::python

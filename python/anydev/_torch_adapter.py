@@ -1,0 +1,743 @@
+"""anydev on a real PyTorch: legacy forwarders on ``torch.cuda``,
+``torch.cuda.amp`` and ``torch.xpu``, scoped to the user's own code.
+
+:func:`install` replaces each legacy entry point of the real modules that the
+compat table maps (a deprecated row with a PyTorch replacement, present in this
+PyTorch) by a native forwarder of anydev's legacy-call engine
+(``python/src/bind_compat.cc``). A call through it:
+
+* from outside the scope (another library, PyTorch itself): reaches the
+  original object unchanged and is counted in the runtime report, never
+  warned about, never forwarded;
+* from inside the scope (the ``__main__`` script, and the packages and path
+  globs the user names): is counted, warned about once per call site with
+  :class:`anydev.compat.LegacyAPIWarning` (by the policy of
+  :mod:`anydev.compat`), then calls the original (mode ``observe``) or the
+  table's replacement in ``torch.accelerator``/``torch.amp``/``torch.Stream``/
+  ``torch.Event`` (mode ``forward``), or the original where this PyTorch lacks
+  the replacement.
+
+The scope and policy of a call site are resolved once, natively cached; then
+a call costs one comparison, an increment and a direct call over the
+original. Classes (``torch.cuda.Stream``, ``torch.cuda.amp.autocast``, ...)
+are replaced by a class whose metaclass ``__call__`` is the forwarder, that
+``isinstance``/``issubclass`` treat as the original, whose attributes are the
+original's, and whose subclasses are made subclasses of the original.
+
+:func:`uninstall` puts every original object back (identity); a forwarder
+that code still holds then passes calls through without counting. See
+``docs/torch.md``.
+"""
+
+from __future__ import annotations
+
+import abc
+import ast
+import fnmatch
+import os
+import re
+import sys
+import threading
+import types
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterable, Optional, Sequence
+
+from . import _C, compat
+from . import _torch_backport as backport
+from ._compat_table import ROWS, Row
+
+__all__ = ["MODES", "ScopeError", "install", "installed", "status", "uninstall"]
+
+MODES = ("observe", "forward")
+LEGACY_MODULES = ("torch.cuda", "torch.cuda.amp", "torch.xpu")
+_LEGACY_TYPE = {"torch.cuda": "cuda", "torch.cuda.amp": "cuda", "torch.xpu": "xpu"}
+
+# Legacy entry points PyTorch itself warns about (a FutureWarning whose text
+# names the entry point: "`torch.cuda.amp.autocast(args...)` is deprecated...",
+# "torch.cuda.memory_cached has been renamed..."; @deprecated ones are also
+# recognised by their __deprecated__): while an in-scope call of one of these
+# runs the original, anydev's warnings filter hides PyTorch's warning, so the
+# user sees one message per site, anydev's.
+_TORCH_OWN_WARNINGS = frozenset({
+    "torch.cuda.amp.autocast", "torch.cuda.amp.GradScaler", "torch.cuda.amp.custom_fwd",
+    "torch.cuda.amp.custom_bwd", "torch.cuda.memory_cached", "torch.cuda.max_memory_cached",
+    "torch.cuda.reset_max_memory_allocated", "torch.cuda.reset_max_memory_cached",
+})
+
+
+class ScopeError(ValueError):
+    """The scope given to install() or in ``[tool.anydev]`` is invalid."""
+
+
+# --- the scope -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Scope:
+    """Who gets warnings and forwarding: the ``__main__`` script (``main``),
+    modules named by ``packages`` (a name covers its submodules; globs
+    allowed) and files matching ``paths`` (absolute path globs)."""
+
+    packages: tuple[str, ...] = ()
+    paths: tuple[str, ...] = ()
+    main: bool = True
+    source: str = "default (the __main__ script only)"
+    internal: tuple[str, ...] = field(default=(), compare=False)
+
+    def decide(self, module: str, file: str) -> int:
+        """0 outside the scope, 1 inside, 2 internal (PyTorch's and anydev's own code)."""
+        path = file if file.startswith("<") else os.path.abspath(file)
+        for d in self.internal:
+            if path.startswith(d):
+                return 2
+        if self.main and module == "__main__":
+            return 1
+        for p in self.packages:
+            if module == p or module.startswith(p + ".") or (
+                    any(c in p for c in "*?[") and fnmatch.fnmatchcase(module, p)):
+                return 1
+        for g in self.paths:
+            if fnmatch.fnmatchcase(path, g):
+                return 1
+        return 0
+
+
+def _names(value: Any, what: str, where: str) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        raise ScopeError(f"{where}: `{what}` must be a list of strings, not {value!r}")
+    out = tuple(value)
+    for v in out:
+        if not isinstance(v, str) or not v:
+            raise ScopeError(f"{where}: `{what}` must be a list of non-empty strings; "
+                             f"got {v!r}")
+    return out
+
+
+def _abs_globs(globs: Sequence[str], base: str) -> tuple[str, ...]:
+    return tuple(g if os.path.isabs(g) else os.path.join(base, g) for g in globs)
+
+
+def _project_start() -> str:
+    """Where to look for the project's pyproject.toml: the __main__ script's
+    folder when there is one, else the working directory."""
+    main = sys.modules.get("__main__")
+    file = getattr(main, "__file__", None)
+    if isinstance(file, str) and os.path.exists(file):
+        return os.path.dirname(os.path.abspath(file))
+    return os.getcwd()
+
+
+def _pyproject_scope(start: str) -> Optional[tuple[tuple[str, ...], tuple[str, ...], str]]:
+    path = compat._find_pyproject(start)
+    if path is None:
+        return None
+    try:
+        import tomllib
+    except ImportError:  # Python < 3.11
+        try:
+            import tomli as tomllib  # type: ignore[no-redef]
+        except ImportError:
+            return None
+    try:
+        with open(path, "rb") as f:
+            data = tomllib.load(f)
+    except (OSError, ValueError) as e:
+        raise ScopeError(f"{path}: cannot read [tool.anydev]: {e}") from None
+    section = data.get("tool", {}).get("anydev", {})
+    if not isinstance(section, dict) or not ("packages" in section or "paths" in section):
+        return None
+    where = f"{path}: [tool.anydev]"
+    packages = _names(section.get("packages"), "packages", where)
+    paths = _abs_globs(_names(section.get("paths"), "paths", where), os.path.dirname(path))
+    return packages, paths, path
+
+
+def _internal_dirs() -> tuple[str, ...]:
+    import torch
+
+    dirs = [os.path.dirname(os.path.abspath(torch.__file__)),
+            os.path.dirname(os.path.abspath(__file__))]
+    return tuple(d + os.sep for d in dirs)
+
+
+def make_scope(packages: Optional[Iterable[str]] = None, paths: Optional[Iterable[str]] = None,
+               main: bool = True, project: Optional[str] = None) -> Scope:
+    """The scope install() uses: ``packages``/``paths`` when either is given
+    (relative path globs against the working directory), else ``packages`` and
+    ``paths`` of ``[tool.anydev]`` in the pyproject.toml nearest to
+    ``project`` (a file or folder; default: the __main__ script, else the
+    working directory), else the __main__ script only."""
+    internal = _internal_dirs()
+    if packages is not None or paths is not None:
+        where = "anydev.torch.install()"
+        return Scope(_names(packages, "packages", where),
+                     _abs_globs(_names(paths, "paths", where), os.getcwd()), main,
+                     "install() arguments", internal)
+    start = project if project is not None else _project_start()
+    if os.path.isfile(start):
+        start = os.path.dirname(os.path.abspath(start))
+    found = _pyproject_scope(start)
+    if found is not None:
+        return Scope(found[0], found[1], main, found[2], internal)
+    return Scope(main=main, internal=internal) if main else Scope(
+        main=False, source="empty (main=False and nothing named)", internal=internal)
+
+
+# --- forward mode: the table's replacement, with the row's argument mapping --------
+
+_MISSING = object()
+
+
+def _lookup(dotted: str) -> Any:
+    """``torch.accelerator.device_index`` -> the object, or None when this PyTorch lacks it."""
+    import torch
+
+    parts = dotted.split(".")
+    if not parts or parts[0] != "torch":
+        return None
+    obj: Any = torch
+    for p in parts[1:]:
+        obj = getattr(obj, p, None)
+        if obj is None:
+            return None
+    return obj
+
+
+class _Devices:
+    """Device arguments of the legacy type, re-typed to the current accelerator."""
+
+    def __init__(self, legacy: str):
+        import torch
+
+        self.torch = torch
+        self.legacy = legacy
+        acc = None
+        getter = getattr(getattr(torch, "accelerator", None), "current_accelerator", None)
+        if getter is not None:
+            try:
+                acc = getter()
+            except RuntimeError:  # PyTorch 2.6 raises when there is none
+                acc = None
+        # Without an accelerator the legacy type stays (the replacement then
+        # answers as PyTorch does for it: disabled autocast, no device...).
+        self.acc = acc.type if acc is not None else legacy
+
+    def acc_type(self) -> str:
+        return self.acc
+
+    def retype(self, device: Any) -> Any:
+        if self.acc == self.legacy:
+            return device
+        torch = self.torch
+        if isinstance(device, str):
+            try:
+                d = torch.device(device)
+            except (RuntimeError, ValueError):
+                return device
+            if d.type == self.legacy:
+                return self.acc if d.index is None else f"{self.acc}:{d.index}"
+            return device
+        if isinstance(device, torch.device) and device.type == self.legacy:
+            return torch.device(self.acc) if device.index is None else torch.device(
+                self.acc, device.index)
+        return device
+
+    def index(self, device: Any) -> Any:
+        """An index for torch.accelerator.device_index, which takes only an int or None."""
+        torch = self.torch
+        if device is None or isinstance(device, int):
+            return device
+        if isinstance(device, str):
+            try:
+                return torch.device(device).index
+            except (RuntimeError, ValueError):
+                return device
+        if isinstance(device, torch.device):
+            return device.index
+        return getattr(device, "idx", device)  # a torch.cuda.device object
+
+
+class _Template(ast.NodeTransformer):
+    def __init__(self, legacy: str, conv: dict[str, str]):
+        self.legacy = legacy
+        self.conv = conv
+        self.used: set[str] = set()
+
+    def visit_Name(self, node: ast.Name) -> ast.AST:
+        if node.id.startswith("__anydev_p_"):
+            name = node.id[len("__anydev_p_"):]
+            self.used.add(name)
+            arg: ast.expr = ast.Name(id=name, ctx=ast.Load())
+            if name in self.conv:
+                arg = ast.Call(func=ast.Name(id=self.conv[name], ctx=ast.Load()), args=[arg],
+                               keywords=[])
+            return ast.copy_location(arg, node)
+        return node
+
+    def visit_Constant(self, node: ast.Constant) -> ast.AST:
+        if node.value == self.legacy:  # torch.amp.autocast("cuda", ...): the accelerator's type
+            return ast.copy_location(
+                ast.Call(func=ast.Name(id="__acc", ctx=ast.Load()), args=[], keywords=[]), node)
+        return node
+
+
+def _compile(row: Row, template: str, legacy: str, devices: _Devices) -> Optional[Callable]:
+    """Compiles a row's template (compat_map/SCHEMA.md) into a function with
+    the legacy signature that calls the replacement: ``{name}`` is the argument
+    bound to parameter ``name`` (an item whose placeholders were not supplied
+    is dropped), ``{*}`` all the call's arguments; the legacy device type
+    becomes the current accelerator's, in literals and device arguments."""
+    star = "{*}" in template
+    src = re.sub(r"\{(\w+)\}", lambda m: f"__anydev_p_{m.group(1)}",
+                 template.replace("{*}", "__anydev_star__"))
+    try:
+        call = ast.parse(src, mode="eval").body
+        fdef = ast.parse(f"def forward{row.signature or '()'}: pass").body[0]
+    except SyntaxError:
+        return None
+    if not isinstance(call, ast.Call) or not isinstance(fdef, ast.FunctionDef):
+        return None
+    target_name = ast.unparse(call.func)
+    target = _lookup(target_name)
+    if target is None:
+        return None
+    a = fdef.args
+    params = [p.arg for p in a.posonlyargs + a.args + a.kwonlyargs]
+    conv = {p: ("__index" if target_name == "torch.accelerator.device_index" else "__retype")
+            for p in params if p in ("device", "device_index")}
+    env: dict[str, Any] = {"__target": target, "_MISSING": _MISSING, "__acc": devices.acc_type,
+                           "__retype": devices.retype, "__index": devices.index}
+
+    def item(node: ast.expr) -> tuple[str, set[str]]:
+        t = _Template(legacy, conv)
+        out = t.visit(node)
+        return ast.unparse(out), t.used
+
+    lines: list[str] = []
+    if star:
+        pre: list[str] = []
+        post: list[str] = []
+        seen_star = False
+        for arg in call.args:
+            if isinstance(arg, ast.Name) and arg.id == "__anydev_star__":
+                seen_star = True
+                continue
+            (post if seen_star else pre).append(item(arg)[0])
+        kws = [f"{k.arg}={item(k.value)[0]}" for k in call.keywords if k.arg]
+        args = ", ".join(pre + ["*__sa"] + post + kws + ["**__sk"])
+        code = f"def forward(*__sa, **__sk):\n    return __target({args})\n"
+    else:
+        for d in range(len(a.defaults)):
+            a.defaults[d] = ast.Name(id="_MISSING", ctx=ast.Load())
+        a.kw_defaults = [None if d is None else ast.Name(id="_MISSING", ctx=ast.Load())
+                         for d in a.kw_defaults]
+        head = ast.unparse(fdef).split("\n")[0]
+        lines.append(head)
+        lines.append("    __a = []")
+        lines.append("    __k = {}")
+
+        def guard(used: set[str], stmt: str) -> None:
+            cond = " and ".join(f"{u} is not _MISSING" for u in sorted(used) if u in params)
+            lines.append(f"    if {cond}: {stmt}" if cond else f"    {stmt}")
+
+        for arg in call.args:
+            text, used = item(arg)
+            guard(used, f"__a.append({text})")
+        for k in call.keywords:
+            if k.arg is None:
+                return None
+            text, used = item(k.value)
+            guard(used, f"__k[{k.arg!r}] = {text}")
+        if a.kwarg is not None:  # legacy **kwargs the template does not name: passed on
+            lines.append(f"    __k.update({a.kwarg.arg})")
+        lines.append("    return __target(*__a, **__k)")
+        code = "\n".join(lines) + "\n"
+    filename = f"<anydev.torch forward {row.code}: {row.legacy} -> {template}>"
+    try:
+        exec(compile(code, filename, "exec"), env)
+    except SyntaxError:
+        return None
+    fn = env["forward"]
+    fn.__name__ = row.legacy.rsplit(".", 1)[1]
+    fn.__qualname__ = f"forward[{row.legacy}]"
+    fn.__doc__ = f"{row.legacy} forwarded: {template} [{row.code}]"
+    return fn
+
+
+def _default_template(row: Row) -> str:
+    """A row without a template: the replacement with the same arguments
+    (positional parameters positionally, keyword-only ones by keyword)."""
+    try:
+        a = ast.parse(f"def f{row.signature or '()'}: pass").body[0].args  # type: ignore[attr-defined]
+    except SyntaxError:
+        return f"{row.replacement}({{*}})"
+    if a.vararg is not None or a.kwarg is not None:
+        return f"{row.replacement}({{*}})"
+    items = [f"{{{p.arg}}}" for p in a.posonlyargs + a.args]
+    items += [f"{p.arg}={{{p.arg}}}" for p in a.kwonlyargs]
+    return f"{row.replacement}({', '.join(items)})"
+
+
+class _StreamContext:
+    """``torch.cuda.stream(s)`` in forward mode: ``with s:`` (a torch.Stream is
+    its own context manager), and nothing for None, as before."""
+
+    __slots__ = ("stream",)
+
+    def __init__(self, stream: Any):
+        self.stream = stream
+
+    def __enter__(self) -> Any:
+        if self.stream is not None:
+            self.stream.__enter__()
+        return self.stream
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.stream is not None:
+            self.stream.__exit__(*exc)
+
+
+def _special(attr: str, original: Any) -> Optional[Callable[[_Devices], Optional[Callable]]]:
+    """Rows whose forward form is not a template (fix = none or an argument
+    the replacement rejects): attribute name -> factory."""
+
+    def set_stream(devices: _Devices) -> Optional[Callable]:
+        target = _lookup("torch.accelerator.set_stream")
+        if target is None:
+            return None
+
+        def forward(stream: Any) -> None:
+            if stream is not None:  # torch.cuda.set_stream(None) was a no-op
+                target(stream)
+
+        return forward
+
+    def stream(devices: _Devices) -> Optional[Callable]:
+        torch_stream = _lookup("torch.Stream")
+        if torch_stream is None or not hasattr(torch_stream, "__enter__"):
+            return None
+
+        def forward(stream: Any) -> Any:
+            if stream is None or hasattr(type(stream), "__enter__"):
+                return _StreamContext(stream)
+            return original(stream)
+
+        return forward
+
+    return {"set_stream": set_stream, "stream": stream, "StreamContext": stream}.get(attr)
+
+
+def _forward_target(row: Row, original: Any, legacy: str, devices: _Devices) -> Optional[Callable]:
+    """What an in-scope call reaches in forward mode, or None for the original
+    (no mechanical replacement, or this PyTorch lacks it)."""
+    attr = row.legacy.rsplit(".", 1)[1]
+    special = _special(attr, original)
+    if special is not None:
+        return special(devices)
+    if row.fix == "none" or not row.replacement:
+        return None
+    return _compile(row, row.template or _default_template(row), legacy, devices)
+
+
+# --- the forwarders ------------------------------------------------------------------
+
+
+def _replacement_form(row: Row) -> str:
+    if row.template:
+        return re.sub(r"\{[^{}]*\}", "...", row.template)
+    return row.replacement
+
+
+def _message(row: Row) -> str:
+    return (f"{row.legacy} is a legacy device-specific API; use {_replacement_form(row)} "
+            f"[{row.code}]")
+
+
+def _quiet_text(row: Row, original: Any) -> str:
+    """What PyTorch's own deprecation warning for ``original`` contains (the
+    legacy name), or "" when PyTorch does not warn about it."""
+    for obj in (original, getattr(original, "__init__", None) if isinstance(original, type)
+                else None):
+        if isinstance(getattr(obj, "__deprecated__", None), str):
+            return row.legacy
+    return row.legacy if row.legacy in _TORCH_OWN_WARNINGS else ""
+
+
+# Names a class facade keeps for itself (the rest are the original class's);
+# ABCMeta sets _abc_impl and __abstractmethods__ while making it.
+_FACADE_OWN = frozenset({"__wrapped__", "__anydev_original__", "__anydev_row__",
+                         "__anydev_facade__", "__class__", "_abc_impl",
+                         "__abstractmethods__"})
+
+
+def _facade(row: Row, attr: str, module: str, original: type, fwd: Any) -> Optional[type]:
+    """A class standing for the legacy class ``original``: calling it is the
+    forwarder (the metaclass's ``__call__``), ``isinstance``/``issubclass``
+    answer for ``original``, its attributes are ``original``'s, and a class
+    statement that subclasses it makes a subclass of ``original`` itself."""
+    base_meta = type(original)
+    if base_meta is type:
+        metas: tuple[type, ...] = (abc.ABCMeta,)  # mixes with ABCs and Protocols
+    elif issubclass(base_meta, abc.ABCMeta):
+        metas = (base_meta,)
+    else:
+        return None  # a metaclass of its own (torch's typed tensors): left alone
+    holder: dict[str, Any] = {}
+
+    def __new__(mcls, name, bases, ns, **kw):  # noqa: N807
+        if ns.get("__anydev_facade__"):
+            return metas[0].__new__(mcls, name, bases, ns, **kw)
+        facade = holder["facade"]
+        bases = tuple(original if b is facade else b for b in bases)
+        meta, _, kwds = types.prepare_class(name, bases, kw)
+        return meta(name, bases, ns, **kwds)
+
+    def __getattribute__(cls, name):  # noqa: N807
+        if name in _FACADE_OWN:
+            return type.__getattribute__(cls, name)
+        return getattr(original, name)
+
+    def __setattr__(cls, name, value):  # noqa: N807
+        if name in _FACADE_OWN:
+            type.__setattr__(cls, name, value)
+        else:
+            setattr(original, name, value)
+
+    def __instancecheck__(cls, instance):  # noqa: N807
+        return isinstance(instance, original)
+
+    def __subclasscheck__(cls, subclass):  # noqa: N807
+        return subclass is cls or issubclass(subclass, original)
+
+    def __repr__(cls):  # noqa: N807
+        return f"<anydev.torch forwarder for {original!r} ({row.legacy}) [{row.code}]>"
+
+    meta = type(f"{attr}_anydev_forwarder_meta", metas, {
+        "__call__": fwd, "__new__": __new__, "__getattribute__": __getattribute__,
+        "__setattr__": __setattr__, "__instancecheck__": __instancecheck__,
+        "__subclasscheck__": __subclasscheck__, "__repr__": __repr__,
+        "__module__": __name__,
+    })
+    facade = meta(attr, (), {
+        "__anydev_facade__": True, "__module__": module, "__qualname__": attr,
+        "__doc__": original.__doc__, "__wrapped__": original, "__anydev_original__": original,
+        "__anydev_row__": row.code,
+    })
+    holder["facade"] = facade
+    return facade
+
+
+@dataclass
+class _Wrapped:
+    row: Row
+    module: types.ModuleType
+    attr: str
+    original: Any
+    index: int
+    replacement: Any   # the forwarder, or the class facade
+    kind: str          # "function" or "class"
+
+
+_lock = threading.RLock()
+_engine_rows: dict[tuple[str, int], int] = {}        # (legacy, id(original)) -> engine row
+_objects: dict[tuple[str, int], tuple[Any, str]] = {}  # the same -> (forwarder, kind)
+
+
+def _wrapper(row: Row, module_name: str, attr: str, original: Any) -> Optional[tuple[int, Any, str]]:
+    key = (row.legacy, id(original))
+    if key in _objects:
+        obj, kind = _objects[key]
+        return _engine_rows[key], obj, kind
+    if isinstance(original, type):
+        kind = "class"
+    elif callable(original):
+        kind = "function"
+    else:
+        return None
+    index = _C._compat.register_scoped(row.legacy, row.replacement, row.code, _message(row),
+                                       original, _quiet_text(row, original))
+    name = getattr(original, "__name__", attr)
+    fwd = _C._compat.Forwarder(index, name if isinstance(name, str) else attr,
+                               str(getattr(original, "__qualname__", attr)),
+                               str(getattr(original, "__module__", module_name)),
+                               getattr(original, "__doc__", None))
+    fwd.__wrapped__ = original
+    fwd.__anydev_original__ = original
+    obj: Any = fwd
+    if kind == "class":
+        obj = _facade(row, attr, module_name, original, fwd)
+        if obj is None:
+            return None
+    _engine_rows[key] = index
+    _objects[key] = (obj, kind)
+    return index, obj, kind
+
+
+def _candidates() -> Iterable[tuple[Row, str, str]]:
+    for row in ROWS:
+        if (row.language != "python" or row.status != "deprecated" or not row.replacement
+                or row.kind in ("module", "attribute")):
+            continue
+        module, _, attr = row.legacy.rpartition(".")
+        if module in LEGACY_MODULES:
+            yield row, module, attr
+
+
+# --- install / uninstall -----------------------------------------------------------
+
+
+@dataclass
+class _State:
+    mode: str
+    scope: Scope
+    wrapped: list[_Wrapped]
+    skipped: dict[str, str]
+    backport: list[str]
+    quiet_filter: tuple
+    targets: dict[str, str] = field(default_factory=dict)
+
+
+_state: Optional[_State] = None
+_scope_cache: dict[tuple[str, str], int] = {}
+
+
+def _resolve_scope(module: str, file: str) -> int:
+    key = (module, file)
+    hit = _scope_cache.get(key)
+    if hit is not None:
+        return hit
+    state = _state
+    value = 2 if state is None else state.scope.decide(module, file)
+    _scope_cache[key] = value
+    return value
+
+
+def _quiet_front() -> None:
+    """Puts anydev.torch's warnings filter first (see bind_compat.cc's QuietMatcher)."""
+    state = _state
+    if state is None:
+        return
+    filters = warnings.filters
+    item = state.quiet_filter
+    with _lock:
+        while item in filters:
+            filters.remove(item)
+        filters.insert(0, item)
+
+
+def installed() -> bool:
+    """Whether anydev.torch's forwarders are on PyTorch now."""
+    return _state is not None
+
+
+def status() -> dict[str, Any]:
+    """What install() did: the mode, the scope, the entry points wrapped (with
+    what an in-scope call reaches), those skipped and why, and the names the
+    backport added to torch.accelerator."""
+    state = _state
+    if state is None:
+        return {"installed": False}
+    return {
+        "installed": True,
+        "mode": state.mode,
+        "scope": {"packages": list(state.scope.packages), "paths": list(state.scope.paths),
+                  "main": state.scope.main, "source": state.scope.source},
+        "wrapped": {f"{w.module.__name__}.{w.attr}": w.kind for w in state.wrapped},
+        "skipped": dict(state.skipped),
+        "backport": list(state.backport),
+        "targets": dict(state.targets),
+    }
+
+
+def install(mode: str = "observe", packages: Optional[Iterable[str]] = None,
+            paths: Optional[Iterable[str]] = None, *, main: bool = True,
+            backport_missing: bool = True, project: Optional[str] = None) -> dict[str, Any]:
+    """Puts anydev's forwarders on the legacy entry points of ``torch.cuda``,
+    ``torch.cuda.amp`` and ``torch.xpu`` (see the module's docstring).
+
+    ``mode``: ``"observe"`` (in-scope calls warn once per site, are counted and
+    call the original) or ``"forward"`` (they call the table's replacement).
+    ``packages``/``paths``: the scope (module names, covering their submodules,
+    and path globs); when neither is given, ``[tool.anydev] packages``/``paths``
+    of the nearest pyproject.toml, else the ``__main__`` script only. ``main``:
+    whether the ``__main__`` script is in the scope too. ``backport_missing``:
+    add the ``torch.accelerator`` functions this PyTorch lacks.
+
+    Calling it again reinstalls with the new options. Returns :func:`status`."""
+    global _state
+    if mode not in MODES:
+        raise ValueError(f"anydev.torch.install(): mode {mode!r} is not one of "
+                         f"{', '.join(MODES)}")
+    import torch  # noqa: F401
+    import importlib
+
+    scope = make_scope(packages, paths, main, project)
+    with _lock:
+        if _state is not None:
+            uninstall()
+        added = backport.install() if backport_missing else []
+        wrapped: list[_Wrapped] = []
+        skipped: dict[str, str] = {}
+        devices: dict[str, _Devices] = {}
+        for row, module_name, attr in _candidates():
+            try:
+                module = importlib.import_module(module_name)
+            except ImportError:
+                skipped[row.legacy] = f"this PyTorch has no {module_name}"
+                continue
+            original = module.__dict__.get(attr, _MISSING)
+            if original is _MISSING:
+                skipped[row.legacy] = "this PyTorch has no such entry point"
+                continue
+            made = _wrapper(row, module_name, attr, original)
+            if made is None:
+                skipped[row.legacy] = "not a function or a plain class (left alone)"
+                continue
+            index, obj, kind = made
+            wrapped.append(_Wrapped(row, module, attr, original, index, obj, kind))
+        quiet = ("ignore", _C._compat.QuietMatcher(), FutureWarning, None, 0)
+        _scope_cache.clear()
+        _state = _State(mode, scope, wrapped, skipped, added, quiet)
+        _C._compat.set_quiet_filter(quiet, _quiet_front)
+        _C._compat.set_scope_resolver(_resolve_scope)
+        for w in wrapped:
+            target = None
+            if mode == "forward":
+                legacy = _LEGACY_TYPE[w.module.__name__]
+                dev = devices.setdefault(legacy, _Devices(legacy))
+                target = _forward_target(w.row, w.original, legacy, dev)
+            _state.targets[w.row.legacy] = (
+                "original" if target is None
+                else (w.row.template or w.row.replacement if _special(w.attr, w.original) is None
+                      else f"{w.row.replacement} (adapted)"))
+            _C._compat.set_scoped(w.index, target, True)
+            setattr(w.module, w.attr, w.replacement)
+        compat._changed()  # every site resolves its scope and policy again
+    return status()
+
+
+def uninstall() -> None:
+    """Puts every original object back (``torch.cuda.current_device is`` the
+    original again), removes what the backport added and anydev.torch's
+    warnings filter. Forwarders that code still holds pass calls through to
+    the originals, uncounted. Safe to call when not installed."""
+    global _state
+    with _lock:
+        state = _state
+        if state is None:
+            return
+        for w in state.wrapped:
+            if w.module.__dict__.get(w.attr) is w.replacement:
+                setattr(w.module, w.attr, w.original)
+            _C._compat.set_scoped(w.index, None, False)
+        _state = None
+        _scope_cache.clear()
+        _C._compat.set_scope_resolver(None)
+        _C._compat.set_quiet_filter(None, None)
+        while state.quiet_filter in warnings.filters:
+            warnings.filters.remove(state.quiet_filter)
+        backport.uninstall()
+        compat._changed()
