@@ -75,13 +75,14 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from typing import Iterable, Optional, Sequence, Union
+from typing import Callable, Iterable, Optional, Sequence, Union
 
 __all__ = [
     "Finding",
     "ScanError",
     "ScanResult",
     "language_of",
+    "message_for",
     "rule_filter",
     "scan_paths",
     "scan_source",
@@ -156,14 +157,20 @@ def scan_paths(
     """Scans files and directory trees.
 
     ``select``/``ignore``: rule codes or prefixes (``"AD1"``, ``"AD103"``,
-    ``"ALL"``); the most specific entry decides, ``ignore`` on a tie; default:
-    every rule. ``exclude``: gitignore-style globs relative to the current
-    directory (a glob without ``/`` matches a file or folder name at any
-    depth). ``jobs``: threads (default: all cores). Paths in the result are
-    relative to the current directory when they are under it. Findings are
-    ordered by path, then position.
+    ``"ALL"``; a string may list several, comma-separated); the most specific
+    entry decides, ``ignore`` on a tie; default: every rule. ``exclude``:
+    gitignore-style globs relative to the current directory (a glob without
+    ``/`` matches a file or folder name at any depth); they apply to the paths
+    given too. Folders that tools never hold sources in (``.git``, ``.venv``,
+    ``venv``, ``node_modules``, ``__pycache__``, ``.tox``, ``site-packages``,
+    ``dist``, ``_build`` ..., ruff's default list) are not walked into.
+    ``jobs``: threads (default: all cores). Paths in the result are relative
+    to the current directory when they are under it. Findings are ordered by
+    path, then position.
     """
-    raise NotImplementedError("the native scanner lands with core/scan")
+    return _scan_paths(paths, select=select, ignore=ignore,
+                       excludes=[(p, "") for p in exclude], jobs=jobs,
+                       respect_gitignore=respect_gitignore, max_file_size=max_file_size)
 
 
 def scan_source(
@@ -173,12 +180,150 @@ def scan_source(
     reported as given). ``language``: "python" or "cpp"; default: from the
     extension of ``path`` (ValueError if it has none the scanner knows). A
     ``str`` is encoded as UTF-8."""
-    raise NotImplementedError("the native scanner lands with core/scan")
+    lang = language or language_of(path)
+    if lang not in EXTENSIONS:
+        raise ValueError(f"{path}: cannot tell the language (give language='python' or 'cpp')")
+    data = source.encode("utf-8") if isinstance(source, str) else bytes(source)
+    native, rows = _rules()
+    raw, errs = _native().scan_source(native, data, lang)
+    findings = [_finding(path, t, rows[t[0]]) for t in raw]
+    errors = [ScanError(path, message, line) for message, line in errs]
+    return findings, errors
 
 
 def rule_filter(select: Optional[Iterable[str]] = None,
-                ignore: Optional[Iterable[str]] = None):
+                ignore: Optional[Iterable[str]] = None) -> Callable[[str], bool]:
     """Returns a predicate on rule codes for ``select``/``ignore`` (see
     :func:`scan_paths`); ValueError names an entry that is not a code or a
     prefix of one."""
-    raise NotImplementedError("the native scanner lands with core/scan")
+    codes = [r.code for r in _table().ROWS]
+    sel = [""] if select is None else _prefixes(select, codes, "select")
+    ign = [] if ignore is None else _prefixes(ignore, codes, "ignore")
+    memo: dict[str, bool] = {}
+
+    def keep(code: str) -> bool:
+        v = memo.get(code)
+        if v is None:
+            s = max((len(p) for p in sel if code.startswith(p)), default=-1)
+            i = max((len(p) for p in ign if code.startswith(p)), default=-1)
+            v = memo[code] = s >= 0 and s > i
+        return v
+
+    return keep
+
+
+# --- internals ---------------------------------------------------------------
+
+_FIELDS = tuple(f for f in Finding.__dataclass_fields__)
+_state: dict = {}
+
+
+def _table():
+    from . import _compat_table
+
+    return _compat_table
+
+
+def _native():
+    from ._C import _scan
+
+    return _scan
+
+
+def _rules():
+    """The native RuleSet built from the table, and the table's rows (a rule's
+    index in one is its index in the other)."""
+    r = _state.get("rules")
+    if r is None:
+        rows = _table().ROWS
+        native = _native().RuleSet(
+            [(row.code, row.language, row.status == "kept", [row.legacy, *row.also])
+             for row in rows])
+        r = _state["rules"] = (native, rows)
+    return r
+
+
+def _prefixes(entries: Iterable[str], codes: list[str], what: str) -> list[str]:
+    if isinstance(entries, str):
+        entries = [entries]
+    out = []
+    for entry in entries:
+        for e in str(entry).split(","):
+            e = e.strip().upper()
+            if not e:
+                continue
+            if e == "ALL":
+                out.append("")
+            elif any(c.startswith(e) for c in codes):
+                out.append(e)
+            else:
+                raise ValueError(f"{what}: {e!r} is not a rule code or a prefix of one "
+                                 f"(see `anydev rule --all`)")
+    return out
+
+
+def message_for(symbol: str, row) -> str:
+    """The message of a finding of `row` that matched `symbol`."""
+    if row.replacement:
+        return f"`{symbol}` is deprecated; use `{row.replacement}`"
+    return f"`{symbol}` is deprecated and has no drop-in replacement (`anydev rule {row.code}`)"
+
+
+_messages: dict = {}
+
+
+def _finding(path: str, t: tuple, row) -> Finding:
+    # t: (rule, kind, symbol, line, column, end_line, end_column, start, end, call_end, text)
+    symbol = t[2]
+    key = (row.code, symbol)
+    msg = _messages.get(key)
+    if msg is None:
+        msg = _messages[key] = message_for(symbol, row)
+    f = object.__new__(Finding)  # the frozen dataclass's __init__, without its cost
+    f.__dict__.update(zip(_FIELDS, (path, t[3], t[4], t[5], t[6], symbol, row.replacement,
+                                    row.code, row.fix, msg, t[1], t[7], t[8], t[9], t[10],
+                                    row.language)))
+    return f
+
+
+def _display_path(path: str, cwd: str) -> str:
+    if os.path.isabs(path):
+        if path == cwd or path.startswith(cwd.rstrip("/") + "/"):
+            return os.path.relpath(path, cwd)
+        return path
+    if path.startswith("./"):
+        path = os.path.normpath(path)
+    return path
+
+
+def _scan_paths(paths: Sequence[str], *, select=None, ignore=None,
+                excludes: Sequence[tuple[str, str]] = (), jobs: Optional[int] = None,
+                respect_gitignore: bool = True, max_file_size: int = 20 << 20,
+                keep: Optional[Callable[[str], bool]] = None) -> ScanResult:
+    """scan_paths with excludes as (pattern, base folder) pairs ("" : the
+    current directory), for the CLI's pyproject.toml excludes."""
+    if isinstance(paths, str):
+        paths = [paths]
+    if keep is None:
+        keep = rule_filter(select, ignore)
+    if jobs is not None and jobs < 0:
+        raise ValueError("jobs must be >= 0")
+    native, rows = _rules()
+    cwd = os.getcwd()
+    files, path_errors, nfiles, nbytes = _native().scan_paths(
+        native, [os.fspath(p) for p in paths], [(p, b or cwd) for p, b in excludes],
+        respect_gitignore, int(jobs or 0), int(max_file_size))
+    result = ScanResult(files=nfiles, bytes=nbytes)
+    out = result.findings
+    kept_codes = {row.code for row in rows if keep(row.code)}
+    for path, _lang, found, errs in [*path_errors, *files]:
+        shown = _display_path(path, cwd)
+        for t in found:
+            row = rows[t[0]]
+            if row.code in kept_codes:
+                out.append(_finding(shown, t, row))
+        for message, line in errs:
+            result.errors.append(ScanError(shown, message, line))
+    out.sort(key=lambda f: (f.path, f.start))
+    result.errors.sort(key=lambda e: (e.path, e.line or 0))
+    return result

@@ -63,6 +63,7 @@ void BindStream(py::module_& m);
 void BindRuntime(py::module_& m);
 void BindFastCalls(py::module_& m);
 void BindCompat(py::module_& m);
+void BindScan(py::module_& m);
 
 // Returns an anydev.Stream object for `s` (interned: the same object for the
 // same stream, so hot calls like current_stream() allocate nothing).

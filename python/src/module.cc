@@ -11,4 +11,5 @@ PYBIND11_MODULE(_C, m) {
   anydev::python::BindRuntime(m);
   anydev::python::BindFastCalls(m);
   anydev::python::BindCompat(m);
+  anydev::python::BindScan(m);
 }

@@ -1,0 +1,181 @@
+// anydev/scan.h: the static scanner behind `anydev scan`. It finds references
+// to the legacy symbols of the compat table in Python and C/C++/CUDA/HIP
+// source, resolving imports and aliases, and never looks inside strings,
+// comments, docstrings, raw strings or `#if 0` groups.
+//
+// The rules come from the caller (the Python package builds them from
+// anydev._compat_table.ROWS); this library knows nothing of the table's
+// files and does not depend on the device runtime.
+//
+// Example:
+//   anydev::scan::RuleSet rules({{"AD103", Language::kPython, false,
+//                                 {"torch.cuda.current_device"}}});
+//   FileResult r = anydev::scan::ScanSource(
+//       rules, Language::kPython, "import torch as th\nth.cuda.current_device()\n");
+//   // r.findings[0]: line 2, column 1, kind kCall, text "th.cuda.current_device"
+//
+// Thread safety: a RuleSet is immutable once built and may be shared by any
+// number of threads; ScanSource and ScanPaths keep all state per call.
+#ifndef ANYDEV_SCAN_H_
+#define ANYDEV_SCAN_H_
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace anydev::scan {
+
+enum class Language : uint8_t { kPython, kCpp };
+
+// Returns the language of a file by its extension (".py", ".pyi"; ".h", ".hpp",
+// ".hh", ".c", ".cc", ".cpp", ".cxx", ".cu", ".cuh", ".hip"), or false.
+bool LanguageOfPath(std::string_view path, Language* language);
+
+// One row of the compat table, as the scanner needs it.
+struct Rule {
+  std::string code;                    // "AD103"
+  Language language;                   // which files it applies to
+  bool kept;                           // a kept row: matches, but is never a finding
+  std::vector<std::string> spellings;  // legacy name first, then `also`; "." or "::" separated
+};
+
+// The rules, indexed for longest-prefix lookup of qualified names.
+class RuleSet {
+ public:
+  explicit RuleSet(std::vector<Rule> rules);
+  ~RuleSet();
+  RuleSet(const RuleSet&) = delete;
+  RuleSet& operator=(const RuleSet&) = delete;
+
+  const std::vector<Rule>& rules() const { return rules_; }
+
+  // A spelling of a rule, as matched.
+  struct Spelling {
+    int rule;               // index into rules()
+    std::string_view text;  // the spelling (owned by the RuleSet)
+    int components;         // names in it: 3 for "torch.cuda.synchronize"
+  };
+
+  // Returns the spelling that equals `qualified` exactly, or nullptr.
+  const Spelling* Find(Language language, std::string_view qualified) const;
+  // Returns true if `name` is the first component of some spelling ("torch",
+  // "c10", "at").
+  bool IsRoot(Language language, std::string_view name) const;
+  // Returns true if `name` is one of the components of some spelling
+  // ("cuda", "current_device").
+  bool HasComponent(Language language, std::string_view name) const;
+  // Returns true if `qualified` is a proper prefix, at a separator, of some
+  // spelling ("torch.cuda", "c10::cuda").
+  bool IsNamespace(Language language, std::string_view qualified) const;
+  // The largest number of components of any spelling of the language.
+  int MaxComponents(Language language) const;
+
+  struct Index;
+
+ private:
+  std::vector<Rule> rules_;
+  std::unique_ptr<Index> index_;
+};
+
+enum class RefKind : uint8_t {
+  kCall,       // the reference is followed by `(`
+  kReference,  // any other use: attribute read, isinstance, annotation, decorator
+  kImport,     // a name a `from ... import` or `using ...;` brings in, or `import a.b`
+};
+
+const char* RefKindName(RefKind kind);
+
+// One reference to a legacy symbol. Positions are 1-based lines and columns
+// in Unicode code points (a BOM is not counted); `end_*` are exclusive.
+// Offsets are bytes of the file as given (a BOM included).
+struct Finding {
+  int rule;                 // index into RuleSet::rules()
+  RefKind kind;
+  std::string_view symbol;  // the spelling matched (owned by the RuleSet)
+  uint32_t start;           // byte offset of the reference text
+  uint32_t end;             // byte offset just past it
+  int64_t call_end;         // for kCall: byte offset just past the matching ')'; else -1
+  int line, column, end_line, end_column;
+  std::string text;         // source[start, end)
+};
+
+// A problem with one file: it could not be read, or not be scanned soundly
+// to its end. `line` is 0 when the problem has no line.
+struct FileError {
+  std::string message;
+  int line = 0;
+};
+
+struct FileResult {
+  std::string path;
+  Language language = Language::kPython;
+  std::vector<Finding> findings;
+  std::vector<FileError> errors;
+};
+
+// Scans one file's bytes. Findings on a line that carries an
+// `anydev: ignore` comment for their rule are dropped.
+FileResult ScanSource(const RuleSet& rules, Language language, std::string_view source);
+
+struct ScanOptions {
+  std::vector<std::string> paths;  // files and directories
+  // Gitignore-style patterns, each relative to its folder `base` (absolute
+  // or relative to the current directory); a pattern without a '/' matches
+  // a name at any depth. They apply to the paths given too.
+  struct Exclude {
+    std::string pattern;
+    std::string base;
+  };
+  std::vector<Exclude> excludes;
+  bool respect_gitignore = true;      // .gitignore files and .git/info/exclude
+  int jobs = 0;                       // threads; 0: all cores
+  uint64_t max_file_size = 20u << 20;
+};
+
+struct ScanSummary {
+  // Files with findings or errors, in walk order (sorted names per folder).
+  std::vector<FileResult> files;
+  // Problems with the paths themselves (a path that does not exist).
+  std::vector<FileResult> path_errors;
+  uint64_t files_scanned = 0;
+  uint64_t bytes_scanned = 0;
+};
+
+ScanSummary ScanPaths(const RuleSet& rules, const ScanOptions& options);
+
+// Lists the source files ScanPaths would scan, in the same order (for tests
+// and tools).
+std::vector<std::string> ListFiles(const ScanOptions& options,
+                                   std::vector<FileResult>* path_errors);
+
+// Gitignore pattern matching, exposed for tests.
+class IgnoreList {
+ public:
+  // Adds one line of a .gitignore file whose folder is `base` (a path,
+  // relative or absolute, compared textually with the paths later matched).
+  void AddLine(std::string_view line, std::string_view base);
+  // Returns +1 if the last pattern matching `path` ignores it, -1 if it
+  // re-includes it (`!pattern`), 0 if none matches.
+  int Match(std::string_view path, bool is_dir) const;
+  bool empty() const { return patterns_.empty(); }
+
+ private:
+  struct Pattern {
+    std::string glob;  // without '!', leading '/', trailing '/'
+    std::string base;  // folder of the file, no trailing '/'
+    bool negated = false;
+    bool dir_only = false;
+    bool anchored = false;  // had a '/' before its end: matched against the whole relative path
+  };
+  std::vector<Pattern> patterns_;
+};
+
+// Matches a gitignore glob (`*`, `?`, `[...]`, `**`) against a '/'-separated
+// path; `*` and `?` do not match '/'.
+bool GlobMatch(std::string_view glob, std::string_view path);
+
+}  // namespace anydev::scan
+
+#endif  // ANYDEV_SCAN_H_

@@ -1,0 +1,963 @@
+// The C/C++/CUDA/HIP scanner: a tokenizer that knows what is not code
+// (comments, string and character literals of every prefix, raw strings,
+// `#include`/`#error` lines, `#if 0` groups) followed by a pass over the
+// tokens that tracks namespaces, namespace aliases, using-directives and
+// using-declarations by brace depth and matches qualified names.
+//
+// Note [Braces and the preprocessor]: braces inside `#define` bodies do not
+// count (`#define NS_BEGIN namespace x {` would never close), and the brace
+// depth at the end of the first branch of an `#if`/`#else` that was lexed is
+// the depth after its `#endif`, so `#ifdef A void f(int) { #else void f() {
+// #endif` opens one block, not two (what ctags does).
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "internal.h"
+
+namespace anydev::scan::internal {
+namespace {
+
+constexpr size_t kSentinels = 4;
+
+enum Tk : uint8_t {
+  kName,
+  kColon2,  // '::'
+  kLParen,
+  kRParen,
+  kLBrace,
+  kRBrace,
+  kLBrack,
+  kRBrack,
+  kSemi,
+  kComma,
+  kDot,
+  kArrow,
+  kAssign,
+  kLess,
+  kGreater,
+  kLiteral,  // a string, character or number
+  kOther,
+  kPpIf,     // an #if/#ifdef/#ifndef group begins
+  kPpElse,   // #elif/#else: `flags` bit 0: the branch that ended was lexed
+  kPpEndif,  // #endif: same bit
+  kEnd,
+};
+
+struct Tok {
+  uint32_t start;
+  uint32_t end;
+  uint8_t type;
+  uint8_t flags;  // kFlagDirective: inside a #define (or other directive) line
+};
+
+constexpr uint8_t kFlagDirective = 2;
+constexpr uint8_t kFlagPrevActive = 1;
+
+bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\f' || c == '\v'; }
+
+class Lexer {
+ public:
+  Lexer(std::string_view src, size_t begin, std::vector<Tok>* toks, LexOutput* out)
+      : s_(src.data()), n_(src.size()), p_(begin), toks_(*toks), out_(out) {}
+
+  void Run() {
+    while (!failed_ && p_ < n_) Step();
+    if (!failed_ && !conds_.empty() && conds_.back().skipping_at_eof) {
+      Fail(conds_.back().at, "unterminated conditional directive");
+    }
+  }
+
+ private:
+  struct Cond {
+    size_t at;                // offset of its #if
+    bool definitely_taken;    // a branch whose condition was true was lexed
+    bool skipping_at_eof = false;
+  };
+
+  void Fail(size_t at, std::string message) {
+    failed_ = true;
+    out_->Fail(static_cast<uint32_t>(at), std::move(message));
+  }
+
+  void Emit(uint8_t type, size_t start, size_t end, uint8_t flags = 0) {
+    toks_.push_back(Tok{static_cast<uint32_t>(start), static_cast<uint32_t>(end), type,
+                        static_cast<uint8_t>(flags | (in_directive_ ? kFlagDirective : 0))});
+    line_start_ = false;
+  }
+
+  bool IsNewline(size_t i) const { return s_[i] == '\n' || s_[i] == '\r'; }
+  size_t SkipNewlineAt(size_t i) const {
+    return (s_[i] == '\r' && i + 1 < n_ && s_[i + 1] == '\n') ? i + 2 : i + 1;
+  }
+
+  void Newline() {
+    p_ = SkipNewlineAt(p_);
+    line_start_ = true;
+    in_directive_ = false;
+  }
+
+  // A `//` comment (a backslash-newline continues it). p_ at the first '/'.
+  void LineComment() {
+    const size_t start = p_;
+    for (;;) {
+      while (p_ < n_ && !IsNewline(p_)) ++p_;
+      size_t k = p_;
+      if (p_ < n_ && k > start && s_[k - 1] == '\\') {
+        p_ = SkipNewlineAt(p_);
+        continue;
+      }
+      break;
+    }
+    NoteComment(std::string_view(s_ + start, p_ - start), static_cast<uint32_t>(start), out_);
+  }
+
+  // A `/* */` comment; p_ at the '/'. Returns false if it is not closed.
+  bool BlockComment() {
+    const size_t start = p_;
+    const std::string_view rest(s_ + p_ + 2, n_ - p_ - 2);
+    const size_t close = rest.find("*/");
+    if (close == std::string_view::npos) {
+      Fail(start, "unterminated comment");
+      return false;
+    }
+    p_ = p_ + 2 + close + 2;
+    NoteComment(std::string_view(s_ + start, p_ - start), static_cast<uint32_t>(start), out_);
+    return true;
+  }
+
+  void Step() {
+    const unsigned char c = static_cast<unsigned char>(s_[p_]);
+    if (IsIdentStart(c) || c == '$') {
+      size_t q = p_ + 1;
+      while (q < n_ && (IsIdentChar(static_cast<unsigned char>(s_[q])) || s_[q] == '$')) ++q;
+      if (q < n_ && (s_[q] == '"' || s_[q] == '\'')) {
+        const std::string_view id(s_ + p_, q - p_);
+        const bool raw = s_[q] == '"' && (id == "R" || id == "LR" || id == "uR" || id == "UR" ||
+                                          id == "u8R");
+        const bool enc = id == "L" || id == "u" || id == "U" || id == "u8";
+        if (raw) {
+          const size_t start = p_;
+          p_ = q;
+          RawString(start);
+          return;
+        }
+        if (enc) {
+          const size_t start = p_;
+          p_ = q;
+          Quoted(start, s_[q]);
+          return;
+        }
+      }
+      Emit(kName, p_, q);
+      p_ = q;
+      return;
+    }
+    switch (c) {
+      case ' ':
+      case '\t':
+      case '\f':
+      case '\v':
+        ++p_;
+        return;
+      case '\n':
+      case '\r':
+        Newline();
+        return;
+      case '\\':
+        if (p_ + 1 < n_ && IsNewline(p_ + 1)) {  // a line continuation
+          p_ = SkipNewlineAt(p_ + 1);
+          return;
+        }
+        Emit(kOther, p_, p_ + 1);
+        ++p_;
+        return;
+      case '/':
+        if (p_ + 1 < n_ && s_[p_ + 1] == '/') {
+          LineComment();
+          return;
+        }
+        if (p_ + 1 < n_ && s_[p_ + 1] == '*') {
+          const bool at_line_start = line_start_;
+          if (BlockComment()) line_start_ = at_line_start;
+          return;
+        }
+        Emit(kOther, p_, p_ + 1);
+        ++p_;
+        return;
+      case '#':
+        if (line_start_ && !in_directive_) {
+          Directive();
+          return;
+        }
+        Emit(kOther, p_, p_ + 1);
+        ++p_;
+        return;
+      case '"':
+      case '\'':
+        Quoted(p_, static_cast<char>(c));
+        return;
+      case ':':
+        if (p_ + 1 < n_ && s_[p_ + 1] == ':') {
+          Emit(kColon2, p_, p_ + 2);
+          p_ += 2;
+          return;
+        }
+        Emit(kOther, p_, p_ + 1);
+        ++p_;
+        return;
+      case '-':
+        if (p_ + 1 < n_ && s_[p_ + 1] == '>') {
+          Emit(kArrow, p_, p_ + 2);
+          p_ += 2;
+          return;
+        }
+        Emit(kOther, p_, p_ + 1);
+        ++p_;
+        return;
+      case '.':
+        if (p_ + 1 < n_ && IsDigit(static_cast<unsigned char>(s_[p_ + 1]))) {
+          Number();
+          return;
+        }
+        Emit(kDot, p_, p_ + 1);
+        ++p_;
+        return;
+      case '=':
+        if (p_ + 1 < n_ && s_[p_ + 1] == '=') {
+          Emit(kOther, p_, p_ + 2);
+          p_ += 2;
+          return;
+        }
+        Emit(kAssign, p_, p_ + 1);
+        ++p_;
+        return;
+      case '(': Emit(kLParen, p_, p_ + 1); ++p_; return;
+      case ')': Emit(kRParen, p_, p_ + 1); ++p_; return;
+      case '{': Emit(kLBrace, p_, p_ + 1); ++p_; return;
+      case '}': Emit(kRBrace, p_, p_ + 1); ++p_; return;
+      case '[': Emit(kLBrack, p_, p_ + 1); ++p_; return;
+      case ']': Emit(kRBrack, p_, p_ + 1); ++p_; return;
+      case ';': Emit(kSemi, p_, p_ + 1); ++p_; return;
+      case ',': Emit(kComma, p_, p_ + 1); ++p_; return;
+      case '<': Emit(kLess, p_, p_ + 1); ++p_; return;
+      case '>': Emit(kGreater, p_, p_ + 1); ++p_; return;
+      default:
+        if (IsDigit(c)) {
+          Number();
+          return;
+        }
+        Emit(kOther, p_, p_ + 1);
+        ++p_;
+        return;
+    }
+  }
+
+  // A pp-number: digits, letters, '.', digit separators, exponent signs.
+  void Number() {
+    const size_t start = p_;
+    ++p_;
+    while (p_ < n_) {
+      const unsigned char c = static_cast<unsigned char>(s_[p_]);
+      if (IsIdentChar(c) || c == '.') {
+        ++p_;
+      } else if (c == '\'' && p_ + 1 < n_ && IsIdentChar(static_cast<unsigned char>(s_[p_ + 1]))) {
+        p_ += 2;
+      } else if ((c == '+' || c == '-') &&
+                 (s_[p_ - 1] == 'e' || s_[p_ - 1] == 'E' || s_[p_ - 1] == 'p' ||
+                  s_[p_ - 1] == 'P')) {
+        ++p_;
+      } else {
+        break;
+      }
+    }
+    Emit(kLiteral, start, p_);
+  }
+
+  // A string or character literal; p_ at the opening quote, `start` at its
+  // encoding prefix.
+  void Quoted(size_t start, char quote) {
+    ++p_;
+    for (;;) {
+      while (p_ < n_ && s_[p_] != quote && s_[p_] != '\\' && !IsNewline(p_)) ++p_;
+      if (p_ >= n_ || IsNewline(p_)) {
+        Fail(start, quote == '"' ? "unterminated string literal" : "unterminated character literal");
+        return;
+      }
+      if (s_[p_] == '\\') {
+        if (p_ + 1 < n_ && IsNewline(p_ + 1)) {
+          p_ = SkipNewlineAt(p_ + 1);
+        } else {
+          p_ += 2;
+        }
+        continue;
+      }
+      ++p_;
+      break;
+    }
+    Emit(kLiteral, start, p_);
+  }
+
+  // R"delim( ... )delim"; p_ at the quote.
+  void RawString(size_t start) {
+    size_t q = p_ + 1;
+    while (q < n_ && q - p_ - 1 <= 16 && s_[q] != '(') {
+      const char c = s_[q];
+      if (c == ' ' || c == ')' || c == '\\' || c == '\t' || c == '\v' || c == '\f' ||
+          c == '\n' || c == '\r' || c == '"') {
+        break;
+      }
+      ++q;
+    }
+    if (q >= n_ || s_[q] != '(') {
+      Fail(start, "invalid raw string delimiter");
+      return;
+    }
+    std::string close = ")";
+    close.append(s_ + p_ + 1, q - p_ - 1);
+    close += '"';
+    const std::string_view rest(s_ + q + 1, n_ - q - 1);
+    const size_t at = rest.find(close);
+    if (at == std::string_view::npos) {
+      Fail(start, "unterminated raw string literal");
+      return;
+    }
+    p_ = q + 1 + at + close.size();
+    Emit(kLiteral, start, p_);
+  }
+
+  // Skips to the end of the directive line (continuations and comments
+  // included) and returns its text, comments cut out, trimmed.
+  std::string DirectiveRest() {
+    std::string text;
+    while (p_ < n_) {
+      const char c = s_[p_];
+      if (IsNewline(p_)) break;
+      if (c == '\\' && p_ + 1 < n_ && IsNewline(p_ + 1)) {
+        p_ = SkipNewlineAt(p_ + 1);
+        text += ' ';
+        continue;
+      }
+      if (c == '/' && p_ + 1 < n_ && s_[p_ + 1] == '/') {
+        LineComment();
+        break;
+      }
+      if (c == '/' && p_ + 1 < n_ && s_[p_ + 1] == '*') {
+        if (!BlockComment()) return text;
+        text += ' ';
+        continue;
+      }
+      text += c;
+      ++p_;
+    }
+    size_t b = 0, e = text.size();
+    while (b < e && IsSpace(text[b])) ++b;
+    while (e > b && IsSpace(text[e - 1])) --e;
+    return text.substr(b, e - b);
+  }
+
+  // Reads `# name` at p_ (the '#'); returns the name, p_ after it.
+  std::string_view DirectiveName() {
+    ++p_;
+    while (p_ < n_ && IsSpace(s_[p_])) ++p_;
+    const size_t b = p_;
+    while (p_ < n_ && IsIdentChar(static_cast<unsigned char>(s_[p_]))) ++p_;
+    return std::string_view(s_ + b, p_ - b);
+  }
+
+  // -1: false, +1: true, 0: unknown.
+  static int Evaluate(std::string_view name, const std::string& cond) {
+    if (name != "if" && name != "elif") return 0;
+    std::string_view c = cond;
+    while (c.size() >= 2 && c.front() == '(' && c.back() == ')') {
+      c = c.substr(1, c.size() - 2);
+      while (!c.empty() && IsSpace(c.front())) c.remove_prefix(1);
+      while (!c.empty() && IsSpace(c.back())) c.remove_suffix(1);
+    }
+    if (c == "0" || c == "false" || c == "0L" || c == "0U") return -1;
+    if (c == "1" || c == "true") return 1;
+    return 0;
+  }
+
+  void Directive() {
+    const size_t hash = p_;
+    const std::string_view name = DirectiveName();
+    if (name == "if" || name == "ifdef" || name == "ifndef") {
+      const int v = Evaluate(name, DirectiveRest());
+      conds_.push_back(Cond{hash, v > 0});
+      Emit(kPpIf, hash, hash + 1);
+      if (v < 0) SkipGroup();
+      return;
+    }
+    if (name == "elif" || name == "else" || name == "elifdef" || name == "elifndef") {
+      const std::string cond = DirectiveRest();
+      if (conds_.empty()) return;  // stray: ignore
+      Cond& cond_frame = conds_.back();
+      if (cond_frame.definitely_taken) {
+        Emit(kPpElse, hash, hash + 1, kFlagPrevActive);
+        SkipGroup();
+        return;
+      }
+      const int v = name == "else" ? 0 : Evaluate(name, cond);
+      Emit(kPpElse, hash, hash + 1, kFlagPrevActive);
+      if (v < 0) {
+        SkipGroup();
+      } else if (v > 0) {
+        cond_frame.definitely_taken = true;
+      }
+      return;
+    }
+    if (name == "endif") {
+      DirectiveRest();
+      if (conds_.empty()) return;
+      conds_.pop_back();
+      Emit(kPpEndif, hash, hash + 1, kFlagPrevActive);
+      return;
+    }
+    if (name == "include" || name == "include_next" || name == "import" || name == "error" ||
+        name == "warning" || name == "line" || name == "ident" || name == "sccs" ||
+        name == "assert" || name == "unassert") {
+      DirectiveRest();
+      return;
+    }
+    // #define, #undef, #pragma and the rest: the line is lexed as code.
+    in_directive_ = true;
+    line_start_ = false;
+  }
+
+  // Skips the lines of a group that is not compiled, up to the #elif/#else
+  // that starts a branch to lex or past the #endif that ends it. p_ is on the
+  // directive line that began the skipped branch.
+  void SkipGroup() {
+    int nested = 0;
+    // Finish the current line.
+    while (p_ < n_ && !IsNewline(p_)) ++p_;
+    while (p_ < n_) {
+      p_ = SkipNewlineAt(p_);
+      // A line of the skipped group.
+      while (p_ < n_ && IsSpace(s_[p_])) ++p_;
+      if (p_ < n_ && s_[p_] == '#') {
+        const size_t hash = p_;
+        const std::string_view name = DirectiveName();
+        if (name == "if" || name == "ifdef" || name == "ifndef") {
+          ++nested;
+        } else if (name == "endif") {
+          if (nested == 0) {
+            DirectiveRest();
+            conds_.pop_back();
+            Emit(kPpEndif, hash, hash + 1, 0);
+            line_start_ = true;
+            return;
+          }
+          --nested;
+        } else if (nested == 0 &&
+                   (name == "elif" || name == "else" || name == "elifdef" ||
+                    name == "elifndef")) {
+          const std::string cond = DirectiveRest();
+          Cond& frame = conds_.back();
+          if (!frame.definitely_taken) {
+            const int v = name == "else" ? 0 : Evaluate(name, cond);
+            if (v >= 0) {
+              if (v > 0) frame.definitely_taken = true;
+              Emit(kPpElse, hash, hash + 1, 0);
+              line_start_ = true;
+              return;
+            }
+          }
+          if (p_ >= n_) break;
+          continue;
+        }
+      }
+      // The rest of the line, with its continuations and comments.
+      while (p_ < n_ && !IsNewline(p_)) {
+        if (s_[p_] == '\\' && p_ + 1 < n_ && IsNewline(p_ + 1)) {
+          p_ = SkipNewlineAt(p_ + 1);
+          continue;
+        }
+        if (s_[p_] == '/' && p_ + 1 < n_ && s_[p_ + 1] == '*') {
+          const std::string_view rest(s_ + p_ + 2, n_ - p_ - 2);
+          const size_t close = rest.find("*/");
+          p_ = close == std::string_view::npos ? n_ : p_ + 2 + close + 2;
+          continue;
+        }
+        if (s_[p_] == '/' && p_ + 1 < n_ && s_[p_ + 1] == '/') {
+          while (p_ < n_ && !IsNewline(p_)) ++p_;
+          break;
+        }
+        ++p_;
+      }
+    }
+    conds_.back().skipping_at_eof = true;
+  }
+
+  const char* s_;
+  size_t n_;
+  size_t p_;
+  std::vector<Tok>& toks_;
+  LexOutput* out_;
+  std::vector<Cond> conds_;
+  bool line_start_ = true;
+  bool in_directive_ = false;
+  bool failed_ = false;
+};
+
+// ---------------------------------------------------------------------------
+// The resolver.
+
+class Resolver {
+ public:
+  Resolver(const RuleSet& rules, std::string_view src, const std::vector<Tok>& toks,
+           LexOutput* out)
+      : rules_(rules), src_(src), t_(toks), out_(out),
+        max_(rules.MaxComponents(Language::kCpp)) {}
+
+  void Run() {
+    const size_t n = t_.size() - kSentinels;
+    for (size_t i = 0; i < n; ++i) {
+      const Tok& tok = t_[i];
+      const bool directive = (tok.flags & kFlagDirective) != 0;
+      switch (tok.type) {
+        case kLBrace:
+          if (directive) break;
+          ++depth_;
+          if (pending_namespace_) {
+            entries_.push_back(Entry{kNamespace, depth_, {}, pending_namespace_name_});
+            pending_namespace_ = false;
+          }
+          break;
+        case kRBrace:
+          if (directive) break;
+          if (depth_ > 0) --depth_;
+          PopTo(depth_);
+          break;
+        case kSemi:
+          pending_namespace_ = false;
+          break;
+        case kPpIf:
+          conds_.push_back(CondDepth{depth_, -1});
+          break;
+        case kPpElse:
+          if (!conds_.empty()) {
+            CondDepth& c = conds_.back();
+            if ((tok.flags & kFlagPrevActive) && c.first_end < 0) c.first_end = depth_;
+            depth_ = c.at_if;
+            PopTo(depth_);
+          }
+          break;
+        case kPpEndif:
+          if (!conds_.empty()) {
+            CondDepth c = conds_.back();
+            conds_.pop_back();
+            if ((tok.flags & kFlagPrevActive) && c.first_end < 0) c.first_end = depth_;
+            if (c.first_end >= 0) {
+              depth_ = c.first_end;
+              PopTo(depth_);
+            }
+          }
+          break;
+        case kName:
+          i = Name(i, directive);
+          break;
+        default:
+          break;
+      }
+    }
+  }
+
+ private:
+  enum EntryKind : uint8_t { kNamespace, kAlias, kUsingDecl, kDirective };
+  struct Entry {
+    EntryKind kind;
+    int depth;
+    std::string_view name;  // alias or using-declared name
+    std::string target;     // the namespace or qualified name it stands for
+  };
+  struct CondDepth {
+    int at_if;
+    int first_end;
+  };
+
+  std::string_view Text(size_t i) const {
+    return src_.substr(t_[i].start, t_[i].end - t_[i].start);
+  }
+
+  void PopTo(int depth) {
+    while (!entries_.empty() && entries_.back().depth > depth) entries_.pop_back();
+  }
+
+  const std::string* CurrentNamespace() const {
+    for (size_t k = entries_.size(); k-- > 0;) {
+      if (entries_[k].kind == kNamespace) return &entries_[k].target;
+    }
+    return nullptr;
+  }
+
+  bool IsRoot(std::string_view name) const { return rules_.IsRoot(Language::kCpp, name); }
+
+  // Keywords that may stand before a global `::name` (`return ::c10::x()`).
+  static bool IsKeyword(std::string_view w) {
+    static constexpr std::string_view kWords[] = {
+        "return", "case", "throw", "new", "delete", "else", "do", "const", "volatile",
+        "static", "inline", "extern", "virtual", "constexpr", "consteval", "constinit",
+        "typename", "friend", "explicit", "mutable", "register", "thread_local", "co_return",
+        "co_yield", "co_await", "sizeof", "alignof", "typedef", "goto", "int", "void",
+        "char", "bool", "float", "double", "long", "short", "signed", "unsigned", "auto",
+        "struct", "class", "union", "enum", "operator", "template", "noexcept", "public",
+        "private", "protected", "__host__", "__device__", "__global__", "__forceinline__"};
+    for (std::string_view k : kWords) {
+      if (w == k) return true;
+    }
+    return false;
+  }
+
+  // Returns true if the ')' at token i closes `decltype(`.
+  bool IsDecltype(size_t i) const {
+    int d = 0;
+    for (size_t k = i + 1; k-- > 0;) {
+      if (t_[k].type == kRParen) {
+        ++d;
+      } else if (t_[k].type == kLParen && --d == 0) {
+        return k > 0 && t_[k - 1].type == kName && Text(k - 1) == "decltype";
+      }
+    }
+    return false;
+  }
+
+  bool IsBound(std::string_view name) const {
+    for (const Entry& e : entries_) {
+      if ((e.kind == kAlias || e.kind == kUsingDecl) && e.name == name) return true;
+    }
+    return false;
+  }
+
+  static std::string_view FirstComponent(std::string_view q) {
+    return q.substr(0, q.find("::"));
+  }
+
+  // Reads [::]NAME(::NAME)* at i into *names; returns the index past it.
+  size_t Qualified(size_t i, std::vector<size_t>* names, bool* absolute) const {
+    names->clear();
+    *absolute = false;
+    if (t_[i].type == kColon2) {
+      *absolute = true;
+      ++i;
+    }
+    if (t_[i].type != kName) return i;
+    names->push_back(i);
+    while (t_[i + 1].type == kColon2 && t_[i + 2].type == kName) {
+      i += 2;
+      names->push_back(i);
+    }
+    return i + 1;
+  }
+
+  // Appends names[from..] to q, "::"-separated, up to max_ components.
+  void AppendNames(std::string* q, const std::vector<size_t>& names, size_t from) const {
+    int comps = q->empty() ? 0 : Components(*q);
+    for (size_t k = from; k < names.size() && comps < max_; ++k, ++comps) {
+      if (!q->empty()) q->append("::");
+      q->append(Text(names[k]));
+    }
+  }
+
+  // Returns the number of components of the longest spelling that is a
+  // prefix of q at a "::" boundary, 0 if none.
+  int LongestPrefix(std::string_view q, const RuleSet::Spelling** match) const {
+    size_t ends[16];
+    int n = 0;
+    for (size_t k = 0; k + 1 < q.size() && n < 15; ++k) {
+      if (q[k] == ':' && q[k + 1] == ':') {
+        ends[n++] = k;
+        ++k;
+      }
+    }
+    ends[n++] = q.size();
+    for (int m = n < max_ ? n : max_; m >= 1; --m) {
+      if (const RuleSet::Spelling* s = rules_.Find(Language::kCpp, q.substr(0, ends[m - 1]))) {
+        *match = s;
+        return m;
+      }
+    }
+    return 0;
+  }
+
+  static int Components(std::string_view q) {
+    int n = 1;
+    for (size_t k = 0; k + 1 < q.size(); ++k) {
+      if (q[k] == ':' && q[k + 1] == ':') {
+        ++n;
+        ++k;
+      }
+    }
+    return n;
+  }
+
+  struct Resolution {
+    const RuleSet::Spelling* spelling = nullptr;
+    int used = 0;  // names of the chain the match covers
+    std::string qualified;
+  };
+
+  // Tries the candidate prefix + "::" + names[from..] (prefix empty: the
+  // names alone). The first candidate whose root is one of the rules' is
+  // kept in r->qualified, matched or not.
+  bool Try(std::string_view prefix, const std::vector<size_t>& names, size_t from,
+           Resolution* r) const {
+    const std::string_view root =
+        prefix.empty() ? (from < names.size() ? Text(names[from]) : std::string_view())
+                       : FirstComponent(prefix);
+    if (!IsRoot(root)) return false;
+    std::string q(prefix);
+    AppendNames(&q, names, from);
+    const RuleSet::Spelling* s = nullptr;
+    const int m = LongestPrefix(q, &s);
+    const int used = m - (prefix.empty() ? 0 : Components(prefix)) + static_cast<int>(from);
+    if (r->qualified.empty()) r->qualified = q;
+    if (m == 0 || used < 1) return false;
+    r->spelling = s;
+    r->used = used;
+    r->qualified = std::move(q);
+    return true;
+  }
+
+  // Resolves a qualified name the way C++ lookup would find it, roughly:
+  // aliases and using-declarations of its first name, the enclosing
+  // namespaces (for qualified names), using-directives, then as written.
+  bool Resolve(const std::vector<size_t>& names, bool absolute, Resolution* r) const {
+    if (absolute) return Try({}, names, 0, r);
+    const std::string_view first = Text(names[0]);
+    for (size_t k = entries_.size(); k-- > 0;) {
+      const Entry& e = entries_[k];
+      if ((e.kind == kAlias || e.kind == kUsingDecl) && e.name == first) {
+        return Try(e.target, names, 1, r);
+      }
+    }
+    if (names.size() >= 2) {
+      for (size_t k = entries_.size(); k-- > 0;) {
+        const Entry& e = entries_[k];
+        if (e.kind != kNamespace || e.target.empty() || !IsRoot(FirstComponent(e.target))) continue;
+        // Each enclosing namespace, innermost first: at::native, at.
+        std::string_view ns = e.target;
+        for (;;) {
+          if (Try(ns, names, 0, r)) return true;
+          const size_t cut = ns.rfind("::");
+          if (cut == std::string_view::npos) break;
+          ns = ns.substr(0, cut);
+        }
+        break;
+      }
+    }
+    for (size_t k = entries_.size(); k-- > 0;) {
+      const Entry& e = entries_[k];
+      if (e.kind == kDirective && Try(e.target, names, 0, r)) return true;
+    }
+    return Try({}, names, 0, r);
+  }
+
+  // Resolves a namespace name (of a using-directive or an alias): returns
+  // the qualified namespace, or "" if it is not one of the rules'.
+  std::string ResolveNamespace(const std::vector<size_t>& names, bool absolute) const {
+    std::string q;
+    if (!absolute) {
+      const std::string_view first = Text(names[0]);
+      for (size_t k = entries_.size(); k-- > 0;) {
+        const Entry& e = entries_[k];
+        if (e.kind == kAlias && e.name == first) {
+          q = e.target;
+          AppendNames(&q, names, 1);
+          return rules_.IsNamespace(Language::kCpp, q) ? q : std::string();
+        }
+      }
+      std::vector<std::string_view> prefixes;
+      if (const std::string* ns = CurrentNamespace()) {
+        std::string_view v = *ns;
+        while (!v.empty()) {
+          prefixes.push_back(v);
+          const size_t cut = v.rfind("::");
+          if (cut == std::string_view::npos) break;
+          v = v.substr(0, cut);
+        }
+      }
+      for (size_t k = entries_.size(); k-- > 0;) {
+        if (entries_[k].kind == kDirective) prefixes.push_back(entries_[k].target);
+      }
+      for (std::string_view p : prefixes) {
+        q.assign(p);
+        AppendNames(&q, names, 0);
+        if (rules_.IsNamespace(Language::kCpp, q)) return q;
+      }
+    }
+    q.clear();
+    AppendNames(&q, names, 0);
+    return rules_.IsNamespace(Language::kCpp, q) ? q : std::string();
+  }
+
+  void Add(const Resolution& r, RefKind kind, const std::vector<size_t>& names, int64_t call_end) {
+    out_->findings.push_back(RawFinding{r.spelling->rule, kind, r.spelling->text,
+                                        t_[names[0]].start,
+                                        t_[names[static_cast<size_t>(r.used) - 1]].end, call_end});
+  }
+
+  int64_t MatchingParen(size_t i) const {
+    int d = 0;
+    for (size_t k = i; k < t_.size() - kSentinels; ++k) {
+      const uint8_t type = t_[k].type;
+      if (type == kLParen) {
+        ++d;
+      } else if (type == kRParen && --d == 0) {
+        return t_[k].end;
+      }
+    }
+    return -1;
+  }
+
+  size_t SkipTo(size_t i, uint8_t type) const {
+    while (t_[i].type != type && t_[i].type != kEnd) ++i;
+    return i;
+  }
+
+  // A name at token i; returns the index of the last token it consumed.
+  size_t Name(size_t i, bool directive) {
+    const uint8_t prev = i > 0 ? t_[i - 1].type : static_cast<uint8_t>(kSemi);
+    if (prev == kDot || prev == kArrow) return i;  // a member
+    const std::string_view name = Text(i);
+    if (!directive) {
+      if (name == "namespace") return Namespace(i);
+      if (name == "using") return Using(i);
+    }
+    if (t_[i + 1].type == kColon2 && IsKeyword(name)) return i;  // `return ::x`, `const ::x`
+    bool absolute = false;
+    size_t at = i;
+    if (prev == kColon2) {
+      // `::name` is global unless the `::` qualifies something before it: a
+      // template-id (`vector<T>::name`) or `decltype(e)::name`.
+      const uint8_t before = i > 1 ? t_[i - 2].type : static_cast<uint8_t>(kSemi);
+      if (before == kGreater) return i;
+      if (before == kRParen && IsDecltype(i - 2)) return i;
+      if (before == kName && !IsKeyword(Text(i - 2))) return i;
+      absolute = true;
+      at = i - 1;
+    }
+    std::vector<size_t>& names = names_;
+    bool abs2 = false;
+    Qualified(at, &names, &abs2);
+    const size_t last = names.back();
+    // A cheap test before building strings: a match covers the chain's first
+    // name, so that name is a component of some spelling, unless an alias or
+    // using-declaration stands for it.
+    if (!rules_.HasComponent(Language::kCpp, name) && !(has_lookup_entries_ && IsBound(name))) {
+      return last;
+    }
+    Resolution r;
+    if (!Resolve(names, absolute, &r)) return last;
+    if (rules_.rules()[r.spelling->rule].kept) return last;
+    if (static_cast<size_t>(r.used) == names.size() && t_[last + 1].type == kLParen) {
+      Add(r, RefKind::kCall, names, MatchingParen(last + 1));
+    } else {
+      Add(r, RefKind::kReference, names, -1);
+    }
+    return last;
+  }
+
+  // `namespace a::b {`, `namespace {`, `namespace x = a::b;`.
+  size_t Namespace(size_t i) {
+    bool absolute = false;
+    std::vector<size_t> names;
+    size_t j = Qualified(i + 1, &names, &absolute);
+    const std::string* current = CurrentNamespace();
+    if (names.empty()) {
+      if (t_[j].type == kLBrace) {  // anonymous: the enclosing namespace
+        pending_namespace_ = true;
+        pending_namespace_name_ = current ? *current : std::string();
+      }
+      return j - 1;
+    }
+    if (t_[j].type == kAssign && names.size() == 1) {
+      std::vector<size_t> target;
+      const size_t k = Qualified(j + 1, &target, &absolute);
+      if (!target.empty()) {
+        std::string ns = ResolveNamespace(target, absolute);
+        if (!ns.empty()) {
+          entries_.push_back(Entry{kAlias, depth_, Text(names[0]), std::move(ns)});
+          has_lookup_entries_ = true;
+        }
+      }
+      return k - 1;
+    }
+    if (t_[j].type == kLBrace) {
+      std::string q = current ? *current : std::string();
+      for (size_t n : names) {
+        if (!q.empty()) q += "::";
+        q.append(Text(n));
+      }
+      pending_namespace_ = true;
+      pending_namespace_name_ = std::move(q);
+    }
+    return j - 1;
+  }
+
+  // `using namespace a::b;`, `using a::b::c [, d::e];`, `using X = ...;`.
+  size_t Using(size_t i) {
+    size_t j = i + 1;
+    bool absolute = false;
+    std::vector<size_t> names;
+    if (t_[j].type == kName && Text(j) == "namespace") {
+      const size_t k = Qualified(j + 1, &names, &absolute);
+      if (!names.empty()) {
+        std::string ns = ResolveNamespace(names, absolute);
+        if (!ns.empty()) {
+          entries_.push_back(Entry{kDirective, depth_, {}, std::move(ns)});
+          has_lookup_entries_ = true;
+        }
+      }
+      return k - 1;
+    }
+    for (;;) {
+      if (t_[j].type == kName && Text(j) == "typename") ++j;
+      const size_t k = Qualified(j, &names, &absolute);
+      if (names.empty()) return j;
+      if (t_[k].type == kAssign) return k - 1;  // an alias declaration: its RHS is code
+      if (names.size() >= 2) {
+        Resolution r;
+        if (Resolve(names, absolute, &r)) {
+          if (!rules_.rules()[r.spelling->rule].kept) Add(r, RefKind::kImport, names, -1);
+        }
+        if (!r.qualified.empty()) {
+          entries_.push_back(Entry{kUsingDecl, depth_, Text(names.back()), r.qualified});
+          has_lookup_entries_ = true;
+        }
+      }
+      if (t_[k].type != kComma) return k - 1;
+      j = k + 1;
+    }
+  }
+
+  const RuleSet& rules_;
+  std::string_view src_;
+  const std::vector<Tok>& t_;
+  LexOutput* out_;
+  const int max_;
+  int depth_ = 0;
+  std::vector<Entry> entries_;
+  std::vector<CondDepth> conds_;
+  std::vector<size_t> names_;
+  bool pending_namespace_ = false;
+  std::string pending_namespace_name_;
+  bool has_lookup_entries_ = false;  // an alias, using-declaration or -directive was seen
+};
+
+}  // namespace
+
+void ScanCpp(const RuleSet& rules, std::string_view src, size_t begin, LexOutput* out) {
+  thread_local std::vector<Tok> toks;
+  toks.clear();
+  Lexer(src, begin, &toks, out).Run();
+  for (size_t k = 0; k < kSentinels; ++k) {
+    toks.push_back(Tok{static_cast<uint32_t>(src.size()), static_cast<uint32_t>(src.size()), kEnd, 0});
+  }
+  Resolver(rules, src, toks, out).Run();
+  if (toks.capacity() > (size_t{1} << 22)) std::vector<Tok>().swap(toks);
+}
+
+}  // namespace anydev::scan::internal

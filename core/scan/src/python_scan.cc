@@ -1,0 +1,908 @@
+// The Python scanner: a tokenizer that knows what is not code (strings of
+// every prefix, comments, docstrings, bytes) and what is (f-string replacement
+// fields, nested, with format specs), followed by a pass over the tokens that
+// resolves imports and aliases and matches dotted chains against the rules.
+//
+// Note [Python scopes]: bindings are tracked per function and class body, by
+// indentation: an import or a rebinding inside a `def` lasts until the body
+// ends; at module level it lasts to the end of the file (flow-insensitive, as
+// the common `try: import torch / except ImportError: torch = None` needs:
+// `NAME = None` does not unbind). Parameters shadow the enclosing names.
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "internal.h"
+
+namespace anydev::scan::internal {
+namespace {
+
+// Tokens of lookahead the resolver may read past the last real one.
+constexpr size_t kSentinels = 4;
+
+enum Tk : uint8_t {
+  kName,
+  kString,
+  kNumber,
+  kDot,
+  kLParen,
+  kRParen,
+  kLBrack,
+  kRBrack,
+  kLBrace,
+  kRBrace,
+  kFieldOpen,   // the '{' of an f-string replacement field
+  kFieldClose,  // its '}'
+  kAssign,      // a lone '='
+  kWalrus,      // ':='
+  kColon,
+  kSemi,
+  kComma,
+  kStar,     // '*' or '**'
+  kNewline,  // end of a logical line
+  kOther,
+  kEnd,  // sentinel past the last token
+};
+
+struct Tok {
+  uint32_t start;
+  uint32_t end;
+  uint16_t indent;  // for the first token of a logical line
+  uint8_t type;
+  uint8_t first;  // 1: first token of a logical line
+};
+
+bool IsOpen(uint8_t t) { return t == kLParen || t == kLBrack || t == kLBrace || t == kFieldOpen; }
+bool IsClose(uint8_t t) {
+  return t == kRParen || t == kRBrack || t == kRBrace || t == kFieldClose;
+}
+
+// Returns true if `p` (lowercase or not) is a string prefix: r u b f t, br rb
+// fr rf tr rt.
+bool IsStringPrefix(const char* p, size_t n, bool* raw, bool* fmt, bool* bytes) {
+  if (n == 0 || n > 2) return false;
+  bool r = false, f = false, b = false, u = false, t = false;
+  for (size_t i = 0; i < n; ++i) {
+    switch (p[i] | 0x20) {
+      case 'r': if (r) return false; r = true; break;
+      case 'f': if (f) return false; f = true; break;
+      case 'b': if (b) return false; b = true; break;
+      case 'u': if (u) return false; u = true; break;
+      case 't': if (t) return false; t = true; break;
+      default: return false;
+    }
+  }
+  if (u && n > 1) return false;
+  if (n == 2 && !r) return false;  // two letters: one of them is r
+  if (b && (f || t)) return false;
+  *raw = r;
+  *fmt = f || t;
+  *bytes = b;
+  return true;
+}
+
+class Lexer {
+ public:
+  Lexer(std::string_view src, size_t begin, std::vector<Tok>* toks, LexOutput* out)
+      : s_(src.data()), n_(src.size()), p_(begin), line_start_(begin), toks_(*toks), out_(out) {}
+
+  void Run() {
+    LexCode(false);
+    if (failed_) return;
+    if (!brackets_.empty()) {
+      char open = s_[brackets_.back()];
+      Fail(brackets_.back(), std::string("'") + open + "' was never closed");
+      return;
+    }
+    EmitNewline();
+  }
+
+ private:
+  void Fail(size_t at, std::string message) {
+    failed_ = true;
+    out_->Fail(static_cast<uint32_t>(at), std::move(message));
+  }
+
+  uint16_t IndentOf(size_t at) const {
+    unsigned col = 0;
+    for (size_t i = line_start_; i < at; ++i) {
+      char c = s_[i];
+      if (c == '\t') col = (col / 8 + 1) * 8;
+      else if (c == '\f') col = 0;
+      else ++col;
+    }
+    return static_cast<uint16_t>(col > 0xFFFF ? 0xFFFF : col);
+  }
+
+  void Emit(uint8_t type, size_t start, size_t end) {
+    Tok t{static_cast<uint32_t>(start), static_cast<uint32_t>(end), 0, type, 0};
+    if (at_logical_start_) {
+      t.first = 1;
+      t.indent = IndentOf(start);
+      at_logical_start_ = false;
+    }
+    toks_.push_back(t);
+  }
+
+  void EmitNewline() {
+    if (!toks_.empty() && toks_.back().type != kNewline) {
+      toks_.push_back(Tok{static_cast<uint32_t>(p_), static_cast<uint32_t>(p_), 0, kNewline, 0});
+    }
+    at_logical_start_ = true;
+  }
+
+  // Skips a newline at p_ (\n, \r\n or \r) and starts a physical line.
+  void SkipNewline() {
+    if (s_[p_] == '\r' && p_ + 1 < n_ && s_[p_ + 1] == '\n') ++p_;
+    ++p_;
+    line_start_ = p_;
+  }
+
+  void Comment() {
+    const size_t start = p_;
+    while (p_ < n_ && s_[p_] != '\n' && s_[p_] != '\r') ++p_;
+    NoteComment(std::string_view(s_ + start, p_ - start), static_cast<uint32_t>(start), out_);
+  }
+
+  // Lexes code. At top level (in_field false) it runs to the end of the
+  // input; in an f-string replacement field it returns with p_ at the '}',
+  // '!' or ':' that ends the field's expression.
+  void LexCode(bool in_field) {
+    const size_t base = brackets_.size();
+    while (!failed_) {
+      if (p_ >= n_) {
+        if (in_field) Fail(p_, "unterminated f-string replacement field");
+        return;
+      }
+      const unsigned char c = static_cast<unsigned char>(s_[p_]);
+      if (IsIdentStart(c)) {
+        size_t q = p_ + 1;
+        while (q < n_ && IsIdentChar(static_cast<unsigned char>(s_[q]))) ++q;
+        bool raw, fmt, bytes;
+        if (q < n_ && (s_[q] == '"' || s_[q] == '\'') &&
+            IsStringPrefix(s_ + p_, q - p_, &raw, &fmt, &bytes)) {
+          const size_t start = p_;
+          p_ = q;
+          String(start, raw, fmt);
+          continue;
+        }
+        Emit(kName, p_, q);
+        p_ = q;
+        continue;
+      }
+      switch (c) {
+        case ' ':
+        case '\t':
+        case '\f':
+          ++p_;
+          continue;
+        case '\n':
+        case '\r':
+          SkipNewline();
+          if (!in_field && brackets_.empty()) EmitNewline();
+          continue;
+        case '#':
+          Comment();
+          continue;
+        case '\\':
+          if (p_ + 1 < n_ && (s_[p_ + 1] == '\n' || s_[p_ + 1] == '\r')) {
+            ++p_;
+            SkipNewline();
+            continue;
+          }
+          if (p_ + 1 >= n_) {
+            Fail(p_, "unexpected end of file after line continuation character");
+          } else {
+            Fail(p_, "unexpected character after line continuation character");
+          }
+          return;
+        case '"':
+        case '\'':
+          String(p_, false, false);
+          continue;
+        case '(':
+        case '[':
+        case '{':
+          brackets_.push_back(p_);
+          Emit(c == '(' ? kLParen : c == '[' ? kLBrack : kLBrace, p_, p_ + 1);
+          ++p_;
+          continue;
+        case ')':
+        case ']':
+        case '}': {
+          if (brackets_.size() == base) {
+            if (in_field && c == '}') return;
+            Fail(p_, std::string(in_field ? "f-string: unmatched '" : "unmatched '") +
+                         static_cast<char>(c) + "'");
+            return;
+          }
+          const char open = s_[brackets_.back()];
+          const char want = open == '(' ? ')' : open == '[' ? ']' : '}';
+          if (c != want) {
+            Fail(p_, std::string("closing parenthesis '") + static_cast<char>(c) +
+                         "' does not match opening parenthesis '" + open + "'");
+            return;
+          }
+          brackets_.pop_back();
+          Emit(c == ')' ? kRParen : c == ']' ? kRBrack : kRBrace, p_, p_ + 1);
+          ++p_;
+          continue;
+        }
+        case '.':
+          if (p_ + 1 < n_ && IsDigit(static_cast<unsigned char>(s_[p_ + 1]))) {
+            Number();
+          } else {
+            Emit(kDot, p_, p_ + 1);
+            ++p_;
+          }
+          continue;
+        case '=':
+          if (p_ + 1 < n_ && s_[p_ + 1] == '=') {
+            Emit(kOther, p_, p_ + 2);
+            p_ += 2;
+            continue;
+          }
+          if (in_field && brackets_.size() == base) {
+            // A self-documenting `{x=}`: '=' then optional spaces, then the end.
+            size_t q = p_ + 1;
+            while (q < n_ && (s_[q] == ' ' || s_[q] == '\t')) ++q;
+            if (q < n_ && (s_[q] == '}' || s_[q] == '!' || s_[q] == ':')) {
+              Emit(kOther, p_, p_ + 1);
+              p_ = q;
+              continue;
+            }
+          }
+          Emit(kAssign, p_, p_ + 1);
+          ++p_;
+          continue;
+        case ':':
+          if (p_ + 1 < n_ && s_[p_ + 1] == '=') {
+            Emit(kWalrus, p_, p_ + 2);
+            p_ += 2;
+            continue;
+          }
+          if (in_field && brackets_.size() == base) return;
+          Emit(kColon, p_, p_ + 1);
+          ++p_;
+          continue;
+        case '!':
+          if (p_ + 1 < n_ && s_[p_ + 1] == '=') {
+            Emit(kOther, p_, p_ + 2);
+            p_ += 2;
+            continue;
+          }
+          if (in_field && brackets_.size() == base) return;
+          Fail(p_, "invalid syntax: '!'");
+          return;
+        case ';':
+          Emit(kSemi, p_, p_ + 1);
+          ++p_;
+          continue;
+        case ',':
+          Emit(kComma, p_, p_ + 1);
+          ++p_;
+          continue;
+        case '*': {
+          size_t q = p_ + 1;
+          if (q < n_ && s_[q] == '*') ++q;
+          if (q < n_ && s_[q] == '=') {
+            Emit(kOther, p_, q + 1);
+            p_ = q + 1;
+          } else {
+            Emit(kStar, p_, q);
+            p_ = q;
+          }
+          continue;
+        }
+        case '<':
+        case '>':
+        case '+':
+        case '-':
+        case '/':
+        case '%':
+        case '&':
+        case '|':
+        case '^':
+        case '~':
+        case '@': {
+          size_t q = p_ + 1;
+          if (q < n_ && (s_[q] == c || (c == '-' && s_[q] == '>'))) ++q;  // << >> // ** ->
+          if (q < n_ && s_[q] == '=') ++q;
+          Emit(kOther, p_, q);
+          p_ = q;
+          continue;
+        }
+        default:
+          if (IsDigit(c)) {
+            Number();
+            continue;
+          }
+          Fail(p_, std::string("invalid character '") + static_cast<char>(c) + "' in code");
+          return;
+      }
+    }
+  }
+
+  void Number() {
+    const size_t start = p_;
+    ++p_;
+    while (p_ < n_) {
+      const unsigned char c = static_cast<unsigned char>(s_[p_]);
+      if (IsIdentChar(c) || c == '.') {
+        ++p_;
+      } else if ((c == '+' || c == '-') && (s_[p_ - 1] == 'e' || s_[p_ - 1] == 'E') &&
+                 !(s_[start] == '0' && p_ - start > 1 && (s_[start + 1] | 0x20) == 'x')) {
+        ++p_;
+      } else {
+        break;
+      }
+    }
+    Emit(kNumber, start, p_);
+  }
+
+  // Lexes a string literal whose prefix starts at `start` and whose opening
+  // quote is at p_.
+  void String(size_t start, bool raw, bool fmt) {
+    const char quote = s_[p_];
+    const bool triple = p_ + 2 < n_ && s_[p_ + 1] == quote && s_[p_ + 2] == quote;
+    p_ += triple ? 3 : 1;
+    Emit(kString, start, p_);
+    StringBody(start, quote, triple, raw, fmt);
+  }
+
+  // The rest of a string after its opening quote, up to and past the closing
+  // one. Fails if the string is not terminated.
+  void StringBody(size_t start, char quote, bool triple, bool raw, bool fmt) {
+    while (!failed_) {
+      // The fast path: bytes that cannot end or escape anything.
+      while (p_ < n_) {
+        const char c = s_[p_];
+        if (c == quote || c == '\\' || c == '\n' || c == '\r' ||
+            (fmt && (c == '{' || c == '}'))) {
+          break;
+        }
+        ++p_;
+      }
+      if (p_ >= n_) {
+        Fail(start, triple ? "unterminated triple-quoted string literal"
+                           : "unterminated string literal");
+        return;
+      }
+      const char c = s_[p_];
+      if (c == quote) {
+        if (!triple) {
+          ++p_;
+          return;
+        }
+        if (p_ + 2 < n_ && s_[p_ + 1] == quote && s_[p_ + 2] == quote) {
+          p_ += 3;
+          return;
+        }
+        ++p_;
+        continue;
+      }
+      if (c == '\n' || c == '\r') {
+        if (!triple) {
+          Fail(start, "unterminated string literal");
+          return;
+        }
+        SkipNewline();
+        continue;
+      }
+      if (c == '\\') {
+        if (p_ + 1 >= n_) {
+          ++p_;
+          continue;
+        }
+        const char d = s_[p_ + 1];
+        if (fmt && (d == '{' || d == '}')) {
+          ++p_;  // the brace is handled on its own
+          continue;
+        }
+        if (fmt && !raw && d == 'N' && p_ + 2 < n_ && s_[p_ + 2] == '{') {
+          // \N{NAME}: a named escape, not a replacement field.
+          size_t q = p_ + 3;
+          while (q < n_ && s_[q] != '}' && s_[q] != quote && s_[q] != '\n') ++q;
+          p_ = q < n_ && s_[q] == '}' ? q + 1 : q;
+          continue;
+        }
+        if (d == '\n' || d == '\r') {
+          ++p_;
+          SkipNewline();
+          continue;
+        }
+        p_ += 2;
+        continue;
+      }
+      // fmt: a brace.
+      if (p_ + 1 < n_ && s_[p_ + 1] == c) {  // {{ or }}
+        p_ += 2;
+        continue;
+      }
+      if (c == '}') {  // a single '}' (Python rejects it; not our concern)
+        ++p_;
+        continue;
+      }
+      Field(quote, triple);
+    }
+  }
+
+  // An f-string replacement field starting at the '{' at p_.
+  void Field(char quote, bool triple) {
+    const size_t open = p_;
+    Emit(kFieldOpen, p_, p_ + 1);
+    ++p_;
+    LexCode(true);
+    if (failed_) return;
+    if (s_[p_] == '!') {  // conversion
+      ++p_;
+      while (p_ < n_ && IsIdentChar(static_cast<unsigned char>(s_[p_]))) ++p_;
+      while (p_ < n_ && (s_[p_] == ' ' || s_[p_] == '\t')) ++p_;
+    }
+    if (p_ < n_ && s_[p_] == ':') {  // format spec: literal text with nested fields
+      ++p_;
+      while (!failed_) {
+        while (p_ < n_ && s_[p_] != '{' && s_[p_] != '}' && s_[p_] != quote &&
+               s_[p_] != '\\' && s_[p_] != '\n' && s_[p_] != '\r') {
+          ++p_;
+        }
+        if (p_ >= n_) break;
+        const char c = s_[p_];
+        if (c == '{') {
+          Field(quote, triple);
+        } else if (c == '}') {
+          break;
+        } else if (c == '\\') {
+          p_ += p_ + 1 < n_ ? 2 : 1;
+        } else if (c == quote) {
+          break;  // the string ends inside the field: reported below
+        } else {  // a newline
+          if (!triple) break;
+          SkipNewline();
+        }
+      }
+      if (failed_) return;
+    }
+    if (p_ < n_ && s_[p_] == '}') {
+      Emit(kFieldClose, p_, p_ + 1);
+      ++p_;
+      return;
+    }
+    Fail(open, "f-string: expecting '}'");
+  }
+
+  const char* s_;
+  size_t n_;
+  size_t p_;
+  size_t line_start_;
+  std::vector<Tok>& toks_;
+  LexOutput* out_;
+  std::vector<size_t> brackets_;  // offsets of the open brackets
+  bool at_logical_start_ = true;
+  bool failed_ = false;
+};
+
+// ---------------------------------------------------------------------------
+// The resolver: walks the tokens, tracking bindings per scope.
+
+class Resolver {
+ public:
+  Resolver(const RuleSet& rules, std::string_view src, const std::vector<Tok>& toks,
+           LexOutput* out)
+      : rules_(rules), src_(src), t_(toks), out_(out) {
+    scopes_.push_back(Scope{-1, 0});
+  }
+
+  void Run() {
+    const size_t n = t_.size() - kSentinels;
+    bool stmt_start = true;
+    bool header = false;      // a compound statement's header: its ':' starts a statement
+    int depth = 0;
+    int param_depth = -1;     // depth of the parameter list of the `def` being read
+    bool await_params = false;
+    int for_depth = -1;       // depth of a `for` whose targets are being read
+    bool for_stmt = false;
+    for (size_t i = 0; i < n; ++i) {
+      const Tok& tok = t_[i];
+      const uint8_t type = tok.type;
+      if (tok.first) {
+        while (scopes_.size() > 1 && static_cast<int>(tok.indent) <= scopes_.back().indent) {
+          bindings_.resize(scopes_.back().bindings_begin);
+          scopes_.pop_back();
+        }
+        stmt_start = true;
+        header = false;
+        depth = 0;
+        param_depth = -1;
+        await_params = false;
+        for_depth = -1;
+      }
+      if (type == kNewline || type == kSemi) {
+        stmt_start = true;
+        header = false;
+        for_depth = -1;
+        continue;
+      }
+      if (IsOpen(type)) {
+        ++depth;
+        if (await_params && type == kLParen) {
+          param_depth = depth;
+          await_params = false;
+        }
+        continue;
+      }
+      if (IsClose(type)) {
+        if (depth == param_depth) param_depth = -1;
+        if (depth > 0) --depth;
+        continue;
+      }
+      if (type == kColon && depth == 0 && header) {
+        header = false;
+        stmt_start = true;
+        continue;
+      }
+      if (type != kName) {
+        stmt_start = false;
+        continue;
+      }
+
+      const std::string_view name = Text(i);
+      const uint8_t next = t_[i + 1].type;
+      if (stmt_start) {
+        stmt_start = false;
+        if (name == "import") {
+          i = Import(i + 1) - 1;
+          continue;
+        }
+        if (name == "from") {
+          i = FromImport(i + 1) - 1;
+          continue;
+        }
+        if (IsCompoundKeyword(name)) {
+          header = true;
+          if (name == "for") {
+            for_depth = depth;
+            for_stmt = true;
+            continue;
+          }
+        } else if (next == kAssign || next == kColon) {
+          // `name = ...` / `name: T = ...` rebinds the name; `name = None` is
+          // the fallback of an optional import and keeps it (Note [Python scopes]).
+          if (!(next == kAssign && t_[i + 2].type == kName && Text(i + 2) == "None" &&
+                (t_[i + 3].type == kNewline || t_[i + 3].type == kSemi ||
+                 t_[i + 3].type == kEnd))) {
+            Unbind(name);
+          }
+          continue;
+        }
+      }
+      if (i > 0 && t_[i - 1].type == kDot) continue;  // an attribute
+      if (for_depth >= 0) {
+        if (name == "in" && depth == for_depth) {
+          for_depth = -1;
+          continue;
+        }
+        if (for_stmt && depth == 0) Unbind(name);
+        continue;  // a loop target, not a use
+      }
+      if (name == "for") {  // a comprehension
+        for_depth = depth;
+        for_stmt = false;
+        continue;
+      }
+      if (name == "def" || name == "class") {
+        if (next == kName) {
+          Unbind(Text(i + 1));
+          scopes_.push_back(Scope{StatementIndent(i), bindings_.size()});
+          await_params = name == "def";
+          header = true;
+          ++i;
+        }
+        continue;
+      }
+      if (name == "as") {
+        if (next == kName) {
+          Unbind(Text(i + 1));
+          ++i;
+        }
+        continue;
+      }
+      if (name == "global" || name == "nonlocal" || name == "del") {
+        while (t_[i + 1].type != kNewline && t_[i + 1].type != kSemi && t_[i + 1].type != kEnd) {
+          ++i;
+        }
+        continue;
+      }
+      if (next == kAssign) {
+        if (depth == 0) Unbind(name);  // `a = name = ...`
+        continue;                      // else a keyword argument or a default
+      }
+      if (next == kWalrus) {
+        Unbind(name);
+        continue;
+      }
+      if (param_depth >= 0 && depth == param_depth) {
+        const uint8_t prev = t_[i - 1].type;
+        if ((prev == kLParen || prev == kComma || prev == kStar) &&
+            (next == kComma || next == kRParen || next == kColon)) {
+          Shadow(name);  // a parameter
+          continue;
+        }
+      }
+      const std::string* target = Lookup(name);
+      if (target == nullptr) continue;
+      i = Chain(i, *target);
+    }
+  }
+
+ private:
+  struct Scope {
+    int indent;
+    size_t bindings_begin;
+  };
+  struct Binding {
+    std::string_view name;
+    std::string target;  // empty: the name is bound to something not from the table's roots
+  };
+
+  static bool IsCompoundKeyword(std::string_view w) {
+    switch (w.size()) {
+      case 2: return w == "if";
+      case 3: return w == "for" || w == "try" || w == "def";
+      case 4: return w == "elif" || w == "else" || w == "with";
+      case 5: return w == "while" || w == "class" || w == "async";
+      case 6: return w == "except";
+      case 7: return w == "finally";
+      default: return false;
+    }
+  }
+
+  std::string_view Text(size_t i) const {
+    return src_.substr(t_[i].start, t_[i].end - t_[i].start);
+  }
+
+  int StatementIndent(size_t i) const {
+    while (i > 0 && !t_[i].first) --i;
+    return t_[i].indent;
+  }
+
+  const std::string* Lookup(std::string_view name) const {
+    for (size_t k = bindings_.size(); k-- > 0;) {
+      if (bindings_[k].name == name) {
+        return bindings_[k].target.empty() ? nullptr : &bindings_[k].target;
+      }
+    }
+    return nullptr;
+  }
+
+  void Bind(std::string_view name, std::string target) {
+    bindings_.push_back(Binding{name, std::move(target)});
+  }
+  // Rebinding a name that resolves to the table's namespaces hides it.
+  void Unbind(std::string_view name) {
+    if (Lookup(name) != nullptr) bindings_.push_back(Binding{name, std::string()});
+  }
+  void Shadow(std::string_view name) { Unbind(name); }
+
+  // Returns the number of components of the longest spelling that is a
+  // prefix of `q` at a '.' boundary (0 if none), and sets *match.
+  int LongestPrefix(std::string_view q, const RuleSet::Spelling** match) const {
+    size_t ends[16];
+    int n = 0;
+    for (size_t k = 0; k < q.size() && n < 15; ++k) {
+      if (q[k] == '.') ends[n++] = k;
+    }
+    ends[n++] = q.size();
+    const int max = rules_.MaxComponents(Language::kPython);
+    for (int m = n < max ? n : max; m >= 1; --m) {
+      if (const RuleSet::Spelling* s = rules_.Find(Language::kPython, q.substr(0, ends[m - 1]))) {
+        *match = s;
+        return m;
+      }
+    }
+    return 0;
+  }
+
+  static int Components(std::string_view q) {
+    int n = 1;
+    for (char c : q) n += c == '.';
+    return n;
+  }
+
+  void Add(int rule, RefKind kind, std::string_view symbol, size_t first_tok, size_t last_tok,
+           int64_t call_end) {
+    out_->findings.push_back(RawFinding{rule, kind, symbol, t_[first_tok].start,
+                                        t_[last_tok].end, call_end});
+  }
+
+  // Returns the end offset of the bracket that closes the one at token i.
+  int64_t MatchingEnd(size_t i) const {
+    int d = 0;
+    for (size_t k = i; k < t_.size(); ++k) {
+      if (IsOpen(t_[k].type)) ++d;
+      else if (IsClose(t_[k].type) && --d == 0) return t_[k].end;
+    }
+    return -1;
+  }
+
+  // A dotted chain whose first name (token i) is bound to `target`. Returns
+  // the index of its last token.
+  size_t Chain(size_t i, const std::string& target) {
+    size_t last = i;
+    std::string q = target;
+    const int target_components = Components(target);
+    const int max = rules_.MaxComponents(Language::kPython);
+    int names = 1;
+    while (t_[last + 1].type == kDot && t_[last + 2].type == kName) {
+      last += 2;
+      ++names;
+      if (target_components + names - 1 <= max) {
+        q += '.';
+        q.append(Text(last));
+      }
+    }
+    const RuleSet::Spelling* s = nullptr;
+    const int m = LongestPrefix(q, &s);
+    if (m == 0) return last;
+    const Rule& rule = rules_.rules()[s->rule];
+    if (rule.kept) return last;
+    int used = m - target_components + 1;
+    if (used < 1) used = 1;
+    const size_t end_tok = i + 2 * static_cast<size_t>(used - 1);
+    if (used == names && t_[last + 1].type == kLParen) {
+      Add(s->rule, RefKind::kCall, s->text, i, end_tok, MatchingEnd(last + 1));
+    } else {
+      Add(s->rule, RefKind::kReference, s->text, i, end_tok, -1);
+    }
+    return last;
+  }
+
+  size_t SkipStatement(size_t i) const {
+    while (t_[i].type != kNewline && t_[i].type != kSemi && t_[i].type != kEnd) ++i;
+    return i;
+  }
+
+  // Reads NAME(.NAME)* at i into *parts (token indices); returns the index
+  // after it.
+  size_t Dotted(size_t i, std::vector<size_t>* parts) const {
+    parts->clear();
+    if (t_[i].type != kName) return i;
+    parts->push_back(i);
+    while (t_[i + 1].type == kDot && t_[i + 2].type == kName) {
+      i += 2;
+      parts->push_back(i);
+    }
+    return i + 1;
+  }
+
+  std::string Join(const std::vector<size_t>& parts) const {
+    std::string q;
+    for (size_t k = 0; k < parts.size(); ++k) {
+      if (k) q += '.';
+      q.append(Text(parts[k]));
+    }
+    return q;
+  }
+
+  // `import a.b.c [as x], ...`; i is the token after `import`. Returns the
+  // index of the statement's end.
+  size_t Import(size_t i) {
+    std::vector<size_t> parts;
+    for (;;) {
+      i = Dotted(i, &parts);
+      if (parts.empty()) return SkipStatement(i);
+      std::string_view alias;
+      if (t_[i].type == kName && Text(i) == "as" && t_[i + 1].type == kName) {
+        alias = Text(i + 1);
+        i += 2;
+      }
+      const std::string_view root = Text(parts[0]);
+      if (rules_.IsRoot(Language::kPython, root)) {
+        std::string q = Join(parts);
+        const RuleSet::Spelling* s = nullptr;
+        const int m = LongestPrefix(q, &s);
+        if (m > 0 && !rules_.rules()[s->rule].kept) {
+          Add(s->rule, RefKind::kImport, s->text, parts[0], parts[static_cast<size_t>(m) - 1], -1);
+        }
+        if (!alias.empty()) {
+          Bind(alias, std::move(q));
+        } else {
+          Bind(root, std::string(root));
+        }
+      } else {
+        Unbind(alias.empty() ? root : alias);
+      }
+      if (t_[i].type != kComma) break;
+      ++i;
+    }
+    return SkipStatement(i);
+  }
+
+  // `from [.]*M import a [as b], ... | (...) | *`; i is the token after `from`.
+  size_t FromImport(size_t i) {
+    bool relative = false;
+    while (t_[i].type == kDot) {
+      relative = true;
+      ++i;
+    }
+    std::vector<size_t> module;
+    i = Dotted(i, &module);
+    if (t_[i].type != kName || Text(i) != "import") return SkipStatement(i);
+    ++i;
+    if (t_[i].type == kLParen) ++i;
+    const bool torch = !relative && !module.empty() &&
+                       rules_.IsRoot(Language::kPython, Text(module[0]));
+    const std::string m = torch ? Join(module) : std::string();
+    const int m_components = static_cast<int>(module.size());
+    bool module_reported = false;
+    auto report_module = [&](const RuleSet::Spelling* s, int matched) {
+      if (module_reported || rules_.rules()[s->rule].kept) return;
+      module_reported = true;
+      Add(s->rule, RefKind::kImport, s->text, module[0], module[static_cast<size_t>(matched) - 1],
+          -1);
+    };
+    for (;;) {
+      if (t_[i].type == kStar) {
+        if (torch) {
+          const RuleSet::Spelling* s = nullptr;
+          const int matched = LongestPrefix(m, &s);
+          if (matched > 0) report_module(s, matched);
+        }
+        ++i;
+      } else if (t_[i].type == kName) {
+        const size_t name_tok = i;
+        std::string_view local = Text(i);
+        ++i;
+        if (t_[i].type == kName && Text(i) == "as" && t_[i + 1].type == kName) {
+          local = Text(i + 1);
+          i += 2;
+        }
+        if (torch) {
+          std::string q = m + "." + std::string(Text(name_tok));
+          const RuleSet::Spelling* s = nullptr;
+          const int matched = LongestPrefix(q, &s);
+          if (matched > m_components) {
+            if (!rules_.rules()[s->rule].kept) {
+              Add(s->rule, RefKind::kImport, s->text, name_tok, name_tok, -1);
+            }
+          } else if (matched > 0) {
+            report_module(s, matched);
+          }
+          Bind(local, std::move(q));
+        } else {
+          Unbind(local);
+        }
+      } else {
+        break;
+      }
+      if (t_[i].type != kComma) break;
+      ++i;
+    }
+    return SkipStatement(i);
+  }
+
+  const RuleSet& rules_;
+  std::string_view src_;
+  const std::vector<Tok>& t_;
+  LexOutput* out_;
+  std::vector<Scope> scopes_;
+  std::vector<Binding> bindings_;
+};
+
+}  // namespace
+
+void ScanPython(const RuleSet& rules, std::string_view src, size_t begin, LexOutput* out) {
+  thread_local std::vector<Tok> toks;
+  toks.clear();
+  Lexer(src, begin, &toks, out).Run();
+  // Sentinels: the resolver looks up to three tokens ahead.
+  for (size_t k = 0; k < kSentinels; ++k) {
+    toks.push_back(Tok{static_cast<uint32_t>(src.size()), static_cast<uint32_t>(src.size()), 0,
+                       kEnd, 0});
+  }
+  Resolver(rules, src, toks, out).Run();
+  if (toks.capacity() > (size_t{1} << 22)) std::vector<Tok>().swap(toks);  // do not hoard
+}
+
+}  // namespace anydev::scan::internal

@@ -1,0 +1,133 @@
+// RuleSet: the spellings of the rules, indexed for exact lookup of qualified
+// names, their first components and their namespace prefixes.
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include <deque>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "anydev/scan.h"
+
+namespace anydev::scan {
+
+namespace {
+
+std::string_view Separator(Language language) {
+  return language == Language::kPython ? "." : "::";
+}
+
+int CountComponents(std::string_view s, std::string_view sep) {
+  int n = 1;
+  for (size_t p = s.find(sep); p != std::string_view::npos; p = s.find(sep, p + sep.size())) ++n;
+  return n;
+}
+
+}  // namespace
+
+struct RuleSet::Index {
+  struct PerLanguage {
+    std::unordered_map<std::string_view, Spelling> spellings;
+    std::unordered_set<std::string_view> roots;
+    std::unordered_set<std::string_view> namespaces;
+    std::unordered_set<std::string_view> components;
+    // A quick filter before hashing: first_bytes[c] is set when some
+    // component starts with byte c.
+    bool first_bytes[256] = {};
+    int max_components = 0;
+  };
+  std::deque<std::string> storage;  // what the namespace views point into
+  PerLanguage lang[2];
+};
+
+RuleSet::RuleSet(std::vector<Rule> rules) : rules_(std::move(rules)), index_(new Index) {
+  for (size_t i = 0; i < rules_.size(); ++i) {
+    const Rule& r = rules_[i];
+    Index::PerLanguage& li = index_->lang[static_cast<int>(r.language)];
+    const std::string_view sep = Separator(r.language);
+    for (const std::string& s : r.spellings) {
+      const std::string_view text = s;  // owned by rules_, which never moves again
+      const int n = CountComponents(text, sep);
+      li.spellings.try_emplace(text, Spelling{static_cast<int>(i), text, n});
+      li.max_components = std::max(li.max_components, n);
+      li.roots.insert(text.substr(0, text.find(sep)));
+      for (size_t b = 0;;) {
+        const size_t e = text.find(sep, b);
+        const std::string_view comp = text.substr(b, e == std::string_view::npos ? e : e - b);
+        li.components.insert(comp);
+        if (!comp.empty()) li.first_bytes[static_cast<unsigned char>(comp[0])] = true;
+        if (e == std::string_view::npos) break;
+        b = e + sep.size();
+      }
+      for (size_t p = text.find(sep); p != std::string_view::npos;
+           p = text.find(sep, p + sep.size())) {
+        const std::string_view ns = text.substr(0, p);
+        if (!li.namespaces.count(ns)) {
+          index_->storage.emplace_back(ns);
+          li.namespaces.insert(index_->storage.back());
+        }
+      }
+    }
+  }
+}
+
+RuleSet::~RuleSet() = default;
+
+const RuleSet::Spelling* RuleSet::Find(Language language, std::string_view qualified) const {
+  const auto& m = index_->lang[static_cast<int>(language)].spellings;
+  auto it = m.find(qualified);
+  return it == m.end() ? nullptr : &it->second;
+}
+
+bool RuleSet::IsRoot(Language language, std::string_view name) const {
+  return index_->lang[static_cast<int>(language)].roots.count(name) != 0;
+}
+
+bool RuleSet::HasComponent(Language language, std::string_view name) const {
+  const Index::PerLanguage& li = index_->lang[static_cast<int>(language)];
+  if (name.empty() || !li.first_bytes[static_cast<unsigned char>(name[0])]) return false;
+  return li.components.count(name) != 0;
+}
+
+bool RuleSet::IsNamespace(Language language, std::string_view qualified) const {
+  return index_->lang[static_cast<int>(language)].namespaces.count(qualified) != 0;
+}
+
+int RuleSet::MaxComponents(Language language) const {
+  return index_->lang[static_cast<int>(language)].max_components;
+}
+
+const char* RefKindName(RefKind kind) {
+  switch (kind) {
+    case RefKind::kCall: return "call";
+    case RefKind::kReference: return "reference";
+    case RefKind::kImport: return "import";
+  }
+  return "reference";
+}
+
+bool LanguageOfPath(std::string_view path, Language* language) {
+  const size_t slash = path.rfind('/');
+  const size_t dot = path.rfind('.');
+  if (dot == std::string_view::npos || (slash != std::string_view::npos && dot < slash)) {
+    return false;
+  }
+  std::string ext(path.substr(dot + 1));
+  for (char& c : ext) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  if (ext == "py" || ext == "pyi") {
+    *language = Language::kPython;
+    return true;
+  }
+  static constexpr std::string_view kCpp[] = {"h", "hpp", "hh", "c", "cc", "cpp",
+                                              "cxx", "cu", "cuh", "hip"};
+  for (std::string_view e : kCpp) {
+    if (ext == e) {
+      *language = Language::kCpp;
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace anydev::scan

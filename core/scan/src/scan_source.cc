@@ -1,0 +1,289 @@
+// ScanSource: what happens to one file's bytes. Checks that they are text
+// (no NUL, not UTF-16, valid UTF-8 where the language needs it), runs the
+// language's scanner, drops what follows an error and what a suppression
+// comment covers, and turns byte offsets into lines and columns.
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include "anydev/scan.h"
+#include "internal.h"
+
+namespace anydev::scan {
+namespace internal {
+
+void NoteComment(std::string_view text, uint32_t offset, LexOutput* out) {
+  const size_t at = text.find("anydev:");
+  if (at == std::string_view::npos) return;
+  size_t p = at + 7;
+  while (p < text.size() && (text[p] == ' ' || text[p] == '\t')) ++p;
+  if (text.compare(p, 6, "ignore") != 0) return;
+  p += 6;
+  std::string_view codes;
+  if (p < text.size() && text[p] == '[') {
+    const size_t close = text.find(']', p + 1);
+    if (close == std::string_view::npos) return;
+    codes = text.substr(p + 1, close - p - 1);
+    if (codes.find_first_not_of(" \t,") == std::string_view::npos) return;  // `ignore[]`
+  } else if (p < text.size() && IsIdentChar(static_cast<unsigned char>(text[p]))) {
+    return;  // `ignored`, not the marker
+  }
+  out->suppressions.push_back(Suppression{static_cast<uint32_t>(offset + at), codes});
+}
+
+}  // namespace internal
+
+namespace {
+
+using internal::LexOutput;
+using internal::RawFinding;
+using internal::Suppression;
+
+constexpr size_t kNone = std::string_view::npos;
+
+// Finds the first NUL byte and the first byte that does not start a valid
+// UTF-8 sequence, from `begin`.
+void CheckText(std::string_view s, size_t begin, size_t* nul, size_t* invalid) {
+  *nul = kNone;
+  *invalid = kNone;
+  const unsigned char* p = reinterpret_cast<const unsigned char*>(s.data());
+  const size_t n = s.size();
+  size_t i = begin;
+  constexpr uint64_t kHigh = 0x8080808080808080ULL;
+  constexpr uint64_t kOnes = 0x0101010101010101ULL;
+  while (i < n) {
+    if (i + 8 <= n) {
+      uint64_t v;
+      std::memcpy(&v, p + i, 8);
+      if (((v & kHigh) | ((v - kOnes) & ~v & kHigh)) == 0) {
+        i += 8;
+        continue;
+      }
+    }
+    const unsigned char c = p[i];
+    if (c < 0x80) {
+      if (c == 0 && *nul == kNone) {
+        *nul = i;
+        return;  // binary: nothing else matters
+      }
+      ++i;
+      continue;
+    }
+    size_t len = 0;
+    unsigned char lo = 0x80, hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3;
+      if (c == 0xE0) lo = 0xA0;
+      if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;
+    }
+    bool ok = len != 0 && i + len <= n;
+    if (ok && (p[i + 1] < lo || p[i + 1] > hi)) ok = false;
+    for (size_t k = 2; ok && k < len; ++k) {
+      if (p[i + k] < 0x80 || p[i + k] > 0xBF) ok = false;
+    }
+    if (!ok) {
+      if (*invalid == kNone) *invalid = i;
+      ++i;
+      continue;
+    }
+    i += len;
+  }
+}
+
+// A PEP 263 coding declaration in the first two lines naming an encoding
+// other than UTF-8.
+bool HasNonUtf8Cookie(std::string_view s, size_t begin) {
+  size_t p = begin;
+  for (int line = 0; line < 2 && p < s.size(); ++line) {
+    size_t e = p;
+    while (e < s.size() && s[e] != '\n' && s[e] != '\r') ++e;
+    const std::string_view l = s.substr(p, e - p);
+    const size_t hash = l.find('#');
+    if (hash != kNone && l.find_first_not_of(" \t\f") == hash) {
+      const size_t c = l.find("coding", hash);
+      if (c != kNone && c + 6 < l.size() && (l[c + 6] == ':' || l[c + 6] == '=')) {
+        size_t b = c + 7;
+        while (b < l.size() && (l[b] == ' ' || l[b] == '\t')) ++b;
+        std::string name;
+        while (b < l.size() && (internal::IsIdentChar(static_cast<unsigned char>(l[b])) ||
+                                l[b] == '-' || l[b] == '.')) {
+          char ch = l[b++];
+          if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch - 'A' + 'a');
+          if (ch == '_') ch = '-';
+          name += ch;
+        }
+        return !(name == "utf-8" || name == "utf8" || name == "utf-8-sig" ||
+                 name.rfind("utf-8-", 0) == 0);
+      }
+    } else if (l.find_first_not_of(" \t\f") != kNone) {
+      return false;  // the declaration must come before any code
+    }
+    p = e < s.size() ? e + (s[e] == '\r' && e + 1 < s.size() && s[e + 1] == '\n' ? 2 : 1) : e;
+  }
+  return false;
+}
+
+// Maps byte offsets to lines and columns, moving forward (it restarts for an
+// offset behind it).
+class LineMap {
+ public:
+  LineMap(std::string_view s, size_t begin, bool bytes)
+      : s_(s), begin_(begin), bytes_(bytes), pos_(begin), line_start_(begin) {}
+
+  void Seek(size_t off) {
+    if (off < pos_) {
+      pos_ = line_start_ = begin_;
+      line_ = 1;
+    }
+    const char* p = s_.data();
+    while (pos_ < off) {
+      const char c = p[pos_++];
+      if (c == '\n' || (c == '\r' && (pos_ >= s_.size() || p[pos_] != '\n'))) {
+        ++line_;
+        line_start_ = pos_;
+      }
+    }
+  }
+  int Line(size_t off) {
+    Seek(off);
+    return line_;
+  }
+  // Returns the 1-based column of `off` (code points since the line start).
+  int Column(size_t off) {
+    Seek(off);
+    if (bytes_) return static_cast<int>(off - line_start_) + 1;
+    int col = 1;
+    for (size_t i = line_start_; i < off; ++i) {
+      col += (static_cast<unsigned char>(s_[i]) & 0xC0) != 0x80;
+    }
+    return col;
+  }
+
+ private:
+  std::string_view s_;
+  size_t begin_;
+  bool bytes_;
+  size_t pos_;
+  size_t line_start_;
+  int line_ = 1;
+};
+
+bool CodeMatches(std::string_view code, std::string_view list) {
+  size_t p = 0;
+  while (p <= list.size()) {
+    size_t e = list.find(',', p);
+    if (e == kNone) e = list.size();
+    std::string_view item = list.substr(p, e - p);
+    while (!item.empty() && (item.front() == ' ' || item.front() == '\t')) item.remove_prefix(1);
+    while (!item.empty() && (item.back() == ' ' || item.back() == '\t')) item.remove_suffix(1);
+    if (!item.empty() && code.substr(0, item.size()) == item) return true;
+    p = e + 1;
+  }
+  return false;
+}
+
+std::string Hex(unsigned char c) {
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "0x%02X", c);
+  return buf;
+}
+
+}  // namespace
+
+FileResult ScanSource(const RuleSet& rules, Language language, std::string_view src) {
+  FileResult r;
+  r.language = language;
+  if (src.size() >= 2 && ((static_cast<unsigned char>(src[0]) == 0xFF &&
+                           static_cast<unsigned char>(src[1]) == 0xFE) ||
+                          (static_cast<unsigned char>(src[0]) == 0xFE &&
+                           static_cast<unsigned char>(src[1]) == 0xFF))) {
+    r.errors.push_back({"UTF-16 encoded (byte-order mark); only UTF-8 sources are scanned", 0});
+    return r;
+  }
+  size_t begin = 0;
+  if (src.size() >= 3 && src.compare(0, 3, "\xEF\xBB\xBF") == 0) begin = 3;
+  const bool python = language == Language::kPython;
+  const bool bytes_mode = python && HasNonUtf8Cookie(src, begin);
+  size_t nul, invalid;
+  CheckText(src, begin, &nul, &invalid);
+  if (nul != kNone) {
+    LineMap lines(src, begin, true);
+    r.errors.push_back({"binary file (a NUL byte); skipped", lines.Line(nul)});
+    return r;
+  }
+  if (bytes_mode) invalid = kNone;
+
+  LexOutput out;
+  if (python) {
+    internal::ScanPython(rules, src, begin, &out);
+  } else {
+    internal::ScanCpp(rules, src, begin, &out);
+  }
+
+  LineMap lines(src, begin, bytes_mode);
+  size_t limit = out.has_error ? out.error_offset : src.size() + 1;
+  if (invalid != kNone) {
+    const int line = lines.Line(invalid);
+    const std::string byte = Hex(static_cast<unsigned char>(src[invalid]));
+    if (python) {
+      r.errors.push_back({"invalid UTF-8 (byte " + byte + "); not scanned from there on", line});
+      limit = std::min(limit, invalid);
+    } else {
+      r.errors.push_back({"invalid UTF-8 (byte " + byte + "); scanned as bytes", line});
+    }
+  }
+  if (out.has_error && out.error_offset < (invalid == kNone || !python ? src.size() + 1 : invalid)) {
+    r.errors.push_back({out.error + "; findings after it are not reported",
+                        lines.Line(out.error_offset)});
+  }
+  std::sort(r.errors.begin(), r.errors.end(),
+            [](const FileError& a, const FileError& b) { return a.line < b.line; });
+
+  std::vector<RawFinding>& raw = out.findings;
+  std::stable_sort(raw.begin(), raw.end(),
+                   [](const RawFinding& a, const RawFinding& b) { return a.start < b.start; });
+  // The lines that carry a suppression.
+  std::vector<std::pair<int, std::string_view>> suppressed;
+  if (!out.suppressions.empty() && !raw.empty()) {
+    for (const Suppression& s : out.suppressions) {
+      suppressed.emplace_back(lines.Line(s.offset), s.codes);
+    }
+  }
+  r.findings.reserve(raw.size());
+  for (const RawFinding& f : raw) {
+    if (f.start >= limit) break;
+    Finding out_f;
+    out_f.rule = f.rule;
+    out_f.kind = f.kind;
+    out_f.symbol = f.symbol;
+    out_f.start = f.start;
+    out_f.end = f.end;
+    out_f.call_end = f.call_end;
+    out_f.line = lines.Line(f.start);
+    out_f.column = lines.Column(f.start);
+    bool drop = false;
+    for (const auto& [line, codes] : suppressed) {
+      if (line == out_f.line &&
+          (codes.empty() || CodeMatches(rules.rules()[static_cast<size_t>(f.rule)].code, codes))) {
+        drop = true;
+        break;
+      }
+    }
+    if (drop) continue;
+    out_f.end_line = lines.Line(f.end);
+    out_f.end_column = lines.Column(f.end);
+    out_f.text.assign(src.substr(f.start, f.end - f.start));
+    r.findings.push_back(std::move(out_f));
+  }
+  return r;
+}
+
+}  // namespace anydev::scan

@@ -1,0 +1,151 @@
+// anydev._C._scan: the static scanner (core/scan) for anydev.scan. Plain
+// tuples cross the boundary; anydev/scan.py turns them into dataclasses and
+// adds what comes from the table (replacement, fix, message).
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "anydev/scan.h"
+#include "common.h"
+
+namespace anydev::python {
+namespace {
+
+namespace sc = ::anydev::scan;
+
+sc::Language ParseLanguage(const std::string& s) {
+  if (s == "python") return sc::Language::kPython;
+  if (s == "cpp") return sc::Language::kCpp;
+  throw py::value_error("language must be 'python' or 'cpp', not '" + s + "'");
+}
+
+const char* LanguageName(sc::Language l) { return l == sc::Language::kPython ? "python" : "cpp"; }
+
+py::tuple FindingTuple(const sc::Finding& f) {
+  return py::make_tuple(f.rule, sc::RefKindName(f.kind), py::str(f.symbol.data(), f.symbol.size()),
+                        f.line, f.column, f.end_line, f.end_column, f.start, f.end,
+                        f.call_end < 0 ? py::object(py::none()) : py::object(py::int_(f.call_end)),
+                        py::str(f.text));
+}
+
+py::list ErrorList(const std::vector<sc::FileError>& errors) {
+  py::list out;
+  for (const sc::FileError& e : errors) {
+    out.append(py::make_tuple(e.message,
+                              e.line > 0 ? py::object(py::int_(e.line)) : py::object(py::none())));
+  }
+  return out;
+}
+
+py::tuple FileTuple(const sc::FileResult& r) {
+  py::list findings;
+  for (const sc::Finding& f : r.findings) findings.append(FindingTuple(f));
+  return py::make_tuple(r.path, LanguageName(r.language), findings, ErrorList(r.errors));
+}
+
+using Excludes = std::vector<std::pair<std::string, std::string>>;
+
+sc::ScanOptions Options(const std::vector<std::string>& paths, const Excludes& excludes,
+                        bool respect_gitignore, int jobs, uint64_t max_file_size) {
+  sc::ScanOptions o;
+  o.paths = paths;
+  for (const auto& [pattern, base] : excludes) o.excludes.push_back({pattern, base});
+  o.respect_gitignore = respect_gitignore;
+  o.jobs = jobs;
+  o.max_file_size = max_file_size;
+  return o;
+}
+
+}  // namespace
+
+void BindScan(py::module_& m) {
+  py::module_ s = m.def_submodule("_scan", "The static scanner (core/scan; see bind_scan.cc).");
+
+  py::class_<sc::RuleSet, std::shared_ptr<sc::RuleSet>>(s, "RuleSet")
+      .def(py::init([](const std::vector<std::tuple<std::string, std::string, bool,
+                                                    std::vector<std::string>>>& rows) {
+             std::vector<sc::Rule> rules;
+             rules.reserve(rows.size());
+             for (const auto& [code, language, kept, spellings] : rows) {
+               rules.push_back(sc::Rule{code, ParseLanguage(language), kept, spellings});
+             }
+             return std::make_shared<sc::RuleSet>(std::move(rules));
+           }),
+           py::arg("rows"),
+           "Builds the rules from (code, language, kept, spellings) rows; a rule's index is "
+           "its position in `rows`.")
+      .def("__len__", [](const sc::RuleSet& r) { return r.rules().size(); });
+
+  s.def(
+      "scan_source",
+      [](const sc::RuleSet& rules, py::bytes data, const std::string& language) {
+        const sc::Language lang = ParseLanguage(language);
+        std::string_view view;
+        {
+          char* buf = nullptr;
+          ssize_t len = 0;
+          if (PyBytes_AsStringAndSize(data.ptr(), &buf, &len) != 0) throw py::error_already_set();
+          view = std::string_view(buf, static_cast<size_t>(len));
+        }
+        sc::FileResult r;
+        {
+          py::gil_scoped_release release;
+          r = sc::ScanSource(rules, lang, view);
+        }
+        py::list findings;
+        for (const sc::Finding& f : r.findings) findings.append(FindingTuple(f));
+        return py::make_tuple(findings, ErrorList(r.errors));
+      },
+      py::arg("rules"), py::arg("data"), py::arg("language"),
+      "Scans one file's bytes: ([finding tuples], [(message, line)]).");
+
+  s.def(
+      "scan_paths",
+      [](const sc::RuleSet& rules, const std::vector<std::string>& paths,
+         const Excludes& excludes, bool respect_gitignore, int jobs, uint64_t max_file_size) {
+        const sc::ScanOptions o = Options(paths, excludes, respect_gitignore, jobs, max_file_size);
+        sc::ScanSummary summary;
+        {
+          py::gil_scoped_release release;
+          summary = sc::ScanPaths(rules, o);
+        }
+        py::list files, path_errors;
+        for (const sc::FileResult& r : summary.files) files.append(FileTuple(r));
+        for (const sc::FileResult& r : summary.path_errors) path_errors.append(FileTuple(r));
+        return py::make_tuple(files, path_errors, summary.files_scanned, summary.bytes_scanned);
+      },
+      py::arg("rules"), py::arg("paths"), py::arg("excludes"), py::arg("respect_gitignore"),
+      py::arg("jobs"), py::arg("max_file_size"),
+      "Walks and scans (excludes: [(pattern, base folder)]): ([(path, language, findings, "
+      "errors)] for files with either, "
+      "[path errors], files scanned, bytes scanned).");
+
+  s.def(
+      "list_files",
+      [](const std::vector<std::string>& paths, const Excludes& excludes, bool respect_gitignore) {
+        const sc::ScanOptions o = Options(paths, excludes, respect_gitignore, 1, 0);
+        std::vector<sc::FileResult> errors;
+        std::vector<std::string> files;
+        {
+          py::gil_scoped_release release;
+          files = sc::ListFiles(o, &errors);
+        }
+        py::list path_errors;
+        for (const sc::FileResult& r : errors) path_errors.append(FileTuple(r));
+        return py::make_tuple(files, path_errors);
+      },
+      py::arg("paths"), py::arg("excludes"), py::arg("respect_gitignore"),
+      "The files scan_paths would scan, in its order.");
+
+  s.def(
+      "glob_match", [](const std::string& glob, const std::string& path) {
+        return sc::GlobMatch(glob, path);
+      },
+      py::arg("glob"), py::arg("path"), "Gitignore glob matching (for tests).");
+}
+
+}  // namespace anydev::python

@@ -1,0 +1,383 @@
+// The scanner's lexers and resolvers (core/scan), on small sources, with a
+// few rules written out here (the real ones come from the compat table, in
+// tests/python/test_scan.py). Pairs with tests/python/test_scan.py.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "anydev/scan.h"
+
+namespace anydev::scan {
+namespace {
+
+const RuleSet& Rules() {
+  static const RuleSet* rules = new RuleSet({
+      {"AD101", Language::kPython, false, {"torch.cuda.is_available"}},
+      {"AD103", Language::kPython, false, {"torch.cuda.current_device"}},
+      {"AD107", Language::kPython, false, {"torch.cuda.synchronize"}},
+      {"AD109", Language::kPython, true, {"torch.cuda.default_stream"}},
+      {"AD113", Language::kPython, false, {"torch.cuda.Stream"}},
+      {"AD201", Language::kPython, false, {"torch.cuda.empty_cache"}},
+      {"AD233", Language::kPython, true, {"torch.cuda.memory"}},
+      {"AD312", Language::kPython, false, {"torch.cuda.amp"}},
+      {"AD313", Language::kPython, false, {"torch.cuda.amp.autocast"}},
+      {"AD501", Language::kPython, false, {"torch.accelerator.current_device_idx"}},
+      {"AD601", Language::kCpp, false, {"c10::cuda::device_count", "at::cuda::device_count"}},
+      {"AD603", Language::kCpp, false, {"c10::cuda::current_device", "at::cuda::current_device"}},
+      {"AD619", Language::kCpp, false, {"c10::cuda::CUDAStream", "at::cuda::CUDAStream"}},
+      {"AD620",
+       Language::kCpp,
+       true,
+       {"c10::cuda::CUDAStream::priority_range", "at::cuda::CUDAStream::priority_range"}},
+      {"AD625",
+       Language::kCpp,
+       false,
+       {"c10::cuda::getCurrentCUDAStream", "at::cuda::getCurrentCUDAStream"}},
+      {"AD701",
+       Language::kCpp,
+       false,
+       {"c10::cuda::CUDACachingAllocator::emptyCache",
+        "at::cuda::CUDACachingAllocator::emptyCache"}},
+  });
+  return *rules;
+}
+
+// "line:col-end_line:end_col CODE kind `text`" per finding, then "! line message"
+// per error.
+std::vector<std::string> Scan(Language lang, std::string_view src) {
+  const FileResult r = ScanSource(Rules(), lang, src);
+  std::vector<std::string> out;
+  for (const Finding& f : r.findings) {
+    out.push_back(std::to_string(f.line) + ":" + std::to_string(f.column) + "-" +
+                  std::to_string(f.end_line) + ":" + std::to_string(f.end_column) + " " +
+                  Rules().rules()[static_cast<size_t>(f.rule)].code + " " + RefKindName(f.kind) +
+                  " `" + f.text + "`");
+  }
+  for (const FileError& e : r.errors) {
+    out.push_back("! " + std::to_string(e.line) + " " + e.message);
+  }
+  return out;
+}
+
+std::vector<std::string> Py(std::string_view src) { return Scan(Language::kPython, src); }
+std::vector<std::string> Cpp(std::string_view src) { return Scan(Language::kCpp, src); }
+
+using V = std::vector<std::string>;
+
+// --- Python -------------------------------------------------------------------
+
+TEST(ScanPython, QualifiedCallAndPositions) {
+  EXPECT_EQ(Py("import torch\nx = torch.cuda.current_device()\n"),
+            V({"2:5-2:30 AD103 call `torch.cuda.current_device`"}));
+}
+
+TEST(ScanPython, NothingWithoutAnImport) {
+  EXPECT_EQ(Py("torch.cuda.current_device()\n"), V());
+}
+
+TEST(ScanPython, ImportForms) {
+  EXPECT_EQ(Py("import torch as th\nth.cuda.synchronize()\n"),
+            V({"2:1-2:20 AD107 call `th.cuda.synchronize`"}));
+  EXPECT_EQ(Py("import torch.cuda as tc\ntc.synchronize()\n"),
+            V({"2:1-2:15 AD107 call `tc.synchronize`"}));
+  EXPECT_EQ(Py("import torch.cuda\ntorch.cuda.synchronize()\n"),
+            V({"2:1-2:23 AD107 call `torch.cuda.synchronize`"}));
+  EXPECT_EQ(Py("from torch import cuda\ncuda.synchronize()\n"),
+            V({"2:1-2:17 AD107 call `cuda.synchronize`"}));
+  EXPECT_EQ(Py("from torch import cuda as c\nc.synchronize()\n"),
+            V({"2:1-2:14 AD107 call `c.synchronize`"}));
+  EXPECT_EQ(Py("from torch.cuda import current_device as cd\ncd()\n"),
+            V({"1:24-1:38 AD103 import `current_device`", "2:1-2:3 AD103 call `cd`"}));
+  EXPECT_EQ(Py("from torch.cuda.amp import autocast\nwith autocast(dtype=x):\n  pass\n"),
+            V({"1:28-1:36 AD313 import `autocast`", "2:6-2:14 AD313 call `autocast`"}));
+  EXPECT_EQ(Py("import torch.cuda.amp as amp\namp.autocast()\n"),
+            V({"1:8-1:22 AD312 import `torch.cuda.amp`", "2:1-2:13 AD313 call `amp.autocast`"}));
+  EXPECT_EQ(Py("from torch.cuda import (\n  synchronize,\n  empty_cache as ec,\n)\nec\n"),
+            V({"2:3-2:14 AD107 import `synchronize`", "3:3-3:14 AD201 import `empty_cache`",
+               "5:1-5:3 AD201 reference `ec`"}));
+  EXPECT_EQ(Py("from torch import accelerator\naccelerator.current_device_idx()\n"),
+            V({"2:1-2:31 AD501 call `accelerator.current_device_idx`"}));
+}
+
+TEST(ScanPython, RelativeAndOtherImportsBindNothing) {
+  EXPECT_EQ(Py("from . import cuda\ncuda.synchronize()\n"), V());
+  EXPECT_EQ(Py("from .torch import cuda\ncuda.synchronize()\n"), V());
+  EXPECT_EQ(Py("import torch\nfrom mylib import torch\ntorch.cuda.synchronize()\n"), V());
+  EXPECT_EQ(Py("import numpy as torch\ntorch.cuda.synchronize()\n"), V());
+}
+
+TEST(ScanPython, ImportInsideAFunctionLastsForItsBody) {
+  EXPECT_EQ(Py("def f():\n    import torch\n    torch.cuda.synchronize()\n"
+               "torch.cuda.synchronize()\n"),
+            V({"3:5-3:27 AD107 call `torch.cuda.synchronize`"}));
+}
+
+TEST(ScanPython, LookAlikesAreNotFindings) {
+  EXPECT_EQ(Py("import torch\nself.cuda.synchronize()\nx.cuda()\nx.torch.cuda.synchronize()\n"
+               "cuda.synchronize()\n"),
+            V());
+  // A local `cuda` that did not come from torch.
+  EXPECT_EQ(Py("from torch import cuda\ncuda = make()\ncuda.synchronize()\n"), V());
+  EXPECT_EQ(Py("from torch import cuda\ndef cuda(): pass\ncuda.synchronize()\n"), V());
+  EXPECT_EQ(Py("from torch import cuda\nwith open(p) as cuda:\n  cuda.synchronize()\n"), V());
+  EXPECT_EQ(Py("from torch import cuda\nfor cuda in xs:\n  cuda.synchronize()\n"), V());
+}
+
+TEST(ScanPython, OptionalImportFallbackKeepsTheBinding) {
+  EXPECT_EQ(Py("try:\n    import torch\nexcept ImportError:\n    torch = None\n"
+               "torch.cuda.synchronize()\n"),
+            V({"5:1-5:23 AD107 call `torch.cuda.synchronize`"}));
+}
+
+TEST(ScanPython, ParametersAndKeywordsShadow) {
+  EXPECT_EQ(Py("from torch.cuda import synchronize as sync\n"
+               "def f(sync, x=1):\n    sync()\nf(sync=3)\nsync()\n"),
+            V({"1:24-1:35 AD107 import `synchronize`", "5:1-5:5 AD107 call `sync`"}));
+}
+
+TEST(ScanPython, ReferencesWithoutACall) {
+  EXPECT_EQ(Py("import torch\nfn = torch.cuda.empty_cache\nisinstance(s, torch.cuda.Stream)\n"
+               "def f(s: torch.cuda.Stream) -> None: ...\n@torch.cuda.amp.autocast()\ndef g(): ...\n"),
+            V({"2:6-2:28 AD201 reference `torch.cuda.empty_cache`",
+               "3:15-3:32 AD113 reference `torch.cuda.Stream`",
+               "4:10-4:27 AD113 reference `torch.cuda.Stream`",
+               "5:2-5:25 AD313 call `torch.cuda.amp.autocast`"}));
+  // The longest spelling wins; the rest of the chain is an attribute of it.
+  EXPECT_EQ(Py("import torch\ntorch.cuda.Stream.wait_event(s, e)\n"),
+            V({"2:1-2:18 AD113 reference `torch.cuda.Stream`"}));
+}
+
+TEST(ScanPython, KeptRowsAreNeverFindings) {
+  EXPECT_EQ(Py("import torch\ntorch.cuda.default_stream()\ntorch.cuda.memory.empty_cache()\n"),
+            V());
+  EXPECT_EQ(Py("from torch.cuda import memory\nmemory.empty_cache()\n"), V());
+}
+
+TEST(ScanPython, StringsCommentsDocstringsBytes) {
+  EXPECT_EQ(Py("import torch\n"
+               "'''torch.cuda.synchronize()'''\n"
+               "\"torch.cuda.synchronize()\"  # torch.cuda.synchronize()\n"
+               "r'torch.cuda.synchronize()' b'torch.cuda.synchronize()' Rb\"x\\\"\" bR'\\''\n"
+               "u'torch.cuda.synchronize()' BR\"\"\"\ntorch.cuda.synchronize()\n\"\"\"\n"
+               "def f():\n    \"\"\"torch.cuda.synchronize()\"\"\"\n"
+               "    return torch.cuda.synchronize()\n"),
+            V({"10:12-10:34 AD107 call `torch.cuda.synchronize`"}));
+}
+
+TEST(ScanPython, FStrings) {
+  EXPECT_EQ(Py("import torch\n"
+               "f'{torch.cuda.current_device()} torch.cuda.synchronize() {{torch.cuda.empty_cache()}}'\n"),
+            V({"2:4-2:29 AD103 call `torch.cuda.current_device`"}));
+  // Nested fields in a format spec, conversions, self-documenting '=', PEP
+  // 701 quotes, \N{...}.
+  EXPECT_EQ(Py("import torch\n"
+               "f\"{x:{torch.cuda.current_device()}>{w}} {y!r:>10} {torch.cuda.synchronize=}\"\n"
+               "f\"{d[\"k\"]} \\N{DASH} {torch.cuda.empty_cache()}\"\n"
+               "rf'\\{torch.cuda.is_available()}'\n"),
+            V({"2:7-2:32 AD103 call `torch.cuda.current_device`",
+               "2:52-2:74 AD107 reference `torch.cuda.synchronize`",
+               "3:22-3:44 AD201 call `torch.cuda.empty_cache`",
+               "4:6-4:29 AD101 call `torch.cuda.is_available`"}));
+  // A triple-quoted f-string across lines.
+  EXPECT_EQ(Py("import torch\nf'''\n{\n torch.cuda.synchronize()\n}'''\n"),
+            V({"4:2-4:24 AD107 call `torch.cuda.synchronize`"}));
+}
+
+TEST(ScanPython, MultiLineCallsAndContinuations) {
+  const std::string src =
+      "import torch\nx = torch.cuda.synchronize(\n    a,\n    (b),\n)\n"
+      "y = torch \\\n  .cuda.empty_cache()\n"
+      "z = (torch\n     .cuda\n     .current_device())\n";
+  EXPECT_EQ(Py(src), V({"2:5-2:27 AD107 call `torch.cuda.synchronize`",
+                        "6:5-7:20 AD201 call `torch \\\n  .cuda.empty_cache`",
+                        "8:6-10:21 AD103 call `torch\n     .cuda\n     .current_device`"}));
+  const FileResult r = ScanSource(Rules(), Language::kPython, src);
+  ASSERT_EQ(r.findings.size(), 3u);
+  EXPECT_EQ(r.findings[0].call_end, static_cast<int64_t>(src.find(")\ny")) + 1);
+  EXPECT_EQ(src.substr(r.findings[0].start, r.findings[0].end - r.findings[0].start),
+            "torch.cuda.synchronize");
+}
+
+TEST(ScanPython, LineEndingsBomAndColumns) {
+  EXPECT_EQ(Py("import torch\r\n\r\nx = torch.cuda.synchronize()\r\n"),
+            V({"3:5-3:27 AD107 call `torch.cuda.synchronize`"}));
+  EXPECT_EQ(Py("import torch\rx = torch.cuda.synchronize()\r"),
+            V({"2:5-2:27 AD107 call `torch.cuda.synchronize`"}));
+  EXPECT_EQ(Py("\xEF\xBB\xBFimport torch; torch.cuda.synchronize()\n"),
+            V({"1:15-1:37 AD107 call `torch.cuda.synchronize`"}));
+  // Columns count code points: "é" is two bytes, one column.
+  EXPECT_EQ(Py("import torch\ns = 'é'; torch.cuda.synchronize()\n"),
+            V({"2:10-2:32 AD107 call `torch.cuda.synchronize`"}));
+}
+
+TEST(ScanPython, SuppressionComments) {
+  EXPECT_EQ(Py("import torch\n"
+               "torch.cuda.synchronize()  # anydev: ignore\n"
+               "torch.cuda.synchronize()  # anydev: ignore[AD107]\n"
+               "torch.cuda.synchronize()  # noqa  # anydev: ignore[AD2, AD1]\n"
+               "torch.cuda.synchronize()  # anydev: ignore[AD201]\n"
+               "torch.cuda.synchronize()  # anydev: ignored\n"),
+            V({"5:1-5:23 AD107 call `torch.cuda.synchronize`",
+               "6:1-6:23 AD107 call `torch.cuda.synchronize`"}));
+}
+
+TEST(ScanPython, LexicalErrorsKeepTheFindingsBefore) {
+  EXPECT_EQ(Py("import torch\ntorch.cuda.synchronize()\ns = '''never closed\ntorch.cuda.empty_cache()\n"),
+            V({"2:1-2:23 AD107 call `torch.cuda.synchronize`",
+               "! 3 unterminated triple-quoted string literal; findings after it are not reported"}));
+  EXPECT_EQ(Py("import torch\ntorch.cuda.synchronize()\ns = 'oops\ntorch.cuda.empty_cache()\n"),
+            V({"2:1-2:23 AD107 call `torch.cuda.synchronize`",
+               "! 3 unterminated string literal; findings after it are not reported"}));
+  EXPECT_EQ(Py("import torch\ntorch.cuda.synchronize()\nf(]\n"),
+            V({"2:1-2:23 AD107 call `torch.cuda.synchronize`",
+               "! 3 closing parenthesis ']' does not match opening parenthesis '('; findings "
+               "after it are not reported"}));
+  EXPECT_EQ(Py("import torch\nf(\ntorch.cuda.synchronize()\n"),
+            V({"! 2 '(' was never closed; findings after it are not reported"}));
+  EXPECT_EQ(Py("import torch\ntorch.cuda.synchronize() $\n"),
+            V({"2:1-2:23 AD107 call `torch.cuda.synchronize`",
+               "! 2 invalid character '$' in code; findings after it are not reported"}));
+}
+
+TEST(ScanPython, NotTextIsReported) {
+  EXPECT_EQ(Py(std::string("import torch\ntorch.cuda.synchronize()\n\0\0", 39)),
+            V({"! 3 binary file (a NUL byte); skipped"}));
+  EXPECT_EQ(Py("import torch\ntorch.cuda.synchronize()\n# \xff\ntorch.cuda.empty_cache()\n"),
+            V({"2:1-2:23 AD107 call `torch.cuda.synchronize`",
+               "! 3 invalid UTF-8 (byte 0xFF); not scanned from there on"}));
+  EXPECT_EQ(Py("\xff\xfei\0m\0"), V({"! 0 UTF-16 encoded (byte-order mark); only UTF-8 sources "
+                                     "are scanned"}));
+  // A coding declaration makes other bytes fine.
+  EXPECT_EQ(Py("# -*- coding: latin-1 -*-\nimport torch\ns = '\xe9'; torch.cuda.synchronize()\n"),
+            V({"3:10-3:32 AD107 call `torch.cuda.synchronize`"}));
+}
+
+// --- C++ ----------------------------------------------------------------------
+
+TEST(ScanCpp, QualifiedNames) {
+  EXPECT_EQ(Cpp("int n = c10::cuda::device_count();\nauto s = ::at::cuda::getCurrentCUDAStream();\n"
+                "c10 :: cuda ::current_device();\nreturn ::c10::cuda::device_count();\n"),
+            V({"1:9-1:32 AD601 call `c10::cuda::device_count`",
+               "2:12-2:42 AD625 call `at::cuda::getCurrentCUDAStream`",
+               "3:1-3:29 AD603 call `c10 :: cuda ::current_device`",
+               "4:10-4:33 AD601 call `c10::cuda::device_count`"}));
+  EXPECT_EQ(Cpp("c10::cuda::CUDAStream s = x;\nstd::optional<at::cuda::CUDAStream> o;\n"
+                "c10::cuda::CUDACachingAllocator::emptyCache();\n"),
+            V({"1:1-1:22 AD619 reference `c10::cuda::CUDAStream`",
+               "2:15-2:35 AD619 reference `at::cuda::CUDAStream`",
+               "3:1-3:44 AD701 call `c10::cuda::CUDACachingAllocator::emptyCache`"}));
+}
+
+TEST(ScanCpp, KeptAndLookAlikes) {
+  EXPECT_EQ(Cpp("auto r = c10::cuda::CUDAStream::priority_range();\n"
+                "x.current_device(); p->device_count(); current_device();\n"
+                "mylib::cuda::current_device(); std::vector<int>::device_count();\n"),
+            V());
+}
+
+TEST(ScanCpp, CommentsStringsRawStringsChars) {
+  EXPECT_EQ(Cpp("// c10::cuda::device_count()\n/* c10::cuda::device_count()\n*/\n"
+                "const char* s = \"c10::cuda::device_count()\";\n"
+                "auto r = R\"x(c10::cuda::device_count() )\" )x\";\n"
+                "auto w = u8R\"(c10::cuda::device_count())\"; char c = '\"'; long n = 1'000;\n"
+                "auto k = L'x'; // a comment \\\n c10::cuda::device_count()\n"
+                "int m = c10::cuda::device_count();\n"),
+            V({"9:9-9:32 AD601 call `c10::cuda::device_count`"}));
+}
+
+TEST(ScanCpp, PreprocessorGroups) {
+  EXPECT_EQ(Cpp("#if 0\nc10::cuda::device_count();\n#if 1\n#endif\ndon't\n#else\n"
+                "int a = c10::cuda::current_device();\n#endif\n"
+                "#if 1\nint b;\n#else\nc10::cuda::device_count();\n#endif\n"
+                "#if false // off\nc10::cuda::device_count();\n#elif defined(X)\n"
+                "int c = c10::cuda::device_count();\n#endif\n"
+                "#error don't\n#include <c10/cuda/CUDAFunctions.h>\n"
+                "#define CUR() ::c10::cuda::current_device()\n"
+                "#define MULTI \\\n  c10::cuda::device_count()\n"),
+            V({"7:9-7:34 AD603 call `c10::cuda::current_device`",
+               "17:9-17:32 AD601 call `c10::cuda::device_count`",
+               "21:17-21:42 AD603 call `c10::cuda::current_device`",
+               "23:3-23:26 AD601 call `c10::cuda::device_count`"}));
+}
+
+TEST(ScanCpp, AliasesAndUsing) {
+  EXPECT_EQ(Cpp("namespace cu = c10::cuda;\nvoid f() { cu::current_device(); }\n"
+                "namespace cca = cu::CUDACachingAllocator;\nvoid g() { cca::emptyCache(); }\n"),
+            V({"2:12-2:30 AD603 call `cu::current_device`",
+               "4:12-4:27 AD701 call `cca::emptyCache`"}));
+  // A using-directive lasts to the end of its block.
+  EXPECT_EQ(Cpp("void f() {\n  current_device();\n  {\n    using namespace c10::cuda;\n"
+                "    current_device();\n    x.current_device();\n  }\n  current_device();\n}\n"),
+            V({"5:5-5:19 AD603 call `current_device`"}));
+  EXPECT_EQ(Cpp("using namespace at;\nvoid f() { cuda::device_count(); }\n"),
+            V({"2:12-2:30 AD601 call `cuda::device_count`"}));
+  EXPECT_EQ(Cpp("using c10::cuda::getCurrentCUDAStream;\nauto s = getCurrentCUDAStream();\n"),
+            V({"1:7-1:38 AD625 import `c10::cuda::getCurrentCUDAStream`",
+               "2:10-2:30 AD625 call `getCurrentCUDAStream`"}));
+  EXPECT_EQ(Cpp("using Stream = at::cuda::CUDAStream;\nStream s;\n"),
+            V({"1:16-1:36 AD619 reference `at::cuda::CUDAStream`"}));
+  // Relative to the enclosing namespace.
+  EXPECT_EQ(Cpp("namespace at { namespace native {\nvoid k() { cuda::getCurrentCUDAStream(); }\n}}\n"
+                "namespace mine {\nvoid k() { cuda::getCurrentCUDAStream(); }\n}\n"),
+            V({"2:12-2:38 AD625 call `cuda::getCurrentCUDAStream`"}));
+}
+
+TEST(ScanCpp, BracesAcrossPreprocessorBranches) {
+  // One block opens, not two, so the directive ends with it.
+  EXPECT_EQ(Cpp("#ifdef A\nvoid f(int) {\n#else\nvoid f() {\n#endif\n"
+                "  using namespace c10::cuda;\n  device_count();\n}\ndevice_count();\n"
+                "#define OPEN {\nOPEN\n"),
+            V({"7:3-7:15 AD601 call `device_count`"}));
+}
+
+TEST(ScanCpp, ErrorsAndSuppressions) {
+  EXPECT_EQ(Cpp("int a = c10::cuda::device_count(); // anydev: ignore[AD601]\n"
+                "int b = c10::cuda::device_count(); /* anydev: ignore */\n"
+                "int c = c10::cuda::device_count();\n/* never closed\n"),
+            V({"3:9-3:32 AD601 call `c10::cuda::device_count`",
+               "! 4 unterminated comment; findings after it are not reported"}));
+  EXPECT_EQ(Cpp("auto s = \"abc\nint c = c10::cuda::device_count();\n"),
+            V({"! 1 unterminated string literal; findings after it are not reported"}));
+  // Latin-1 in a comment: reported, and the file is still scanned.
+  EXPECT_EQ(Cpp("// (c) \xa9 2010\nint c = c10::cuda::device_count();\n"),
+            V({"2:9-2:32 AD601 call `c10::cuda::device_count`",
+               "! 1 invalid UTF-8 (byte 0xA9); scanned as bytes"}));
+}
+
+// --- globs and .gitignore ---------------------------------------------------------
+
+TEST(ScanIgnore, Globs) {
+  EXPECT_TRUE(GlobMatch("*.py", "a.py"));
+  EXPECT_FALSE(GlobMatch("*.py", "d/a.py"));
+  EXPECT_TRUE(GlobMatch("**/a.py", "a.py"));
+  EXPECT_TRUE(GlobMatch("**/a.py", "x/y/a.py"));
+  EXPECT_TRUE(GlobMatch("a/**", "a/b/c"));
+  EXPECT_FALSE(GlobMatch("a/**", "a"));
+  EXPECT_TRUE(GlobMatch("a/**/b", "a/b"));
+  EXPECT_TRUE(GlobMatch("a/**/b", "a/x/y/b"));
+  EXPECT_TRUE(GlobMatch("f?o[0-9][!a]", "foo1b"));
+  EXPECT_FALSE(GlobMatch("f?o[0-9][!a]", "foo1a"));
+  EXPECT_TRUE(GlobMatch("\\*x", "*x"));
+}
+
+TEST(ScanIgnore, GitignoreRules) {
+  IgnoreList l;
+  for (const char* line : {"# comment", "*.gen.py", "!keep.gen.py", "build/", "/top.py",
+                           "docs/**/*.cc", "\\#hash", "trailing   "}) {
+    l.AddLine(line, "/r");
+  }
+  EXPECT_EQ(l.Match("/r/a/x.gen.py", false), 1);
+  EXPECT_EQ(l.Match("/r/a/keep.gen.py", false), -1);
+  EXPECT_EQ(l.Match("/r/a/build", true), 1);
+  EXPECT_EQ(l.Match("/r/a/build", false), 0);  // dir-only
+  EXPECT_EQ(l.Match("/r/top.py", false), 1);
+  EXPECT_EQ(l.Match("/r/a/top.py", false), 0);  // anchored
+  EXPECT_EQ(l.Match("/r/docs/x/y/z.cc", false), 1);
+  EXPECT_EQ(l.Match("/r/#hash", false), 1);
+  EXPECT_EQ(l.Match("/r/trailing", false), 1);
+  EXPECT_EQ(l.Match("/other/top.py", false), 0);
+}
+
+}  // namespace
+}  // namespace anydev::scan
