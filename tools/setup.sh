@@ -15,7 +15,8 @@ say() { echo "setup: $*" >&2; }
 
 # --- Debian packages: C++ libraries and vendor headers ----------------------
 debs=(libabsl-dev libgtest-dev libbenchmark-dev libtomlplusplus-dev nlohmann-json3-dev
-      libcli11-dev libze-dev libamdhip64-dev)
+      libcli11-dev libze-dev libamdhip64-dev
+      python3-torch)  # PyTorch 1.13 for /usr/bin/python3: anydev.torch's old-PyTorch tests
 missing=()
 for p in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -37,7 +38,8 @@ if [[ ! -x .venv/bin/python ]]; then
 fi
 vpy=.venv/bin/python
 pips=("scikit-build-core>=0.10" "pybind11>=2.12" "cmake>=3.22" ninja "pytest>=7" numpy
-      "mypy>=1.13")  # mypy: the tests check that the stubs flag legacy calls (PEP 702)
+      "mypy>=1.13"  # mypy: the tests check that the stubs flag legacy calls (PEP 702)
+      "torch==2.13.0")  # the CPU build: anydev.torch's tests run against a real PyTorch
 need=$("$vpy" - "${pips[@]}" <<'PY'
 import sys
 from importlib import metadata

@@ -40,6 +40,8 @@ TORCH_VERSION = tuple(int(x) for x in torch.__version__.split("+")[0].split(".")
 NATIVE_ACCELERATOR = "accelerator" in torch.__dict__ and not getattr(
     torch.__dict__["accelerator"], "__anydev_backport__", False)
 NO_ACCELERATOR = "Cannot access accelerator device when none is available."
+# tools/gpu_check_torch.sh runs these tests on a machine with a CUDA GPU too.
+HAVE_CUDA = torch.cuda.is_available()
 
 # The legacy calls the tests make, from an in-scope and an out-of-scope package.
 CALLS = '''\
@@ -251,10 +253,11 @@ def test_scope_warns_and_counts_inside_and_only_counts_outside(fresh, pkgs):
     adapter.install(packages=[pkgs.inside_name])
     with warnings.catch_warnings(record=True) as rec:
         warnings.simplefilter("default")
-        assert pkgs.inside.device_count(3) == [0, 0, 0]
-        assert pkgs.outside.device_count(4) == [0, 0, 0, 0]
-        assert pkgs.inside.is_available() is False
-        assert pkgs.outside.is_available() is False
+        n = torch.cuda.device_count()
+        assert pkgs.inside.device_count(3) == [n] * 3
+        assert pkgs.outside.device_count(4) == [n] * 4
+        assert pkgs.inside.is_available() is HAVE_CUDA
+        assert pkgs.outside.is_available() is HAVE_CUDA
     inside_file, outside_file = pkgs.inside.__file__, pkgs.outside.__file__
     w = legacy_warnings(rec, inside_file)
     assert [(r.lineno, str(r.message)) for r in w] == [
@@ -401,13 +404,17 @@ def test_quiet_filter_hides_nothing_else(fresh, pkgs):
 
 
 def test_observe_calls_the_original(fresh, pkgs):
+    original = torch.cuda.current_device
     adapter.install(packages=[pkgs.inside_name])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        with pytest.raises(AssertionError, match="not compiled with CUDA"):
-            pkgs.inside.current_device()
-        with pytest.raises(AssertionError, match="not compiled with CUDA"):
-            pkgs.outside.current_device()
+        if HAVE_CUDA:
+            assert pkgs.inside.current_device() == pkgs.outside.current_device() == original()
+        else:
+            with pytest.raises(AssertionError, match="not compiled with CUDA"):
+                pkgs.inside.current_device()
+            with pytest.raises(AssertionError, match="not compiled with CUDA"):
+                pkgs.outside.current_device()
         assert type(pkgs.inside.grad_scaler()).__module__.startswith("torch.cuda.amp")
 
 
@@ -418,13 +425,16 @@ def test_forward_sends_in_scope_calls_to_the_replacement(fresh, pkgs):
     assert st["targets"]["torch.cuda.graph"] == "original"  # no mechanical replacement
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        # In scope: torch.accelerator's answer (the backport's on an old PyTorch).
-        with pytest.raises(RuntimeError, match=NO_ACCELERATOR):
-            pkgs.inside.current_device()
-        # Outside the scope: the original, unchanged.
-        with pytest.raises(AssertionError, match="not compiled with CUDA"):
-            pkgs.outside.current_device()
-        assert pkgs.inside.is_available() is False and pkgs.outside.is_available() is False
+        if HAVE_CUDA:  # the same answers through torch.accelerator
+            assert pkgs.inside.current_device() == pkgs.outside.current_device()
+        else:
+            # In scope: torch.accelerator's answer (the backport's on an old PyTorch).
+            with pytest.raises(RuntimeError, match=NO_ACCELERATOR):
+                pkgs.inside.current_device()
+            # Outside the scope: the original, unchanged.
+            with pytest.raises(AssertionError, match="not compiled with CUDA"):
+                pkgs.outside.current_device()
+        assert pkgs.inside.is_available() is HAVE_CUDA and pkgs.outside.is_available() is HAVE_CUDA
         scaler = pkgs.inside.grad_scaler()
         if hasattr(torch.amp, "GradScaler"):
             assert type(scaler) is torch.amp.GradScaler
@@ -546,8 +556,11 @@ def test_backport_answers_without_an_accelerator():
 @pytest.mark.skipif(not NATIVE_ACCELERATOR, reason="this PyTorch has no torch.accelerator")
 def test_backport_answers_like_pytorchs_own():
     native = torch.accelerator
+    # With a device, these answer with other objects (a torch.cuda.Stream, the
+    # device module's statistics, free memory of the moment): compared below.
+    loose = {"current_stream", "memory_stats", "get_memory_info"} if HAVE_CUDA else set()
     for name in backport.NAMES:
-        if name not in vars(native) or name == "device_index":
+        if name not in vars(native) or name == "device_index" or name in loose:
             continue
         ours, theirs = getattr(backport, name), getattr(native, name)
         try:
@@ -559,6 +572,15 @@ def test_backport_answers_like_pytorchs_own():
         except Exception as e:  # noqa: BLE001
             got = ("raises", type(e), str(e))
         assert got == expected, name
+    if HAVE_CUDA:
+        assert backport.current_stream().device_index == native.current_stream().device_index
+        assert backport.get_memory_info()[1] == native.get_memory_info()[1]
+        ours, theirs = backport.memory_stats(), native.memory_stats()
+        common = set(ours) & set(theirs)
+        assert "allocated_bytes.all.current" in common
+        assert {k: ours[k] for k in common} == {k: theirs[k] for k in common}
+        with backport.device_index(0):
+            assert native.current_device_index() == 0
 
 
 def test_backport_adds_only_what_is_missing(monkeypatch):
@@ -652,7 +674,8 @@ def test_legacy_and_migrated_programs_give_the_same_results(tmp_path):
         assert p.returncode == 0, (name, p.stderr)
         outs[name] = (p.stdout, p.stderr)
     assert outs["observe"][0] == outs["forward"][0] == outs["migrated"][0] == outs["plain"][0]
-    assert outs["plain"][0].startswith("available False devices 0\nsum ")
+    assert outs["plain"][0].startswith(
+        f"available {HAVE_CUDA} devices {torch.cuda.device_count()}\nsum ")
     # `anydev run` prints the report: the legacy calls of the script (in scope).
     assert "torch.cuda.is_available -> torch.accelerator.is_available  [AD101]" in outs["observe"][1]
     assert "legacy.py:7  torch.cuda.amp.autocast -> torch.amp.autocast  [AD313]" in outs["forward"][1]
