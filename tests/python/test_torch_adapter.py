@@ -35,6 +35,10 @@ from anydev.compat import LegacyAPIError, LegacyAPIWarning  # noqa: E402
 import torch.cuda  # noqa: E402
 import torch.cuda.amp  # noqa: E402
 
+# The tests that look at warnings record them themselves; elsewhere anydev's
+# once-per-site warnings for the test packages' calls are expected noise.
+pytestmark = pytest.mark.filterwarnings("ignore::anydev.compat.LegacyAPIWarning")
+
 REPO = Path(__file__).resolve().parents[2]
 TORCH_VERSION = tuple(int(x) for x in torch.__version__.split("+")[0].split(".")[:2])
 NATIVE_ACCELERATOR = "accelerator" in torch.__dict__ and not getattr(
