@@ -152,9 +152,11 @@ def test_conformance_on_each_available_vendor_backend(name):
         pytest.skip(f"{name} has no devices here: {backend(name).reason}")
     if os.environ.get("ANYDEV_ACCELERATOR", name) != name:
         pytest.skip("this run targets another accelerator")
+    var, _ = VENDORS[name]
     rc, out, err = run_command(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rs", CONFORMANCE],
-        env={"ANYDEV_ACCELERATOR": name}, timeout=600)
+        # The same runtime as this process (an override passes through).
+        env={"ANYDEV_ACCELERATOR": name, var: os.environ.get(var)}, timeout=600)
     assert rc == 0, f"conformance suite failed on {name}:\n{out}\n{err}"
     assert " passed" in out and "failed" not in out, out
 
