@@ -6,9 +6,12 @@
                                   (--torch [--mode forward]: on the real PyTorch, see docs/torch.md)
     anydev report show FILE       render a runtime report (text, markdown, json, sarif)
     anydev report merge FILES -o OUT   merge the reports of many processes
+    anydev scan [PATH...]         find legacy torch.cuda / c10::cuda references (see anydev.scan)
+    anydev rule AD101             explain a scanner rule; `anydev rule --all` lists them
     anydev version                the version
 
-Exit codes: 0 success, 1 a check failed (``doctor`` with a bad configuration),
+Exit codes: 0 success, 1 a check failed (``doctor`` with a bad configuration,
+``scan`` with findings),
 2 usage or I/O errors (a bad report file, a report path that cannot be
 written); ``run`` exits with the script's own status.
 """
@@ -278,6 +281,11 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("files", nargs="+", metavar="FILE")
     q.add_argument("-o", "--output", required=True, metavar="OUT")
     q.set_defaults(func=_cmd_report_merge)
+
+    from . import _scan_cli
+
+    _scan_cli.add_scan_parser(sub)
+    _scan_cli.add_rule_parser(sub)
 
     p = sub.add_parser("version", help="print the version")
     p.set_defaults(func=_cmd_version)

@@ -132,7 +132,8 @@ TEST(ScanPython, OptionalImportFallbackKeepsTheBinding) {
 
 TEST(ScanPython, ParametersAndKeywordsShadow) {
   EXPECT_EQ(Py("from torch.cuda import synchronize as sync\n"
-               "def f(sync, x=1):\n    sync()\nf(sync=3)\nsync()\n"),
+               "def f(sync, x=1):\n    sync()\nf(sync=3)\nsync()\n"
+               "def g(a, *, sync=None):\n    sync()\n"),
             V({"1:24-1:35 AD107 import `synchronize`", "5:1-5:5 AD107 call `sync`"}));
 }
 

@@ -131,8 +131,8 @@ class Lexer {
     const unsigned char c = static_cast<unsigned char>(s_[p_]);
     if (IsIdentStart(c) || c == '$') {
       size_t q = p_ + 1;
-      while (q < n_ && (IsIdentChar(static_cast<unsigned char>(s_[q])) || s_[q] == '$')) ++q;
-      if (q < n_ && (s_[q] == '"' || s_[q] == '\'')) {
+      while (IsIdentChar(static_cast<unsigned char>(s_[q])) || s_[q] == '$') ++q;  // padding stops it
+      if ((s_[q] == '"' || s_[q] == '\'') && q - p_ <= 3) {
         const std::string_view id(s_ + p_, q - p_);
         const bool raw = s_[q] == '"' && (id == "R" || id == "LR" || id == "uR" || id == "UR" ||
                                           id == "u8R");
@@ -160,6 +160,7 @@ class Lexer {
       case '\f':
       case '\v':
         ++p_;
+        while (s_[p_] == ' ') ++p_;
         return;
       case '\n':
       case '\r':

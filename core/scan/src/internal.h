@@ -51,13 +51,32 @@ void ScanCpp(const RuleSet& rules, std::string_view src, size_t begin, LexOutput
 // Records the marker if the comment `text` (starting at `offset`) holds one.
 void NoteComment(std::string_view text, uint32_t offset, LexOutput* out);
 
+// The lexers read past the end of their input: `src` must be followed by
+// kPadding zero bytes (which the input itself never contains: a file with a
+// NUL byte is not lexed). ScanPadded is ScanSource for such a buffer.
+constexpr size_t kPadding = 16;
+FileResult ScanPadded(const RuleSet& rules, Language language, std::string_view src);
+
 // Byte classes shared by the lexers.
-inline bool IsIdentStart(unsigned char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c >= 0x80;
+struct ByteTables {
+  bool ident_start[256];
+  bool ident[256];
+};
+
+constexpr ByteTables MakeByteTables() {
+  ByteTables t{};
+  for (int c = 0; c < 256; ++c) {
+    const bool start = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c >= 0x80;
+    t.ident_start[c] = start;
+    t.ident[c] = start || (c >= '0' && c <= '9');
+  }
+  return t;
 }
-inline bool IsIdentChar(unsigned char c) {
-  return IsIdentStart(c) || (c >= '0' && c <= '9');
-}
+
+inline constexpr ByteTables kBytes = MakeByteTables();
+
+inline bool IsIdentStart(unsigned char c) { return kBytes.ident_start[c]; }
+inline bool IsIdentChar(unsigned char c) { return kBytes.ident[c]; }
 inline bool IsDigit(unsigned char c) { return c >= '0' && c <= '9'; }
 
 }  // namespace anydev::scan::internal

@@ -53,6 +53,30 @@ struct Tok {
   uint8_t first;  // 1: first token of a logical line
 };
 
+// Bytes that end a comment, and bytes that stop the fast path through a
+// string body ([quote is '"'][f-string]); the padding's NUL is in each.
+struct StopTables {
+  bool comment[256];
+  bool string[4][256];
+};
+
+constexpr StopTables MakeStopTables() {
+  StopTables t{};
+  t.comment[0] = t.comment[static_cast<int>('\n')] = t.comment[static_cast<int>('\r')] = true;
+  for (int k = 0; k < 4; ++k) {
+    bool* row = t.string[k];
+    row[0] = row[static_cast<int>('\n')] = row[static_cast<int>('\r')] = true;
+    row[static_cast<int>('\\')] = true;
+    row[static_cast<int>((k & 1) ? '"' : '\'')] = true;
+    if (k & 2) row[static_cast<int>('{')] = row[static_cast<int>('}')] = true;
+  }
+  return t;
+}
+
+constexpr StopTables kStops = MakeStopTables();
+constexpr const bool* kCommentStop = kStops.comment;
+constexpr const bool (*kStringStop)[256] = kStops.string;
+
 bool IsOpen(uint8_t t) { return t == kLParen || t == kLBrack || t == kLBrace || t == kFieldOpen; }
 bool IsClose(uint8_t t) {
   return t == kRParen || t == kRBrack || t == kRBrace || t == kFieldClose;
@@ -141,7 +165,7 @@ class Lexer {
 
   void Comment() {
     const size_t start = p_;
-    while (p_ < n_ && s_[p_] != '\n' && s_[p_] != '\r') ++p_;
+    while (!kCommentStop[static_cast<unsigned char>(s_[p_])]) ++p_;
     NoteComment(std::string_view(s_ + start, p_ - start), static_cast<uint32_t>(start), out_);
   }
 
@@ -158,9 +182,9 @@ class Lexer {
       const unsigned char c = static_cast<unsigned char>(s_[p_]);
       if (IsIdentStart(c)) {
         size_t q = p_ + 1;
-        while (q < n_ && IsIdentChar(static_cast<unsigned char>(s_[q]))) ++q;
+        while (IsIdentChar(static_cast<unsigned char>(s_[q]))) ++q;  // the padding stops it
         bool raw, fmt, bytes;
-        if (q < n_ && (s_[q] == '"' || s_[q] == '\'') &&
+        if ((s_[q] == '"' || s_[q] == '\'') && q - p_ <= 2 &&
             IsStringPrefix(s_ + p_, q - p_, &raw, &fmt, &bytes)) {
           const size_t start = p_;
           p_ = q;
@@ -176,6 +200,7 @@ class Lexer {
         case '\t':
         case '\f':
           ++p_;
+          while (s_[p_] == ' ') ++p_;
           continue;
         case '\n':
         case '\r':
@@ -355,15 +380,10 @@ class Lexer {
   // one. Fails if the string is not terminated.
   void StringBody(size_t start, char quote, bool triple, bool raw, bool fmt) {
     while (!failed_) {
-      // The fast path: bytes that cannot end or escape anything.
-      while (p_ < n_) {
-        const char c = s_[p_];
-        if (c == quote || c == '\\' || c == '\n' || c == '\r' ||
-            (fmt && (c == '{' || c == '}'))) {
-          break;
-        }
-        ++p_;
-      }
+      // The fast path: bytes that cannot end or escape anything (the
+      // padding's NUL stops it at the end).
+      const bool* stop = kStringStop[(quote == '"' ? 1 : 0) + (fmt ? 2 : 0)];
+      while (!stop[static_cast<unsigned char>(s_[p_])]) ++p_;
       if (p_ >= n_) {
         Fail(start, triple ? "unterminated triple-quoted string literal"
                            : "unterminated string literal");
@@ -586,6 +606,7 @@ class Resolver {
         if (for_stmt && depth == 0) Unbind(name);
         continue;  // a loop target, not a use
       }
+      if (!MaybeKeyword(name) && !MaybeBound(name)) continue;  // the common case
       if (name == "for") {  // a comprehension
         for_depth = depth;
         for_stmt = false;
@@ -614,21 +635,21 @@ class Resolver {
         }
         continue;
       }
+      if (param_depth >= 0 && depth == param_depth) {
+        const uint8_t prev = t_[i - 1].type;
+        if ((prev == kLParen || prev == kComma || prev == kStar) &&
+            (next == kComma || next == kRParen || next == kColon || next == kAssign)) {
+          Shadow(name);  // a parameter
+          continue;
+        }
+      }
       if (next == kAssign) {
         if (depth == 0) Unbind(name);  // `a = name = ...`
-        continue;                      // else a keyword argument or a default
+        continue;                      // else a keyword argument
       }
       if (next == kWalrus) {
         Unbind(name);
         continue;
-      }
-      if (param_depth >= 0 && depth == param_depth) {
-        const uint8_t prev = t_[i - 1].type;
-        if ((prev == kLParen || prev == kComma || prev == kStar) &&
-            (next == kComma || next == kRParen || next == kColon)) {
-          Shadow(name);  // a parameter
-          continue;
-        }
       }
       const std::string* target = Lookup(name);
       if (target == nullptr) continue;
@@ -645,6 +666,23 @@ class Resolver {
     std::string_view name;
     std::string target;  // empty: the name is bound to something not from the table's roots
   };
+
+  // The keywords the loop below acts on, by length first.
+  static bool MaybeKeyword(std::string_view w) {
+    switch (w.size()) {
+      case 2: return w == "as";
+      case 3: return w == "for" || w == "def" || w == "del";
+      case 5: return w == "class";
+      case 6: return w == "global";
+      case 8: return w == "nonlocal";
+      default: return false;
+    }
+  }
+
+  // False when no binding has a name starting with the same byte.
+  bool MaybeBound(std::string_view name) const {
+    return bound_first_[static_cast<unsigned char>(name[0])];
+  }
 
   static bool IsCompoundKeyword(std::string_view w) {
     switch (w.size()) {
@@ -677,6 +715,7 @@ class Resolver {
   }
 
   void Bind(std::string_view name, std::string target) {
+    bound_first_[static_cast<unsigned char>(name[0])] = true;
     bindings_.push_back(Binding{name, std::move(target)});
   }
   // Rebinding a name that resolves to the table's namespaces hides it.
@@ -888,6 +927,7 @@ class Resolver {
   LexOutput* out_;
   std::vector<Scope> scopes_;
   std::vector<Binding> bindings_;
+  bool bound_first_[256] = {};  // first bytes of the names ever bound
 };
 
 }  // namespace

@@ -32,9 +32,8 @@ struct RuleSet::Index {
     std::unordered_set<std::string_view> roots;
     std::unordered_set<std::string_view> namespaces;
     std::unordered_set<std::string_view> components;
-    // A quick filter before hashing: first_bytes[c] is set when some
-    // component starts with byte c.
-    bool first_bytes[256] = {};
+    // A quick filter before hashing, by first byte and length.
+    uint32_t first_bytes[256] = {};  // bit min(len, 31) for each component's length
     int max_components = 0;
   };
   std::deque<std::string> storage;  // what the namespace views point into
@@ -56,7 +55,10 @@ RuleSet::RuleSet(std::vector<Rule> rules) : rules_(std::move(rules)), index_(new
         const size_t e = text.find(sep, b);
         const std::string_view comp = text.substr(b, e == std::string_view::npos ? e : e - b);
         li.components.insert(comp);
-        if (!comp.empty()) li.first_bytes[static_cast<unsigned char>(comp[0])] = true;
+        if (!comp.empty()) {
+          li.first_bytes[static_cast<unsigned char>(comp[0])] |=
+              1u << (comp.size() < 31 ? comp.size() : 31);
+        }
         if (e == std::string_view::npos) break;
         b = e + sep.size();
       }
@@ -86,7 +88,11 @@ bool RuleSet::IsRoot(Language language, std::string_view name) const {
 
 bool RuleSet::HasComponent(Language language, std::string_view name) const {
   const Index::PerLanguage& li = index_->lang[static_cast<int>(language)];
-  if (name.empty() || !li.first_bytes[static_cast<unsigned char>(name[0])]) return false;
+  if (name.empty() ||
+      !(li.first_bytes[static_cast<unsigned char>(name[0])] &
+        (1u << (name.size() < 31 ? name.size() : 31)))) {
+    return false;
+  }
   return li.components.count(name) != 0;
 }
 

@@ -15,7 +15,14 @@ namespace anydev::scan {
 namespace internal {
 
 void NoteComment(std::string_view text, uint32_t offset, LexOutput* out) {
-  const size_t at = text.find("anydev:");
+  // Look for the ':' first: it is rarer in comments than 'a'.
+  size_t at = std::string_view::npos;
+  for (size_t c = text.find(':'); c != std::string_view::npos; c = text.find(':', c + 1)) {
+    if (c >= 6 && text.compare(c - 6, 6, "anydev") == 0) {
+      at = c - 6;
+      break;
+    }
+  }
   if (at == std::string_view::npos) return;
   size_t p = at + 7;
   while (p < text.size() && (text[p] == ' ' || text[p] == '\t')) ++p;
@@ -136,7 +143,8 @@ bool HasNonUtf8Cookie(std::string_view s, size_t begin) {
 class LineMap {
  public:
   LineMap(std::string_view s, size_t begin, bool bytes)
-      : s_(s), begin_(begin), bytes_(bytes), pos_(begin), line_start_(begin) {}
+      : s_(s), begin_(begin), bytes_(bytes), pos_(begin), line_start_(begin),
+        has_cr_(std::memchr(s.data(), '\r', s.size()) != nullptr) {}
 
   void Seek(size_t off) {
     if (off < pos_) {
@@ -144,6 +152,19 @@ class LineMap {
       line_ = 1;
     }
     const char* p = s_.data();
+    if (!has_cr_) {  // the common case: only '\n' ends lines
+      while (pos_ < off) {
+        const void* nl = std::memchr(p + pos_, '\n', off - pos_);
+        if (nl == nullptr) {
+          pos_ = off;
+          break;
+        }
+        pos_ = static_cast<size_t>(static_cast<const char*>(nl) - p) + 1;
+        ++line_;
+        line_start_ = pos_;
+      }
+      return;
+    }
     while (pos_ < off) {
       const char c = p[pos_++];
       if (c == '\n' || (c == '\r' && (pos_ >= s_.size() || p[pos_] != '\n'))) {
@@ -173,6 +194,7 @@ class LineMap {
   bool bytes_;
   size_t pos_;
   size_t line_start_;
+  bool has_cr_;
   int line_ = 1;
 };
 
@@ -199,6 +221,14 @@ std::string Hex(unsigned char c) {
 }  // namespace
 
 FileResult ScanSource(const RuleSet& rules, Language language, std::string_view src) {
+  std::string padded;
+  padded.reserve(src.size() + internal::kPadding);
+  padded.append(src);
+  padded.append(internal::kPadding, '\0');
+  return internal::ScanPadded(rules, language, std::string_view(padded.data(), src.size()));
+}
+
+FileResult internal::ScanPadded(const RuleSet& rules, Language language, std::string_view src) {
   FileResult r;
   r.language = language;
   if (src.size() >= 2 && ((static_cast<unsigned char>(src[0]) == 0xFF &&

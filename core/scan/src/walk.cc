@@ -14,13 +14,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <set>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
 #include "anydev/scan.h"
+#include "internal.h"
 
 namespace anydev::scan {
 namespace {
@@ -245,8 +245,7 @@ class Walker {
       root_real_ = RealPath(path);
       IgnoreList ignores;
       if (options_.respect_gitignore) LoadAncestors(abs, &ignores);
-      visited_.clear();
-      visited_.insert({st.st_dev, st.st_ino});
+      ancestors_.assign(1, {st.st_dev, st.st_ino});
       Walk(path, abs, &ignores);
     }
     return std::move(files_);
@@ -357,8 +356,13 @@ class Walker {
         if (IsDefaultExcludedDir(name) || Ignored(child_abs, true, *ignores)) continue;
         struct stat st;
         if (stat(path.c_str(), &st) != 0) continue;
-        if (!visited_.insert({st.st_dev, st.st_ino}).second) continue;  // a cycle
+        const std::pair<dev_t, ino_t> id{st.st_dev, st.st_ino};
+        if (std::find(ancestors_.begin(), ancestors_.end(), id) != ancestors_.end()) {
+          continue;  // a link back up: a cycle
+        }
+        ancestors_.push_back(id);
         Walk(path, child_abs, ignores);
+        ancestors_.pop_back();
       } else if (is_file) {
         Language lang;
         if (!LanguageOfPath(name, &lang)) continue;
@@ -372,7 +376,7 @@ class Walker {
   std::vector<FileResult>* errors_;
   IgnoreList excludes_;
   std::string root_real_;
-  std::set<std::pair<dev_t, ino_t>> visited_;
+  std::vector<std::pair<dev_t, ino_t>> ancestors_;  // the folders being walked, for cycles
   std::vector<WalkedFile> files_;
 };
 
@@ -393,21 +397,21 @@ std::string ReadFile(const std::string& path, uint64_t max_size, std::unique_ptr
     return "file is " + std::to_string(st.st_size) + " bytes, over the limit of " +
            std::to_string(max_size) + " (a generated file?); skipped";
   }
-  size_t want = static_cast<size_t>(st.st_size) + 1;
+  size_t want = static_cast<size_t>(st.st_size) + 1 + internal::kPadding;
   if (*cap < want) {
     *cap = std::max(want, *cap * 2);
     buf->reset(new char[*cap]);
   }
   size_t got = 0;
   for (;;) {
-    if (got == *cap) {  // the file grew while we read it
+    if (got + internal::kPadding >= *cap) {  // the file grew while we read it
       if (got > max_size) break;
       std::unique_ptr<char[]> bigger(new char[*cap * 2]);
       std::memcpy(bigger.get(), buf->get(), got);
       *buf = std::move(bigger);
       *cap *= 2;
     }
-    const ssize_t k = read(fd, buf->get() + got, *cap - got);
+    const ssize_t k = read(fd, buf->get() + got, *cap - got - internal::kPadding);
     if (k < 0 && errno == EINTR) continue;
     if (k < 0) {
       const int e = errno;
@@ -418,6 +422,7 @@ std::string ReadFile(const std::string& path, uint64_t max_size, std::unique_ptr
     got += static_cast<size_t>(k);
   }
   close(fd);
+  std::memset(buf->get() + got, 0, internal::kPadding);
   *size = got;
   return std::string();
 }
@@ -525,7 +530,7 @@ ScanSummary ScanPaths(const RuleSet& rules, const ScanOptions& options) {
       if (!err.empty()) {
         r.errors.push_back({std::move(err), 0});
       } else {
-        r = ScanSource(rules, f.language, std::string_view(buf.get(), size));
+        r = internal::ScanPadded(rules, f.language, std::string_view(buf.get(), size));
         scanned.fetch_add(1, std::memory_order_relaxed);
         bytes.fetch_add(size, std::memory_order_relaxed);
       }
