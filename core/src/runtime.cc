@@ -14,6 +14,7 @@
 #include "anydev/accelerator.h"
 #include "internal/env.h"
 #include "internal/errors.h"
+#include "internal/thread_state.h"
 
 namespace anydev {
 namespace {
@@ -141,6 +142,10 @@ absl::StatusOr<Backend*> BackendFor(DeviceType type, int index) {
 }
 
 }  // namespace
+
+StreamId internal::CurrentStreamIdUnchecked(DeviceType type, int index) {
+  return CurrentStreamId(type, index);
+}
 
 const char* Version() { return "0.1.0"; }
 

@@ -5,12 +5,14 @@
 //   anydev::DeviceCount, Synchronize, ...   runtime.h  (device-generic, rule 2)
 //   anydev::acc::CurrentDeviceIndex, ...    accelerator.h (current accelerator, rule 3)
 //   anydev::Backend, ListBackends           backend.h
+//   anydev::Buffer, MemoryStats, acc::EmptyCache, ...  memory.h (caching allocator)
 #ifndef ANYDEV_ANYDEV_H_
 #define ANYDEV_ANYDEV_H_
 
 #include "anydev/accelerator.h"
 #include "anydev/backend.h"
 #include "anydev/device.h"
+#include "anydev/memory.h"
 #include "anydev/runtime.h"
 #include "anydev/stream.h"
 

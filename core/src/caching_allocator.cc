@@ -1,0 +1,640 @@
+// The caching allocator of one device, over anydev::Backend. See
+// internal/caching_allocator.h and docs/memory.md.
+//
+// Note [Stream-ordered reuse]: a block carries the stream it was allocated
+// for. Freed, it goes back to its pool tagged with that stream; a later
+// request on the same stream may take it at once, because the stream runs the
+// new user's work after everything queued before the free. A request on
+// another stream T takes it only when the block's stream reports that all of
+// its queued work has finished (Backend::QueryStream), which is then true of
+// the work queued before the free as well; the block is re-tagged with T.
+// This costs nothing on the free path (no event per free, unlike
+// cudaMallocAsync); the price is that a block of a stream that never goes
+// idle is not lent to other streams until the out-of-memory path waits for
+// the device. Streams that used a block without owning it (RecordStream) get
+// an event at the free, and the block stays out of the pool until those
+// events complete (PyTorch's insert_events/process_events).
+//
+// Note [Segments are returned after a device wait]: Backend::Free releases
+// memory at once, unlike cudaFree, which waits for the device. A cached block
+// may still be the target of queued work (a copy into a buffer freed while it
+// ran), so segments are only returned after SynchronizeDevice
+// (num_sync_all_streams counts these waits).
+#include "internal/caching_allocator.h"
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <string>
+#include <tuple>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "anydev/runtime.h"
+#include "internal/errors.h"
+
+namespace anydev::internal {
+namespace {
+
+// Note [Aggregate statistics]: the hot paths update only the entry of the
+// block's pool (small_pool or large_pool). The aggregate ("all") entry's
+// current, allocated and freed are the sums of the two pools', filled in by
+// GetStats; only its peak is kept here, as the peak of that sum.
+inline void Increase(StatArray& a, size_t pool, int64_t amount) {
+  Stat& s = a[pool];
+  s.current += amount;
+  s.allocated += amount;
+  if (s.current > s.peak) s.peak = s.current;
+  const int64_t all = a[1].current + a[2].current;
+  if (all > a[0].peak) a[0].peak = all;
+}
+
+inline void Decrease(StatArray& a, size_t pool, int64_t amount) {
+  a[pool].current -= amount;
+  a[pool].freed += amount;
+}
+
+inline int64_t AllCurrent(const StatArray& a) { return a[1].current + a[2].current; }
+
+void ResetPeak(StatArray& a) {
+  a[1].peak = a[1].current;
+  a[2].peak = a[2].current;
+  a[0].peak = AllCurrent(a);
+}
+
+void ResetAccumulated(StatArray& a) {
+  for (Stat& s : a) {
+    s.allocated = 0;
+    s.freed = 0;
+  }
+}
+
+std::string Ptr(uintptr_t p) { return absl::StrFormat("%#x", p); }
+
+// As PyTorch's format_size (c10/cuda/CUDACachingAllocator.cpp).
+std::string FormatSize(uint64_t size) {
+  if (size <= 1024) return absl::StrCat(size, " bytes");
+  if (size <= 1048576) return absl::StrFormat("%.2f KiB", static_cast<double>(size) / 1024.0);
+  if (size <= 1073741824ULL) {
+    return absl::StrFormat("%.2f MiB", static_cast<double>(size) / 1048576.0);
+  }
+  return absl::StrFormat("%.2f GiB", static_cast<double>(size) / 1073741824.0);
+}
+
+template <typename F>
+void ForEachStatArray(DeviceStats& s, F f) {
+  for (StatArray* a : {&s.allocation, &s.segment, &s.active, &s.inactive_split,
+                       &s.allocated_bytes, &s.reserved_bytes, &s.active_bytes,
+                       &s.inactive_split_bytes, &s.requested_bytes}) {
+    f(*a);
+  }
+}
+
+}  // namespace
+
+DeviceCachingAllocator::DeviceCachingAllocator(Backend* backend, Device device)
+    : backend_(backend), device_(device) {
+  active_.reserve(1024);
+}
+
+// --- size bins (Note [Size bins]) ------------------------------------------------
+
+namespace {
+// The bin of a block of `size` bytes (a multiple of 512).
+inline void BinOf(size_t size, int* fl, int* sl) {
+  const uint64_t u = size >> 9;
+  if (u < 16) {
+    *fl = 0;
+    *sl = static_cast<int>(u);
+    return;
+  }
+  const int msb = 63 - __builtin_clzll(u);
+  *fl = msb - 3;
+  *sl = static_cast<int>((u >> (msb - 4)) & 15);
+}
+}  // namespace
+
+DeviceCachingAllocator::StreamBins* DeviceCachingAllocator::BlockPool::Find(StreamId stream) {
+  if (last != nullptr && last->stream == stream) return last;
+  for (const std::unique_ptr<StreamBins>& bins : streams) {
+    if (bins->stream == stream) {
+      last = bins.get();
+      return last;
+    }
+  }
+  return nullptr;
+}
+
+void DeviceCachingAllocator::BlockPool::Insert(Block* b) {
+  StreamBins* bins = Find(b->stream);
+  if (bins == nullptr) {
+    streams.push_back(std::make_unique<StreamBins>(b->stream));
+    bins = last = streams.back().get();
+  }
+  int fl, sl;
+  BinOf(b->size, &fl, &sl);
+  b->bin_fl = static_cast<uint8_t>(fl);
+  b->bin_sl = static_cast<uint8_t>(sl);
+  Block*& head = bins->heads[fl][sl];
+  b->bin_prev = nullptr;
+  b->bin_next = head;
+  if (head != nullptr) head->bin_prev = b;
+  head = b;
+  bins->sl_map[fl] |= 1u << sl;
+  bins->fl_map |= uint64_t{1} << fl;
+  ++bins->count;
+  ++count;
+  b->in_pool = true;
+  b->bins = bins;
+}
+
+void DeviceCachingAllocator::BlockPool::Remove(Block* b) {
+  StreamBins* bins = b->bins;
+  const int fl = b->bin_fl;
+  const int sl = b->bin_sl;
+  if (b->bin_prev != nullptr) {
+    b->bin_prev->bin_next = b->bin_next;
+  } else {
+    bins->heads[fl][sl] = b->bin_next;
+  }
+  if (b->bin_next != nullptr) b->bin_next->bin_prev = b->bin_prev;
+  if (bins->heads[fl][sl] == nullptr) {
+    bins->sl_map[fl] &= ~(1u << sl);
+    if (bins->sl_map[fl] == 0) bins->fl_map &= ~(uint64_t{1} << fl);
+  }
+  b->bin_prev = nullptr;
+  b->bin_next = nullptr;
+  --bins->count;
+  --count;
+  b->in_pool = false;
+}
+
+DeviceCachingAllocator::Block* DeviceCachingAllocator::BlockPool::BestFit(const StreamBins& bins,
+                                                                          size_t size) {
+  int fl, sl;
+  BinOf(size, &fl, &sl);
+  // The request's own bin may hold blocks smaller than the request. Among
+  // equal sizes the most recently freed wins (it is at the head).
+  Block* best = nullptr;
+  for (Block* x = bins.heads[fl][sl]; x != nullptr; x = x->bin_next) {
+    if (x->size >= size && (best == nullptr || x->size < best->size)) {
+      best = x;
+      if (x->size == size) return best;
+    }
+  }
+  if (best != nullptr) return best;
+  // Every block of a higher bin fits; the first non-empty one has the best.
+  uint32_t sl_map = bins.sl_map[fl] & (~0u << (sl + 1));
+  if (sl_map == 0) {
+    const uint64_t fl_map = bins.fl_map & (~uint64_t{0} << (fl + 1));
+    if (fl_map == 0) return nullptr;
+    fl = __builtin_ctzll(fl_map);
+    sl_map = bins.sl_map[fl];
+  }
+  sl = __builtin_ctz(sl_map);
+  for (Block* x = bins.heads[fl][sl]; x != nullptr; x = x->bin_next) {
+    if (best == nullptr || x->size < best->size) best = x;
+  }
+  return best;
+}
+
+std::vector<DeviceCachingAllocator::Block*> DeviceCachingAllocator::BlockPool::All() const {
+  std::vector<Block*> out;
+  out.reserve(count);
+  for (const std::unique_ptr<StreamBins>& bins : streams) {
+    for (uint64_t fl_map = bins->fl_map; fl_map != 0; fl_map &= fl_map - 1) {
+      const int fl = __builtin_ctzll(fl_map);
+      for (uint32_t sl_map = bins->sl_map[fl]; sl_map != 0; sl_map &= sl_map - 1) {
+        for (Block* x = bins->heads[fl][__builtin_ctz(sl_map)]; x != nullptr; x = x->bin_next) {
+          out.push_back(x);
+        }
+      }
+    }
+  }
+  return out;
+}
+
+// --- blocks ------------------------------------------------------------------------
+
+DeviceCachingAllocator::Block* DeviceCachingAllocator::NewBlock() {
+  if (spare_blocks_.empty()) return new Block();
+  Block* b = spare_blocks_.back();
+  spare_blocks_.pop_back();
+  return b;
+}
+
+void DeviceCachingAllocator::DeleteBlock(Block* b) {
+  // Only what a reused block relies on: NewBlock's callers set the rest.
+  b->requested = 0;
+  b->prev = nullptr;
+  b->next = nullptr;
+  b->allocated = false;
+  b->event_count = 0;
+  spare_blocks_.push_back(b);
+}
+
+DeviceCachingAllocator::Block* DeviceCachingAllocator::TakeFreeBlock(BlockPool& pool, size_t size,
+                                                                     StreamId stream) {
+  StreamBins* bins = pool.Find(stream);
+  if (bins == nullptr || bins->count == 0) return nullptr;
+  Block* b = BlockPool::BestFit(*bins, size);
+  if (b != nullptr) pool.Remove(b);
+  return b;
+}
+
+DeviceCachingAllocator::Block* DeviceCachingAllocator::TakeIdleStreamBlock(BlockPool& pool,
+                                                                           size_t size,
+                                                                           StreamId stream) {
+  Block* best = nullptr;
+  for (const std::unique_ptr<StreamBins>& bins : pool.streams) {
+    if (bins->stream == stream || bins->count == 0) continue;
+    Block* b = BlockPool::BestFit(*bins, size);
+    if (b == nullptr || (best != nullptr && b->size >= best->size)) continue;
+    absl::StatusOr<bool> idle = backend_->QueryStream(device_.index(), bins->stream);
+    if (idle.ok() && *idle) best = b;
+  }
+  if (best == nullptr) return nullptr;
+  pool.Remove(best);
+  best->stream = stream;
+  return best;
+}
+
+absl::StatusOr<DeviceCachingAllocator::Block*> DeviceCachingAllocator::AllocSegment(
+    BlockPool& pool, size_t alloc_size, StreamId stream) {
+  absl::StatusOr<void*> p = backend_->Allocate(device_.index(), alloc_size);
+  if (!p.ok()) return p.status();
+  ++stats_.num_device_alloc;
+  Block* b = NewBlock();
+  b->ptr = reinterpret_cast<uintptr_t>(*p);
+  b->size = alloc_size;
+  b->stream = stream;
+  b->pool = &pool;
+  const size_t t = PoolIndex(pool);
+  Increase(stats_.segment, t, 1);
+  Increase(stats_.reserved_bytes, t, static_cast<int64_t>(alloc_size));
+  return b;
+}
+
+DeviceCachingAllocator::Block* DeviceCachingAllocator::AllocFoundBlock(Block* block, size_t size,
+                                                                       size_t requested) {
+  BlockPool& pool = *block->pool;
+  const size_t t = PoolIndex(pool);
+  const bool already_split = block->is_split();
+  const size_t remaining = block->size - size;
+  // should_split: the small pool splits off any whole block; the large pool
+  // only a remainder of more than 1 MiB (a smaller one stays with the
+  // allocation and counts as allocated).
+  const bool split = pool.is_small ? remaining >= kMinBlockSize : remaining > kSmallSize;
+  if (split) {
+    Block* rest = NewBlock();
+    rest->ptr = block->ptr + size;
+    rest->size = remaining;
+    rest->stream = block->stream;
+    rest->pool = &pool;
+    rest->prev = block;
+    rest->next = block->next;
+    if (rest->next != nullptr) rest->next->prev = rest;
+    block->next = rest;
+    block->size = size;
+    pool.Insert(rest);
+    if (already_split) {
+      // An inactive split block shrinks by `size` bytes.
+      Decrease(stats_.inactive_split_bytes, t, static_cast<int64_t>(size));
+    } else {
+      // A whole segment becomes split: its remainder is a new inactive split block.
+      Increase(stats_.inactive_split_bytes, t, static_cast<int64_t>(remaining));
+      Increase(stats_.inactive_split, t, 1);
+    }
+  } else if (already_split) {
+    // An inactive split block becomes active whole.
+    Decrease(stats_.inactive_split_bytes, t, static_cast<int64_t>(block->size));
+    Decrease(stats_.inactive_split, t, 1);
+  }
+  block->allocated = true;
+  block->requested = requested;
+  Increase(stats_.allocation, t, 1);
+  Increase(stats_.allocated_bytes, t, static_cast<int64_t>(block->size));
+  Increase(stats_.active, t, 1);
+  Increase(stats_.active_bytes, t, static_cast<int64_t>(block->size));
+  Increase(stats_.requested_bytes, t, static_cast<int64_t>(requested));
+  active_.emplace(block->ptr, block);
+  return block;
+}
+
+size_t DeviceCachingAllocator::TryMerge(Block* dst, Block* src, BlockPool& pool, bool any_stream) {
+  if (src == nullptr || !src->in_pool) return 0;  // in use, or waiting for events
+  if (!any_stream && src->stream != dst->stream) return 0;
+  pool.Remove(src);
+  if (dst->prev == src) {
+    dst->ptr = src->ptr;
+    dst->prev = src->prev;
+    if (dst->prev != nullptr) dst->prev->next = dst;
+  } else {
+    dst->next = src->next;
+    if (dst->next != nullptr) dst->next->prev = dst;
+  }
+  const size_t subsumed = src->size;
+  dst->size += subsumed;
+  DeleteBlock(src);
+  return subsumed;
+}
+
+void DeviceCachingAllocator::FreeBlock(Block* block) {
+  const int64_t original_size = static_cast<int64_t>(block->size);
+  const int64_t requested = static_cast<int64_t>(block->requested);
+  BlockPool& pool = *block->pool;
+  int64_t net_blocks = 0;
+  int64_t net_bytes = 0;
+  const std::array<Block*, 2> candidates = {block->prev, block->next};
+  for (Block* c : candidates) {
+    const size_t subsumed = TryMerge(block, c, pool, /*any_stream=*/false);
+    if (subsumed > 0) {
+      net_blocks -= 1;
+      net_bytes -= static_cast<int64_t>(subsumed);
+    }
+  }
+  block->requested = 0;
+  pool.Insert(block);
+  if (block->is_split()) {
+    net_blocks += 1;
+    net_bytes += static_cast<int64_t>(block->size);
+  }
+  const size_t t = PoolIndex(pool);
+  if (net_blocks > 0) Increase(stats_.inactive_split, t, net_blocks);
+  if (net_blocks < 0) Decrease(stats_.inactive_split, t, -net_blocks);
+  if (net_bytes > 0) Increase(stats_.inactive_split_bytes, t, net_bytes);
+  if (net_bytes < 0) Decrease(stats_.inactive_split_bytes, t, -net_bytes);
+  Decrease(stats_.active, t, 1);
+  Decrease(stats_.active_bytes, t, original_size);
+  Decrease(stats_.requested_bytes, t, requested);
+}
+
+void DeviceCachingAllocator::InsertEvents(Block* block) {
+  for (const Stream& s : block->stream_uses) {
+    Event event(Device(s.device_type()));
+    if (!event.Record(s).ok()) {
+      // Cannot happen for a stream that was valid when recorded; if it does,
+      // wait for the stream here rather than risk reuse under its work.
+      s.Synchronize().IgnoreError();
+      continue;
+    }
+    ++block->event_count;
+    pending_.push_back(PendingFree{std::move(event), block});
+  }
+  block->stream_uses.clear();
+  if (block->event_count == 0) FreeBlock(block);
+}
+
+void DeviceCachingAllocator::ProcessEvents() {
+  for (size_t i = 0; i < pending_.size();) {
+    absl::StatusOr<bool> done = pending_[i].event.Query();
+    if (done.ok() && !*done) {
+      ++i;
+      continue;
+    }
+    if (!done.ok()) pending_[i].event.Synchronize().IgnoreError();
+    Block* b = pending_[i].block;
+    if (i + 1 != pending_.size()) pending_[i] = std::move(pending_.back());
+    pending_.pop_back();
+    if (--b->event_count == 0) FreeBlock(b);
+  }
+}
+
+absl::Status DeviceCachingAllocator::ReleaseCachedBlocks() {
+  // Wait for the recorded streams' events (they may be on other devices),
+  // then for this device (Note [Segments are returned after a device wait]).
+  std::vector<PendingFree> pending = std::move(pending_);
+  pending_.clear();
+  for (PendingFree& p : pending) {
+    p.event.Synchronize().IgnoreError();
+    if (--p.block->event_count == 0) FreeBlock(p.block);
+  }
+  pending.clear();
+  ++stats_.num_sync_all_streams;
+  ANYDEV_RETURN_IF_ERROR(backend_->SynchronizeDevice(device_.index()));
+
+  // Every stream is idle now, so free neighbours merge whatever their streams.
+  for (BlockPool* pool : {&small_, &large_}) {
+    auto is_free = [](const Block* b) { return b != nullptr && b->in_pool; };
+    std::vector<Block*> heads;
+    for (Block* b : pool->All()) {
+      if (is_free(b->next) && !is_free(b->prev)) heads.push_back(b);
+    }
+    for (Block* head : heads) {
+      pool->Remove(head);
+      int64_t blocks_before = 1;
+      int64_t bytes_before = static_cast<int64_t>(head->size);
+      while (is_free(head->next)) {
+        ++blocks_before;
+        bytes_before += static_cast<int64_t>(head->next->size);
+        TryMerge(head, head->next, *pool, /*any_stream=*/true);
+      }
+      pool->Insert(head);
+      const int64_t blocks_after = head->is_split() ? 1 : 0;
+      const int64_t bytes_after = head->is_split() ? static_cast<int64_t>(head->size) : 0;
+      Decrease(stats_.inactive_split, PoolIndex(*pool), blocks_before - blocks_after);
+      Decrease(stats_.inactive_split_bytes, PoolIndex(*pool), bytes_before - bytes_after);
+    }
+  }
+  absl::Status status;
+  for (BlockPool* pool : {&large_, &small_}) {
+    for (Block* b : pool->All()) {
+      if (b->is_split()) continue;
+      absl::Status freed = backend_->Free(device_.index(), reinterpret_cast<void*>(b->ptr));
+      if (!freed.ok()) {
+        if (status.ok()) status = freed;
+        continue;
+      }
+      ++stats_.num_device_free;
+      Decrease(stats_.segment, PoolIndex(*pool), 1);
+      Decrease(stats_.reserved_bytes, PoolIndex(*pool), static_cast<int64_t>(b->size));
+      pool->Remove(b);
+      DeleteBlock(b);
+    }
+  }
+  return status;
+}
+
+absl::Status DeviceCachingAllocator::OutOfMemory(size_t requested, size_t alloc_size,
+                                                 const absl::Status& cause) {
+  ++stats_.num_ooms;
+  size_t free = 0;
+  size_t total = 0;
+  if (absl::StatusOr<std::pair<size_t, size_t>> info = backend_->MemoryInfo(device_.index());
+      info.ok()) {
+    std::tie(free, total) = *info;
+  }
+  const uint64_t allocated = static_cast<uint64_t>(AllCurrent(stats_.allocated_bytes));
+  const uint64_t reserved = static_cast<uint64_t>(AllCurrent(stats_.reserved_bytes));
+  const std::string where =
+      device_.is_cpu() ? absl::StrCat("The CPU (", device_.ToString(), ")")
+                       : absl::StrCat("GPU ", device_.index(), " (", device_.ToString(), ")");
+  return absl::ResourceExhaustedError(absl::StrCat(
+      absl::AsciiStrToUpper(DeviceTypeName(device_.type())), " out of memory. Tried to allocate ",
+      FormatSize(requested), ". ", where, " has a total capacity of ", FormatSize(total),
+      " of which ", FormatSize(free), " is free. Of the allocated memory ", FormatSize(allocated),
+      " is allocated by anydev, and ", FormatSize(reserved - allocated),
+      " is reserved by anydev but unallocated. (requested ", requested, " bytes, segment ",
+      alloc_size, " bytes; allocated ", allocated, ", reserved ", reserved, ", free ", free,
+      ", total ", total, " bytes",
+      cause.ok() ? std::string() : absl::StrCat("; ", cause.message()), ")"));
+}
+
+absl::StatusOr<void*> DeviceCachingAllocator::Allocate(size_t nbytes, StreamId stream) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (nbytes > kMaxRequest) {
+    return OutOfMemory(nbytes, nbytes, absl::ResourceExhaustedError("larger than any device"));
+  }
+  const size_t size = RoundSize(nbytes);
+  const size_t alloc_size = AllocationSize(size);
+  if (!pending_.empty()) ProcessEvents();
+  BlockPool& pool = PoolFor(size);
+
+  Block* block = TakeFreeBlock(pool, size, stream);
+  if (block == nullptr) block = TakeIdleStreamBlock(pool, size, stream);
+  absl::Status cause;
+  if (block == nullptr) {
+    absl::StatusOr<Block*> seg = AllocSegment(pool, alloc_size, stream);
+    if (seg.ok()) {
+      block = *seg;
+    } else if (seg.status().code() != absl::StatusCode::kResourceExhausted) {
+      return seg.status();
+    } else {
+      cause = seg.status();
+    }
+  }
+  if (block == nullptr) {
+    // Free the cache and retry once, unless the segment cannot fit even on an
+    // empty device.
+    absl::StatusOr<std::pair<size_t, size_t>> info = backend_->MemoryInfo(device_.index());
+    if (!info.ok() || alloc_size <= info->second) {
+      ++stats_.num_alloc_retries;
+      ANYDEV_RETURN_IF_ERROR(ReleaseCachedBlocks());
+      block = TakeFreeBlock(pool, size, stream);
+      if (block == nullptr) block = TakeIdleStreamBlock(pool, size, stream);
+      if (block == nullptr) {
+        absl::StatusOr<Block*> seg = AllocSegment(pool, alloc_size, stream);
+        if (seg.ok()) {
+          block = *seg;
+        } else if (seg.status().code() != absl::StatusCode::kResourceExhausted) {
+          return seg.status();
+        } else {
+          cause = seg.status();
+        }
+      }
+    }
+  }
+  if (block == nullptr) return OutOfMemory(nbytes, alloc_size, cause);
+  return reinterpret_cast<void*>(AllocFoundBlock(block, size, nbytes)->ptr);
+}
+
+absl::Status DeviceCachingAllocator::Free(void* ptr) {
+  const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = active_.find(p);
+  if (it == active_.end()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        device_.ToString(), ": free of ", Ptr(p),
+        ", which is not a live allocation of this device's caching allocator (a double free, "
+        "a stale or foreign pointer, or a pointer into the middle of an allocation)"));
+  }
+  Block* block = it->second;
+  active_.erase(it);
+  block->allocated = false;
+  const size_t t = PoolIndex(*block->pool);
+  Decrease(stats_.allocation, t, 1);
+  Decrease(stats_.allocated_bytes, t, static_cast<int64_t>(block->size));
+  if (!block->stream_uses.empty()) {
+    InsertEvents(block);
+  } else {
+    FreeBlock(block);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status DeviceCachingAllocator::RecordStream(void* ptr, const Stream& stream) {
+  if (stream.device_type() != device_.type()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "record_stream: ", stream.ToString(), " is not a stream of a ",
+        DeviceTypeName(device_.type()), " device; the memory is on ", device_.ToString()));
+  }
+  const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = active_.find(p);
+  if (it == active_.end()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        device_.ToString(), ": record_stream of ", Ptr(p),
+        ", which is not a live allocation of this device's caching allocator"));
+  }
+  Block* block = it->second;
+  if (stream.device() == device_ && stream.id() == block->stream) return absl::OkStatus();
+  if (std::find(block->stream_uses.begin(), block->stream_uses.end(), stream) ==
+      block->stream_uses.end()) {
+    block->stream_uses.push_back(stream);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status DeviceCachingAllocator::EmptyCache() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (pending_.empty() && small_.empty() && large_.empty()) {
+    return absl::OkStatus();  // nothing cached: no device wait
+  }
+  return ReleaseCachedBlocks();
+}
+
+DeviceStats DeviceCachingAllocator::GetStats() {
+  std::lock_guard<std::mutex> lock(mu_);
+  // Blocks whose recorded streams have finished stop being active now rather
+  // than at the next allocation (PyTorch waits for the next malloc).
+  if (!pending_.empty()) ProcessEvents();
+  DeviceStats out = stats_;
+  ForEachStatArray(out, [](StatArray& a) {
+    a[0].current = AllCurrent(a);
+    a[0].allocated = a[1].allocated + a[2].allocated;
+    a[0].freed = a[1].freed + a[2].freed;
+  });
+  return out;
+}
+
+void DeviceCachingAllocator::ResetPeakStats() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ForEachStatArray(stats_, ResetPeak);
+}
+
+void DeviceCachingAllocator::ResetAccumulatedStats() {
+  std::lock_guard<std::mutex> lock(mu_);
+  ForEachStatArray(stats_, ResetAccumulated);
+  stats_.num_alloc_retries = 0;
+  stats_.num_ooms = 0;
+  stats_.num_sync_all_streams = 0;
+  stats_.num_device_alloc = 0;
+  stats_.num_device_free = 0;
+}
+
+// --- the per-device registry ---------------------------------------------------
+
+namespace {
+std::atomic<DeviceCachingAllocator*> g_allocators[kNumDeviceTypes][kMaxDevicesPerType];
+}  // namespace
+
+DeviceCachingAllocator* FindCachingAllocator(Device device) {
+  if (device.index() < 0 || device.index() >= kMaxDevicesPerType) return nullptr;
+  return g_allocators[DenseIndex(device.type())][device.index()].load(std::memory_order_acquire);
+}
+
+absl::StatusOr<DeviceCachingAllocator*> GetCachingAllocator(Device device) {
+  if (DeviceCachingAllocator* a = FindCachingAllocator(device)) return a;
+  ANYDEV_ASSIGN_OR_RETURN(Device d, ResolveDevice(device));
+  ANYDEV_ASSIGN_OR_RETURN(Backend * backend, GetBackend(d.type()));
+  std::atomic<DeviceCachingAllocator*>& slot = g_allocators[DenseIndex(d.type())][d.index()];
+  DeviceCachingAllocator* existing = slot.load(std::memory_order_acquire);
+  if (existing != nullptr) return existing;
+  auto* created = new DeviceCachingAllocator(backend, d);
+  if (slot.compare_exchange_strong(existing, created, std::memory_order_acq_rel)) return created;
+  delete created;  // another thread won
+  return existing;
+}
+
+}  // namespace anydev::internal

@@ -1,0 +1,197 @@
+// internal/caching_allocator.h: the caching allocator of one device, written
+// once over anydev::Backend for every backend. The design is PyTorch's
+// CUDACachingAllocator (c10/cuda/CUDACachingAllocator.cpp); docs/memory.md
+// describes it, and the comments below name the PyTorch function each piece
+// follows so the statistics can be checked against it.
+#ifndef ANYDEV_INTERNAL_CACHING_ALLOCATOR_H_
+#define ANYDEV_INTERNAL_CACHING_ALLOCATOR_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "anydev/backend.h"
+#include "anydev/device.h"
+#include "anydev/memory.h"
+#include "anydev/stream.h"
+
+namespace anydev::internal {
+
+// Note [Allocation sizes]: the constants of CUDACachingAllocator.
+inline constexpr size_t kMinBlockSize = 512;          // every size is a multiple of this
+inline constexpr size_t kSmallSize = size_t{1} << 20;   // largest "small" request: 1 MiB
+inline constexpr size_t kSmallBuffer = size_t{2} << 20; // small-pool segments: 2 MiB
+inline constexpr size_t kLargeBuffer = size_t{20} << 20;  // segments for 1-10 MiB requests
+inline constexpr size_t kMinLargeAlloc = size_t{10} << 20;  // from here, segments fit the request
+inline constexpr size_t kRoundLarge = size_t{2} << 20;  // ... rounded up to 2 MiB
+// Requests above this are out of memory on any device (and would overflow
+// the rounding): 2^60 bytes.
+inline constexpr size_t kMaxRequest = size_t{1} << 60;
+
+// Returns `nbytes` rounded up to a multiple of kMinBlockSize (at least one).
+constexpr size_t RoundSize(size_t nbytes) {
+  return nbytes < kMinBlockSize ? kMinBlockSize
+                                : (nbytes + kMinBlockSize - 1) / kMinBlockSize * kMinBlockSize;
+}
+
+// Returns the size of the segment allocated for a rounded request `size`.
+constexpr size_t AllocationSize(size_t size) {
+  if (size <= kSmallSize) return kSmallBuffer;
+  if (size < kMinLargeAlloc) return kLargeBuffer;
+  return (size + kRoundLarge - 1) / kRoundLarge * kRoundLarge;
+}
+
+class DeviceCachingAllocator {
+ public:
+  // `device` has an index; `backend` serves it.
+  DeviceCachingAllocator(Backend* backend, Device device);
+  DeviceCachingAllocator(const DeviceCachingAllocator&) = delete;
+  DeviceCachingAllocator& operator=(const DeviceCachingAllocator&) = delete;
+
+  // Allocates `nbytes` (> 0) for use on `stream` (a stream of this device).
+  absl::StatusOr<void*> Allocate(size_t nbytes, StreamId stream);
+  // Frees a live allocation; InvalidArgument naming the pointer otherwise.
+  absl::Status Free(void* ptr);
+  // Records that `stream` (any device of the same type) uses the allocation.
+  absl::Status RecordStream(void* ptr, const Stream& stream);
+  // Releases the cached, wholly free segments to the backend.
+  absl::Status EmptyCache();
+
+  DeviceStats GetStats();
+  void ResetPeakStats();
+  void ResetAccumulatedStats();
+
+  Device device() const { return device_; }
+
+ private:
+  struct BlockPool;
+  struct StreamBins;
+  struct Block {
+    uintptr_t ptr = 0;
+    size_t size = 0;
+    size_t requested = 0;    // the caller's size while allocated
+    StreamId stream = 0;     // the stream it was allocated for / freed by
+    BlockPool* pool = nullptr;
+    Block* prev = nullptr;   // neighbours in the same segment
+    Block* next = nullptr;
+    Block* bin_prev = nullptr;  // neighbours in a free list (while in a pool)
+    Block* bin_next = nullptr;
+    bool allocated = false;
+    bool in_pool = false;
+    StreamBins* bins = nullptr;  // its stream's bins and its bin, while in a pool
+    uint8_t bin_fl = 0;
+    uint8_t bin_sl = 0;
+    int event_count = 0;     // pending events of recorded streams
+    std::vector<Stream> stream_uses;  // streams recorded with RecordStream
+    bool is_split() const { return prev != nullptr || next != nullptr; }
+  };
+  // Note [Size bins]: the free blocks of one stream in one pool, in
+  // two-level segregated-fit bins (TLSF): a size of u 512-byte units goes to
+  // first level floor(log2(u)) - 3 (level 0: u < 16) and one of 16 linear
+  // second-level bins, with a bitmap of the non-empty ones per level. A best
+  // fit is a scan of the request's own bin (exact for sizes under 16 KiB)
+  // and then of the first non-empty bin above it, found with two
+  // count-trailing-zeros: O(1) where a balanced tree is O(log n), and no
+  // memory allocation per insert.
+  static constexpr int kFirstLevels = 52;
+  static constexpr int kSecondLevels = 16;
+  struct StreamBins {
+    explicit StreamBins(StreamId s) : stream(s) {}
+    const StreamId stream;
+    size_t count = 0;
+    uint64_t fl_map = 0;
+    uint32_t sl_map[kFirstLevels] = {};
+    Block* heads[kFirstLevels][kSecondLevels] = {};
+  };
+  struct BlockPool {
+    explicit BlockPool(bool small) : is_small(small) {}
+    const bool is_small;
+    size_t count = 0;  // free blocks in the pool
+    std::vector<std::unique_ptr<StreamBins>> streams;
+    StreamBins* last = nullptr;  // the last stream looked up
+
+    bool empty() const { return count == 0; }
+    StreamBins* Find(StreamId stream);
+    void Insert(Block* b);
+    void Remove(Block* b);
+    // The best-fitting block of `bins` for `size` bytes, left in the pool.
+    static Block* BestFit(const StreamBins& bins, size_t size);
+    // Every free block of the pool.
+    std::vector<Block*> All() const;
+  };
+  struct PendingFree {
+    Event event;
+    Block* block;
+  };
+
+  Block* NewBlock() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void DeleteBlock(Block* b) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  BlockPool& PoolFor(size_t size) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return size <= kSmallSize ? small_ : large_;
+  }
+  // The best-fitting free block of `stream`, removed from the pool.
+  Block* TakeFreeBlock(BlockPool& pool, size_t size, StreamId stream)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The best-fitting free block of another stream whose queued work has all
+  // finished, removed from the pool and given to `stream`.
+  Block* TakeIdleStreamBlock(BlockPool& pool, size_t size, StreamId stream)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A new segment of `alloc_size` bytes from the backend, or its error
+  // (ResourceExhausted when the device is full).
+  absl::StatusOr<Block*> AllocSegment(BlockPool& pool, size_t alloc_size, StreamId stream)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Hands `block` out for a request of `size` (rounded) / `requested` bytes,
+  // splitting off the rest when it is worth it (alloc_found_block).
+  Block* AllocFoundBlock(Block* block, size_t size, size_t requested)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Returns an inactive block to its pool, merging free neighbours (free_block).
+  void FreeBlock(Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Merges `src` into `dst` if it is free and, unless `any_stream`, of the
+  // same stream; returns the bytes merged (try_merge_blocks).
+  size_t TryMerge(Block* dst, Block* src, BlockPool& pool, bool any_stream)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Records an event on each recorded stream of a freed block (insert_events).
+  void InsertEvents(Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Returns blocks whose events have all completed to their pools.
+  void ProcessEvents() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Waits for the device and every pending event, coalesces all free
+  // neighbours (streams no longer matter), and returns every wholly free
+  // segment to the backend (release_cached_blocks).
+  absl::Status ReleaseCachedBlocks() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The statistics entry of a pool (Note [Aggregate statistics]).
+  static size_t PoolIndex(const BlockPool& pool) {
+    return static_cast<size_t>(pool.is_small ? StatType::kSmallPool : StatType::kLargePool);
+  }
+  absl::Status OutOfMemory(size_t requested, size_t alloc_size, const absl::Status& cause)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  Backend* const backend_;
+  const Device device_;
+  // A plain mutex: absl::Mutex's deadlock detection (on in the distribution's
+  // Abseil) costs more than the rest of an allocation.
+  std::mutex mu_;
+  BlockPool small_ ABSL_GUARDED_BY(mu_){true};
+  BlockPool large_ ABSL_GUARDED_BY(mu_){false};
+  absl::flat_hash_map<uintptr_t, Block*> active_ ABSL_GUARDED_BY(mu_);
+  std::vector<PendingFree> pending_ ABSL_GUARDED_BY(mu_);
+  std::vector<Block*> spare_blocks_ ABSL_GUARDED_BY(mu_);
+  DeviceStats stats_ ABSL_GUARDED_BY(mu_);
+};
+
+// Returns the allocator of `device` (type and index checked), creating it on
+// first use. Allocators are never destroyed (buffers may be freed during
+// static destruction).
+absl::StatusOr<DeviceCachingAllocator*> GetCachingAllocator(Device device);
+// Returns the allocator of `device` if it has been created, else nullptr.
+DeviceCachingAllocator* FindCachingAllocator(Device device);
+
+}  // namespace anydev::internal
+
+#endif  // ANYDEV_INTERNAL_CACHING_ALLOCATOR_H_
