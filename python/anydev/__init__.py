@@ -32,6 +32,9 @@ from ._C import (
     is_available,
     synchronize,
 )
+from ._memory import (Buffer, empty_cache, get_memory_info, max_memory_allocated,  # noqa: F401
+                      max_memory_reserved, memory_allocated, memory_reserved, memory_stats,
+                      reset_accumulated_memory_stats, reset_peak_memory_stats)
 
 __version__ = _C._version()
 
@@ -48,6 +51,7 @@ if _os.environ.get("ANYDEV_REPORT"):
 
 __all__ = [
     "BackendInfo",
+    "Buffer",
     "Event",
     "OutOfMemoryError",
     "Stream",
@@ -56,11 +60,20 @@ __all__ = [
     "backends",
     "device",
     "device_count",
+    "empty_cache",
     "get_device_module",
     "get_cmake_dir",
     "get_device_properties",
     "get_include",
+    "get_memory_info",
     "is_available",
+    "max_memory_allocated",
+    "max_memory_reserved",
+    "memory_allocated",
+    "memory_reserved",
+    "memory_stats",
+    "reset_accumulated_memory_stats",
+    "reset_peak_memory_stats",
     "synchronize",
 ]
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from . import _C
 from ._C import _fast
+from ._accelerator_memory import *  # noqa: F401,F403
 
 __all__ = [
     "current_accelerator",
@@ -19,7 +20,16 @@ __all__ = [
     "current_stream",
     "device_count",
     "device_index",
+    "empty_cache",
+    "get_memory_info",
     "is_available",
+    "max_memory_allocated",
+    "max_memory_reserved",
+    "memory_allocated",
+    "memory_reserved",
+    "memory_stats",
+    "reset_accumulated_memory_stats",
+    "reset_peak_memory_stats",
     "set_device_idx",
     "set_device_index",
     "set_stream",

@@ -60,6 +60,7 @@ absl::StatusOr<int> AccDeviceIndexFromPy(py::handle h, bool optional);
 // Binding entry points, one per area.
 void BindDevice(py::module_& m);
 void BindStream(py::module_& m);
+void BindMemory(py::module_& m);
 void BindRuntime(py::module_& m);
 void BindFastCalls(py::module_& m);
 void BindCompat(py::module_& m);

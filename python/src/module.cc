@@ -8,6 +8,7 @@ PYBIND11_MODULE(_C, m) {
   m.doc() = "anydev's native core: devices, streams, events and the accelerator API.";
   anydev::python::BindDevice(m);
   anydev::python::BindStream(m);
+  anydev::python::BindMemory(m);
   anydev::python::BindRuntime(m);
   anydev::python::BindFastCalls(m);
   anydev::python::BindCompat(m);
