@@ -20,7 +20,8 @@
 // says otherwise (ANYDEV_SIM_DEVICES, ANYDEV_SIM_MEMORY).
 //
 // Run:
-//   build/py/benchmarks/cpp/bench_memory --benchmark_min_time=0.2s
+//   build/py/benchmarks/cpp/bench_memory --benchmark_min_time=0.5 --benchmark_repetitions=5 \
+//       --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 
 #include <cmath>
@@ -195,8 +196,8 @@ struct SplitMix64 {
 // Returns the shipped trace: a training loop of a model with kParams
 // parameters and kLayers layers, run for kSteps steps.
 //   * parameters: kParams tensors, log-uniform in [4 KiB, 32 MiB], live
-//     throughout; their gradients (same sizes) appear in the first backward
-//     pass and stay;
+//     throughout; their gradients (same sizes) are allocated after the first
+//     backward pass and stay;
 //   * forward, per layer: an activation, log-uniform in [512 B, 24 MiB], kept
 //     for the backward pass, and two temporaries, log-uniform in [512 B,
 //     8 MiB], freed at the end of the layer;
