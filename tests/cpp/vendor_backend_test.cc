@@ -14,7 +14,10 @@
 //
 // ANYDEV_TEST_BACKEND names the backend a VendorLoad/VendorFake entry is about;
 // without it those cases skip, and ctest counts a skip of them as a failure.
+#include <dlfcn.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstring>
@@ -27,6 +30,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "anydev/anydev.h"
+#include "backends/common/vendor_library.h"
 #include "gtest/gtest.h"
 #include "test_util.h"
 
@@ -138,6 +142,37 @@ TEST(VendorBackends, EachBuiltBackendLoadsItsRuntimeOrSaysWhy) {
     EXPECT_EQ(DeviceCount(type), 0);
     EXPECT_STATUS(Stream::New(Device(type, 0)), kUnavailable, info.reason);
   }
+}
+
+// A runtime that is not on the loader's path is found under its
+// installation root ($CUDA_HOME/lib64, /usr/local/cuda/lib64, ...).
+TEST(VendorLibrary, FallsBackToTheInstallationRoot) {
+  Dl_info info;
+  ASSERT_NE(dladdr(reinterpret_cast<void*>(&ListBackends), &info), 0);
+  char dir_template[] = "/tmp/anydev-vendor-XXXXXX";
+  const char* dir = mkdtemp(dir_template);
+  ASSERT_NE(dir, nullptr);
+  const std::string lib_dir = absl::StrCat(dir, "/lib64");
+  ASSERT_EQ(mkdir(lib_dir.c_str(), 0755), 0);
+  // Any shared library will do as the "vendor runtime": libanydev itself.
+  const std::string soname = "libanydev-test-vendor.so.1";
+  const std::string path = absl::StrCat(lib_dir, "/", soname);
+  ASSERT_EQ(symlink(info.dli_fname, path.c_str()), 0);
+  static constexpr internal::VendorLibrarySpec kSpec = {
+      "test", "ANYDEV_TEST_VENDOR_LIBRARY", {"libanydev-test-vendor.so.1", nullptr, nullptr},
+      {"ANYDEV_TEST_VENDOR_ROOT", nullptr}, {"lib", "lib64"}, nullptr};
+
+  unsetenv("ANYDEV_TEST_VENDOR_ROOT");
+  EXPECT_STATUS(internal::VendorLibrary::Open(kSpec), kUnavailable,
+                "test: libanydev-test-vendor.so.1 not found (dlopen: ");
+  setenv("ANYDEV_TEST_VENDOR_ROOT", dir, 1);
+  absl::StatusOr<internal::VendorLibrary> lib = internal::VendorLibrary::Open(kSpec);
+  ASSERT_OK(lib);
+  EXPECT_EQ(lib->name(), path);
+  unsetenv("ANYDEV_TEST_VENDOR_ROOT");
+  unlink(path.c_str());
+  rmdir(lib_dir.c_str());
+  rmdir(dir);
 }
 
 // --- a library that cannot be loaded ----------------------------------------------

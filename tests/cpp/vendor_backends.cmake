@@ -24,7 +24,7 @@ function(_anydev_vendor_case name filter)
 endfunction()
 
 # Wherever it runs: every built backend reports (devices or a reason).
-anydev_register_test(vendor_backend vendor_backend_test FILTER "VendorBackends.*")
+anydev_register_test(vendor_backend vendor_backend_test FILTER "VendorBackends.*:VendorLibrary.*")
 
 # conformance.<type>: the unchanged suite, on a real device when there is one.
 # 1 minute per test is not enough for a real GPU's first context creation on a

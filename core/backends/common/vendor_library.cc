@@ -2,7 +2,9 @@
 
 #include <dlfcn.h>
 #include <link.h>
+#include <unistd.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -50,6 +52,27 @@ absl::StatusOr<VendorLibrary> VendorLibrary::Open(const VendorLibrarySpec& spec)
       path = map->l_name;
     }
     return VendorLibrary(&spec, handle, name, std::move(path));
+  }
+  // Not on the loader's path: the installation roots.
+  if (!override_name) {
+    std::vector<std::string> roots;
+    for (const char* var : spec.root_variables) {
+      if (var == nullptr) continue;
+      if (std::optional<std::string> root = GetEnv(var)) roots.push_back(*root);
+    }
+    if (spec.default_root != nullptr) roots.emplace_back(spec.default_root);
+    for (const std::string& root : roots) {
+      for (const char* subdir : spec.lib_subdirs) {
+        for (const char* soname : spec.sonames) {
+          if (subdir == nullptr || soname == nullptr) continue;
+          const std::string path = absl::StrCat(root, "/", subdir, "/", soname);
+          if (access(path.c_str(), F_OK) != 0) continue;
+          if (void* handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+            return VendorLibrary(&spec, handle, path, path);
+          }
+        }
+      }
+    }
   }
   // Nothing loaded: the first name's error in full, then the others.
   std::string message = absl::StrCat(spec.backend, ": ", names[0],
