@@ -41,6 +41,13 @@ function(_anydev_backend name option header include_var)
   if(NOT mode STREQUAL "OFF")
     find_path(${include_var} ${header} HINTS ${ARGN}
       DOC "Directory holding ${header} for anydev's ${name} backend")
+    # A directory given by hand is taken as is by find_path: check it.
+    if(${include_var} AND NOT EXISTS "${${include_var}}/${header}")
+      message(WARNING "${include_var}=${${include_var}} has no ${header}")
+      set(${include_var} "${include_var}-NOTFOUND" CACHE PATH
+        "Directory holding ${header} for anydev's ${name} backend" FORCE)
+      find_path(${include_var} ${header} HINTS ${ARGN})
+    endif()
     if(${include_var})
       set(build ON)
     elseif(mode STREQUAL "ON")
