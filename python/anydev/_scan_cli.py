@@ -19,7 +19,7 @@ import tempfile
 import textwrap
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Iterable, Optional, Sequence
+from typing import Iterable, Iterator, Optional, Sequence
 from urllib.parse import quote
 
 from . import scan as _scan
@@ -214,18 +214,20 @@ def read_baseline(path: str) -> set[tuple]:
 # --- output ------------------------------------------------------------------------
 
 
-def write_atomic(path: str, text: str) -> None:
-    """Writes `text` to `path` through a temporary file and a rename (a
+def write_atomic(path: str, text: "str | Iterable[str]") -> None:
+    """Writes `text` (a string or chunks of one) to `path` through a
+    temporary file and a rename, keeping the mode of a file it replaces (a
     device such as /dev/null or a pipe is written directly)."""
+    chunks = [text] if isinstance(text, str) else text
     if os.path.exists(path) and not os.path.isfile(path):
         with open(path, "w", encoding="utf-8") as f:
-            f.write(text)
+            f.writelines(chunks)
         return
     d = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".anydev-", suffix=".tmp", dir=d)
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+            f.writelines(chunks)
         if os.path.exists(path):
             os.chmod(tmp, os.stat(path).st_mode & 0o7777)
         else:
@@ -241,17 +243,32 @@ def write_atomic(path: str, text: str) -> None:
         raise
 
 
+def _joined(items: Iterable[str], first: str, sep: str, last: str, empty: str) -> Iterator[str]:
+    """Yields first, the items separated by sep, then last; or only empty."""
+    it = iter(items)
+    for item in it:
+        yield first
+        yield item
+        for item in it:
+            yield sep
+            yield item
+        yield last
+        return
+    yield empty
+
+
 def _fix_counts(findings: Sequence[_scan.Finding]) -> Counter:
     return Counter(f.fix for f in findings)
 
 
-def render_text(findings, errors, files: int) -> str:
-    out = []
+# The renderers yield the report in chunks, so that a report of many
+# findings is written without being held whole in memory.
+
+def render_text(findings, errors, files: int) -> Iterator[str]:
     for f in findings:
         mark = " [*]" if f.fix == "safe" else ""
-        out.append(f"{f.path}:{f.line}:{f.column}: {f.rule}{mark} {f.message}")
-    out.append(summary_line(findings, files))
-    return "\n".join(out) + "\n"
+        yield f"{f.path}:{f.line}:{f.column}: {f.rule}{mark} {f.message}\n"
+    yield summary_line(findings, files) + "\n"
 
 
 def summary_line(findings, files: int) -> str:
@@ -270,30 +287,33 @@ def summary_line(findings, files: int) -> str:
             f"file{'s' if nfiles != 1 else ''}{tail}.")
 
 
-def render_json(findings, errors) -> str:
+def render_json(findings, errors) -> Iterator[str]:
     # One finding per line, assembled from JSON fragments cached per path and
     # per (rule, symbol): a report can hold hundreds of thousands of findings.
     dumps = json.JSONEncoder(ensure_ascii=False).encode
     paths: dict = {}
     tails: dict = {}
-    items = []
-    for f in findings:
-        p = paths.get(f.path)
-        if p is None:
-            p = paths[f.path] = dumps(f.path)
-        key = (f.rule, f.symbol)
-        t = tails.get(key)
-        if t is None:
-            t = tails[key] = (f'"symbol": {dumps(f.symbol)}, "replacement": '
-                              f'{dumps(f.replacement)}, "rule": {dumps(f.rule)}, '
-                              f'"fix": {dumps(f.fix)}, "message": {dumps(f.message)}}}')
-        items.append(f'{{"path": {p}, "line": {f.line}, "column": {f.column}, '
-                     f'"end_line": {f.end_line}, "end_column": {f.end_column}, {t}')
-    errs = [dumps({"path": e.path, "message": e.message, "line": e.line}) for e in errors]
-    return ('{"version": 1,\n "findings": ['
-            + (("\n  " + ",\n  ".join(items) + "\n ") if items else "")
-            + '],\n "errors": [' + (("\n  " + ",\n  ".join(errs) + "\n ") if errs else "")
-            + "]}\n")
+
+    def items() -> Iterator[str]:
+        for f in findings:
+            p = paths.get(f.path)
+            if p is None:
+                p = paths[f.path] = dumps(f.path)
+            key = (f.rule, f.symbol)
+            t = tails.get(key)
+            if t is None:
+                t = tails[key] = (f'"symbol": {dumps(f.symbol)}, "replacement": '
+                                  f'{dumps(f.replacement)}, "rule": {dumps(f.rule)}, '
+                                  f'"fix": {dumps(f.fix)}, "message": {dumps(f.message)}}}')
+            yield (f'{{"path": {p}, "line": {f.line}, "column": {f.column}, '
+                   f'"end_line": {f.end_line}, "end_column": {f.end_column}, {t}')
+
+    yield '{"version": 1,\n "findings": '
+    yield from _joined(items(), "[\n  ", ",\n  ", "\n ]", "[]")
+    yield ',\n "errors": '
+    yield from _joined((dumps({"path": e.path, "message": e.message, "line": e.line})
+                        for e in errors), "[\n  ", ",\n  ", "\n ]", "[]")
+    yield "}\n"
 
 
 def _gh_escape(s: str, prop: bool) -> str:
@@ -303,16 +323,14 @@ def _gh_escape(s: str, prop: bool) -> str:
     return s
 
 
-def render_github(findings, errors) -> str:
-    out = []
+def render_github(findings, errors) -> Iterator[str]:
     for f in findings:
         props = (f"file={_gh_escape(f.path, True)},line={f.line},col={f.column},"
                  f"endLine={f.end_line},endColumn={f.end_column},title={f.rule}")
-        out.append(f"::warning {props}::{_gh_escape(f.message, False)}")
+        yield f"::warning {props}::{_gh_escape(f.message, False)}\n"
     for e in errors:
         props = f"file={_gh_escape(e.path, True)}" + (f",line={e.line}" if e.line else "")
-        out.append(f"::error {props},title=anydev scan::{_gh_escape(e.message, False)}")
-    return "\n".join(out) + ("\n" if out else "")
+        yield f"::error {props},title=anydev scan::{_gh_escape(e.message, False)}\n"
 
 
 def sarif_rules(keep) -> list:
@@ -345,25 +363,29 @@ def sarif_rules(keep) -> list:
     return out
 
 
-def render_sarif(findings, errors, keep, *, version: str, lines: Optional[_Lines] = None) -> str:
+def render_sarif(findings, errors, keep, *, version: str,
+                 lines: Optional[_Lines] = None) -> Iterator[str]:
     rules = sarif_rules(keep)
     index = {r["id"]: i for i, r in enumerate(rules)}
     keys = fingerprint_keys(findings, lines=lines)
-    results = []
-    for f, k in zip(findings, keys):
-        results.append({
-            "ruleId": f.rule,
-            "ruleIndex": index[f.rule],
-            "level": "warning",
-            "message": {"text": f.message},
-            "locations": [{"physicalLocation": {
-                "artifactLocation": {"uri": _uri(f.path), "uriBaseId": "%SRCROOT%"},
-                "region": {"startLine": f.line, "startColumn": f.column,
-                           "endLine": f.end_line, "endColumn": f.end_column},
-            }}],
-            "partialFingerprints": {"anydevFingerprint/v1": _fingerprint(k)},
-            "properties": {"symbol": f.symbol, "replacement": f.replacement, "fix": f.fix},
-        })
+    dumps = json.JSONEncoder(ensure_ascii=False).encode
+
+    def results() -> Iterator[str]:
+        for f, k in zip(findings, keys):
+            yield dumps({
+                "ruleId": f.rule,
+                "ruleIndex": index[f.rule],
+                "level": "warning",
+                "message": {"text": f.message},
+                "locations": [{"physicalLocation": {
+                    "artifactLocation": {"uri": _uri(f.path), "uriBaseId": "%SRCROOT%"},
+                    "region": {"startLine": f.line, "startColumn": f.column,
+                               "endLine": f.end_line, "endColumn": f.end_column},
+                }}],
+                "partialFingerprints": {"anydevFingerprint/v1": _fingerprint(k)},
+                "properties": {"symbol": f.symbol, "replacement": f.replacement, "fix": f.fix},
+            })
+
     notifications = []
     for e in errors:
         loc = {"physicalLocation": {"artifactLocation": {"uri": _uri(e.path),
@@ -373,21 +395,24 @@ def render_sarif(findings, errors, keep, *, version: str, lines: Optional[_Lines
         notifications.append({"level": "error" if _is_io_error(e) else "warning",
                               "message": {"text": e.message}, "locations": [loc]})
     root = os.getcwd().rstrip("/") + "/"
-    doc = {
+    head = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {"name": "anydev", "informationUri": INFORMATION_URI,
-                                "version": version, "semanticVersion": version,
-                                "rules": rules}},
-            "originalUriBaseIds": {"%SRCROOT%": {"uri": "file://" + quote(root)}},
-            "columnKind": "unicodeCodePoints",
-            "results": results,
-            "invocations": [{"executionSuccessful": not any(_is_io_error(e) for e in errors),
-                             "toolExecutionNotifications": notifications}],
-        }],
     }
-    return json.dumps(doc, indent=1, ensure_ascii=False) + "\n"
+    run_head = {
+        "tool": {"driver": {"name": "anydev", "informationUri": INFORMATION_URI,
+                            "version": version, "semanticVersion": version, "rules": rules}},
+        "originalUriBaseIds": {"%SRCROOT%": {"uri": "file://" + quote(root)}},
+        "columnKind": "unicodeCodePoints",
+        "invocations": [{"executionSuccessful": not any(_is_io_error(e) for e in errors),
+                         "toolExecutionNotifications": notifications}],
+    }
+    # The run's small members indented, its results one per line.
+    yield json.dumps(head, indent=1, ensure_ascii=False)[:-2] + ',\n "runs": [\n  '
+    yield textwrap.indent(json.dumps(run_head, indent=1, ensure_ascii=False)[:-2],
+                          "  ").lstrip() + ',\n   "results": '
+    yield from _joined(results(), "[\n    ", ",\n    ", "\n   ]", "[]")
+    yield "\n  }\n ]\n}\n"
 
 
 def _uri(path: str) -> str:
@@ -478,6 +503,9 @@ def cmd_scan(args: argparse.Namespace) -> int:
     except UsageError as e:
         print(f"anydev scan: {e}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `anydev scan | head`: the reader has seen enough
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 def _scan_main(args: argparse.Namespace) -> int:
@@ -522,7 +550,7 @@ def _scan_main(args: argparse.Namespace) -> int:
         findings = [f for f, k in zip(findings, keys) if k not in known]
 
     if args.format == "text":
-        text = (render_statistics(findings, result.files, result.bytes) if args.statistics
+        text = ([render_statistics(findings, result.files, result.bytes)] if args.statistics
                 else render_text(findings, result.errors, result.files))
     elif args.format == "json":
         text = render_json(findings, result.errors)
@@ -540,7 +568,7 @@ def _scan_main(args: argparse.Namespace) -> int:
         except OSError as e:
             raise UsageError(f"{args.output}: cannot write: {e.strerror}") from None
     else:
-        sys.stdout.write(text)
+        sys.stdout.writelines(text)
         sys.stdout.flush()
     if args.format != "github" or args.output:
         _print_errors(result.errors)

@@ -74,6 +74,7 @@ read is reported with the OS error.
 from __future__ import annotations
 
 import os
+import sys
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Optional, Sequence, Union
 
@@ -95,7 +96,11 @@ EXTENSIONS = {
 }
 
 
-@dataclass(frozen=True)
+# Slots (Python >= 3.10) keep a report of many findings small.
+_SLOTS = {"slots": True} if sys.version_info >= (3, 10) else {}
+
+
+@dataclass(frozen=True, **_SLOTS)
 class Finding:
     """One reference to a legacy symbol (see the module docstring for the
     meaning of each position)."""
@@ -215,6 +220,17 @@ def rule_filter(select: Optional[Iterable[str]] = None,
 # --- internals ---------------------------------------------------------------
 
 _FIELDS = tuple(f for f in Finding.__dataclass_fields__)
+# Fills a Finding without the frozen dataclass's __init__ (object.__setattr__
+# per field), which dominates when a scan has hundreds of thousands of them.
+if _SLOTS:
+    _SETTERS = tuple(Finding.__dict__[name].__set__ for name in _FIELDS)
+
+    def _fill(f: Finding, values: tuple) -> None:
+        for set_, v in zip(_SETTERS, values):
+            set_(f, v)
+else:  # pragma: no cover - Python 3.9
+    def _fill(f: Finding, values: tuple) -> None:
+        f.__dict__.update(zip(_FIELDS, values))
 _state: dict = {}
 
 
@@ -279,10 +295,9 @@ def _finding(path: str, t: tuple, row) -> Finding:
     msg = _messages.get(key)
     if msg is None:
         msg = _messages[key] = message_for(symbol, row)
-    f = object.__new__(Finding)  # the frozen dataclass's __init__, without its cost
-    f.__dict__.update(zip(_FIELDS, (path, t[3], t[4], t[5], t[6], symbol, row.replacement,
-                                    row.code, row.fix, msg, t[1], t[7], t[8], t[9], t[10],
-                                    row.language)))
+    f = object.__new__(Finding)
+    _fill(f, (path, t[3], t[4], t[5], t[6], symbol, row.replacement, row.code, row.fix, msg,
+              t[1], t[7], t[8], t[9], t[10], row.language))
     return f
 
 
@@ -312,16 +327,16 @@ def _scan_paths(paths: Sequence[str], *, select=None, ignore=None,
     cwd = os.getcwd()
     files, path_errors, nfiles, nbytes = _native().scan_paths(
         native, [os.fspath(p) for p in paths], [(p, b or cwd) for p, b in excludes],
-        respect_gitignore, int(jobs or 0), int(max_file_size))
+        respect_gitignore, int(jobs or 0), int(max_file_size), [keep(r.code) for r in rows])
     result = ScanResult(files=nfiles, bytes=nbytes)
     out = result.findings
-    kept_codes = {row.code for row in rows if keep(row.code)}
-    for path, _lang, found, errs in [*path_errors, *files]:
+    entries = path_errors + files
+    del files
+    for i, (path, _lang, found, errs) in enumerate(entries):
+        entries[i] = None  # let the raw tuples go as their findings are built
         shown = _display_path(path, cwd)
         for t in found:
-            row = rows[t[0]]
-            if row.code in kept_codes:
-                out.append(_finding(shown, t, row))
+            out.append(_finding(shown, t, rows[t[0]]))
         for message, line in errs:
             result.errors.append(ScanError(shown, message, line))
     out.sort(key=lambda f: (f.path, f.start))

@@ -41,9 +41,12 @@ py::list ErrorList(const std::vector<sc::FileError>& errors) {
   return out;
 }
 
-py::tuple FileTuple(const sc::FileResult& r) {
+// `keep`: by rule index, whether its findings are wanted (empty: all).
+py::tuple FileTuple(const sc::FileResult& r, const std::vector<bool>& keep = {}) {
   py::list findings;
-  for (const sc::Finding& f : r.findings) findings.append(FindingTuple(f));
+  for (const sc::Finding& f : r.findings) {
+    if (keep.empty() || keep[static_cast<size_t>(f.rule)]) findings.append(FindingTuple(f));
+  }
   return py::make_tuple(r.path, LanguageName(r.language), findings, ErrorList(r.errors));
 }
 
@@ -106,7 +109,11 @@ void BindScan(py::module_& m) {
   s.def(
       "scan_paths",
       [](const sc::RuleSet& rules, const std::vector<std::string>& paths,
-         const Excludes& excludes, bool respect_gitignore, int jobs, uint64_t max_file_size) {
+         const Excludes& excludes, bool respect_gitignore, int jobs, uint64_t max_file_size,
+         const std::vector<bool>& keep) {
+        if (!keep.empty() && keep.size() != rules.rules().size()) {
+          throw py::value_error("keep must have one entry per rule");
+        }
         const sc::ScanOptions o = Options(paths, excludes, respect_gitignore, jobs, max_file_size);
         sc::ScanSummary summary;
         {
@@ -114,14 +121,18 @@ void BindScan(py::module_& m) {
           summary = sc::ScanPaths(rules, o);
         }
         py::list files, path_errors;
-        for (const sc::FileResult& r : summary.files) files.append(FileTuple(r));
+        for (sc::FileResult& r : summary.files) {
+          py::tuple t = FileTuple(r, keep);
+          if (!r.errors.empty() || py::len(t[2]) != 0) files.append(std::move(t));
+          r = sc::FileResult();  // converted: free it now
+        }
         for (const sc::FileResult& r : summary.path_errors) path_errors.append(FileTuple(r));
         return py::make_tuple(files, path_errors, summary.files_scanned, summary.bytes_scanned);
       },
       py::arg("rules"), py::arg("paths"), py::arg("excludes"), py::arg("respect_gitignore"),
-      py::arg("jobs"), py::arg("max_file_size"),
-      "Walks and scans (excludes: [(pattern, base folder)]): ([(path, language, findings, "
-      "errors)] for files with either, "
+      py::arg("jobs"), py::arg("max_file_size"), py::arg("keep") = std::vector<bool>(),
+      "Walks and scans (excludes: [(pattern, base folder)]; keep: per rule, whether to "
+      "return its findings): ([(path, language, findings, errors)] for files with either, "
       "[path errors], files scanned, bytes scanned).");
 
   s.def(

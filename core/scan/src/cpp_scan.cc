@@ -40,20 +40,19 @@ enum Tk : uint8_t {
   kLiteral,  // a string, character or number
   kOther,
   kPpIf,     // an #if/#ifdef/#ifndef group begins
-  kPpElse,   // #elif/#else: `flags` bit 0: the branch that ended was lexed
-  kPpEndif,  // #endif: same bit
+  kPpElse,   // #elif/#else: Tok::prev_active says whether the branch that ended was lexed
+  kPpEndif,  // #endif: the same
   kEnd,
 };
 
+// See Note [No char-typed token fields] in python_scan.cc.
 struct Tok {
   uint32_t start;
   uint32_t end;
-  uint8_t type;
-  uint8_t flags;  // kFlagDirective: inside a #define (or other directive) line
+  Tk type;
+  bool directive;    // inside a #define (or other directive) line
+  bool prev_active;  // kPpElse, kPpEndif: the branch that ended was lexed
 };
-
-constexpr uint8_t kFlagDirective = 2;
-constexpr uint8_t kFlagPrevActive = 1;
 
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\f' || c == '\v'; }
 
@@ -81,9 +80,9 @@ class Lexer {
     out_->Fail(static_cast<uint32_t>(at), std::move(message));
   }
 
-  void Emit(uint8_t type, size_t start, size_t end, uint8_t flags = 0) {
+  void Emit(Tk type, size_t start, size_t end, bool prev_active = false) {
     toks_.push_back(Tok{static_cast<uint32_t>(start), static_cast<uint32_t>(end), type,
-                        static_cast<uint8_t>(flags | (in_directive_ ? kFlagDirective : 0))});
+                        in_directive_, prev_active});
     line_start_ = false;
   }
 
@@ -396,12 +395,12 @@ class Lexer {
       if (conds_.empty()) return;  // stray: ignore
       Cond& cond_frame = conds_.back();
       if (cond_frame.definitely_taken) {
-        Emit(kPpElse, hash, hash + 1, kFlagPrevActive);
+        Emit(kPpElse, hash, hash + 1, true);
         SkipGroup();
         return;
       }
       const int v = name == "else" ? 0 : Evaluate(name, cond);
-      Emit(kPpElse, hash, hash + 1, kFlagPrevActive);
+      Emit(kPpElse, hash, hash + 1, true);
       if (v < 0) {
         SkipGroup();
       } else if (v > 0) {
@@ -413,7 +412,7 @@ class Lexer {
       DirectiveRest();
       if (conds_.empty()) return;
       conds_.pop_back();
-      Emit(kPpEndif, hash, hash + 1, kFlagPrevActive);
+      Emit(kPpEndif, hash, hash + 1, true);
       return;
     }
     if (name == "include" || name == "include_next" || name == "import" || name == "error" ||
@@ -447,7 +446,7 @@ class Lexer {
           if (nested == 0) {
             DirectiveRest();
             conds_.pop_back();
-            Emit(kPpEndif, hash, hash + 1, 0);
+            Emit(kPpEndif, hash, hash + 1, false);
             line_start_ = true;
             return;
           }
@@ -461,7 +460,7 @@ class Lexer {
             const int v = name == "else" ? 0 : Evaluate(name, cond);
             if (v >= 0) {
               if (v > 0) frame.definitely_taken = true;
-              Emit(kPpElse, hash, hash + 1, 0);
+              Emit(kPpElse, hash, hash + 1, false);
               line_start_ = true;
               return;
             }
@@ -517,7 +516,7 @@ class Resolver {
     const size_t n = t_.size() - kSentinels;
     for (size_t i = 0; i < n; ++i) {
       const Tok& tok = t_[i];
-      const bool directive = (tok.flags & kFlagDirective) != 0;
+      const bool directive = tok.directive;
       switch (tok.type) {
         case kLBrace:
           if (directive) break;
@@ -541,7 +540,7 @@ class Resolver {
         case kPpElse:
           if (!conds_.empty()) {
             CondDepth& c = conds_.back();
-            if ((tok.flags & kFlagPrevActive) && c.first_end < 0) c.first_end = depth_;
+            if (tok.prev_active && c.first_end < 0) c.first_end = depth_;
             depth_ = c.at_if;
             PopTo(depth_);
           }
@@ -550,7 +549,7 @@ class Resolver {
           if (!conds_.empty()) {
             CondDepth c = conds_.back();
             conds_.pop_back();
-            if ((tok.flags & kFlagPrevActive) && c.first_end < 0) c.first_end = depth_;
+            if (tok.prev_active && c.first_end < 0) c.first_end = depth_;
             if (c.first_end >= 0) {
               depth_ = c.first_end;
               PopTo(depth_);
@@ -820,12 +819,17 @@ class Resolver {
 
   // A name at token i; returns the index of the last token it consumed.
   size_t Name(size_t i, bool directive) {
-    const uint8_t prev = i > 0 ? t_[i - 1].type : static_cast<uint8_t>(kSemi);
+    const Tk prev = i > 0 ? t_[i - 1].type : kSemi;
     if (prev == kDot || prev == kArrow) return i;  // a member
     const std::string_view name = Text(i);
-    if (!directive) {
-      if (name == "namespace") return Namespace(i);
-      if (name == "using") return Using(i);
+    // The common case first: a match covers the chain's first name, so that
+    // name is a component of some spelling, unless an alias or
+    // using-declaration stands for it. (The rest of a chain skipped here is
+    // skipped below too: a name after `name::` is a member of it.)
+    if (!rules_.HasComponent(Language::kCpp, name) && !(has_lookup_entries_ && IsBound(name))) {
+      if (!directive && name == "namespace") return Namespace(i);
+      if (!directive && name == "using") return Using(i);
+      return i;
     }
     if (t_[i + 1].type == kColon2 && IsKeyword(name)) return i;  // `return ::x`, `const ::x`
     bool absolute = false;
@@ -833,7 +837,7 @@ class Resolver {
     if (prev == kColon2) {
       // `::name` is global unless the `::` qualifies something before it: a
       // template-id (`vector<T>::name`) or `decltype(e)::name`.
-      const uint8_t before = i > 1 ? t_[i - 2].type : static_cast<uint8_t>(kSemi);
+      const Tk before = i > 1 ? t_[i - 2].type : kSemi;
       if (before == kGreater) return i;
       if (before == kRParen && IsDecltype(i - 2)) return i;
       if (before == kName && !IsKeyword(Text(i - 2))) return i;
@@ -844,12 +848,6 @@ class Resolver {
     bool abs2 = false;
     Qualified(at, &names, &abs2);
     const size_t last = names.back();
-    // A cheap test before building strings: a match covers the chain's first
-    // name, so that name is a component of some spelling, unless an alias or
-    // using-declaration stands for it.
-    if (!rules_.HasComponent(Language::kCpp, name) && !(has_lookup_entries_ && IsBound(name))) {
-      return last;
-    }
     Resolution r;
     if (!Resolve(names, absolute, &r)) return last;
     if (rules_.rules()[r.spelling->rule].kept) return last;
@@ -955,7 +953,8 @@ void ScanCpp(const RuleSet& rules, std::string_view src, size_t begin, LexOutput
   toks.clear();
   Lexer(src, begin, &toks, out).Run();
   for (size_t k = 0; k < kSentinels; ++k) {
-    toks.push_back(Tok{static_cast<uint32_t>(src.size()), static_cast<uint32_t>(src.size()), kEnd, 0});
+    toks.push_back(Tok{static_cast<uint32_t>(src.size()), static_cast<uint32_t>(src.size()), kEnd,
+                       false, false});
   }
   Resolver(rules, src, toks, out).Run();
   if (toks.capacity() > (size_t{1} << 22)) std::vector<Tok>().swap(toks);

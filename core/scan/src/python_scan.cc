@@ -45,12 +45,15 @@ enum Tk : uint8_t {
   kEnd,  // sentinel past the last token
 };
 
+// Note [No char-typed token fields]: a store through an unsigned char (uint8_t)
+// may alias anything, so the compiler would reload the lexer's position after
+// every token it writes; enum and bool fields keep it in a register.
 struct Tok {
   uint32_t start;
   uint32_t end;
   uint16_t indent;  // for the first token of a logical line
-  uint8_t type;
-  uint8_t first;  // 1: first token of a logical line
+  Tk type;
+  bool first;  // the first token of a logical line
 };
 
 // Bytes that end a comment, and bytes that stop the fast path through a
@@ -139,10 +142,10 @@ class Lexer {
     return static_cast<uint16_t>(col > 0xFFFF ? 0xFFFF : col);
   }
 
-  void Emit(uint8_t type, size_t start, size_t end) {
-    Tok t{static_cast<uint32_t>(start), static_cast<uint32_t>(end), 0, type, 0};
+  void Emit(Tk type, size_t start, size_t end) {
+    Tok t{static_cast<uint32_t>(start), static_cast<uint32_t>(end), 0, type, false};
     if (at_logical_start_) {
-      t.first = 1;
+      t.first = true;
       t.indent = IndentOf(start);
       at_logical_start_ = false;
     }
@@ -151,7 +154,7 @@ class Lexer {
 
   void EmitNewline() {
     if (!toks_.empty() && toks_.back().type != kNewline) {
-      toks_.push_back(Tok{static_cast<uint32_t>(p_), static_cast<uint32_t>(p_), 0, kNewline, 0});
+      toks_.push_back(Tok{static_cast<uint32_t>(p_), static_cast<uint32_t>(p_), 0, kNewline, false});
     }
     at_logical_start_ = true;
   }
@@ -939,7 +942,7 @@ void ScanPython(const RuleSet& rules, std::string_view src, size_t begin, LexOut
   // Sentinels: the resolver looks up to three tokens ahead.
   for (size_t k = 0; k < kSentinels; ++k) {
     toks.push_back(Tok{static_cast<uint32_t>(src.size()), static_cast<uint32_t>(src.size()), 0,
-                       kEnd, 0});
+                       kEnd, false});
   }
   Resolver(rules, src, toks, out).Run();
   if (toks.capacity() > (size_t{1} << 22)) std::vector<Tok>().swap(toks);  // do not hoard
