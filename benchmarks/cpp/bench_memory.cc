@@ -20,8 +20,8 @@
 // says otherwise (ANYDEV_SIM_DEVICES, ANYDEV_SIM_MEMORY).
 //
 // Run:
-//   build/py/benchmarks/cpp/bench_memory --benchmark_min_time=0.5 --benchmark_repetitions=5 \
-//       --benchmark_report_aggregates_only=true
+//   build/py/benchmarks/cpp/bench_memory --benchmark_min_time=0.5
+//       --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 
 #include <cmath>
