@@ -11,16 +11,13 @@ that cannot be written). A file the scanner cannot parse is reported on stderr
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import sys
-import tempfile
 import textwrap
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Optional, Sequence
-from urllib.parse import quote
 
 from . import scan as _scan
 
@@ -157,6 +154,8 @@ def fingerprint_keys(findings: Sequence[_scan.Finding], *, relative_to: str = ".
     """The key of each finding that survives edits elsewhere in its file:
     (path relative to `relative_to`, rule, symbol, hash of the stripped line,
     occurrence of that quadruple so far in the file)."""
+    import hashlib
+
     lines = lines or _Lines()
     seen: Counter = Counter()
     keys = []
@@ -171,6 +170,8 @@ def fingerprint_keys(findings: Sequence[_scan.Finding], *, relative_to: str = ".
 
 
 def _fingerprint(key: tuple) -> str:
+    import hashlib
+
     return hashlib.sha256("\0".join(map(str, key)).encode("utf-8")).hexdigest()[:32]
 
 
@@ -223,6 +224,8 @@ def write_atomic(path: str, text: "str | Iterable[str]") -> None:
         with open(path, "w", encoding="utf-8") as f:
             f.writelines(chunks)
         return
+    import tempfile
+
     d = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".anydev-", suffix=".tmp", dir=d)
     try:
@@ -402,7 +405,7 @@ def render_sarif(findings, errors, keep, *, version: str,
     run_head = {
         "tool": {"driver": {"name": "anydev", "informationUri": INFORMATION_URI,
                             "version": version, "semanticVersion": version, "rules": rules}},
-        "originalUriBaseIds": {"%SRCROOT%": {"uri": "file://" + quote(root)}},
+        "originalUriBaseIds": {"%SRCROOT%": {"uri": "file://" + _uri(root)}},
         "columnKind": "unicodeCodePoints",
         "invocations": [{"executionSuccessful": not any(_is_io_error(e) for e in errors),
                          "toolExecutionNotifications": notifications}],
@@ -416,6 +419,8 @@ def render_sarif(findings, errors, keep, *, version: str,
 
 
 def _uri(path: str) -> str:
+    from urllib.parse import quote
+
     return quote(path.replace(os.sep, "/"))
 
 
