@@ -1,7 +1,11 @@
 """The ``anydev`` command.
 
     anydev doctor                 what anydev sees: backends, devices, the accelerator and why
-    anydev demo                   a tour of devices, streams and events on the simulated accelerator
+    anydev demo                   the migration demo: scan, fix and run the bundled legacy project
+    anydev tour                   a tour of devices, streams and events on the simulated accelerator
+    anydev scan [PATH...]         find legacy calls (Python and C++), as text, JSON, SARIF, GitHub
+    anydev fix [PATH...]          rewrite the mechanical ones (--unsafe-fixes, --diff)
+    anydev rule CODE              explain a rule
     anydev run SCRIPT [ARGS...]   run a legacy script with the runtime report on; print its summary
                                   (--torch [--mode forward]: on the real PyTorch, see docs/torch.md)
     anydev report show FILE       render a runtime report (text, markdown, json, sarif)
@@ -65,7 +69,13 @@ def _cmd_doctor(args: argparse.Namespace) -> int:
 
 
 def _cmd_demo(args: argparse.Namespace) -> int:
-    # The simulated accelerator is opt-in; the demo opts in for itself.
+    from . import _demo
+
+    return _demo.run(args.project, args.devices, args.steps)
+
+
+def _cmd_tour(args: argparse.Namespace) -> int:
+    # The simulated accelerator is opt-in; the tour opts in for itself.
     os.environ.setdefault("ANYDEV_SIM_DEVICES", str(args.devices))
     import anydev
     from anydev import testing
@@ -240,12 +250,21 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("doctor", help="show backends, devices and why a backend is unavailable")
     p.set_defaults(func=_cmd_doctor)
 
-    p = sub.add_parser("demo", help="a tour of devices, streams and events on the simulated accelerator")
+    p = sub.add_parser("demo", help="the migration demo: scan, fix and run the bundled legacy project")
+    p.add_argument("--project", metavar="DIR",
+                   help="the legacy example project (default: examples/legacy_project)")
+    p.add_argument("--devices", type=int, default=2, metavar="N",
+                   help="simulated devices when ANYDEV_SIM_DEVICES is unset (default: 2)")
+    p.add_argument("--steps", type=int, default=2, metavar="N",
+                   help="training steps of the example's run (default: 2)")
+    p.set_defaults(func=_cmd_demo)
+
+    p = sub.add_parser("tour", help="a tour of devices, streams and events on the simulated accelerator")
     p.add_argument("--devices", type=int, default=2, metavar="N",
                    help="simulated devices when ANYDEV_SIM_DEVICES is unset (default: 2)")
     p.add_argument("--work", type=float, default=0.05, metavar="SECONDS",
                    help="length of the simulated kernel (default: 0.05)")
-    p.set_defaults(func=_cmd_demo)
+    p.set_defaults(func=_cmd_tour)
 
     p = sub.add_parser("run", help="run a legacy script with the runtime report on",
                        description="Runs SCRIPT (or -m MODULE) as __main__ with anydev's "
@@ -285,6 +304,9 @@ def build_parser() -> argparse.ArgumentParser:
     from . import _scan_cli
 
     _scan_cli.add_scan_parser(sub)
+    from . import _fix_cli
+
+    _fix_cli.add_fix_parser(sub)
     _scan_cli.add_rule_parser(sub)
 
     p = sub.add_parser("version", help="print the version")
@@ -295,10 +317,13 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if getattr(args, "devices", 1) < 1 or getattr(args, "devices", 1) > 64:
-        print("anydev demo: --devices must be in 1..64", file=sys.stderr)
+        print(f"anydev {args.command}: --devices must be in 1..64", file=sys.stderr)
         return 2
     if getattr(args, "work", 0.0) < 0 or getattr(args, "work", 0.0) > 60:
-        print("anydev demo: --work must be in [0, 60] seconds", file=sys.stderr)
+        print(f"anydev {args.command}: --work must be in [0, 60] seconds", file=sys.stderr)
+        return 2
+    if getattr(args, "steps", 1) < 0 or getattr(args, "steps", 1) > 1000:
+        print(f"anydev {args.command}: --steps must be in 0..1000", file=sys.stderr)
         return 2
     return args.func(args)
 

@@ -566,11 +566,14 @@ def _write_atomic(path: str, data: bytes) -> None:
 def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
               select: Optional[Iterable[str]] = None, ignore: Optional[Iterable[str]] = None,
               exclude: Sequence[str] = (), jobs: Optional[int] = None,
-              respect_gitignore: bool = True) -> FixResult:
-    """Scans ``paths`` and applies the fixes; with ``diff=True`` writes nothing
-    and returns a unified diff instead."""
-    scanned = _scan.scan_paths(paths, select=select, ignore=ignore, exclude=exclude, jobs=jobs,
-                               respect_gitignore=respect_gitignore)
+              respect_gitignore: bool = True,
+              scanned: Optional[_scan.ScanResult] = None) -> FixResult:
+    """Scans ``paths`` (or takes the findings of ``scanned``) and applies the
+    fixes; with ``diff=True`` writes nothing and returns a unified diff
+    instead."""
+    if scanned is None:
+        scanned = _scan.scan_paths(paths, select=select, ignore=ignore, exclude=exclude,
+                                   jobs=jobs, respect_gitignore=respect_gitignore)
     result = FixResult(errors=list(scanned.errors))
     by_file: dict[str, list[_scan.Finding]] = {}
     for f in scanned.findings:

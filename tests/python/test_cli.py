@@ -78,8 +78,8 @@ def test_console_script():
     assert out.strip() == anydev.__version__
 
 
-def test_demo():
-    rc, out, err = run_command([*ANYDEV, "demo"])  # opts in to sim itself
+def test_tour():
+    rc, out, err = run_command([*ANYDEV, "tour"])  # opts in to sim itself
     assert rc == 0, err
     assert out.rstrip().splitlines()[-1] == "ok"
     assert "current accelerator: sim, 2 device(s)" in out
@@ -87,16 +87,37 @@ def test_demo():
     assert "(work is in flight)" in out
 
 
-def test_demo_options():
-    rc, out, err = run_command([*ANYDEV, "demo", "--devices", "3", "--work", "0.01"])
+def test_tour_options():
+    rc, out, err = run_command([*ANYDEV, "tour", "--devices", "3", "--work", "0.01"])
     assert rc == 0, err
     assert "current accelerator: sim, 3 device(s)" in out
     assert out.rstrip().endswith("ok")
 
 
-@pytest.mark.parametrize("args", [[], ["bogus"], ["demo", "--devices", "0"],
-                                  ["demo", "--devices", "65"], ["demo", "--work", "-1"],
-                                  ["demo", "--devices", "x"], ["doctor", "--nope"]])
+def test_migration_demo():
+    """The README's first command: scan, fix a copy, run legacy and migrated code."""
+    project = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "legacy_project")
+    rc, out, err = run_command([*ANYDEV, "demo", "--project", project, "--steps", "1"])
+    assert rc == 0, err
+    assert out.rstrip().splitlines()[-1] == "ok"
+    assert "Legacy references by rule:" in out                      # 1. scan --statistics
+    assert "-    torch.cuda.set_device(index)" in out                 # 2. the diff
+    assert "+    torch.accelerator.set_device_index(index)" in out
+    assert "legacy_app/streams.py:12:10: AD111" in out              # 3. left for a human
+    assert "device 0 of 2: anydev simulated accelerator" in out     # 4./5. both ran
+    assert "anydev: 1 legacy call from 1 call site:" in err         # the migrated copy (1 step)
+
+
+def test_demo_rejects_a_folder_that_is_not_the_example(tmp_path):
+    rc, out, err = run_command([*ANYDEV, "demo", "--project", str(tmp_path)])
+    assert rc == 2
+    assert "legacy_app" in err
+
+
+@pytest.mark.parametrize("args", [[], ["bogus"], ["tour", "--devices", "0"],
+                                  ["tour", "--devices", "65"], ["tour", "--work", "-1"],
+                                  ["tour", "--devices", "x"], ["doctor", "--nope"],
+                                  ["demo", "--steps", "-1"]])
 def test_bad_arguments_exit_2(args):
     rc, out, err = run_command([*ANYDEV, *args])
     assert rc == 2, (args, out, err)
@@ -107,7 +128,7 @@ def test_bad_arguments_exit_2(args):
 def test_help():
     rc, out, err = run_command([*ANYDEV, "--help"])
     assert rc == 0
-    for command in ("doctor", "demo", "version"):
+    for command in ("doctor", "demo", "tour", "scan", "fix", "rule", "run", "report", "version"):
         assert command in out
 
 
