@@ -100,6 +100,21 @@ TEST(ScanPython, ImportForms) {
             V({"2:1-2:31 AD501 call `accelerator.current_device_idx`"}));
 }
 
+TEST(ScanPython, AssignedAliases) {
+  EXPECT_EQ(Py("import torch\ncuda = torch.cuda\ncuda.synchronize()\n"
+               "sync = torch.cuda.synchronize\nsync()\namp = torch.cuda.amp; amp.autocast()\n"
+               "cuda = cuda.amp\ncuda.autocast()\n"),
+            V({"3:1-3:17 AD107 call `cuda.synchronize`",
+               "4:8-4:30 AD107 reference `torch.cuda.synchronize`",
+               "5:1-5:5 AD107 call `sync`",
+               "6:7-6:21 AD312 reference `torch.cuda.amp`",
+               "6:23-6:35 AD313 call `amp.autocast`",
+               "7:8-7:16 AD312 reference `cuda.amp`",
+               "8:1-8:14 AD313 call `cuda.autocast`"}));
+  // Only a plain chain on its own: anything else rebinds.
+  EXPECT_EQ(Py("import torch\ncuda = torch.cuda if ok else None\ncuda.synchronize()\n"), V());
+}
+
 TEST(ScanPython, RelativeAndOtherImportsBindNothing) {
   EXPECT_EQ(Py("from . import cuda\ncuda.synchronize()\n"), V());
   EXPECT_EQ(Py("from .torch import cuda\ncuda.synchronize()\n"), V());

@@ -545,6 +545,10 @@ class Resolver {
         stmt_start = true;
         header = false;
         for_depth = -1;
+        if (!pending_name_.empty()) {  // `name = torch.cuda` takes effect after its line
+          Bind(pending_name_, std::move(pending_target_));
+          pending_name_ = {};
+        }
         continue;
       }
       if (IsOpen(type)) {
@@ -590,6 +594,8 @@ class Resolver {
             continue;
           }
         } else if (next == kAssign || next == kColon) {
+          // `name = torch.cuda` makes `name` an alias of what the chain resolves to.
+          if (next == kAssign && AliasAssignment(i)) continue;
           // `name = ...` / `name: T = ...` rebinds the name; `name = None` is
           // the fallback of an optional import and keeps it (Note [Python scopes]).
           if (!(next == kAssign && t_[i + 2].type == kName && Text(i + 2) == "None" &&
@@ -756,6 +762,28 @@ class Resolver {
            int64_t call_end) {
     out_->findings.push_back(RawFinding{rule, kind, symbol, t_[first_tok].start,
                                         t_[last_tok].end, call_end});
+  }
+
+  // `name = a.b.c` alone on its line, where `a` resolves: records that
+  // `name` will stand for a.b.c's qualified name once the line is read (the
+  // right side is still read with the old bindings). Returns true if so.
+  bool AliasAssignment(size_t i) {
+    const size_t j = i + 2;
+    if (t_[j].type != kName) return false;
+    const std::string* root = Lookup(Text(j));
+    if (root == nullptr) return false;
+    size_t last = j;
+    std::string q = *root;
+    while (t_[last + 1].type == kDot && t_[last + 2].type == kName) {
+      last += 2;
+      q += '.';
+      q.append(Text(last));
+    }
+    const uint8_t after = t_[last + 1].type;
+    if (after != kNewline && after != kSemi && after != kEnd) return false;
+    pending_name_ = Text(i);
+    pending_target_ = std::move(q);
+    return true;
   }
 
   // Returns the end offset of the bracket that closes the one at token i.
@@ -931,6 +959,8 @@ class Resolver {
   std::vector<Scope> scopes_;
   std::vector<Binding> bindings_;
   bool bound_first_[256] = {};  // first bytes of the names ever bound
+  std::string_view pending_name_;  // see AliasAssignment
+  std::string pending_target_;
 };
 
 }  // namespace
