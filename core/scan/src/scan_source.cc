@@ -152,16 +152,17 @@ class LineMap {
       line_ = 1;
     }
     const char* p = s_.data();
-    if (!has_cr_) {  // the common case: only '\n' ends lines
-      while (pos_ < off) {
-        const void* nl = std::memchr(p + pos_, '\n', off - pos_);
-        if (nl == nullptr) {
-          pos_ = off;
-          break;
+    if (!has_cr_) {  // the common case: only '\n' ends lines; count them in bulk
+      if (off > pos_) {
+        const char* b = p + pos_;
+        const size_t n = off - pos_;
+        const size_t lines = static_cast<size_t>(std::count(b, b + n, '\n'));
+        if (lines != 0) {
+          line_ += static_cast<int>(lines);
+          const void* last = memrchr(b, '\n', n);
+          line_start_ = static_cast<size_t>(static_cast<const char*>(last) - p) + 1;
         }
-        pos_ = static_cast<size_t>(static_cast<const char*>(nl) - p) + 1;
-        ++line_;
-        line_start_ = pos_;
+        pos_ = off;
       }
       return;
     }
