@@ -58,7 +58,7 @@ bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\f' || c == '\v'; }
 
 class Lexer {
  public:
-  Lexer(std::string_view src, size_t begin, std::vector<Tok>* toks, LexOutput* out)
+  Lexer(std::string_view src, size_t begin, TokenBuffer<Tok>* toks, LexOutput* out)
       : s_(src.data()), n_(src.size()), p_(begin), toks_(*toks), out_(out) {}
 
   void Run() {
@@ -81,8 +81,12 @@ class Lexer {
   }
 
   void Emit(Tk type, size_t start, size_t end, bool prev_active = false) {
-    toks_.push_back(Tok{static_cast<uint32_t>(start), static_cast<uint32_t>(end), type,
-                        in_directive_, prev_active});
+    Tok* t = toks_.Add();
+    t->start = static_cast<uint32_t>(start);
+    t->end = static_cast<uint32_t>(end);
+    t->type = type;
+    t->directive = in_directive_;
+    t->prev_active = prev_active;
     line_start_ = false;
   }
 
@@ -494,7 +498,7 @@ class Lexer {
   const char* s_;
   size_t n_;
   size_t p_;
-  std::vector<Tok>& toks_;
+  TokenBuffer<Tok>& toks_;
   LexOutput* out_;
   std::vector<Cond> conds_;
   bool line_start_ = true;
@@ -507,7 +511,7 @@ class Lexer {
 
 class Resolver {
  public:
-  Resolver(const RuleSet& rules, std::string_view src, const std::vector<Tok>& toks,
+  Resolver(const RuleSet& rules, std::string_view src, const TokenBuffer<Tok>& toks,
            LexOutput* out)
       : rules_(rules), src_(src), t_(toks), out_(out),
         max_(rules.MaxComponents(Language::kCpp)) {}
@@ -934,7 +938,7 @@ class Resolver {
 
   const RuleSet& rules_;
   std::string_view src_;
-  const std::vector<Tok>& t_;
+  const TokenBuffer<Tok>& t_;
   LexOutput* out_;
   const int max_;
   int depth_ = 0;
@@ -949,15 +953,15 @@ class Resolver {
 }  // namespace
 
 void ScanCpp(const RuleSet& rules, std::string_view src, size_t begin, LexOutput* out) {
-  thread_local std::vector<Tok> toks;
+  thread_local TokenBuffer<Tok> toks;
   toks.clear();
   Lexer(src, begin, &toks, out).Run();
   for (size_t k = 0; k < kSentinels; ++k) {
-    toks.push_back(Tok{static_cast<uint32_t>(src.size()), static_cast<uint32_t>(src.size()), kEnd,
-                       false, false});
+    *toks.Add() = Tok{static_cast<uint32_t>(src.size()), static_cast<uint32_t>(src.size()), kEnd,
+                      false, false};
   }
   Resolver(rules, src, toks, out).Run();
-  if (toks.capacity() > (size_t{1} << 22)) std::vector<Tok>().swap(toks);
+  toks.Trim(size_t{1} << 22);
 }
 
 }  // namespace anydev::scan::internal

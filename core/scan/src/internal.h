@@ -3,6 +3,8 @@
 #define ANYDEV_SCAN_INTERNAL_H_
 
 #include <cstdint>
+#include <cstring>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -56,6 +58,49 @@ void NoteComment(std::string_view text, uint32_t offset, LexOutput* out);
 // NUL byte is not lexed). ScanPadded is ScanSource for such a buffer.
 constexpr size_t kPadding = 16;
 FileResult ScanPadded(const RuleSet& rules, Language language, std::string_view src);
+
+// The lexers' token arrays: written through a raw pointer, where a vector's
+// push_back would reload and store its end pointer around every token.
+// T is trivially copyable. One per thread, reused from file to file.
+template <typename T>
+class TokenBuffer {
+ public:
+  // Returns the slot for the next token.
+  T* Add() {
+    if (end_ == limit_) Grow();
+    return end_++;
+  }
+  void clear() { end_ = data_.get(); }
+  size_t size() const { return static_cast<size_t>(end_ - data_.get()); }
+  bool empty() const { return end_ == data_.get(); }
+  T& back() { return end_[-1]; }
+  const T& operator[](size_t i) const { return data_[i]; }
+  // Frees the memory one huge file made it take.
+  void Trim(size_t keep) {
+    if (cap_ > keep) {
+      data_.reset();
+      cap_ = 0;
+      end_ = limit_ = nullptr;
+    }
+  }
+
+ private:
+  void Grow() {
+    const size_t n = size();
+    const size_t cap = cap_ ? cap_ * 2 : 4096;
+    std::unique_ptr<T[]> bigger(new T[cap]);
+    if (n) std::memcpy(static_cast<void*>(bigger.get()), data_.get(), n * sizeof(T));
+    data_ = std::move(bigger);
+    cap_ = cap;
+    end_ = data_.get() + n;
+    limit_ = data_.get() + cap;
+  }
+
+  std::unique_ptr<T[]> data_;
+  size_t cap_ = 0;
+  T* end_ = nullptr;
+  T* limit_ = nullptr;
+};
 
 // Byte classes shared by the lexers.
 struct ByteTables {

@@ -111,7 +111,7 @@ bool IsStringPrefix(const char* p, size_t n, bool* raw, bool* fmt, bool* bytes) 
 
 class Lexer {
  public:
-  Lexer(std::string_view src, size_t begin, std::vector<Tok>* toks, LexOutput* out)
+  Lexer(std::string_view src, size_t begin, TokenBuffer<Tok>* toks, LexOutput* out)
       : s_(src.data()), n_(src.size()), p_(begin), line_start_(begin), toks_(*toks), out_(out) {}
 
   void Run() {
@@ -143,18 +143,21 @@ class Lexer {
   }
 
   void Emit(Tk type, size_t start, size_t end) {
-    Tok t{static_cast<uint32_t>(start), static_cast<uint32_t>(end), 0, type, false};
+    Tok* t = toks_.Add();
+    t->start = static_cast<uint32_t>(start);
+    t->end = static_cast<uint32_t>(end);
+    t->type = type;
+    t->first = at_logical_start_;
+    t->indent = 0;
     if (at_logical_start_) {
-      t.first = true;
-      t.indent = IndentOf(start);
+      t->indent = IndentOf(start);
       at_logical_start_ = false;
     }
-    toks_.push_back(t);
   }
 
   void EmitNewline() {
     if (!toks_.empty() && toks_.back().type != kNewline) {
-      toks_.push_back(Tok{static_cast<uint32_t>(p_), static_cast<uint32_t>(p_), 0, kNewline, false});
+      *toks_.Add() = Tok{static_cast<uint32_t>(p_), static_cast<uint32_t>(p_), 0, kNewline, false};
     }
     at_logical_start_ = true;
   }
@@ -499,7 +502,7 @@ class Lexer {
   size_t n_;
   size_t p_;
   size_t line_start_;
-  std::vector<Tok>& toks_;
+  TokenBuffer<Tok>& toks_;
   LexOutput* out_;
   std::vector<size_t> brackets_;  // offsets of the open brackets
   bool at_logical_start_ = true;
@@ -511,7 +514,7 @@ class Lexer {
 
 class Resolver {
  public:
-  Resolver(const RuleSet& rules, std::string_view src, const std::vector<Tok>& toks,
+  Resolver(const RuleSet& rules, std::string_view src, const TokenBuffer<Tok>& toks,
            LexOutput* out)
       : rules_(rules), src_(src), t_(toks), out_(out) {
     scopes_.push_back(Scope{-1, 0});
@@ -954,7 +957,7 @@ class Resolver {
 
   const RuleSet& rules_;
   std::string_view src_;
-  const std::vector<Tok>& t_;
+  const TokenBuffer<Tok>& t_;
   LexOutput* out_;
   std::vector<Scope> scopes_;
   std::vector<Binding> bindings_;
@@ -966,16 +969,16 @@ class Resolver {
 }  // namespace
 
 void ScanPython(const RuleSet& rules, std::string_view src, size_t begin, LexOutput* out) {
-  thread_local std::vector<Tok> toks;
+  thread_local TokenBuffer<Tok> toks;
   toks.clear();
   Lexer(src, begin, &toks, out).Run();
   // Sentinels: the resolver looks up to three tokens ahead.
   for (size_t k = 0; k < kSentinels; ++k) {
-    toks.push_back(Tok{static_cast<uint32_t>(src.size()), static_cast<uint32_t>(src.size()), 0,
-                       kEnd, false});
+    *toks.Add() = Tok{static_cast<uint32_t>(src.size()), static_cast<uint32_t>(src.size()), 0,
+                      kEnd, false};
   }
   Resolver(rules, src, toks, out).Run();
-  if (toks.capacity() > (size_t{1} << 22)) std::vector<Tok>().swap(toks);  // do not hoard
+  toks.Trim(size_t{1} << 22);  // do not hoard what a huge file took
 }
 
 }  // namespace anydev::scan::internal
