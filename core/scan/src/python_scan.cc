@@ -544,37 +544,47 @@ class Resolver {
         await_params = false;
         for_depth = -1;
       }
-      if (type == kNewline || type == kSemi) {
-        stmt_start = true;
-        header = false;
-        for_depth = -1;
-        if (!pending_name_.empty()) {  // `name = torch.cuda` takes effect after its line
-          Bind(pending_name_, std::move(pending_target_));
-          pending_name_ = {};
-        }
-        continue;
-      }
-      if (IsOpen(type)) {
-        ++depth;
-        if (await_params && type == kLParen) {
-          param_depth = depth;
-          await_params = false;
-        }
-        continue;
-      }
-      if (IsClose(type)) {
-        if (depth == param_depth) param_depth = -1;
-        if (depth > 0) --depth;
-        continue;
-      }
-      if (type == kColon && depth == 0 && header) {
-        header = false;
-        stmt_start = true;
-        continue;
-      }
-      if (type != kName) {
-        stmt_start = false;
-        continue;
+      switch (type) {
+        case kName:
+          break;
+        case kNewline:
+        case kSemi:
+          stmt_start = true;
+          header = false;
+          for_depth = -1;
+          if (!pending_name_.empty()) {  // `name = torch.cuda` takes effect after its line
+            Bind(pending_name_, std::move(pending_target_));
+            pending_name_ = {};
+          }
+          continue;
+        case kLParen:
+        case kLBrack:
+        case kLBrace:
+        case kFieldOpen:
+          ++depth;
+          if (await_params && type == kLParen) {
+            param_depth = depth;
+            await_params = false;
+          }
+          continue;
+        case kRParen:
+        case kRBrack:
+        case kRBrace:
+        case kFieldClose:
+          if (depth == param_depth) param_depth = -1;
+          if (depth > 0) --depth;
+          continue;
+        case kColon:
+          if (depth == 0 && header) {
+            header = false;
+            stmt_start = true;
+            continue;
+          }
+          stmt_start = false;
+          continue;
+        default:
+          stmt_start = false;
+          continue;
       }
 
       const std::string_view name = Text(i);
