@@ -653,8 +653,7 @@ def explain(row) -> str:
     wrap = lambda s: textwrap.fill(s, 88, initial_indent="  ", subsequent_indent="  ")  # noqa: E731
     out = [f"{row.code}: {row.legacy}", ""]
     out.append(f"  legacy:         {row.legacy}  ({row.language}, {row.kind.replace('_', ' ')})")
-    if row.also:
-        out.append(f"  also spelled:   {', '.join(row.also)}")
+    out.append(f"  spellings:      {', '.join([row.legacy, *row.also])}")
     if row.status == "kept":
         out.append(f"  status:         kept: device-specific (rule 4), never reported "
                    f"(checked against PyTorch {row.deprecated_in})")

@@ -335,8 +335,10 @@ def _display_path(path: str, cwd: str) -> str:
         if path == cwd or path.startswith(cwd.rstrip("/") + "/"):
             return os.path.relpath(path, cwd)
         return path
-    if path.startswith("./"):
-        path = os.path.normpath(path)
+    # Only a leading "./" goes: resolving ".." textually could name another
+    # file when a folder on the way is a symbolic link.
+    while path.startswith("./"):
+        path = path[2:].lstrip("/") or "."
     return path
 
 

@@ -250,6 +250,10 @@ FileResult ScanSource(const RuleSet& rules, Language language, std::string_view 
 FileResult internal::ScanPadded(const RuleSet& rules, Language language, std::string_view src) {
   FileResult r;
   r.language = language;
+  if (src.size() >= 0xFFFFFF00u) {  // offsets are 32-bit
+    r.errors.push_back({"file is over 4 GiB, too large to scan; skipped", 0});
+    return r;
+  }
   if (src.size() >= 2 && ((static_cast<unsigned char>(src[0]) == 0xFF &&
                            static_cast<unsigned char>(src[1]) == 0xFE) ||
                           (static_cast<unsigned char>(src[0]) == 0xFE &&
