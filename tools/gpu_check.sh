@@ -249,6 +249,20 @@ else
   fail "bench" "bench_vendor failed ($logs/bench_vendor.log)"
 fi
 
+# --- 7b. anydev.torch against this machine's PyTorch (both modes) -------------------------
+# tools/gpu_check_torch.sh prints "torch: NAME  RESULT" lines; a machine without
+# PyTorch makes it exit 2, which is a note here, not a failure.
+LOG_DIR=$logs/torch PYTHON=$python tools/gpu_check_torch.sh >"$logs/torch.log" 2>&1
+torch_rc=$?
+while read -r line; do
+  note "torch" "${line#torch: }"
+done < <(grep -E '^torch: ' "$logs/torch.log")
+case $torch_rc in
+  0) ;;
+  2) note "torch" "not checked: $(tail -n 1 "$logs/torch.log")" ;;
+  *) fail "torch" "anydev.torch checks failed ($logs/torch.log)" ;;
+esac
+
 # --- 8. optional: everything ------------------------------------------------------------
 if ((full)); then
   if run_logged ctest_all 1800 ctest --test-dir "$build" -j "$jobs" --output-on-failure; then
