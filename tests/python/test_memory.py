@@ -233,7 +233,7 @@ def test_splitting_and_coalescing(clean):
 def test_same_stream_reuses_at_once_others_after_the_work(clean):
     n = 10 * MiB  # an exact segment, no remainder to share
     s, t = anydev.Stream(), anydev.Stream()
-    sleep_or_skip(0.15, s)
+    sleep_or_skip(0.3, s)
     b = anydev.Buffer(n, stream=s)
     p = b.data_ptr
     b.free()
@@ -254,7 +254,7 @@ def test_record_stream_holds_the_block(clean):
     b = anydev.Buffer(n, stream=s)
     p = b.data_ptr
     b.record_stream(t)
-    sleep_or_skip(0.15, t)
+    sleep_or_skip(0.3, t)
     active = stat("active.all.current")
     del b
     assert stat("active.all.current") == active, "still in use by t"
@@ -270,7 +270,7 @@ def test_buffer_ops_on_another_stream_are_recorded(clean):
     t = anydev.Stream()
     b = anydev.Buffer(n)  # for the current (default) stream
     p = b.data_ptr
-    sleep_or_skip(0.15, t)
+    sleep_or_skip(0.3, t)
     b.fill_(1, stream=t)
     del b  # the fill is still queued on t
     assert anydev.Buffer(n).data_ptr != p
@@ -390,7 +390,7 @@ def test_fill_and_device_copies(multi_device):
 def test_async_copies_on_a_stream(acc):
     s = anydev.Stream()
     b = anydev.Buffer(1 << 16)
-    sleep_or_skip(0.15, s)
+    sleep_or_skip(0.3, s)
     b.copy_from_host(bytes([7]) * (1 << 16), stream=s)  # the bytes object is dropped at once
     b.fill_(9, stream=s)
     dst = bytearray(1 << 16)
