@@ -1,56 +1,90 @@
 """The fixer: rewrites legacy calls that the compat table marks as mechanical.
 
-    from anydev.fix import fix_paths
+    from anydev.fix import fix_paths, fix_source
     result = fix_paths(["src/"], unsafe=False)       # writes the files
     result = fix_paths(["src/"], diff=True)          # writes nothing; result.diff
+    new, applied, skipped = fix_source(data, "x.py", findings, unsafe=True)
 
 It works on the scanner's findings (:mod:`anydev.scan`), so it rewrites exactly
 what ``anydev scan`` reports, and applies a row's rewrite only when the row's
 ``fix`` allows it: ``safe`` always, ``unsafe`` with ``unsafe=True``
-(``--unsafe-fixes``), ``none`` never.
+(``--unsafe-fixes``), ``none`` never. Every finding it does not apply is
+returned with the reason.
 
-* A call is rewritten with the row's template (``torch.cuda.amp.autocast(dtype=x)``
-  becomes ``torch.amp.autocast("cuda", dtype=x)``): the call's arguments are
-  bound to the legacy signature and placed where the template says; a call the
-  fixer cannot bind (``*args``, an unknown keyword) is left as it is and the
-  reason reported. Without a template the callee is replaced and the arguments
-  kept.
-* A reference that is not a call (``fn = torch.cuda.empty_cache``) is renamed
-  when the row allows it and its replacement needs no extra arguments.
-* Python imports are rewritten with their uses: ``from torch.cuda import
-  current_device as cd`` loses ``current_device as cd`` once every use of
-  ``cd`` is rewritten (the statement goes when it has no name left), and
-  ``import torch`` is added when a replacement needs it and the file does not
-  bind ``torch`` (an existing ``import torch as th`` is used instead).
+Calls
+    A call is rewritten with the row's template (``torch.cuda.amp.autocast(
+    dtype=x)`` becomes ``torch.amp.autocast("cuda", dtype=x)``): the call's
+    arguments are bound to the legacy ``signature`` and placed where the
+    template says (compat_map/SCHEMA.md). Only the callee and the arguments
+    that change are edited, so a multi-line call keeps its layout, comments and
+    trailing comma. A call the fixer cannot bind (``*args``/``**kwargs``, an
+    unknown keyword, an argument the template has no place for, too many
+    positional arguments) is left as it is and the reason reported. Without a
+    template the callee is replaced and the arguments kept. Calls nested in the
+    arguments of another are rewritten too. Inside an f-string a template's
+    string literal takes the quote the f-string leaves free.
+References
+    A reference that is not a call (``fn = torch.cuda.empty_cache``,
+    ``except torch.cuda.OutOfMemoryError``, an annotation) is renamed when the
+    row's ``rename`` allows it and, for a row with a template, when the
+    template called without arguments is the plain replacement (or the row is
+    a class). One followed by an attribute (``torch.cuda.Stream.priority_range``)
+    is left alone: the replacement may not have it. A bare decorator of a
+    ``decorator`` row (``@torch.cuda.amp.custom_fwd``) becomes the template
+    called without arguments (``@torch.amp.custom_fwd(device_type="cuda")``).
+Python imports
+    Imports are rewritten with their uses: ``from torch.cuda import
+    current_device as cd`` loses ``current_device as cd`` once every use of
+    ``cd`` in the file was rewritten (the statement goes when it has no name
+    left; a block left empty gets ``pass``). A name with a use that was not
+    rewritten (an unsafe fix not asked for, a suppression comment, a shadowing
+    parameter) keeps its import, and so does a name the module re-exports
+    without using it (listed in ``__all__``, or imported in an
+    ``__init__.py``). ``import torch`` is added after the module's docstring
+    and leading imports when a replacement needs it and the module does not
+    bind ``torch`` (an existing ``import torch as th`` is used instead).
+C++ using-declarations
+    ``using c10::cuda::current_device;`` is removed from a source file once
+    every unqualified use of the name after it was rewritten; in a header it
+    is kept (the files that include it may use the name).
 
 Safety: edits are made on the file's text and written back in its own
-encoding, with its byte-order mark, line endings and file mode, atomically (a
-temporary file renamed over it). A Python file is parsed again before it is
-written; if a rewrite would break it, the file is left as it was and the
-reason reported. A path that is a symbolic link is never written through.
-Running the fixer twice changes nothing the second time.
+encoding (the ``coding`` cookie of a Python file), with its byte-order mark,
+line endings and file mode (and owner, where allowed), atomically (a temporary
+file in the same folder renamed over it). A Python file that is not valid in
+its encoding or does not parse (with the running Python) is reported and left
+alone, and one is parsed again before it is written: if the rewrite would
+break it, it is left as it was and the reason reported. A file is not written
+through a symbolic link (the file or a folder between it and the tree it was
+found under), nor when it has other hard links, nor when it changed after it
+was scanned or read. Running the fixer twice changes nothing the second time.
 """
 
 from __future__ import annotations
 
 import ast
+import bisect
 import codecs
 import difflib
 import io
 import os
 import re
 import stat
+import sys
 import tempfile
 import tokenize
 from dataclasses import dataclass, field
-from typing import Iterable, Optional, Sequence
+from typing import Callable, Iterable, Optional, Sequence
 
 from . import scan as _scan
-from ._compat_table import ROWS_BY_LEGACY, Row
+from ._compat_table import ROWS_BY_CODE, ROWS_BY_LEGACY, Row
 
-__all__ = ["FileResult", "FixResult", "fix_paths", "fix_source"]
+__all__ = ["FileResult", "FixResult", "fix_paths", "fix_source", "render_template"]
 
 PLACEHOLDER = re.compile(r"\{([^{}]*)\}")
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_LINE_BREAK_B = re.compile(rb"\r\n|\r|\n")
+_HEADERS = (".h", ".hpp", ".hh", ".cuh")
 
 
 @dataclass
@@ -59,6 +93,7 @@ class FileResult:
     applied: list[_scan.Finding] = field(default_factory=list)
     skipped: list[tuple[_scan.Finding, str]] = field(default_factory=list)
     error: Optional[str] = None     # the file was left as it was, and why
+    io_error: bool = False          # ... because it could not be read or written
     changed: bool = False
     diff: str = ""
 
@@ -86,13 +121,17 @@ class FixResult:
         return "".join(f.diff for f in self.files)
 
 
+class _FileError(Exception):
+    """The file cannot be fixed soundly; it is left as it was."""
+
+
 # --- text handling ---------------------------------------------------------------
 
 
 class _Text:
     """A file's text with byte <-> text index conversions and its encoding."""
 
-    def __init__(self, data: bytes, language: str):
+    def __init__(self, data: bytes, language: str, strict: bool = False):
         self.data = data
         self.bom = b""
         self.encoding = "utf-8"
@@ -100,37 +139,76 @@ class _Text:
         if data.startswith(codecs.BOM_UTF8):
             self.bom = codecs.BOM_UTF8
             body = data[len(codecs.BOM_UTF8):]
-        elif language == "python":
+        if language == "python":
             try:
-                self.encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
-            except SyntaxError:
-                self.encoding = "utf-8"
-            if self.encoding == "utf-8-sig":
-                self.encoding = "utf-8"
+                enc, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+            except SyntaxError as e:
+                if strict:
+                    raise _FileError(f"{e.msg if hasattr(e, 'msg') else e}; nothing was changed"
+                                     ) from None
+                enc = "utf-8"
+            self.encoding = "utf-8" if enc == "utf-8-sig" else enc
         self.body = body
+        if strict:
+            try:
+                body.decode(self.encoding)
+            except UnicodeDecodeError as e:
+                raise _FileError(f"is not valid {self.encoding} (byte {e.start + len(self.bom)}); "
+                                 "nothing was changed") from None
         self.text = body.decode(self.encoding, errors="surrogateescape")
-        self.newline = "\r\n" if b"\r\n" in body else ("\r" if b"\r" in body else "\n")
+        m = _LINE_BREAK.search(self.text)
+        self.newline = m.group(0) if m else "\n"
+        self.ascii = self.text.isascii()
         self._line_starts: Optional[list[int]] = None
-
-    def index_of_byte(self, offset: int) -> int:
-        """Text index of a byte offset into the file (the BOM included)."""
-        offset -= len(self.bom)
-        return len(self.body[:max(0, offset)].decode(self.encoding, errors="surrogateescape"))
+        self._byte_line_starts: Optional[list[int]] = None
 
     def line_starts(self) -> list[int]:
         if self._line_starts is None:
-            starts = [0]
-            for m in re.finditer(r"\r\n|\r|\n", self.text):
-                starts.append(m.end())
-            self._line_starts = starts
+            self._line_starts = [0] + [m.end() for m in _LINE_BREAK.finditer(self.text)]
         return self._line_starts
+
+    def line_of(self, index: int) -> int:
+        """0-based line of a text index."""
+        return bisect.bisect_right(self.line_starts(), index) - 1
+
+    def line_end(self, line: int, with_break: bool) -> int:
+        """Text index of the end of a 0-based line, before or after its line break."""
+        starts = self.line_starts()
+        if line + 1 < len(starts):
+            end = starts[line + 1]
+            if with_break:
+                return end
+            seg = self.text[starts[line]:end]
+            return end - (len(seg) - len(seg.rstrip("\r\n")))
+        return len(self.text)
+
+    def index_of_byte(self, offset: int) -> int:
+        """Text index of a byte offset into the file (the BOM included)."""
+        offset = max(0, offset - len(self.bom))
+        if self.ascii:
+            return offset
+        if self._byte_line_starts is None:
+            self._byte_line_starts = [0] + [m.end() for m in _LINE_BREAK_B.finditer(self.body)]
+        bstarts, tstarts = self._byte_line_starts, self.line_starts()
+        if len(bstarts) != len(tstarts):  # pragma: no cover - encodings whose breaks are not ASCII
+            return len(self.body[:offset].decode(self.encoding, errors="surrogateescape"))
+        k = bisect.bisect_right(bstarts, offset) - 1
+        return tstarts[k] + len(self.body[bstarts[k]:offset].decode(
+            self.encoding, errors="surrogateescape"))
 
     def index_of_ast(self, lineno: int, col_offset: int) -> int:
         """Text index of an ast position (1-based line, UTF-8 byte column)."""
-        start = self.line_starts()[lineno - 1]
-        line = self.text[start:]
-        prefix = line.encode("utf-8", errors="surrogateescape")[:col_offset]
+        starts = self.line_starts()
+        start = starts[lineno - 1]
+        if self.ascii:
+            return start + col_offset
+        end = starts[lineno] if lineno < len(starts) else len(self.text)
+        prefix = self.text[start:end].encode("utf-8", errors="surrogateescape")[:col_offset]
         return start + len(prefix.decode("utf-8", errors="surrogateescape"))
+
+    def span(self, node) -> tuple[int, int]:
+        return (self.index_of_ast(node.lineno, node.col_offset),
+                self.index_of_ast(node.end_lineno, node.end_col_offset))
 
     def encode(self, text: str) -> bytes:
         return self.bom + text.encode(self.encoding, errors="surrogateescape")
@@ -143,17 +221,142 @@ class _Edit:
     text: str
 
 
-def _apply(text: str, edits: list[_Edit]) -> str:
-    out = []
-    pos = 0
-    for e in sorted(edits, key=lambda e: (e.start, e.end)):
-        if e.start < pos:
-            raise ValueError("overlapping edits")
-        out.append(text[pos:e.start])
-        out.append(e.text)
-        pos = e.end
-    out.append(text[pos:])
-    return "".join(out)
+class _Edits:
+    """Non-overlapping edits of one text, kept in order. An edit may absorb
+    the edits inside its span (an outer call rewritten around an inner one):
+    the text it puts there was built with :meth:`render`, which applies them."""
+
+    def __init__(self, text: str):
+        self.text = text
+        self.items: list[_Edit] = []   # by (start, end, order of addition)
+        self._keys: list[tuple[int, int, int]] = []
+        self._seq = 0
+
+    def _inside(self, start: int, end: int) -> tuple[int, int]:
+        """The index range of the edits inside [start, end]."""
+        lo = bisect.bisect_left(self._keys, (start, start, -1))
+        hi = lo
+        while hi < len(self.items) and self.items[hi].start <= end and self.items[hi].end <= end:
+            hi += 1
+        return lo, hi
+
+    def render(self, start: int, end: int) -> str:
+        """text[start:end] with the edits inside it applied."""
+        lo, hi = self._inside(start, end)
+        out, pos = [], start
+        for e in self.items[lo:hi]:
+            out.append(self.text[pos:e.start])
+            out.append(e.text)
+            pos = e.end
+        out.append(self.text[pos:end])
+        return "".join(out)
+
+    def conflicts(self, batch: Sequence[_Edit]) -> bool:
+        """Whether an edit of the batch would cross an existing one (an
+        existing edit inside a new one is absorbed, not a conflict)."""
+        for b in batch:
+            i = bisect.bisect_left(self._keys, (b.start, b.start, -1))
+            if i > 0 and self.items[i - 1].end > b.start:
+                return True  # one that starts before b and reaches into it
+            while i < len(self.items) and self.items[i].start < b.end:
+                if self.items[i].end > b.end:
+                    return True
+                i += 1
+        return False
+
+    def add(self, batch: Sequence[_Edit]) -> None:
+        for b in batch:
+            if b.start < b.end:
+                lo, hi = self._inside(b.start, b.end)
+                del self.items[lo:hi], self._keys[lo:hi]
+        for b in batch:
+            key = (b.start, b.end, self._seq)
+            self._seq += 1
+            i = bisect.bisect_right(self._keys, key)
+            self.items.insert(i, b)
+            self._keys.insert(i, key)
+
+    def apply(self) -> str:
+        return self.render(0, len(self.text)) if self.items else self.text
+
+
+def _line_start(text: str, index: int) -> int:
+    return max(text.rfind("\n", 0, index), text.rfind("\r", 0, index)) + 1
+
+
+def _line_rest_end(text: str, index: int) -> int:
+    m = re.compile(r"\r\n|\r|\n").search(text, index)
+    return m.start() if m else len(text)
+
+
+def _arg_edits(text: str, O: list[tuple[int, int]], O_norm: list[str], R: list[str],
+               open_idx: int, close_idx: int, newline: str) -> list[_Edit]:
+    """Edits that turn the argument items ``O`` (spans, normalized texts
+    ``O_norm``) of a call whose parentheses are at ``open_idx``/``close_idx``
+    into the items ``R``, touching only the items that change and keeping a
+    one-item-per-line layout."""
+    if R == O_norm:
+        return []
+    if not O:
+        if text[open_idx + 1:close_idx].strip() == "":
+            return [_Edit(open_idx + 1, close_idx, ", ".join(R))]
+        return [_Edit(open_idx + 1, open_idx + 1, ", ".join(R))]
+    if not R:
+        return [_Edit(open_idx + 1, close_idx, "")]
+
+    def own_line(i: int) -> Optional[str]:
+        """The indentation of item i when it starts its line, else None."""
+        ls = _line_start(text, O[i][0])
+        before = text[ls:O[i][0]]
+        return before if ls > open_idx and before.strip() == "" else None
+
+    def insert_before(i: int, extra: list[str]) -> _Edit:
+        indent = own_line(i)
+        if indent is not None:
+            return _Edit(O[i][0], O[i][0], "".join(x + "," + newline + indent for x in extra))
+        return _Edit(O[i][0], O[i][0], ", ".join(extra) + ", ")
+
+    def insert_after(i: int, extra: list[str]) -> _Edit:
+        indent = own_line(i)
+        if indent is not None:
+            return _Edit(O[i][1], O[i][1], "".join("," + newline + indent + x for x in extra))
+        return _Edit(O[i][1], O[i][1], ", " + ", ".join(extra))
+
+    def delete(d1: int, d2: int) -> _Edit:
+        end = O[d2 - 1][1]
+        m = re.match(r"[ \t]*,", text[end:])
+        end_c = end + m.end() if m else end
+        rest = text[end_c:_line_rest_end(text, end_c)].strip()
+        if own_line(d1) is not None and (rest == "" or rest.startswith(("#", "//"))):
+            stop = _line_rest_end(text, end_c)
+            m2 = re.compile(r"\r\n|\r|\n").match(text, stop)
+            return _Edit(_line_start(text, O[d1][0]), m2.end() if m2 else stop, "")
+        if d2 < len(O):
+            return _Edit(O[d1][0], O[d2][0], "")
+        return _Edit(O[d1 - 1][1], end, "")
+
+    edits: list[_Edit] = []
+    sm = difflib.SequenceMatcher(None, O_norm, R, autojunk=False)
+    for op, i1, i2, j1, j2 in sm.get_opcodes():
+        if op == "equal":
+            continue
+        n = min(i2 - i1, j2 - j1) if op == "replace" else 0
+        for k in range(n):
+            edits.append(_Edit(O[i1 + k][0], O[i1 + k][1], R[j1 + k]))
+        extra = R[j1 + n:j2]
+        if extra:
+            if n:
+                edits.append(insert_after(i1 + n - 1, extra))
+            elif i1 < len(O):
+                edits.append(insert_before(i1, extra))
+            else:
+                edits.append(insert_after(len(O) - 1, extra))
+        d1, d2 = i1 + n, i2
+        if d1 < d2:
+            if d1 == 0 and d2 == len(O):
+                return [_Edit(open_idx + 1, close_idx, ", ".join(R))]
+            edits.append(delete(d1, d2))
+    return edits
 
 
 # --- templates ---------------------------------------------------------------------
@@ -183,25 +386,81 @@ def _split_template_args(inner: str) -> list[str]:
     return [i.strip() for i in items]
 
 
+def _call_form(template: str) -> Optional[tuple[str, list[str]]]:
+    """(callee, argument items) of a template of the form ``name(items)``
+    whose last parenthesis closes the first; None for any other template."""
+    m = re.match(r"\s*([A-Za-z_][\w.]*(?:\s*::\s*[A-Za-z_]\w*)*|::[A-Za-z_][\w:]*)\s*\(", template)
+    if not m or not template.rstrip().endswith(")"):
+        return None
+    open_paren = m.end() - 1
+    depth, quote = 0, ""
+    body = template.rstrip()
+    for i in range(open_paren, len(body)):
+        ch = body[i]
+        if quote:
+            if ch == quote:
+                quote = ""
+            continue
+        if ch in "\"'":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+            if depth == 0 and i != len(body) - 1:
+                return None
+    if depth != 0:
+        return None
+    return m.group(1).replace(" ", ""), _split_template_args(body[open_paren + 1:-1])
+
+
+def _render_items(items: list[str], bound: dict[str, str], all_items: list[str]) -> list[str]:
+    out: list[str] = []
+    for item in items:
+        if item == "{*}":
+            out.extend(all_items)
+            continue
+        names = PLACEHOLDER.findall(item)
+        if any(n != "*" and n not in bound for n in names):
+            continue
+        if "*" in names and not all_items:
+            continue
+        out.append(PLACEHOLDER.sub(lambda m: ", ".join(all_items) if m.group(1) == "*"
+                                   else bound[m.group(1)], item))
+    return out
+
+
 def render_template(template: str, bound: dict[str, str], all_args: str) -> str:
     """Renders a row's template (compat_map/SCHEMA.md): ``{name}`` is the text
     of the argument bound to ``name``, ``{*}`` all the arguments; an argument
     item whose placeholders are unbound is dropped with its comma."""
-    open_paren = template.find("(")
-    if open_paren < 0 or not template.endswith(")"):
+    form = _call_form(template)
+    if form is None:
         return PLACEHOLDER.sub(lambda m: all_args if m.group(1) == "*" else bound.get(m.group(1), ""),
                                template)
-    head, inner = template[:open_paren], template[open_paren + 1:-1]
-    items = []
-    for item in _split_template_args(inner):
-        names = PLACEHOLDER.findall(item)
-        if any(n != "*" and n not in bound for n in names):
-            continue
-        if "{*}" in item and not all_args.strip():
-            continue
-        items.append(PLACEHOLDER.sub(lambda m: all_args.strip() if m.group(1) == "*"
-                                     else bound[m.group(1)], item))
-    return f"{head}({', '.join(items)})"
+    head, items = form
+    all_items = [all_args.strip()] if all_args.strip() else []
+    return f"{head}({', '.join(_render_items(items, bound, all_items))})"
+
+
+def _bare_call(row: Row) -> Optional[str]:
+    """The row's template called without arguments, or None without a call-form template."""
+    if row.template is None:
+        return None
+    form = _call_form(row.template)
+    if form is None:
+        return None
+    head, items = form
+    return f"{head}({', '.join(_render_items(items, {}, []))})"
+
+
+def _renamable(row: Row) -> bool:
+    """Whether a reference that is not a call may become the replacement."""
+    if not row.rename or not row.replacement:
+        return False
+    if row.template is None or row.kind == "class":
+        return True
+    return _bare_call(row) == f"{row.replacement}()"
 
 
 def _python_params(signature: Optional[str]) -> Optional[tuple[list[str], list[str], bool, bool]]:
@@ -217,33 +476,94 @@ def _python_params(signature: Optional[str]) -> Optional[tuple[list[str], list[s
             a.vararg is not None, a.kwarg is not None)
 
 
-# --- Python -------------------------------------------------------------------------
+def _row_of(f: _scan.Finding) -> Optional[Row]:
+    return ROWS_BY_CODE.get(f.rule) or ROWS_BY_LEGACY.get(f.symbol)
 
 
 def _allowed(row: Row, unsafe: bool) -> Optional[str]:
     """None when the row's rewrite may be applied, else why not."""
     if row.status != "deprecated" or row.fix == "none":
-        return f"{row.code} has no mechanical fix; migrate by hand ({row.note})"
+        return f"{row.code} has no mechanical fix; migrate by hand (`anydev rule {row.code}`)"
     if row.fix == "unsafe" and not unsafe:
-        return f"{row.code}'s fix changes behaviour; apply it with --unsafe-fixes ({row.note})"
+        return (f"{row.code}'s fix changes behaviour; apply it with --unsafe-fixes "
+                f"(`anydev rule {row.code}`)")
     return None
 
 
-def _torch_alias(tree: ast.Module) -> Optional[str]:
-    """The name the module binds to the torch package at module level, if any."""
-    for node in tree.body:
+# --- Python -------------------------------------------------------------------------
+
+
+def _parse_error(e: SyntaxError) -> str:
+    where = f"line {e.lineno}: " if e.lineno else ""
+    return f"{where}{e.msg}"
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def _module_statements(body: list[ast.stmt]) -> Iterable[ast.stmt]:
+    """The statements that run at module level: into if/try/with/loops (not
+    an ``if TYPE_CHECKING:`` branch), not into functions and classes."""
+    for node in body:
+        yield node
+        if isinstance(node, ast.If):
+            if not _is_type_checking(node.test):
+                yield from _module_statements(node.body)
+            yield from _module_statements(node.orelse)
+        elif isinstance(node, (ast.For, ast.While, ast.With)):
+            yield from _module_statements(node.body)
+            yield from _module_statements(getattr(node, "orelse", []))
+        elif isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
+            yield from _module_statements(node.body)  # type: ignore[attr-defined]
+            for h in node.handlers:  # type: ignore[attr-defined]
+                yield from _module_statements(h.body)
+            yield from _module_statements(node.orelse)  # type: ignore[attr-defined]
+            yield from _module_statements(node.finalbody)  # type: ignore[attr-defined]
+
+
+def _torch_root(tree: ast.Module) -> tuple[Optional[str], bool]:
+    """(the name that spells the torch package at module level, whether an
+    ``import torch`` must be added for it). (None, False) when ``torch`` is
+    bound to something else and no ``import torch as X`` exists."""
+    plain = False
+    alias = None
+    other = False
+    for node in _module_statements(tree.body):
         if isinstance(node, ast.Import):
             for a in node.names:
-                if a.name == "torch" and a.asname:
-                    return a.asname
-                if a.name == "torch" or (a.name.startswith("torch.") and a.asname is None):
-                    return "torch"
-    return None
+                if a.asname is None and (a.name == "torch" or a.name.startswith("torch.")):
+                    plain = True
+                elif a.name == "torch" and a.asname:
+                    if a.asname == "torch":
+                        plain = True
+                    elif alias is None:
+                        alias = a.asname
+                elif (a.asname or a.name.split(".")[0]) == "torch":
+                    other = True
+        elif isinstance(node, ast.ImportFrom):
+            if any((a.asname or a.name) == "torch" for a in node.names):
+                other = True
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            other = other or node.name == "torch"
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                other = other or any(isinstance(n, ast.Name) and n.id == "torch" for n in ast.walk(t))
+    if plain:
+        return "torch", False
+    if alias:
+        return alias, False
+    if other:
+        return None, False
+    return "torch", True
 
 
-def _import_insert_point(tree: ast.Module, text: _Text) -> int:
-    """Text index after the module docstring, __future__ imports and the
-    leading import block: where a new ``import torch`` goes."""
+def _import_insert_point(tree: ast.Module, text: _Text) -> tuple[int, str]:
+    """Where a new ``import torch`` goes (after the module docstring,
+    ``__future__`` imports and the leading import block; after the leading
+    comments of a file that starts with code), and what precedes it there."""
     line = 0
     for i, node in enumerate(tree.body):
         is_doc = i == 0 and isinstance(node, ast.Expr) and isinstance(
@@ -251,309 +571,852 @@ def _import_insert_point(tree: ast.Module, text: _Text) -> int:
         if is_doc or isinstance(node, (ast.Import, ast.ImportFrom)):
             line = node.end_lineno or node.lineno
             continue
+        # code on the last line of the block (`import os; x = f()`): before that line
+        line = min(line, node.lineno - 1)
         break
     starts = text.line_starts()
-    return starts[line] if line < len(starts) else len(text.text)
+    if line == 0:
+        # keep a shebang, an encoding cookie and a leading comment block first
+        while line < len(starts):
+            s = starts[line]
+            e = starts[line + 1] if line + 1 < len(starts) else len(text.text)
+            if text.text[s:e].strip().startswith("#"):
+                line += 1
+                continue
+            break
+    if line < len(starts):
+        at = starts[line]
+        if at == len(text.text) and text.text and not text.text.endswith(("\n", "\r")):
+            return at, text.newline
+        return at, ""
+    return len(text.text), (text.newline if text.text and not text.text.endswith(("\n", "\r"))
+                            else "")
 
 
-def _fix_python(text: _Text, findings: list[_scan.Finding], unsafe: bool, path: str
-                ) -> tuple[str, list[_scan.Finding], list[tuple[_scan.Finding, str]]]:
+def _alias_spans(text: str, start: int, end: int) -> list[tuple[str, Optional[str], int, int]]:
+    """(name, asname, start, end) of each name an import statement at
+    text[start:end] lists, as text indices (alias positions from the
+    tokenizer, so Python 3.9 gets them too)."""
+    src = text[start:end]
+    line_starts = [0] + [m.end() for m in _LINE_BREAK.finditer(src)]
+    out: list[tuple[str, Optional[str], int, int]] = []
     try:
-        tree = ast.parse(text.text, filename=path)
-    except SyntaxError as e:
-        raise _FileError(f"does not parse before fixing (line {e.lineno}: {e.msg}); "
-                         "nothing was changed") from None
-    calls: dict[tuple[int, int], ast.Call] = {}
-    froms: dict[int, tuple[ast.ImportFrom, ast.alias]] = {}
-    parents: dict[int, list[ast.stmt]] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
-            f = node.func
-            calls[(text.index_of_ast(f.lineno, f.col_offset),
-                   text.index_of_ast(f.end_lineno, f.end_col_offset))] = node  # type: ignore[arg-type]
-        for body_name in ("body", "orelse", "finalbody", "handlers"):
-            body = getattr(node, body_name, None)
-            if isinstance(body, list):
-                for stmt in body:
-                    parents[id(stmt)] = body
-        if isinstance(node, ast.ImportFrom):
-            for a in node.names:
-                froms[id(a)] = (node, a)
-    alias = _torch_alias(tree)
-    torch_root = alias or "torch"
-    needs_torch_import = False
+        toks = list(tokenize.generate_tokens(io.StringIO(src, newline=None).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return out
+    idx = lambda pos: start + line_starts[pos[0] - 1] + pos[1]  # noqa: E731
+    i = 0
+    while i < len(toks) and not (toks[i].type == tokenize.NAME and toks[i].string == "import"):
+        i += 1
+    i += 1
+    cur: Optional[list] = None
+    while i < len(toks):
+        t = toks[i]
+        if t.type == tokenize.NAME and t.string == "as" and cur is not None:
+            i += 1
+            while i < len(toks) and toks[i].type != tokenize.NAME:
+                i += 1
+            if i < len(toks):
+                cur[1] = toks[i].string
+                cur[3] = idx(toks[i].end)
+        elif t.type == tokenize.NAME or (t.type == tokenize.OP and t.string in (".", "*")):
+            if cur is None:
+                cur = [t.string, None, idx(t.start), idx(t.end)]
+            else:
+                cur[0] += t.string
+                cur[3] = idx(t.end)
+        elif t.type == tokenize.OP and t.string == ",":
+            if cur is not None:
+                out.append(tuple(cur))  # type: ignore[arg-type]
+            cur = None
+        elif t.type in (tokenize.NEWLINE, tokenize.ENDMARKER) or (
+                t.type == tokenize.OP and t.string == ";"):
+            break
+        i += 1
+    if cur is not None:
+        out.append(tuple(cur))  # type: ignore[arg-type]
+    return out
 
-    def spelled(name: str) -> str:
-        nonlocal needs_torch_import
-        if name.startswith("torch.") or name == "torch":
-            if alias is None:
-                needs_torch_import = True
-            return torch_root + name[len("torch"):]
+
+def _fstring_spans(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, quote) of every f-string literal, nested ones included."""
+    line_starts = [0] + [m.end() for m in _LINE_BREAK.finditer(text)]
+    idx = lambda pos: line_starts[pos[0] - 1] + pos[1]  # noqa: E731
+    out: list[tuple[int, int, str]] = []
+    stack: list[tuple[int, str]] = []
+    fstart = getattr(tokenize, "FSTRING_START", None)
+    fend = getattr(tokenize, "FSTRING_END", None)
+    try:
+        for t in tokenize.generate_tokens(io.StringIO(text, newline=None).readline):
+            if fstart is not None and t.type == fstart:
+                quote = t.string.lstrip("rRfFbBuUtT")
+                stack.append((idx(t.start), quote))
+            elif fend is not None and t.type == fend and stack:
+                s, quote = stack.pop()
+                out.append((s, idx(t.end), quote))
+            elif t.type == tokenize.STRING:
+                prefix = re.match(r"[A-Za-z]*", t.string).group(0)  # type: ignore[union-attr]
+                if "f" in prefix.lower():
+                    body = t.string[len(prefix):]
+                    quote = body[:3] if body[:3] in ('"""', "'''") else body[:1]
+                    out.append((idx(t.start), idx(t.end), quote))
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return out
+
+
+class _PyContext:
+    def __init__(self, text: _Text, tree: ast.Module, path: str):
+        self.text = text
+        self.tree = tree
+        self.path = path
+        self.edits = _Edits(text.text)
+        self.calls: dict[tuple[int, int], ast.Call] = {}
+        self.decorators: set[tuple[int, int]] = set()
+        self.attr_bases: set[tuple[int, int]] = set()
+        self.parents: dict[int, list[ast.stmt]] = {}
+        self.imports: list[ast.stmt] = []
+        self.name_uses: dict[str, int] = {}
+        self.has_fstrings = False
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call):
+                self.calls[text.span(node.func)] = node
+            elif isinstance(node, ast.Attribute):
+                self.attr_bases.add(text.span(node.value))
+            elif isinstance(node, ast.Name):
+                self.name_uses[node.id] = self.name_uses.get(node.id, 0) + 1
+            elif isinstance(node, (ast.Global, ast.Nonlocal)):
+                for n in node.names:
+                    self.name_uses[n] = self.name_uses.get(n, 0) + 1
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                self.imports.append(node)
+            elif isinstance(node, ast.JoinedStr):
+                self.has_fstrings = True
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                for d in node.decorator_list:
+                    if isinstance(d, (ast.Name, ast.Attribute)):
+                        self.decorators.add(text.span(d))
+            for body_name in ("body", "orelse", "finalbody"):
+                body = getattr(node, body_name, None)
+                if isinstance(body, list) and not isinstance(node, ast.Module):
+                    for stmt in body:
+                        self.parents[id(stmt)] = body
+        self.exported = _dunder_all(tree)
+        self.root, self.needs_import = _torch_root(tree)
+        self.uses_torch = False
+        self._fstrings: Optional[list[tuple[int, int, str]]] = None
+
+    def spelled(self, name: str) -> Optional[str]:
+        """A replacement's name as this module spells it (torch -> its alias)."""
+        if name == "torch" or name.startswith("torch."):
+            if self.root is None:
+                return None
+            return self.root + name[len("torch"):]
         return name
 
-    edits: list[_Edit] = []
-    applied: list[_scan.Finding] = []
-    skipped: list[tuple[_scan.Finding, str]] = []
-    fixed_roots: dict[str, bool] = {}  # local name -> every use fixed so far
-    imports: list[_scan.Finding] = []
-
-    for f in findings:
-        row = ROWS_BY_LEGACY.get(f.symbol)
-        root = f.text.split(".")[0]
-        if f.kind == "import":
-            imports.append(f)
-            continue
-        why = None if row is None else _allowed(row, unsafe)
-        if row is None:
-            why = f"{f.symbol} is not in the compat table"
-        if why is None:
-            start, end = text.index_of_byte(f.start), text.index_of_byte(f.end)
-            if f.kind == "call":
-                node = calls.get((start, end))
-                if node is None:
-                    why = "could not locate the call in the syntax tree"
-                else:
-                    why, new = _rewrite_call(text, node, row, spelled)  # type: ignore[arg-type]
-                    if why is None:
-                        call_start = text.index_of_ast(node.lineno, node.col_offset)
-                        call_end = text.index_of_ast(node.end_lineno, node.end_col_offset)  # type: ignore[arg-type]
-                        edits.append(_Edit(call_start, call_end, new))
-            else:  # a reference
-                if row.template is not None or not row.rename or not row.replacement:
-                    why = (f"{row.code}: the replacement {row.replacement or '(none)'} takes "
-                           "different arguments; rewrite this reference by hand")
-                else:
-                    edits.append(_Edit(start, end, spelled(row.replacement)))
-        if why is None:
-            applied.append(f)
-            fixed_roots.setdefault(root, True)
-        else:
-            skipped.append((f, why))
-            fixed_roots[root] = False
-
-    # Imports go with their uses.
-    removals: dict[int, list[ast.alias]] = {}
-    stmt_of: dict[int, ast.ImportFrom] = {}
-    for f in imports:
-        start = text.index_of_byte(f.start)
-        match = None
-        for node_alias in froms.values():
-            node, a = node_alias
-            a_start = text.index_of_ast(a.lineno, a.col_offset) if hasattr(a, "lineno") else None
-            if a_start == start:
-                match = node_alias
-                break
-        if match is None:
-            skipped.append((f, "could not locate the import in the syntax tree"))
-            continue
-        node, a = match
-        local = a.asname or a.name
-        if fixed_roots.get(local) is True or local not in fixed_roots:
-            # every use was rewritten (or there is none): the name can go
-            removals.setdefault(id(node), []).append(a)
-            stmt_of[id(node)] = node
-            applied.append(f)
-        else:
-            skipped.append((f, f"kept: some uses of `{local}` could not be rewritten"))
-    for key, gone in removals.items():
-        node = stmt_of[key]
-        keep = [a for a in node.names if a not in gone]
-        s = text.index_of_ast(node.lineno, node.col_offset)
-        e = text.index_of_ast(node.end_lineno, node.end_col_offset)  # type: ignore[arg-type]
-        if keep:
-            names = ", ".join(a.name + (f" as {a.asname}" if a.asname else "") for a in keep)
-            module = "." * node.level + (node.module or "")
-            edits.append(_Edit(s, e, f"from {module} import {names}"))
-        else:
-            siblings = parents.get(id(node), [])
-            if len(siblings) == 1:
-                edits.append(_Edit(s, e, "pass"))
-            else:
-                # the whole line, with its line break
-                line_end = text.text.find("\n", e)
-                line_start = text.text.rfind("\n", 0, s) + 1
-                if text.text[line_start:s].strip() == "" and (
-                        line_end < 0 or text.text[e:line_end].strip() in ("", "\r")):
-                    edits.append(_Edit(line_start, len(text.text) if line_end < 0 else line_end + 1, ""))
-                else:
-                    edits.append(_Edit(s, e, "pass"))
-    if needs_torch_import and edits:
-        at = _import_insert_point(tree, text)
-        edits.append(_Edit(at, at, "import torch" + text.newline))
-    new = _apply(text.text, edits) if edits else text.text
-    return new, applied, skipped
+    def quote_at(self, index: int) -> Optional[str]:
+        """The quote a string literal at ``index`` may use: '"' outside
+        f-strings, else one that no enclosing f-string uses (None if none)."""
+        if not self.has_fstrings:
+            return '"'
+        if self._fstrings is None:
+            self._fstrings = _fstring_spans(self.text.text)
+        taken = {q for s, e, q in self._fstrings if s < index < e and len(q) == 1}
+        for q in ('"', "'"):
+            if q not in taken:
+                return q
+        return None
 
 
-def _rewrite_call(text: _Text, node: ast.Call, row: Row, spelled) -> tuple[Optional[str], str]:
-    seg = lambda n: text.text[text.index_of_ast(n.lineno, n.col_offset):  # noqa: E731
-                              text.index_of_ast(n.end_lineno, n.end_col_offset)]
+def _dunder_all(tree: ast.Module) -> set[str]:
+    names: set[str] = set()
+    for node in tree.body:
+        value = None
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__all__"
+                                                for t in node.targets):
+            value = node.value
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign)) and isinstance(node.target, ast.Name) \
+                and node.target.id == "__all__":
+            value = node.value
+        elif isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+            fn = node.value.func
+            if isinstance(fn, ast.Attribute) and isinstance(fn.value, ast.Name) \
+                    and fn.value.id == "__all__" and node.value.args:
+                value = node.value.args[0]
+        if value is not None:
+            for n in ast.walk(value):
+                if isinstance(n, ast.Constant) and isinstance(n.value, str):
+                    names.add(n.value)
+    return names
+
+
+def _with_quote(template: str, quote: str) -> str:
+    return template.replace('"', "'") if quote == "'" else template
+
+
+def _py_call(ctx: _PyContext, node: ast.Call, row: Row) -> tuple[Optional[str], list[_Edit]]:
+    """The edits that rewrite one call, or why it is left alone."""
+    text = ctx.text
     if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
-        return "a call with *args or **kwargs cannot be bound to the legacy signature", ""
+        return ("a call with *args or **kwargs cannot be bound to the legacy signature; "
+                "rewrite by hand"), []
+    f_start, f_end = text.span(node.func)
+    c_start, c_end = text.span(node)
     if row.template is None:
-        func = node.func
-        f_start = text.index_of_ast(func.lineno, func.col_offset)
-        f_end = text.index_of_ast(func.end_lineno, func.end_col_offset)  # type: ignore[arg-type]
-        c_start = text.index_of_ast(node.lineno, node.col_offset)
-        c_end = text.index_of_ast(node.end_lineno, node.end_col_offset)  # type: ignore[arg-type]
-        whole = text.text[c_start:c_end]
-        rel = f_start - c_start
-        return None, whole[:rel] + spelled(row.replacement) + whole[rel + (f_end - f_start):]
+        name = ctx.spelled(row.replacement)
+        if name is None:
+            return "`torch` is bound to something else in this module", []
+        return None, [_Edit(f_start, f_end, name)]
     params = _python_params(row.signature)
     if params is None:
-        return f"{row.code}: the row's signature cannot be read", ""
-    positional, kwonly, has_var, has_kw = params
+        return f"{row.code}: the row's signature cannot be read", []
+    positional, kwonly, _, has_kwargs = params
+    items: list[tuple[int, int, Optional[str], ast.expr]] = []
     bound: dict[str, str] = {}
     for i, a in enumerate(node.args):
         if i >= len(positional):
-            return f"more positional arguments than {row.legacy}{row.signature} takes", ""
-        bound[positional[i]] = seg(a)
+            return (f"more positional arguments than {row.legacy}{row.signature} takes; "
+                    "rewrite by hand"), []
+        s, e = text.span(a)
+        items.append((s, e, None, a))
+        bound[positional[i]] = ctx.edits.render(s, e)
     for k in node.keywords:
         if k.arg in bound:
-            return f"argument `{k.arg}` given twice", ""
+            return f"argument `{k.arg}` given twice", []
         if k.arg not in positional and k.arg not in kwonly:
+            if has_kwargs:
+                return (f"keyword `{k.arg}` goes to the **kwargs of {row.legacy}{row.signature}, "
+                        "which the template has no place for; rewrite by hand"), []
             return (f"keyword `{k.arg}` is not a parameter of {row.legacy}{row.signature}; "
-                    "rewrite by hand"), ""
-        bound[k.arg] = seg(k.value)
+                    "rewrite by hand"), []
+        s, _ = text.span(k)
+        vs, ve = text.span(k.value)
+        items.append((s, ve, k.arg, k.value))
+        bound[k.arg] = ctx.edits.render(vs, ve)  # type: ignore[index]
+    items.sort(key=lambda t: t[0])
     used = set(PLACEHOLDER.findall(row.template))
     if "*" not in used:
         lost = [n for n in bound if n not in used]
         if lost:
             return (f"the template has no place for argument(s) {', '.join(lost)}; "
-                    "rewrite by hand"), ""
-    c_end = text.index_of_ast(node.end_lineno, node.end_col_offset)  # type: ignore[arg-type]
-    f_end = text.index_of_ast(node.func.end_lineno, node.func.end_col_offset)  # type: ignore[arg-type]
-    call_text = text.text[f_end:c_end].strip()
-    all_args = call_text[1:-1] if call_text.startswith("(") and call_text.endswith(")") else ""
-    rendered = render_template(row.template, bound, all_args)
-    return None, spelled(rendered) if rendered.startswith("torch") else rendered
+                    "rewrite by hand"), []
+    template = row.template
+    if '"' in template:
+        quote = ctx.quote_at(c_start)
+        if quote is None:
+            return "the rewrite needs a string literal where an f-string leaves no quote free", []
+        template = _with_quote(template, quote)
+    O = [(s, e) for s, e, _, _ in items]
+    O_norm = []
+    for _, _, kw, v in items:
+        value = ctx.edits.render(*text.span(v))
+        O_norm.append(value if kw is None else f"{kw}={value}")
+    form = _call_form(template)
+    if form is None:  # a template that is not a call: the whole call is replaced
+        new = render_template(template, bound, ", ".join(O_norm))
+        if "#" in text.text[f_end:c_end] and _has_comment(text.text[f_end:c_end]):
+            return "the call has comments among its arguments; rewrite by hand", []
+        return None, [_Edit(c_start, c_end, new)]
+    head, t_items = form
+    head_spelled = ctx.spelled(head)
+    if head_spelled is None:
+        return "`torch` is bound to something else in this module", []
+    R = _render_items(t_items, bound, O_norm)
+    open_idx = _open_paren(text.text, f_end)
+    close_idx = c_end - 1
+    edits = [_Edit(f_start, f_end, head_spelled)] if text.text[f_start:f_end] != head_spelled else []
+    edits += _arg_edits(text.text, O, O_norm, R, open_idx, close_idx, text.newline)
+    return None, edits
+
+
+def _has_comment(src: str) -> bool:
+    try:
+        for t in tokenize.generate_tokens(io.StringIO(src, newline=None).readline):
+            if t.type == tokenize.COMMENT:
+                return True
+    except (tokenize.TokenError, SyntaxError):
+        return "#" in src
+    return False
+
+
+def _open_paren(text: str, pos: int) -> int:
+    """Index of the call's "(" at or after ``pos`` (past spaces, comments and
+    line continuations)."""
+    n = len(text)
+    while pos < n:
+        ch = text[pos]
+        if ch == "(":
+            return pos
+        if ch == "#":
+            while pos < n and text[pos] not in "\r\n":
+                pos += 1
+            continue
+        pos += 1
+    return pos
+
+
+def _fix_python(text: _Text, findings: list[_scan.Finding], unsafe: bool, path: str
+                ) -> tuple[str, list[_scan.Finding], list[tuple[_scan.Finding, str]]]:
+    version = f"Python {sys.version_info.major}.{sys.version_info.minor}"
+    try:
+        tree = ast.parse(text.text, filename=path)
+    except SyntaxError as e:
+        raise _FileError(f"does not parse with {version} ({_parse_error(e)}); "
+                         "nothing was changed") from None
+    except ValueError as e:  # NUL bytes
+        raise _FileError(f"does not parse ({e}); nothing was changed") from None
+    ctx = _PyContext(text, tree, path)
+    applied: list[_scan.Finding] = []
+    skipped: list[tuple[_scan.Finding, str]] = []
+    import_findings: list[_scan.Finding] = []
+    work: list[tuple[int, int, _scan.Finding, Optional[ast.Call]]] = []
+
+    for f in findings:
+        if f.kind == "import":
+            import_findings.append(f)
+            continue
+        start, end = text.index_of_byte(f.start), text.index_of_byte(f.end)
+        node = ctx.calls.get((start, end)) if f.kind == "call" else None
+        if node is not None:
+            s, e = text.span(node)
+            work.append((e - s, s, f, node))
+        else:
+            work.append((end - start, start, f, None))
+    # inner rewrites first: an outer call builds its arguments from their results
+    work.sort(key=lambda w: (w[0], w[1]))
+    fixed_text: list[str] = []
+    for _, _, f, node in work:
+        row = _row_of(f)
+        why = f"{f.symbol} is not in the compat table" if row is None else _allowed(row, unsafe)
+        edits: list[_Edit] = []
+        start, end = text.index_of_byte(f.start), text.index_of_byte(f.end)
+        if why is None:
+            assert row is not None
+            if f.kind == "call":
+                if node is None:
+                    why = "could not locate the call in the syntax tree"
+                else:
+                    why, edits = _py_call(ctx, node, row)
+            elif (start, end) in ctx.decorators and row.kind == "decorator" and \
+                    _bare_call(row) is not None:
+                quote = ctx.quote_at(start)
+                bare = _bare_call(row._replace(template=_with_quote(row.template or "", quote or '"')))
+                name = ctx.spelled(bare or "")
+                if name is None:
+                    why = "`torch` is bound to something else in this module"
+                else:
+                    edits = [_Edit(start, end, name)]
+            elif (start, end) in ctx.attr_bases:
+                why = (f"an attribute of `{f.text}` is used, which {row.replacement or 'the replacement'} "
+                       "may not have; rewrite by hand")
+            elif not _renamable(row):
+                why = (f"{row.code}: a reference that is not a call cannot carry the arguments "
+                       f"{row.replacement or 'the replacement'} needs; rewrite it by hand")
+            else:
+                name = ctx.spelled(row.replacement)
+                if name is None:
+                    why = "`torch` is bound to something else in this module"
+                else:
+                    edits = [_Edit(start, end, name)]
+        if why is None and ctx.edits.conflicts(edits):
+            why = "overlaps another rewrite; run the fixer again"
+        if why is None:
+            ctx.edits.add(edits)
+            for e in edits:
+                if ctx.root and re.match(rf"{re.escape(ctx.root)}\b", e.text):
+                    ctx.uses_torch = True
+            applied.append(f)
+            fixed_text.append(f.text.split(".")[0].strip())
+        else:
+            skipped.append((f, why))
+
+    _fix_python_imports(ctx, import_findings, fixed_text, unsafe, applied, skipped)
+    if ctx.uses_torch and ctx.needs_import:
+        at, before = _import_insert_point(tree, text)
+        ctx.edits.add([_Edit(at, at, before + "import torch" + text.newline)])
+    return ctx.edits.apply(), applied, skipped
+
+
+def _fix_python_imports(ctx: _PyContext, findings: list[_scan.Finding], fixed_roots: list[str],
+                        unsafe: bool, applied: list[_scan.Finding],
+                        skipped: list[tuple[_scan.Finding, str]]) -> None:
+    text = ctx.text
+    fixed_count: dict[str, int] = {}
+    for r in fixed_roots:
+        fixed_count[r] = fixed_count.get(r, 0) + 1
+    is_init = os.path.basename(ctx.path) == "__init__.py"
+    # statement -> aliases to remove
+    removals: dict[int, tuple[ast.stmt, list[tuple[str, Optional[str], int, int]]]] = {}
+    spans_of: dict[int, list[tuple[str, Optional[str], int, int]]] = {}
+    for f in findings:
+        start = text.index_of_byte(f.start)
+        stmt = None
+        for node in ctx.imports:
+            s, e = text.span(node)
+            if s <= start < e:
+                stmt = node
+                break
+        if stmt is None:
+            skipped.append((f, "could not locate the import in the syntax tree"))
+            continue
+        spans = spans_of.get(id(stmt))
+        if spans is None:
+            spans = spans_of[id(stmt)] = _alias_spans(text.text, *text.span(stmt))
+        alias = next((a for a in spans if a[2] == start), None)
+        if alias is None:
+            skipped.append((f, "could not locate the import in the syntax tree"))
+            continue
+        name, asname, _, _ = alias
+        row = _row_of(f)
+        if isinstance(stmt, ast.Import) and asname is None:
+            why = _allowed(row, unsafe) if row else None
+            skipped.append((f, why or f"kept: `import {name}` also binds `torch`"))
+            continue
+        local = asname or name
+        uses = ctx.name_uses.get(local, 0) + (1 if local in ctx.exported else 0)
+        fixed = fixed_count.get(local, 0)
+        why = None
+        if uses == 0:
+            if local in ctx.exported or is_init:
+                why = f"kept: `{local}` is re-exported ({'__all__' if local in ctx.exported else '__init__.py'}); rewrite by hand"
+            elif row is None:
+                why = f"{f.symbol} is not in the compat table"
+            else:
+                why = _allowed(row, unsafe)
+        elif fixed < uses:
+            left = uses - fixed
+            why = (f"kept: {left} use(s) of `{local}` were not rewritten"
+                   + (" (listed in __all__)" if local in ctx.exported else ""))
+        if why is not None:
+            skipped.append((f, why))
+            continue
+        removals.setdefault(id(stmt), (stmt, []))[1].append(alias)
+        applied.append(f)
+
+    # how many statements of each block go, so that a block is never left empty
+    gone_in: dict[int, int] = {}
+    for key, (stmt, gone) in removals.items():
+        if len(gone) == len(spans_of[key]):
+            parent = ctx.parents.get(id(stmt))
+            if parent is not None:
+                gone_in[id(parent)] = gone_in.get(id(parent), 0) + 1
+    passed: set[int] = set()
+    for key, (stmt, gone) in removals.items():
+        spans = spans_of[key]
+        s, e = text.span(stmt)
+        if len(gone) < len(spans):
+            O = [(a[2], a[3]) for a in spans]
+            names = [a[0] + (f" as {a[1]}" if a[1] else "") for a in spans]
+            keep = [n for a, n in zip(spans, names) if a not in gone]
+            open_idx = text.text.find("(", s, e)
+            close_idx = text.text.rfind(")", s, e)
+            if open_idx < 0:
+                open_idx, close_idx = O[0][0] - 1, e
+            ctx.edits.add(_arg_edits(text.text, O, names, keep, open_idx, close_idx, text.newline))
+            continue
+        parent = ctx.parents.get(id(stmt))
+        if parent is not None and gone_in.get(id(parent)) == len(parent) and id(parent) not in passed:
+            passed.add(id(parent))
+            ctx.edits.add([_Edit(s, e, "pass")])
+            continue
+        _remove_statement(text, ctx.edits, s, e)
+
+
+def _remove_statement(text: _Text, edits: _Edits, s: int, e: int) -> None:
+    first, last = text.line_of(s), text.line_of(max(s, e - 1))
+    line_start = text.line_starts()[first]
+    before = text.text[line_start:s]
+    rest_end = text.line_end(last, with_break=False)
+    after = text.text[e:rest_end]
+    tail = after.strip().lstrip(";").strip()
+    if before.strip() == "" and (tail == "" or tail.startswith("#")):
+        edits.add([_Edit(line_start, text.line_end(last, with_break=True), "")])
+        return
+    m = re.match(r"[ \t]*;[ \t]*", after)
+    if m and tail and not tail.startswith("#"):
+        edits.add([_Edit(s, e + m.end(), "")])
+        return
+    m = re.search(r";[ \t]*$", before)
+    if m:
+        edits.add([_Edit(line_start + m.start(), e, "")])
+        return
+    edits.add([_Edit(s, e, "pass")])
 
 
 # --- C++ -------------------------------------------------------------------------------
 
 
-def _split_cpp_args(inner: str) -> list[str]:
-    items, depth, cur, quote, i = [], 0, "", "", 0
-    while i < len(inner):
-        ch = inner[i]
-        if quote:
-            cur += ch
-            if ch == "\\" and i + 1 < len(inner):
-                cur += inner[i + 1]
-                i += 2
+def _cpp_items(text: str, open_idx: int, close_idx: int) -> tuple[list[tuple[int, int]], bool]:
+    """Spans of the top-level comma-separated items between the parentheses
+    (without the comments around them), and whether there is a comment
+    among them."""
+    items: list[tuple[int, int]] = []
+    comments: list[tuple[int, int]] = []
+    depth, i, item_start = 0, open_idx + 1, open_idx + 1
+
+    def push(s: int, e: int) -> None:
+        seg = list(text[s:e])
+        for cs, ce in comments:
+            for k in range(max(cs, s), min(ce, e)):
+                seg[k - s] = " "
+        code = "".join(seg)
+        ls = len(code) - len(code.lstrip())
+        rs = len(code.rstrip())
+        if rs > ls:
+            items.append((s + ls, s + rs))
+
+    while i < close_idx:
+        ch = text[i]
+        if ch in "\"'":
+            m = re.match(r'R"([^()\\ ]{0,16})\(', text[i - 1:i + 20]) if ch == '"' and i > 0 and \
+                text[i - 1] == "R" else None
+            if m:
+                end = text.find(")" + m.group(1) + '"', i)
+                i = close_idx if end < 0 else end + len(m.group(1)) + 2
                 continue
-            if ch == quote:
-                quote = ""
-        elif ch in "\"'":
-            quote = ch
-            cur += ch
-        elif ch in "([{":
+            j = i + 1
+            while j < close_idx and text[j] != ch:
+                j += 2 if text[j] == "\\" else 1
+            i = j + 1
+            continue
+        if text.startswith("//", i):
+            j = i
+            while j < close_idx and text[j] not in "\r\n":
+                j += 1
+            comments.append((i, j))
+            i = j
+            continue
+        if text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            j = close_idx if end < 0 else end + 2
+            comments.append((i, j))
+            i = j
+            continue
+        if ch in "([{":
             depth += 1
-            cur += ch
         elif ch in ")]}":
             depth -= 1
-            cur += ch
         elif ch == "," and depth == 0:
-            items.append(cur.strip())
-            cur = ""
-        else:
-            cur += ch
+            push(item_start, i)
+            item_start = i + 1
         i += 1
-    if cur.strip():
-        items.append(cur.strip())
-    return items
+    push(item_start, close_idx)
+    return items, bool(comments)
 
 
-def _cpp_param_names(signature: Optional[str]) -> list[str]:
+def _cpp_param_names(signature: Optional[str]) -> Optional[list[str]]:
+    """Parameter names of a C++ signature; None when it lists overloads."""
     if not signature:
         return []
+    sig = signature.strip()
+    if re.search(r"\)\s*/\s*\(", sig):
+        return None
+    inner = sig[1:-1] if sig.startswith("(") and sig.endswith(")") else sig
     names = []
-    for p in _split_cpp_args(signature.strip()[1:-1] if signature.strip().startswith("(") else signature):
-        p = p.split("=")[0].strip()
+    for s, e in _cpp_items("(" + inner + ")", 0, len(inner) + 1)[0]:
+        p = ("(" + inner + ")")[s:e].split("=")[0].strip()
         m = re.search(r"([A-Za-z_][A-Za-z0-9_]*)\s*$", p)
         if m:
             names.append(m.group(1))
     return names
 
 
-def _fix_cpp(text: _Text, findings: list[_scan.Finding], unsafe: bool
+def _cpp_code_mask(text: str) -> str:
+    """The text with comments and string and character literals blanked
+    (line breaks kept), so that a search finds code only."""
+    out = list(text)
+    i, n = 0, len(text)
+
+    def blank(s: int, e: int) -> None:
+        for k in range(s, min(e, n)):
+            if out[k] not in "\r\n":
+                out[k] = " "
+
+    while i < n:
+        ch = text[i]
+        if text.startswith("//", i):
+            j = i
+            while j < n and text[j] not in "\r\n":
+                j += 2 if text[j] == "\\" and j + 1 < n else 1
+            blank(i, j)
+            i = j
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            blank(i, j)
+            i = j
+        elif ch == '"' and i > 0 and text[i - 1] == "R" and re.match(r'"[^()\\ ]{0,16}\(', text[i:i + 20]):
+            delim = re.match(r'"([^()\\ ]{0,16})\(', text[i:]).group(1)  # type: ignore[union-attr]
+            j = text.find(")" + delim + '"', i)
+            j = n if j < 0 else j + len(delim) + 2
+            blank(i, j)
+            i = j
+        elif ch in "\"'" and not (ch == "'" and i > 0 and text[i - 1].isalnum()):
+            j = i + 1
+            while j < n and text[j] != ch and text[j] not in "\r\n":
+                j += 2 if text[j] == "\\" else 1
+            blank(i, j + 1)
+            i = j + 1
+        else:
+            i += 1
+    return "".join(out)
+
+
+def _fix_cpp(text: _Text, findings: list[_scan.Finding], unsafe: bool, path: str
              ) -> tuple[str, list[_scan.Finding], list[tuple[_scan.Finding, str]]]:
-    edits: list[_Edit] = []
+    edits = _Edits(text.text)
     applied: list[_scan.Finding] = []
     skipped: list[tuple[_scan.Finding, str]] = []
+    usings: list[_scan.Finding] = []
+    work = []
     for f in findings:
-        row = ROWS_BY_LEGACY.get(f.symbol)
+        start, end = text.index_of_byte(f.start), text.index_of_byte(f.end)
+        call_end = text.index_of_byte(f.call_end) if f.call_end is not None else None
+        work.append(((call_end or end) - start, start, end, call_end, f))
+    work.sort(key=lambda w: (w[0], w[1]))
+    for _, start, end, call_end, f in work:
+        row = _row_of(f)
         why = f"{f.symbol} is not in the compat table" if row is None else _allowed(row, unsafe)
         if why is None and f.kind == "import":
-            why = "using-declarations are left for the build to report once their uses are gone"
+            usings.append(f)
+            continue
+        new: list[_Edit] = []
         if why is None:
-            start, end = text.index_of_byte(f.start), text.index_of_byte(f.end)
-            if f.kind == "call" and f.call_end is not None and row.template is not None:
-                call_end = text.index_of_byte(f.call_end)
-                paren = text.text.find("(", end, call_end)
-                inner = text.text[paren + 1:call_end - 1] if paren >= 0 else ""
-                args = _split_cpp_args(inner)
-                names = _cpp_param_names(row.signature)
-                if len(args) > len(names):
-                    why = f"more arguments than {row.legacy}{row.signature or '()'} takes"
-                else:
-                    bound = dict(zip(names, args))
-                    edits.append(_Edit(start, call_end, render_template(row.template, bound, inner)))
-            elif row.template is not None:
-                why = (f"{row.code}: the replacement takes different arguments; rewrite this "
-                       "reference by hand")
+            assert row is not None
+            if f.kind == "call" and call_end is not None and row.template is not None:
+                why, new = _cpp_call(text.text, edits, start, end, call_end, row, text.newline)
+            elif f.kind != "call" and not _renamable(row):
+                why = (f"{row.code}: a reference that is not a call cannot carry the arguments "
+                       f"{row.replacement or 'the replacement'} needs; rewrite it by hand")
             elif not row.replacement:
                 why = f"{row.code} has no replacement"
             else:
-                edits.append(_Edit(start, end, row.replacement))
+                new = [_Edit(start, end, row.replacement)]
+        if why is None and edits.conflicts(new):
+            why = "overlaps another rewrite; run the fixer again"
         if why is None:
+            edits.add(new)
             applied.append(f)
         else:
             skipped.append((f, why))
-    return (_apply(text.text, edits) if edits else text.text), applied, skipped
+    if usings:
+        _fix_cpp_usings(text, edits, usings, applied, skipped, path)
+    return edits.apply(), applied, skipped
+
+
+def _cpp_call(text: str, edits: _Edits, start: int, end: int, call_end: int, row: Row,
+              newline: str) -> tuple[Optional[str], list[_Edit]]:
+    assert row.template is not None
+    open_idx = text.find("(", end, call_end)
+    close_idx = call_end - 1
+    if open_idx < 0:
+        return "could not locate the call's arguments", []
+    items, has_comment = _cpp_items(text, open_idx, close_idx)
+    names = _cpp_param_names(row.signature)
+    if names is None:
+        if items:
+            return f"{row.code}: the legacy call has overloads; rewrite by hand", []
+        names = []
+    if len(items) > len(names):
+        return f"more arguments than {row.legacy}{row.signature or '()'} takes; rewrite by hand", []
+    O_norm = [edits.render(s, e) for s, e in items]
+    bound = dict(zip(names, O_norm))
+    used = set(PLACEHOLDER.findall(row.template))
+    if "*" not in used:
+        lost = [n for n in bound if n not in used]
+        if lost:
+            return (f"the template has no place for argument(s) {', '.join(lost)}; "
+                    "rewrite by hand"), []
+    form = _call_form(row.template)
+    if form is None:
+        if has_comment:
+            return "the call has comments among its arguments; rewrite by hand", []
+        return None, [_Edit(start, call_end, render_template(row.template, bound, ", ".join(O_norm)))]
+    head, t_items = form
+    R = _render_items(t_items, bound, O_norm)
+    if R != O_norm and has_comment:
+        return "the call has comments among its arguments; rewrite by hand", []
+    out = [_Edit(start, end, head)] if text[start:end] != head else []
+    return None, out + _arg_edits(text, items, O_norm, R, open_idx, close_idx, newline)
+
+
+def _fix_cpp_usings(text: _Text, edits: _Edits, usings: list[_scan.Finding],
+                    applied: list[_scan.Finding], skipped: list[tuple[_scan.Finding, str]],
+                    path: str) -> None:
+    mask = _cpp_code_mask(text.text)
+    applied_at = [(text.index_of_byte(f.start), f.text.strip()) for f in applied if f.kind != "import"]
+    for f in usings:
+        start, end = text.index_of_byte(f.start), text.index_of_byte(f.end)
+        line_start = text.line_starts()[text.line_of(start)]
+        m1 = re.search(r"\busing\s+(?:::\s*)?$", text.text[line_start:start])
+        m2 = re.match(r"\s*;", text.text[end:])
+        if not m1 or not m2:
+            skipped.append((f, "could not locate the using-declaration"))
+            continue
+        if path.lower().endswith(_HEADERS):
+            skipped.append((f, "kept: a using-declaration in a header may serve the files that "
+                               "include it; remove it by hand once they are migrated"))
+            continue
+        s, e = line_start + m1.start(), end + m2.end()
+        name = re.split(r"\s*::\s*", f.text.strip())[-1]
+        uses = 0
+        for m in re.finditer(rf"\b{re.escape(name)}\b", mask[e:]):
+            before = mask[e:e + m.start()].rstrip()
+            if before.endswith(("::", ".", "->")):
+                continue
+            uses += 1
+        fixed = sum(1 for at, t in applied_at if at >= e and t == name)
+        if fixed < uses:
+            skipped.append((f, f"kept: {uses - fixed} use(s) of `{name}` after it were not rewritten"))
+            continue
+        if edits.conflicts([_Edit(s, e, "")]):
+            skipped.append((f, "overlaps another rewrite; run the fixer again"))
+            continue
+        _remove_cpp_statement(text, edits, s, e)
+        applied.append(f)
+
+
+def _remove_cpp_statement(text: _Text, edits: _Edits, s: int, e: int) -> None:
+    first, last = text.line_of(s), text.line_of(max(s, e - 1))
+    line_start = text.line_starts()[first]
+    after = text.text[e:text.line_end(last, with_break=False)]
+    if text.text[line_start:s].strip() == "" and (after.strip() == "" or after.strip().startswith("//")):
+        edits.add([_Edit(line_start, text.line_end(last, with_break=True), "")])
+    else:
+        m = re.match(r"[ \t]*", after)
+        edits.add([_Edit(s, e + (m.end() if m else 0), "")])
 
 
 # --- driver ----------------------------------------------------------------------------
 
 
-class _FileError(Exception):
-    pass
+def _parses(source: str, path: str) -> Optional[SyntaxError]:
+    try:
+        compile(source, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as e:
+        return e
+    except ValueError as e:
+        return SyntaxError(str(e))
+    return None
+
+
+def _check_findings(text: _Text, findings: Sequence[_scan.Finding]) -> None:
+    for f in findings:
+        raw = text.data[f.start:f.end]
+        if raw.decode("utf-8", errors="replace") == f.text:
+            continue
+        if text.text[text.index_of_byte(f.start):text.index_of_byte(f.end)] == f.text:
+            continue
+        raise _FileError(f"changed since it was scanned (line {f.line} is not `{f.text}`); "
+                         "nothing was changed")
 
 
 def fix_source(data: bytes, path: str, findings: Sequence[_scan.Finding], *, unsafe: bool = False
                ) -> tuple[bytes, list[_scan.Finding], list[tuple[_scan.Finding, str]]]:
     """Returns the fixed bytes of one file, with the findings applied and the
-    ones skipped (and why). Raises ValueError when the file cannot be fixed
-    soundly (the fixed Python would not parse, the file does not parse)."""
-    language = _scan.language_of(path) or (findings[0].language if findings else "python")
-    text = _Text(data, language)
+    ones skipped (and why). ``findings`` are the scanner's for exactly these
+    bytes. Raises ValueError when the file cannot be fixed soundly (it does
+    not parse, is not valid in its encoding, the fixed Python would not
+    parse, the findings are not this file's)."""
+    if not findings:
+        return data, [], []
+    language = _scan.language_of(path) or findings[0].language
     try:
+        text = _Text(data, language, strict=language == "python")
+        _check_findings(text, findings)
         if language == "python":
             new, applied, skipped = _fix_python(text, list(findings), unsafe, path)
         else:
-            new, applied, skipped = _fix_cpp(text, list(findings), unsafe)
+            new, applied, skipped = _fix_cpp(text, list(findings), unsafe, path)
+        applied.sort(key=lambda f: f.start)
+        skipped.sort(key=lambda s: s[0].start)
+        if new == text.text:
+            return data, applied, skipped
+        if language == "python":
+            before = _parses(text.text, path)
+            err = _parses(new, path)
+            if err is not None:
+                raise _FileError(f"the fixed file would not parse ({_parse_error(err)}); "
+                                 "it was left as it was")
+            if before is None:
+                try:
+                    compile(new, path, "exec", dont_inherit=True)
+                except SyntaxError as e:
+                    try:
+                        compile(text.text, path, "exec", dont_inherit=True)
+                    except SyntaxError:
+                        pass
+                    else:
+                        raise _FileError(f"the fixed file would not compile ({_parse_error(e)}); "
+                                         "it was left as it was") from None
+        return text.encode(new), applied, skipped
     except _FileError as e:
         raise ValueError(str(e)) from None
-    if new == text.text:
-        return data, applied, skipped
-    if language == "python":
-        try:
-            compile(new, path, "exec", dont_inherit=True)
-        except SyntaxError as e:
-            raise ValueError(f"the fixed file would not parse (line {e.lineno}: {e.msg}); "
-                             "it was left as it was") from None
-    return text.encode(new), applied, skipped
 
 
-def _write_atomic(path: str, data: bytes) -> None:
-    st = os.stat(path)
+def _split_lines(text: str) -> list[str]:
+    out, pos = [], 0
+    for m in _LINE_BREAK.finditer(text):
+        out.append(text[pos:m.end()])
+        pos = m.end()
+    if pos < len(text):
+        out.append(text[pos:])
+    return out
+
+
+def unified_diff(path: str, old: str, new: str) -> str:
+    """A unified diff of two texts of ``path`` (``a/path``, ``b/path``), with
+    git's marker for a last line without a line break."""
+    name_a, name_b = (path, path) if os.path.isabs(path) else (f"a/{path}", f"b/{path}")
+    out = []
+    for i, line in enumerate(difflib.unified_diff(_split_lines(old), _split_lines(new),
+                                                  fromfile=name_a, tofile=name_b)):
+        if i >= 2 and not line.startswith("@@") and not line.endswith(("\n", "\r")):
+            line += "\n\\ No newline at end of file\n"
+        out.append(line)
+    return "".join(out)
+
+
+def _link_on_path(path: str, roots: Sequence[str]) -> Optional[str]:
+    """The first symbolic link on ``path`` below the tree it was found in
+    (the current directory, or the PATH argument that holds it), if any."""
+    p = os.path.abspath(path)
+    cwd = os.getcwd()
+    if p.startswith(cwd.rstrip(os.sep) + os.sep):
+        stop = cwd
+    else:
+        stop = os.path.dirname(p)
+        for r in sorted((os.path.abspath(r) for r in roots), key=len, reverse=True):
+            if p == r or p.startswith(r.rstrip(os.sep) + os.sep):
+                stop = os.path.dirname(r)
+                break
+    cur = p
+    while cur != stop and len(cur) > len(stop):
+        if os.path.islink(cur):
+            return cur
+        parent = os.path.dirname(cur)
+        if parent == cur:
+            break
+        cur = parent
+    return None
+
+
+def _write_atomic(path: str, data: bytes, st: os.stat_result) -> None:
     folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".anydev-fix-", dir=folder)
+    fd, tmp = tempfile.mkstemp(prefix=".anydev-fix-", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, stat.S_IMODE(st.st_mode))
+        if hasattr(os, "chown"):
+            t = os.stat(tmp)
+            if (t.st_uid, t.st_gid) != (st.st_uid, st.st_gid):
+                try:
+                    os.chown(tmp, st.st_uid, st.st_gid)
+                except OSError:
+                    pass
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -570,7 +1433,10 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
               scanned: Optional[_scan.ScanResult] = None) -> FixResult:
     """Scans ``paths`` (or takes the findings of ``scanned``) and applies the
     fixes; with ``diff=True`` writes nothing and returns a unified diff
-    instead."""
+    instead. Rule selection, excludes and .gitignore apply as for
+    :func:`anydev.scan.scan_paths`."""
+    if isinstance(paths, str):
+        paths = [paths]
     if scanned is None:
         scanned = _scan.scan_paths(paths, select=select, ignore=ignore, exclude=exclude,
                                    jobs=jobs, respect_gitignore=respect_gitignore)
@@ -578,34 +1444,58 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
     by_file: dict[str, list[_scan.Finding]] = {}
     for f in scanned.findings:
         by_file.setdefault(f.path, []).append(f)
+    seen: dict[tuple[int, int], str] = {}
     for path, findings in by_file.items():
         fr = FileResult(path)
         result.files.append(fr)
-        if os.path.islink(path):
-            fr.error = "is a symbolic link; not written through"
-            fr.skipped = [(f, fr.error) for f in findings]
+
+        def refuse(why: str, io_error: bool = False) -> None:
+            fr.error, fr.io_error = why, io_error
+            fr.applied, fr.skipped = [], [(f, why) for f in findings]
+
+        link = _link_on_path(path, paths)
+        if link is not None:
+            what = "is a symbolic link" if os.path.abspath(link) == os.path.abspath(path) else \
+                f"is reached through the symbolic link {os.path.relpath(link)}"
+            refuse(f"{what}; not written through")
             continue
         try:
             with open(path, "rb") as fh:
+                st = os.fstat(fh.fileno())
                 data = fh.read()
+        except OSError as e:
+            refuse(f"cannot read: {e.strerror or e}", io_error=True)
+            continue
+        key = (st.st_dev, st.st_ino)
+        if key in seen:
+            refuse(f"is the same file as {seen[key]}; fixed there")
+            continue
+        seen[key] = path
+        try:
             new, fr.applied, fr.skipped = fix_source(data, path, findings, unsafe=unsafe)
-        except (OSError, ValueError) as e:
-            fr.error = str(e)
-            fr.skipped = [(f, fr.error) for f in findings]
+        except ValueError as e:
+            refuse(str(e))
             continue
         if new == data:
             continue
+        if not diff and st.st_nlink > 1:
+            refuse(f"has {st.st_nlink - 1} other hard link(s), which an atomic rewrite would "
+                   "split; not written")
+            continue
         fr.changed = True
         if diff:
-            text_old = _Text(data, findings[0].language).text
-            text_new = _Text(new, findings[0].language).text
-            fr.diff = "".join(difflib.unified_diff(
-                text_old.splitlines(keepends=True), text_new.splitlines(keepends=True),
-                fromfile=f"a/{path}", tofile=f"b/{path}"))
-        else:
-            try:
-                _write_atomic(path, new)
-            except OSError as e:
-                fr.error = f"could not write: {e.strerror or e}"
+            lang = _scan.language_of(path) or findings[0].language
+            fr.diff = unified_diff(path, _Text(data, lang).text, _Text(new, lang).text)
+            continue
+        try:
+            now = os.stat(path, follow_symlinks=False)
+            if (now.st_ino, now.st_size, now.st_mtime_ns) != (st.st_ino, st.st_size, st.st_mtime_ns):
                 fr.changed = False
+                refuse("changed while it was being fixed; not written")
+                continue
+            _write_atomic(path, new, st)
+        except OSError as e:
+            fr.changed = False
+            fr.error = f"could not write: {e.strerror or e}; it was left as it was"
+            fr.io_error = True
     return result
