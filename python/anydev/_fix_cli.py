@@ -2,8 +2,13 @@
 
 Exit codes: 0 nothing left to migrate by hand (every finding was fixed, or
 there was none); 1 findings remain (rows without a mechanical fix, unsafe
-fixes not asked for, calls the fixer could not bind), or with ``--diff``, the
-diff is not empty; 2 a usage, configuration or I/O error.
+fixes not asked for, calls the fixer could not bind, files it left alone
+because they do not parse or are symbolic links), or with ``--diff``, the
+diff is not empty; 2 a usage or configuration error, a path that does not
+exist, or a file that could not be read or written.
+
+Messages go to stderr: one line per file fixed and per finding left (with
+why), then a summary. ``--diff`` prints the unified diff on stdout.
 """
 
 from __future__ import annotations
@@ -15,7 +20,7 @@ import textwrap
 
 from . import fix as _fix
 from . import scan as _scan
-from ._scan_cli import Config, UsageError, _print_errors, load_config
+from ._scan_cli import Config, UsageError, _is_io_error, _print_errors, load_config
 
 
 def add_fix_parser(sub) -> None:
@@ -26,20 +31,27 @@ def add_fix_parser(sub) -> None:
             Applies the safe fixes of the findings `anydev scan` reports (and the unsafe
             ones with --unsafe-fixes) in place, atomically, keeping each file's encoding,
             BOM, line endings and mode. A Python file that would no longer parse is left
-            as it was. --diff prints a unified diff and writes nothing. Rule selection
-            and excludes come from [tool.anydev] as for `anydev scan`."""))
+            as it was, and so is a file reached through a symbolic link. --diff prints a
+            unified diff and writes nothing. Rule selection and excludes come from
+            [tool.anydev] as for `anydev scan`.
+
+            Exit status: 0 nothing left to migrate, 1 findings left (or, with --diff, a
+            non-empty diff), 2 usage, configuration or I/O error."""))
     p.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: .)")
     p.add_argument("--unsafe-fixes", action="store_true",
                    help="also apply fixes that change behaviour (see `anydev rule CODE`)")
     p.add_argument("--diff", action="store_true", help="print a unified diff; write nothing")
-    p.add_argument("--select", type=lambda s: [x.strip() for x in s.split(",") if x.strip()],
-                   help="only these rule codes or prefixes (comma-separated)")
-    p.add_argument("--ignore", type=lambda s: [x.strip() for x in s.split(",") if x.strip()],
-                   action="extend", help="skip these rule codes or prefixes")
-    p.add_argument("--exclude", action="append", default=[], metavar="GLOB")
-    p.add_argument("--no-gitignore", action="store_true")
+    p.add_argument("--select", action="append", metavar="CODES",
+                   help="only these rule codes or prefixes, comma-separated (AD1,AD601)")
+    p.add_argument("--ignore", action="append", metavar="CODES",
+                   help="not these rule codes or prefixes, comma-separated")
+    p.add_argument("--exclude", action="append", default=[], metavar="GLOB",
+                   help="skip paths matching this gitignore-style glob (repeatable)")
+    p.add_argument("--no-gitignore", action="store_true",
+                   help="do not honour .gitignore files and .git/info/exclude")
     p.add_argument("--no-config", action="store_true", help="ignore pyproject.toml")
-    p.add_argument("--jobs", type=int, default=None, metavar="N")
+    p.add_argument("--jobs", "-j", type=int, default=None, metavar="N",
+                   help="scanner threads (default: all cores)")
     p.set_defaults(func=cmd_fix)
 
 
@@ -49,10 +61,15 @@ def cmd_fix(args: argparse.Namespace) -> int:
     except UsageError as e:
         print(f"anydev fix: {e}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # `anydev fix --diff | head`
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 1
 
 
 def _fix_main(args: argparse.Namespace) -> int:
     cfg = Config() if args.no_config else load_config(os.getcwd())
+    if args.jobs is not None and args.jobs < 0:
+        raise UsageError("--jobs must be >= 0")
     select = args.select if args.select is not None else cfg.select
     ignore = list(cfg.ignore) + list(args.ignore or [])
     try:
@@ -72,31 +89,29 @@ def _fix_main(args: argparse.Namespace) -> int:
     if args.diff:
         sys.stdout.write(result.diff)
         sys.stdout.flush()
-    failed = 0
+    io_failed = False
     for fr in result.files:
         if fr.error is not None:
-            failed += 1
-            print(f"anydev fix: {fr.path}: {fr.error}", file=sys.stderr)
+            io_failed = io_failed or fr.io_error
+            print(f"{fr.path}: {'error' if fr.io_error else 'not fixed'}: {fr.error}",
+                  file=sys.stderr)
         elif fr.changed and not args.diff:
-            print(f"fixed {len(fr.applied)} in {fr.path}", file=sys.stderr)
+            print(f"{fr.path}: fixed {len(fr.applied)}", file=sys.stderr)
     remaining = result.remaining
+    file_errors = {fr.path for fr in result.files if fr.error is not None}
     for f, why in remaining:
+        if f.path in file_errors:
+            continue  # said once for the file above
         print(f"{f.path}:{f.line}:{f.column}: {f.rule} {f.symbol}: not fixed: {why}",
               file=sys.stderr)
     verb = "would fix" if args.diff else "fixed"
-    print(f"anydev fix: {verb} {result.applied} finding(s) in "
-          f"{sum(1 for fr in result.files if fr.changed)} file(s); {len(remaining)} left "
-          "to migrate by hand" + ("" if args.unsafe_fixes else
-                                  " (--unsafe-fixes applies the unsafe ones)"),
-          file=sys.stderr)
-    if any(_scan_io_error(e) for e in result.errors):
+    changed = sum(1 for fr in result.files if fr.changed)
+    hint = "" if args.unsafe_fixes or not any(f.fix == "unsafe" for f, _ in remaining) else \
+        " (--unsafe-fixes applies the unsafe ones)"
+    print(f"anydev fix: {verb} {result.applied} finding(s) in {changed} file(s); "
+          f"{len(remaining)} left to migrate by hand{hint}", file=sys.stderr)
+    if io_failed or any(_is_io_error(e) for e in result.errors):
         return 2
     if args.diff:
         return 1 if result.diff else 0
-    return 1 if remaining or failed else 0
-
-
-def _scan_io_error(e: _scan.ScanError) -> bool:
-    from ._scan_cli import _is_io_error
-
-    return _is_io_error(e)
+    return 1 if remaining else 0
