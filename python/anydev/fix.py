@@ -66,6 +66,7 @@ import ast
 import bisect
 import codecs
 import difflib
+import functools
 import io
 import os
 import re
@@ -205,6 +206,14 @@ class _Text:
         end = starts[lineno] if lineno < len(starts) else len(self.text)
         prefix = self.text[start:end].encode("utf-8", errors="surrogateescape")[:col_offset]
         return start + len(prefix.decode("utf-8", errors="surrogateescape"))
+
+    def ast_pos(self, index: int) -> tuple[int, int]:
+        """The ast position (1-based line, UTF-8 column) of a text index."""
+        line = self.line_of(index)
+        start = self.line_starts()[line]
+        col = index - start if self.ascii else \
+            len(self.text[start:index].encode("utf-8", errors="surrogateescape"))
+        return line + 1, col
 
     def span(self, node) -> tuple[int, int]:
         return (self.index_of_ast(node.lineno, node.col_offset),
@@ -463,6 +472,7 @@ def _renamable(row: Row) -> bool:
     return _bare_call(row) == f"{row.replacement}()"
 
 
+@functools.lru_cache(maxsize=None)
 def _python_params(signature: Optional[str]) -> Optional[tuple[list[str], list[str], bool, bool]]:
     """(positional parameter names, keyword-only names, has *args, has **kwargs)."""
     if not signature:
@@ -665,59 +675,154 @@ def _fstring_spans(text: str) -> list[tuple[int, int, str]]:
     return out
 
 
+_BODIES = ("body", "orelse", "finalbody")
+
+
+def _start_of(node: ast.AST) -> tuple[int, int]:
+    start = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
+    for d in getattr(node, "decorator_list", ()):  # a def starts at its first decorator
+        start = min(start, (d.lineno, d.col_offset))
+    return start
+
+
+def _chain(tree: ast.AST, start: tuple[int, int], end: tuple[int, int]) -> list[ast.AST]:
+    """The nodes from ``tree`` down to the node whose position is exactly
+    [start, end] (ast coordinates: line, UTF-8 column), or to the deepest one
+    that contains it: a descent into the nodes that contain it (with
+    backtracking, as parts of an f-string share its position before Python
+    3.12), not a walk of the whole tree."""
+    best: list[ast.AST] = [tree]
+    stack: list[list[ast.AST]] = [[tree]]
+    while stack:
+        chain = stack.pop()
+        node = chain[-1]
+        if node is not tree and (node.lineno, node.col_offset, node.end_lineno,  # type: ignore[attr-defined]
+                                 node.end_col_offset) == (*start, *end):  # type: ignore[attr-defined]
+            return chain
+        if len(chain) > len(best):
+            best = chain
+        todo = list(ast.iter_child_nodes(node))
+        inside = []
+        while todo:
+            child = todo.pop()
+            if getattr(child, "end_lineno", None) is None:  # arguments, withitem, comprehension
+                todo.extend(ast.iter_child_nodes(child))
+                continue
+            if _start_of(child) <= start and \
+                    (child.end_lineno, child.end_col_offset) >= end:  # type: ignore[attr-defined]
+                inside.append(chain + [child])
+        stack.extend(inside)
+    return best
+
+
+def _block_of(stmt: ast.AST, holder: ast.AST) -> Optional[list]:
+    """The statement list of ``holder`` that holds ``stmt`` (None for the
+    module's, which may be left empty)."""
+    if isinstance(holder, ast.Module):
+        return None
+    for name in _BODIES:
+        body = getattr(holder, name, None)
+        if isinstance(body, list) and any(x is stmt for x in body):
+            return body
+    return None
+
+
+class _Located:
+    """A finding's node in the syntax tree, and what is around it."""
+
+    def __init__(self, chain: list[ast.AST], exact: bool):
+        self.chain = chain
+        self.node = chain[-1] if exact else None
+        self.parent = chain[-2] if exact and len(chain) > 1 else None
+
+    @property
+    def call(self) -> Optional[ast.Call]:
+        p = self.parent
+        return p if isinstance(p, ast.Call) and p.func is self.node else None
+
+    @property
+    def is_attribute_base(self) -> bool:
+        p = self.parent
+        return isinstance(p, ast.Attribute) and p.value is self.node
+
+    @property
+    def is_decorator(self) -> bool:
+        p = self.parent
+        return isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and \
+            any(d is self.node for d in p.decorator_list)
+
+    @property
+    def in_fstring(self) -> bool:
+        return any(isinstance(n, ast.JoinedStr) for n in self.chain)
+
+
 class _PyContext:
     def __init__(self, text: _Text, tree: ast.Module, path: str):
         self.text = text
         self.tree = tree
         self.path = path
         self.edits = _Edits(text.text)
-        self.calls: dict[tuple[int, int], ast.Call] = {}
-        self.decorators: set[tuple[int, int]] = set()
-        self.attr_bases: set[tuple[int, int]] = set()
-        self.parents: dict[int, list[ast.stmt]] = {}
-        self.imports: list[ast.stmt] = []
-        self.name_uses: dict[str, int] = {}
-        self.has_fstrings = False
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Call):
-                self.calls[text.span(node.func)] = node
-            elif isinstance(node, ast.Attribute):
-                self.attr_bases.add(text.span(node.value))
-            elif isinstance(node, ast.Name):
-                self.name_uses[node.id] = self.name_uses.get(node.id, 0) + 1
-            elif isinstance(node, (ast.Global, ast.Nonlocal)):
-                for n in node.names:
-                    self.name_uses[n] = self.name_uses.get(n, 0) + 1
-            elif isinstance(node, (ast.Import, ast.ImportFrom)):
-                self.imports.append(node)
-            elif isinstance(node, ast.JoinedStr):
-                self.has_fstrings = True
-            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                for d in node.decorator_list:
-                    if isinstance(d, (ast.Name, ast.Attribute)):
-                        self.decorators.add(text.span(d))
-            for body_name in ("body", "orelse", "finalbody"):
-                body = getattr(node, body_name, None)
-                if isinstance(body, list) and not isinstance(node, ast.Module):
-                    for stmt in body:
-                        self.parents[id(stmt)] = body
         self.exported = _dunder_all(tree)
         self.root, self.needs_import = _torch_root(tree)
         self.uses_torch = False
         self._fstrings: Optional[list[tuple[int, int, str]]] = None
+        self._name_uses: Optional[dict[str, int]] = None
 
-    def spelled(self, name: str) -> Optional[str]:
-        """A replacement's name as this module spells it (torch -> its alias)."""
+    def locate(self, start: int, end: int) -> _Located:
+        s, e = self.text.ast_pos(start), self.text.ast_pos(end)
+        chain = _chain(self.tree, s, e)
+        last = chain[-1]
+        exact = getattr(last, "lineno", None) is not None and \
+            (last.lineno, last.col_offset, last.end_lineno, last.end_col_offset) == (*s, *e)  # type: ignore[attr-defined]
+        return _Located(chain, exact)
+
+    @property
+    def name_uses(self) -> dict[str, int]:
+        """How often each name is used (loaded, stored, deleted, declared
+        global) in the module: one walk, for the import decisions."""
+        if self._name_uses is None:
+            uses: dict[str, int] = {}
+            Name, Global, Nonlocal = ast.Name, ast.Global, ast.Nonlocal
+            for node in ast.walk(self.tree):
+                t = type(node)
+                if t is Name:
+                    uses[node.id] = uses.get(node.id, 0) + 1  # type: ignore[attr-defined]
+                elif t is Global or t is Nonlocal:
+                    for n in node.names:  # type: ignore[attr-defined]
+                        uses[n] = uses.get(n, 0) + 1
+            self._name_uses = uses
+        return self._name_uses
+
+    def torch_name(self, f: _scan.Finding, start: int, where: _Located) -> tuple[Optional[str], bool]:
+        """The name that spells the torch package where ``f`` is, and whether
+        the module must import torch for it: the finding's own first name when
+        that is the package (``th`` in ``th.cuda.synchronize``), else a
+        package import of an enclosing function before it, else the module's."""
+        written = re.sub(r"\s+", "", f.text)
+        head, _, tail = written.partition(".")
+        if tail and f.symbol.startswith("torch.") and tail == f.symbol[len("torch."):]:
+            return head, False
+        for fn in reversed(where.chain):
+            if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                names = [n for st in _module_statements(fn.body) if isinstance(st, ast.Import)
+                         and self.text.span(st)[1] <= start for n in _torch_names(st)]
+                if names:
+                    return names[-1], False
+        return self.root, self.needs_import
+
+    @staticmethod
+    def spelled(name: str, root: Optional[str]) -> Optional[str]:
+        """A replacement's name with the torch package spelled ``root``."""
         if name == "torch" or name.startswith("torch."):
-            if self.root is None:
+            if root is None:
                 return None
-            return self.root + name[len("torch"):]
+            return root + name[len("torch"):]
         return name
 
-    def quote_at(self, index: int) -> Optional[str]:
+    def quote_at(self, index: int, where: _Located) -> Optional[str]:
         """The quote a string literal at ``index`` may use: '"' outside
         f-strings, else one that no enclosing f-string uses (None if none)."""
-        if not self.has_fstrings:
+        if not where.in_fstring:
             return '"'
         if self._fstrings is None:
             self._fstrings = _fstring_spans(self.text.text)
@@ -726,6 +831,17 @@ class _PyContext:
             if q not in taken:
                 return q
         return None
+
+
+def _torch_names(node: ast.Import) -> list[str]:
+    """The names an import statement binds to the torch package."""
+    out = []
+    for a in node.names:
+        if a.asname is None and (a.name == "torch" or a.name.startswith("torch.")):
+            out.append("torch")
+        elif a.name == "torch" and a.asname:
+            out.append(a.asname)
+    return out
 
 
 def _dunder_all(tree: ast.Module) -> set[str]:
@@ -754,19 +870,20 @@ def _with_quote(template: str, quote: str) -> str:
     return template.replace('"', "'") if quote == "'" else template
 
 
-def _py_call(ctx: _PyContext, node: ast.Call, row: Row) -> tuple[Optional[str], list[_Edit]]:
+def _py_call(ctx: _PyContext, node: ast.Call, row: Row, root: Optional[str], where: _Located
+             ) -> tuple[Optional[str], list[_Edit]]:
     """The edits that rewrite one call, or why it is left alone."""
     text = ctx.text
-    if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
-        return ("a call with *args or **kwargs cannot be bound to the legacy signature; "
-                "rewrite by hand"), []
     f_start, f_end = text.span(node.func)
     c_start, c_end = text.span(node)
-    if row.template is None:
-        name = ctx.spelled(row.replacement)
+    if row.template is None:  # the arguments stay as they are, *args and **kwargs too
+        name = ctx.spelled(row.replacement, root)
         if name is None:
             return "`torch` is bound to something else in this module", []
         return None, [_Edit(f_start, f_end, name)]
+    if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
+        return ("a call with *args or **kwargs cannot be bound to the legacy signature; "
+                "rewrite by hand"), []
     params = _python_params(row.signature)
     if params is None:
         return f"{row.code}: the row's signature cannot be read", []
@@ -802,7 +919,7 @@ def _py_call(ctx: _PyContext, node: ast.Call, row: Row) -> tuple[Optional[str], 
                     "rewrite by hand"), []
     template = row.template
     if '"' in template:
-        quote = ctx.quote_at(c_start)
+        quote = ctx.quote_at(c_start, where)
         if quote is None:
             return "the rewrite needs a string literal where an f-string leaves no quote free", []
         template = _with_quote(template, quote)
@@ -818,7 +935,7 @@ def _py_call(ctx: _PyContext, node: ast.Call, row: Row) -> tuple[Optional[str], 
             return "the call has comments among its arguments; rewrite by hand", []
         return None, [_Edit(c_start, c_end, new)]
     head, t_items = form
-    head_spelled = ctx.spelled(head)
+    head_spelled = ctx.spelled(head, root)
     if head_spelled is None:
         return "`torch` is bound to something else in this module", []
     R = _render_items(t_items, bound, O_norm)
@@ -869,51 +986,54 @@ def _fix_python(text: _Text, findings: list[_scan.Finding], unsafe: bool, path: 
     applied: list[_scan.Finding] = []
     skipped: list[tuple[_scan.Finding, str]] = []
     import_findings: list[_scan.Finding] = []
-    work: list[tuple[int, int, _scan.Finding, Optional[ast.Call]]] = []
+    work: list[tuple[int, int, _scan.Finding, _Located, Optional[ast.Call]]] = []
 
     for f in findings:
         if f.kind == "import":
             import_findings.append(f)
             continue
         start, end = text.index_of_byte(f.start), text.index_of_byte(f.end)
-        node = ctx.calls.get((start, end)) if f.kind == "call" else None
+        where = ctx.locate(start, end)
+        node = where.call if f.kind == "call" else None
         if node is not None:
             s, e = text.span(node)
-            work.append((e - s, s, f, node))
+            work.append((e - s, s, f, where, node))
         else:
-            work.append((end - start, start, f, None))
+            work.append((end - start, start, f, where, None))
     # inner rewrites first: an outer call builds its arguments from their results
     work.sort(key=lambda w: (w[0], w[1]))
     fixed_text: list[str] = []
-    for _, _, f, node in work:
+    for _, _, f, where, node in work:
         row = _row_of(f)
         why = f"{f.symbol} is not in the compat table" if row is None else _allowed(row, unsafe)
         edits: list[_Edit] = []
         start, end = text.index_of_byte(f.start), text.index_of_byte(f.end)
+        root, needs_import = ctx.torch_name(f, start, where)
         if why is None:
             assert row is not None
             if f.kind == "call":
                 if node is None:
                     why = "could not locate the call in the syntax tree"
                 else:
-                    why, edits = _py_call(ctx, node, row)
-            elif (start, end) in ctx.decorators and row.kind == "decorator" and \
-                    _bare_call(row) is not None:
-                quote = ctx.quote_at(start)
+                    why, edits = _py_call(ctx, node, row, root, where)
+            elif where.node is None:
+                why = "could not locate the reference in the syntax tree"
+            elif where.is_decorator and row.kind == "decorator" and _bare_call(row) is not None:
+                quote = ctx.quote_at(start, where)
                 bare = _bare_call(row._replace(template=_with_quote(row.template or "", quote or '"')))
-                name = ctx.spelled(bare or "")
+                name = ctx.spelled(bare or "", root)
                 if name is None:
                     why = "`torch` is bound to something else in this module"
                 else:
                     edits = [_Edit(start, end, name)]
-            elif (start, end) in ctx.attr_bases:
+            elif where.is_attribute_base:
                 why = (f"an attribute of `{f.text}` is used, which {row.replacement or 'the replacement'} "
                        "may not have; rewrite by hand")
             elif not _renamable(row):
                 why = (f"{row.code}: a reference that is not a call cannot carry the arguments "
                        f"{row.replacement or 'the replacement'} needs; rewrite it by hand")
             else:
-                name = ctx.spelled(row.replacement)
+                name = ctx.spelled(row.replacement, root)
                 if name is None:
                     why = "`torch` is bound to something else in this module"
                 else:
@@ -922,16 +1042,15 @@ def _fix_python(text: _Text, findings: list[_scan.Finding], unsafe: bool, path: 
             why = "overlaps another rewrite; run the fixer again"
         if why is None:
             ctx.edits.add(edits)
-            for e in edits:
-                if ctx.root and re.match(rf"{re.escape(ctx.root)}\b", e.text):
-                    ctx.uses_torch = True
+            if needs_import and any(re.match(rf"{re.escape(root or '')}\b", e.text) for e in edits):
+                ctx.uses_torch = True
             applied.append(f)
             fixed_text.append(f.text.split(".")[0].strip())
         else:
             skipped.append((f, why))
 
     _fix_python_imports(ctx, import_findings, fixed_text, unsafe, applied, skipped)
-    if ctx.uses_torch and ctx.needs_import:
+    if ctx.uses_torch:
         at, before = _import_insert_point(tree, text)
         ctx.edits.add([_Edit(at, at, before + "import torch" + text.newline)])
     return ctx.edits.apply(), applied, skipped
@@ -948,14 +1067,15 @@ def _fix_python_imports(ctx: _PyContext, findings: list[_scan.Finding], fixed_ro
     # statement -> aliases to remove
     removals: dict[int, tuple[ast.stmt, list[tuple[str, Optional[str], int, int]]]] = {}
     spans_of: dict[int, list[tuple[str, Optional[str], int, int]]] = {}
+    parents: dict[int, Optional[list]] = {}
     for f in findings:
         start = text.index_of_byte(f.start)
-        stmt = None
-        for node in ctx.imports:
-            s, e = text.span(node)
-            if s <= start < e:
-                stmt = node
-                break
+        chain = ctx.locate(start, text.index_of_byte(f.end)).chain
+        k = max((i for i, n in enumerate(chain) if isinstance(n, (ast.Import, ast.ImportFrom))),
+                default=-1)
+        stmt = chain[k] if k >= 0 else None
+        if stmt is not None and id(stmt) not in parents:
+            parents[id(stmt)] = _block_of(stmt, chain[k - 1])
         if stmt is None:
             skipped.append((f, "could not locate the import in the syntax tree"))
             continue
@@ -997,7 +1117,7 @@ def _fix_python_imports(ctx: _PyContext, findings: list[_scan.Finding], fixed_ro
     gone_in: dict[int, int] = {}
     for key, (stmt, gone) in removals.items():
         if len(gone) == len(spans_of[key]):
-            parent = ctx.parents.get(id(stmt))
+            parent = parents.get(id(stmt))
             if parent is not None:
                 gone_in[id(parent)] = gone_in.get(id(parent), 0) + 1
     passed: set[int] = set()
@@ -1014,7 +1134,7 @@ def _fix_python_imports(ctx: _PyContext, findings: list[_scan.Finding], fixed_ro
                 open_idx, close_idx = O[0][0] - 1, e
             ctx.edits.add(_arg_edits(text.text, O, names, keep, open_idx, close_idx, text.newline))
             continue
-        parent = ctx.parents.get(id(stmt))
+        parent = parents.get(id(stmt))
         if parent is not None and gone_in.get(id(parent)) == len(parent) and id(parent) not in passed:
             passed.add(id(parent))
             ctx.edits.add([_Edit(s, e, "pass")])
@@ -1185,6 +1305,9 @@ def _fix_cpp(text: _Text, findings: list[_scan.Finding], unsafe: bool, path: str
             assert row is not None
             if f.kind == "call" and call_end is not None and row.template is not None:
                 why, new = _cpp_call(text.text, edits, start, end, call_end, row, text.newline)
+            elif f.kind != "call" and re.match(r"\s*::", text.text[end:end + 64]):
+                why = (f"a member of `{f.text}` is used, which {row.replacement or 'the replacement'} "
+                       "may not have; rewrite by hand")
             elif f.kind != "call" and not _renamable(row):
                 why = (f"{row.code}: a reference that is not a call cannot carry the arguments "
                        f"{row.replacement or 'the replacement'} needs; rewrite it by hand")
@@ -1333,22 +1456,11 @@ def fix_source(data: bytes, path: str, findings: Sequence[_scan.Finding], *, uns
         if new == text.text:
             return data, applied, skipped
         if language == "python":
-            before = _parses(text.text, path)
+            # the original parsed (_fix_python); the rewrite must too
             err = _parses(new, path)
             if err is not None:
                 raise _FileError(f"the fixed file would not parse ({_parse_error(err)}); "
                                  "it was left as it was")
-            if before is None:
-                try:
-                    compile(new, path, "exec", dont_inherit=True)
-                except SyntaxError as e:
-                    try:
-                        compile(text.text, path, "exec", dont_inherit=True)
-                    except SyntaxError:
-                        pass
-                    else:
-                        raise _FileError(f"the fixed file would not compile ({_parse_error(e)}); "
-                                         "it was left as it was") from None
         return text.encode(new), applied, skipped
     except _FileError as e:
         raise ValueError(str(e)) from None
