@@ -80,7 +80,7 @@ def _fix_main(args: argparse.Namespace) -> int:
     for p in paths:
         if not os.path.lexists(p):
             raise UsageError(f"{p}: no such file or directory")
-    excludes = [(g, os.path.dirname(cfg.path)) for g in cfg.exclude] + \
+    excludes = [(g, os.path.dirname(cfg.path or "")) for g in cfg.exclude] + \
                [(g, "") for g in args.exclude]
     scanned = _scan._scan_paths(paths, keep=keep, excludes=excludes, jobs=args.jobs,
                                 respect_gitignore=not args.no_gitignore)

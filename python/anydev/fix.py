@@ -25,24 +25,28 @@ Calls
     string literal takes the quote the f-string leaves free.
 References
     A reference that is not a call (``fn = torch.cuda.empty_cache``,
-    ``except torch.cuda.OutOfMemoryError``, an annotation) is renamed when the
-    row's ``rename`` allows it and, for a row with a template, when the
-    template called without arguments is the plain replacement (or the row is
-    a class). One followed by an attribute (``torch.cuda.Stream.priority_range``)
-    is left alone: the replacement may not have it. A bare decorator of a
+    ``except torch.cuda.OutOfMemoryError``, an annotation, a C++ type) is
+    renamed when the row's ``rename`` allows it and, for a row with a
+    template, when the template called without arguments is the plain
+    replacement (or the row is a class). One followed by an attribute or a
+    member (``torch.cuda.Stream.priority_range``, ``CUDAGraph::replay``) is
+    left alone: the replacement may not have it. A bare decorator of a
     ``decorator`` row (``@torch.cuda.amp.custom_fwd``) becomes the template
     called without arguments (``@torch.amp.custom_fwd(device_type="cuda")``).
 Python imports
     Imports are rewritten with their uses: ``from torch.cuda import
     current_device as cd`` loses ``current_device as cd`` once every use of
-    ``cd`` in the file was rewritten (the statement goes when it has no name
-    left; a block left empty gets ``pass``). A name with a use that was not
-    rewritten (an unsafe fix not asked for, a suppression comment, a shadowing
-    parameter) keeps its import, and so does a name the module re-exports
-    without using it (listed in ``__all__``, or imported in an
-    ``__init__.py``). ``import torch`` is added after the module's docstring
-    and leading imports when a replacement needs it and the module does not
-    bind ``torch`` (an existing ``import torch as th`` is used instead).
+    the name ``cd`` in the file was rewritten (the statement goes when it has
+    no name left; a block left empty gets ``pass``). A name with a use that
+    was not rewritten (an unsafe fix not asked for, a suppression comment, a
+    parameter of the same name) keeps its import, and so does a re-export: a
+    name listed in ``__all__``, or imported and not used in an
+    ``__init__.py``. A replacement spells the torch package as the code
+    around it does: the finding's own first name (``th.cuda.synchronize()``
+    becomes ``th.accelerator.synchronize()``), else an ``import torch [as
+    X]`` of an enclosing function before it, else the module's; ``import
+    torch`` is added after the module's docstring and leading imports only
+    when none of those binds it.
 C++ using-declarations
     ``using c10::cuda::current_device;`` is removed from a source file once
     every unqualified use of the name after it was rewritten; in a header it
@@ -75,7 +79,7 @@ import sys
 import tempfile
 import tokenize
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Optional, Sequence
+from typing import Iterable, Optional, Sequence
 
 from . import scan as _scan
 from ._compat_table import ROWS_BY_CODE, ROWS_BY_LEGACY, Row
@@ -110,7 +114,7 @@ class FixResult:
 
     @property
     def remaining(self) -> list[tuple[_scan.Finding, str]]:
-        out = []
+        out: list[tuple[_scan.Finding, str]] = []
         for f in self.files:
             if f.error is not None:
                 out.extend((x, f.error) for x in f.applied)
@@ -576,8 +580,8 @@ def _import_insert_point(tree: ast.Module, text: _Text) -> tuple[int, str]:
     comments of a file that starts with code), and what precedes it there."""
     line = 0
     for i, node in enumerate(tree.body):
-        is_doc = i == 0 and isinstance(node, ast.Expr) and isinstance(
-            getattr(node, "value", None), ast.Constant) and isinstance(node.value.value, str)
+        is_doc = i == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant) \
+            and isinstance(node.value.value, str)
         if is_doc or isinstance(node, (ast.Import, ast.ImportFrom)):
             line = node.end_lineno or node.lineno
             continue
@@ -866,6 +870,15 @@ def _dunder_all(tree: ast.Module) -> set[str]:
     return names
 
 
+def _spell_template(template: str, root: Optional[str]) -> Optional[str]:
+    """The template with the torch package spelled ``root`` (None when it
+    needs torch and there is no name for it)."""
+    pattern = re.compile(r"(?<![\w.])torch(?=\s*\.)")
+    if not pattern.search(template) or root == "torch":
+        return template
+    return None if root is None else pattern.sub(root, template)
+
+
 def _with_quote(template: str, quote: str) -> str:
     return template.replace('"', "'") if quote == "'" else template
 
@@ -899,7 +912,7 @@ def _py_call(ctx: _PyContext, node: ast.Call, row: Row, root: Optional[str], whe
         bound[positional[i]] = ctx.edits.render(s, e)
     for k in node.keywords:
         if k.arg in bound:
-            return f"argument `{k.arg}` given twice", []
+            return f"argument `{k.arg}` given twice; rewrite by hand", []
         if k.arg not in positional and k.arg not in kwonly:
             if has_kwargs:
                 return (f"keyword `{k.arg}` goes to the **kwargs of {row.legacy}{row.signature}, "
@@ -917,7 +930,9 @@ def _py_call(ctx: _PyContext, node: ast.Call, row: Row, root: Optional[str], whe
         if lost:
             return (f"the template has no place for argument(s) {', '.join(lost)}; "
                     "rewrite by hand"), []
-    template = row.template
+    template = _spell_template(row.template, root)
+    if template is None:
+        return "`torch` is bound to something else in this module", []
     if '"' in template:
         quote = ctx.quote_at(c_start, where)
         if quote is None:
@@ -935,13 +950,10 @@ def _py_call(ctx: _PyContext, node: ast.Call, row: Row, root: Optional[str], whe
             return "the call has comments among its arguments; rewrite by hand", []
         return None, [_Edit(c_start, c_end, new)]
     head, t_items = form
-    head_spelled = ctx.spelled(head, root)
-    if head_spelled is None:
-        return "`torch` is bound to something else in this module", []
     R = _render_items(t_items, bound, O_norm)
     open_idx = _open_paren(text.text, f_end)
     close_idx = c_end - 1
-    edits = [_Edit(f_start, f_end, head_spelled)] if text.text[f_start:f_end] != head_spelled else []
+    edits = [_Edit(f_start, f_end, head)] if text.text[f_start:f_end] != head else []
     edits += _arg_edits(text.text, O, O_norm, R, open_idx, close_idx, text.newline)
     return None, edits
 
@@ -996,8 +1008,8 @@ def _fix_python(text: _Text, findings: list[_scan.Finding], unsafe: bool, path: 
         where = ctx.locate(start, end)
         node = where.call if f.kind == "call" else None
         if node is not None:
-            s, e = text.span(node)
-            work.append((e - s, s, f, where, node))
+            c_start, c_end = text.span(node)
+            work.append((c_end - c_start, c_start, f, where, node))
         else:
             work.append((end - start, start, f, where, None))
     # inner rewrites first: an outer call builds its arguments from their results
@@ -1020,8 +1032,9 @@ def _fix_python(text: _Text, findings: list[_scan.Finding], unsafe: bool, path: 
                 why = "could not locate the reference in the syntax tree"
             elif where.is_decorator and row.kind == "decorator" and _bare_call(row) is not None:
                 quote = ctx.quote_at(start, where)
-                bare = _bare_call(row._replace(template=_with_quote(row.template or "", quote or '"')))
-                name = ctx.spelled(bare or "", root)
+                template = _spell_template(row.template or "", root)
+                name = None if template is None else \
+                    _bare_call(row._replace(template=_with_quote(template, quote or '"')))
                 if name is None:
                     why = "`torch` is bound to something else in this module"
                 else:
@@ -1065,7 +1078,7 @@ def _fix_python_imports(ctx: _PyContext, findings: list[_scan.Finding], fixed_ro
         fixed_count[r] = fixed_count.get(r, 0) + 1
     is_init = os.path.basename(ctx.path) == "__init__.py"
     # statement -> aliases to remove
-    removals: dict[int, tuple[ast.stmt, list[tuple[str, Optional[str], int, int]]]] = {}
+    removals: dict[int, tuple[ast.AST, list[tuple[str, Optional[str], int, int]]]] = {}
     spans_of: dict[int, list[tuple[str, Optional[str], int, int]]] = {}
     parents: dict[int, Optional[list]] = {}
     for f in findings:
@@ -1383,10 +1396,9 @@ def _fix_cpp_usings(text: _Text, edits: _Edits, usings: list[_scan.Finding],
         s, e = line_start + m1.start(), end + m2.end()
         name = re.split(r"\s*::\s*", f.text.strip())[-1]
         uses = 0
-        for m in re.finditer(rf"\b{re.escape(name)}\b", mask[e:]):
-            before = mask[e:e + m.start()].rstrip()
-            if before.endswith(("::", ".", "->")):
-                continue
+        for m in re.compile(rf"\b{re.escape(name)}\b").finditer(mask, e):
+            if mask[max(e, m.start() - 64):m.start()].rstrip().endswith(("::", ".", "->")):
+                continue  # a member, or qualified: not the using-declaration's name
             uses += 1
         fixed = sum(1 for at, t in applied_at if at >= e and t == name)
         if fixed < uses:
@@ -1587,6 +1599,10 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
             new, fr.applied, fr.skipped = fix_source(data, path, findings, unsafe=unsafe)
         except ValueError as e:
             refuse(str(e))
+            continue
+        except Exception as e:  # a bug of the fixer must not stop the run nor touch the file
+            refuse(f"internal error of the fixer ({type(e).__name__}: {e}); the file was left "
+                   "as it was; please report it")
             continue
         if new == data:
             continue

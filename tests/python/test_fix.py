@@ -404,6 +404,23 @@ def test_a_file_that_does_not_parse_is_left_alone(tmp_path, monkeypatch):
     assert out == data and "is not valid utf-8 (byte 43)" in result.files[0].error
 
 
+def test_a_bug_of_the_fixer_leaves_the_file_and_the_run_goes_on(tmp_path, monkeypatch):
+    data = b"import torch\ntorch.cuda.synchronize()\n"
+    (tmp_path / "a.py").write_bytes(data)
+    (tmp_path / "b.cc").write_bytes(b"int n = c10::cuda::device_count();\n")
+    monkeypatch.chdir(tmp_path)
+
+    def boom(*args, **kwargs):
+        raise IndexError("list index out of range")
+
+    monkeypatch.setattr(fix_mod, "_fix_python", boom)
+    result = fix_paths(["."])
+    errors = {fr.path: fr.error for fr in result.files}
+    assert errors["a.py"].startswith("internal error of the fixer (IndexError: ")
+    assert errors["b.cc"] is None and result.applied == 1
+    assert (tmp_path / "a.py").read_bytes() == data
+
+
 def test_hard_links_are_not_split(tmp_path, monkeypatch):
     data = b"import torch\ntorch.cuda.synchronize()\n"
     (tmp_path / "a.py").write_bytes(data)
