@@ -40,8 +40,8 @@ Python imports
     no name left; a block left empty gets ``pass``). A name with a use that
     was not rewritten (an unsafe fix not asked for, a suppression comment, a
     parameter of the same name) keeps its import, and so does a re-export: a
-    name listed in ``__all__``, or imported and not used in an
-    ``__init__.py``. A replacement spells the torch package as the code
+    name listed in ``__all__``, imported and not used in an ``__init__.py``,
+    or imported in a class body (a class attribute). A replacement spells the torch package as the code
     around it does: the finding's own first name (``th.cuda.synchronize()``
     becomes ``th.accelerator.synchronize()``), else an ``import torch [as
     X]`` of an enclosing function before it, else the module's; ``import
@@ -1101,6 +1101,10 @@ def _fix_python_imports(ctx: _PyContext, findings: list[_scan.Finding], fixed_ro
             continue
         name, asname, _, _ = alias
         row = _row_of(f)
+        if isinstance(chain[k - 1], ast.ClassDef):
+            skipped.append((f, "kept: an import in a class body is also an attribute of the class; "
+                               "rewrite by hand"))
+            continue
         if isinstance(stmt, ast.Import) and asname is None:
             why = _allowed(row, unsafe) if row else None
             skipped.append((f, why or f"kept: `import {name}` also binds `torch`"))
