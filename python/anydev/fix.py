@@ -467,10 +467,24 @@ def _bare_call(row: Row) -> Optional[str]:
     return f"{head}({', '.join(_render_items(items, {}, []))})"
 
 
-def _renamable(row: Row) -> bool:
-    """Whether a reference that is not a call may become the replacement."""
-    if not row.rename or not row.replacement:
+def _renamable(row: Row, unsafe: bool = False) -> bool:
+    """Whether a reference that is not a call may become the replacement.
+
+    A row with ``rename = false`` whose template only passes the legacy
+    parameters on, in order (``torch.accelerator.synchronize({device})`` for
+    ``(device=None)``), is renamed under ``unsafe``: the rename is exact for
+    positional calls, but the replacement's parameters are positional-only, so
+    a caller that passes ``device=`` by keyword would break."""
+    if not row.replacement:
         return False
+    if not row.rename:
+        if not unsafe or row.template is None or row.language != "python":
+            return False
+        params = _python_params(row.signature)
+        if params is None or params[1] or params[2] or params[3]:
+            return False
+        passthrough = f"{row.replacement}({', '.join('{' + p + '}' for p in params[0])})"
+        return row.template == passthrough
     if row.template is None or row.kind == "class":
         return True
     return _bare_call(row) == f"{row.replacement}()"
@@ -1042,7 +1056,10 @@ def _fix_python(text: _Text, findings: list[_scan.Finding], unsafe: bool, path: 
             elif where.is_attribute_base:
                 why = (f"an attribute of `{f.text}` is used, which {row.replacement or 'the replacement'} "
                        "may not have; rewrite by hand")
-            elif not _renamable(row):
+            elif not _renamable(row, unsafe) and _renamable(row, True):
+                why = (f"{row.code}: renaming a reference changes how keyword arguments bind "
+                       f"({row.replacement} takes them positionally); apply it with --unsafe-fixes")
+            elif not _renamable(row, unsafe):
                 why = (f"{row.code}: a reference that is not a call cannot carry the arguments "
                        f"{row.replacement or 'the replacement'} needs; rewrite it by hand")
             else:
