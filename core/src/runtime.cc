@@ -215,7 +215,16 @@ absl::Status SetCurrentStream(const Stream& stream) {
   return absl::OkStatus();
 }
 
-absl::Status Synchronize(std::optional<Device> device) {
+namespace {
+
+// A rule-2 call's device: `device`, else the default type's current device;
+// checked and resolved to an index, with its backend.
+struct Target {
+  Device device;
+  Backend* backend;
+};
+
+absl::StatusOr<Target> TargetOf(std::optional<Device> device) {
   Device d = Device(DeviceType::kCPU);
   if (device) {
     d = *device;
@@ -225,33 +234,24 @@ absl::Status Synchronize(std::optional<Device> device) {
   }
   ANYDEV_ASSIGN_OR_RETURN(d, ResolveDevice(d));
   ANYDEV_ASSIGN_OR_RETURN(Backend * backend, GetBackend(d.type()));
-  return backend->SynchronizeDevice(d.index());
+  return Target{d, backend};
+}
+
+}  // namespace
+
+absl::Status Synchronize(std::optional<Device> device) {
+  ANYDEV_ASSIGN_OR_RETURN(Target t, TargetOf(device));
+  return t.backend->SynchronizeDevice(t.device.index());
 }
 
 absl::StatusOr<DeviceProperties> GetDeviceProperties(std::optional<Device> device) {
-  Device d = Device(DeviceType::kCPU);
-  if (device) {
-    d = *device;
-  } else {
-    ANYDEV_ASSIGN_OR_RETURN(DeviceType t, DefaultDeviceType());
-    d = Device(t);
-  }
-  ANYDEV_ASSIGN_OR_RETURN(d, ResolveDevice(d));
-  ANYDEV_ASSIGN_OR_RETURN(Backend * backend, GetBackend(d.type()));
-  return backend->GetDeviceProperties(d.index());
+  ANYDEV_ASSIGN_OR_RETURN(Target t, TargetOf(device));
+  return t.backend->GetDeviceProperties(t.device.index());
 }
 
 absl::StatusOr<std::pair<size_t, size_t>> GetMemoryInfo(std::optional<Device> device) {
-  Device d = Device(DeviceType::kCPU);
-  if (device) {
-    d = *device;
-  } else {
-    ANYDEV_ASSIGN_OR_RETURN(DeviceType t, DefaultDeviceType());
-    d = Device(t);
-  }
-  ANYDEV_ASSIGN_OR_RETURN(d, ResolveDevice(d));
-  ANYDEV_ASSIGN_OR_RETURN(Backend * backend, GetBackend(d.type()));
-  return backend->MemoryInfo(d.index());
+  ANYDEV_ASSIGN_OR_RETURN(Target t, TargetOf(device));
+  return t.backend->MemoryInfo(t.device.index());
 }
 
 namespace acc {

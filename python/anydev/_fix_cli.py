@@ -20,7 +20,7 @@ import textwrap
 
 from . import fix as _fix
 from . import scan as _scan
-from ._scan_cli import Config, UsageError, _is_io_error, _print_errors, load_config
+from ._scan_cli import UsageError, _is_io_error, _print_errors, selection
 
 
 def add_fix_parser(sub) -> None:
@@ -67,21 +67,8 @@ def cmd_fix(args: argparse.Namespace) -> int:
 
 
 def _fix_main(args: argparse.Namespace) -> int:
-    cfg = Config() if args.no_config else load_config(os.getcwd())
-    if args.jobs is not None and args.jobs < 0:
-        raise UsageError("--jobs must be >= 0")
-    select = args.select if args.select is not None else cfg.select
-    ignore = list(cfg.ignore) + list(args.ignore or [])
-    try:
-        keep = _scan.rule_filter(select, ignore)
-    except ValueError as e:
-        raise UsageError(str(e)) from None
-    paths = args.paths or ["."]
-    for p in paths:
-        if not os.path.lexists(p):
-            raise UsageError(f"{p}: no such file or directory")
-    excludes = [(g, os.path.dirname(cfg.path or "")) for g in cfg.exclude] + \
-               [(g, "") for g in args.exclude]
+    sel = selection(args)
+    keep, paths, excludes = sel.keep, sel.paths, sel.excludes
     scanned = _scan._scan_paths(paths, keep=keep, excludes=excludes, jobs=args.jobs,
                                 respect_gitignore=not args.no_gitignore)
     result = _fix.fix_paths(paths, unsafe=args.unsafe_fixes, diff=args.diff, scanned=scanned)

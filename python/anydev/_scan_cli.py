@@ -513,9 +513,20 @@ def cmd_scan(args: argparse.Namespace) -> int:
         return 1
 
 
-def _scan_main(args: argparse.Namespace) -> int:
-    import anydev
+@dataclass
+class Selection:
+    """What a scan or fix run covers: the configuration, the rule filter, the
+    paths and the exclude globs (each with the folder it is relative to)."""
 
+    cfg: Config
+    keep: object
+    paths: list
+    excludes: list
+
+
+def selection(args: argparse.Namespace) -> Selection:
+    """Reads [tool.anydev] and the command line's --select/--ignore/--exclude/
+    --jobs and paths, as `anydev scan` and `anydev fix` share them."""
     cfg = Config() if args.no_config else load_config(os.getcwd())
     if args.jobs is not None and args.jobs < 0:
         raise UsageError("--jobs must be >= 0")
@@ -529,8 +540,16 @@ def _scan_main(args: argparse.Namespace) -> int:
     for p in paths:
         if not os.path.lexists(p):
             raise UsageError(f"{p}: no such file or directory")
-    excludes = [(g, os.path.dirname(cfg.path)) for g in cfg.exclude] + \
+    excludes = [(g, os.path.dirname(cfg.path or "")) for g in cfg.exclude] + \
                [(g, "") for g in args.exclude]
+    return Selection(cfg, keep, paths, excludes)
+
+
+def _scan_main(args: argparse.Namespace) -> int:
+    import anydev
+
+    sel = selection(args)
+    cfg, keep, paths, excludes = sel.cfg, sel.keep, sel.paths, sel.excludes
     result = _scan._scan_paths(paths, keep=keep, excludes=excludes, jobs=args.jobs,
                                respect_gitignore=not args.no_gitignore,
                                max_file_size=args.max_file_size)
