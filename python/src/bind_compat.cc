@@ -188,17 +188,12 @@ Entry* FindEntry(int row, int depth) {
   return e;
 }
 
-// Counts a call and applies the policy. Returns 0 to go on, -1 with a Python
-// error set (the "error" policy, or a warnings filter that raised).
-int Hit(int row, int depth) {
-  Entry* e = FindEntry(row, depth);
-  if (e == nullptr) return 0;  // no Python caller: nothing to attribute
-  ++e->count;
-  if (ABSL_PREDICT_FALSE(e->epoch != g_epoch) && ResolvePolicy(e) < 0) return -1;
-  // A site that has warned stays quiet, but the error policy refuses every
-  // call, including those from sites that warned before the policy changed.
+// Warns once, refuses, or lets the call through, by the entry's policy.
+// Returns 0 to go on, -1 with a Python error set. A site that has warned
+// stays quiet, but the error policy refuses every call, including those from
+// sites that warned before the policy changed.
+int ApplyPolicy(Entry* e, const Row& r) {
   if (ABSL_PREDICT_TRUE(e->policy != kError && (e->warned || e->policy == kIgnore))) return 0;
-  const Row& r = (*g_rows)[static_cast<size_t>(row)];
   if (e->policy == kError) {
     PyErr_SetString(g_error_category, r.message.c_str());
     return -1;
@@ -215,6 +210,16 @@ int Hit(int row, int depth) {
   Py_XDECREF(module);
   if (rc == 0) e->warned = true;  // a filter that raised will raise again next time
   return rc;
+}
+
+// Counts a call and applies the policy. Returns 0 to go on, -1 with a Python
+// error set (the "error" policy, or a warnings filter that raised).
+int Hit(int row, int depth) {
+  Entry* e = FindEntry(row, depth);
+  if (e == nullptr) return 0;  // no Python caller: nothing to attribute
+  ++e->count;
+  if (ABSL_PREDICT_FALSE(e->epoch != g_epoch) && ResolvePolicy(e) < 0) return -1;
+  return ApplyPolicy(e, (*g_rows)[static_cast<size_t>(row)]);
 }
 
 // --- the Forwarder type ------------------------------------------------------
@@ -378,27 +383,6 @@ int ResolveScope(Entry* e) {
   return 0;
 }
 
-// Warns once or refuses, for an in-scope call (as Hit does for a shim).
-int ScopedPolicy(Entry* e, const Row& r) {
-  if (ABSL_PREDICT_TRUE(e->policy != kError && (e->warned || e->policy == kIgnore))) return 0;
-  if (e->policy == kError) {
-    PyErr_SetString(g_error_category, r.message.c_str());
-    return -1;
-  }
-  PyObject* msg = PyUnicode_FromString(r.message.c_str());
-  PyObject* file = PyUnicode_FromString(e->file.c_str());
-  PyObject* module = PyUnicode_FromString(e->module.c_str());
-  int rc = -1;
-  if (msg != nullptr && file != nullptr && module != nullptr) {
-    rc = PyErr_WarnExplicitObject(g_warning_category, msg, file, e->line, module, nullptr);
-  }
-  Py_XDECREF(msg);
-  Py_XDECREF(file);
-  Py_XDECREF(module);
-  if (rc == 0) e->warned = true;
-  return rc;
-}
-
 // Makes sure the quiet filter is the first of warnings.filters (a filter the
 // user added later, or a catch_warnings block, may have put others first).
 void QuietFilterFirst() {
@@ -440,7 +424,7 @@ PyObject* ScopedForwarderCall(PyObject* self, PyObject* const* args, size_t narg
     fn = r->original;
   } else {
     ++e->count;
-    if (ScopedPolicy(e, *r) < 0) return nullptr;
+    if (ApplyPolicy(e, *r) < 0) return nullptr;
     r = &(*g_rows)[static_cast<size_t>(row)];  // a warnings hook may have run Python code
     fn = r->target;
     if (ABSL_PREDICT_FALSE(!r->quiet.empty() && fn == r->original)) {
