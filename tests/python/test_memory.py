@@ -610,6 +610,9 @@ def test_stress_threads_and_streams(clean):
     for th in threads:
         th.join()
     assert errors == []
+    # Blocks freed with work recorded on a stream stay active until the stream
+    # has reached the marker their free queued; wait for that, then count.
+    acc.synchronize(dev.index)
     s = acc.memory_stats()
     for key in ("allocation.all.current", "allocated_bytes.all.current", "active.all.current",
                 "requested_bytes.all.current", "active_bytes.all.current"):
