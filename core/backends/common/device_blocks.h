@@ -52,6 +52,25 @@ class DeviceBlocks {
   uint64_t bytes_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
+// Checks [ptr, ptr + nbytes) against `own`, then against the record of each
+// other device (`blocks_of(d)` for each `d` of `devices`), since a peer copy
+// may read another device's memory: the first record that knows `ptr`
+// answers (Ok, or OutOfRange for an overrun); NotFound when none does.
+template <typename Devices, typename BlocksOf>
+absl::Status CheckRangeOnAnyDevice(const DeviceBlocks& own, const Devices& devices,
+                                   BlocksOf blocks_of, const void* ptr, size_t nbytes,
+                                   const char* what) {
+  absl::Status status = own.CheckRange(ptr, nbytes, what);
+  if (status.code() != absl::StatusCode::kNotFound) return status;
+  for (const auto& d : devices) {
+    const DeviceBlocks& blocks = blocks_of(d);
+    if (&blocks == &own) continue;
+    absl::Status s = blocks.CheckRange(ptr, nbytes, what);
+    if (s.code() != absl::StatusCode::kNotFound) return s;
+  }
+  return status;
+}
+
 }  // namespace anydev::internal
 
 #endif  // ANYDEV_BACKENDS_COMMON_DEVICE_BLOCKS_H_

@@ -459,13 +459,11 @@ class GpuBackend final : public Backend {
   // handed out (on any device: peer copies) and not past its end; a pointer in
   // none of them must be device memory the runtime knows.
   absl::Status CheckDeviceRange(int device, const void* ptr, size_t nbytes, const char* what) {
-    absl::Status own = devices_[device]->blocks.CheckRange(ptr, nbytes, what);
-    if (own.code() != absl::StatusCode::kNotFound) return own;
-    for (const auto& d : devices_) {
-      if (d.get() == devices_[device].get()) continue;
-      absl::Status s = d->blocks.CheckRange(ptr, nbytes, what);
-      if (s.code() != absl::StatusCode::kNotFound) return s;
-    }
+    absl::Status s = internal::CheckRangeOnAnyDevice(
+        devices_[device]->blocks, devices_,
+        [](const auto& d) -> const internal::DeviceBlocks& { return d->blocks; }, ptr, nbytes,
+        what);
+    if (s.code() != absl::StatusCode::kNotFound) return s;
     if (Api::IsDeviceMemory(*rt_, ptr)) return absl::OkStatus();
     return absl::InvalidArgumentError(absl::StrCat(devices_[device]->blocks.name(), ": ", what,
                                                    " ", absl::StrFormat("%p", ptr),

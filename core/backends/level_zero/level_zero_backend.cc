@@ -869,13 +869,11 @@ class LevelZeroBackend final : public Backend {
   // device), not past its end; else device or shared memory the driver knows.
   absl::Status CheckDeviceRange(int device, const void* ptr, size_t nbytes, const char* what) {
     const ZeDevice& d = *devices_[static_cast<size_t>(device)];
-    absl::Status own = d.blocks.CheckRange(ptr, nbytes, what);
-    if (own.code() != absl::StatusCode::kNotFound) return own;
-    for (const auto& other : devices_) {
-      if (other.get() == &d) continue;
-      absl::Status s = other->blocks.CheckRange(ptr, nbytes, what);
-      if (s.code() != absl::StatusCode::kNotFound) return s;
-    }
+    absl::Status s = internal::CheckRangeOnAnyDevice(
+        d.blocks, devices_,
+        [](const auto& other) -> const internal::DeviceBlocks& { return other->blocks; }, ptr,
+        nbytes, what);
+    if (s.code() != absl::StatusCode::kNotFound) return s;
     ze_memory_allocation_properties_t props = {};
     props.stype = ZE_STRUCTURE_TYPE_MEMORY_ALLOCATION_PROPERTIES;
     ze_device_handle_t owner = nullptr;

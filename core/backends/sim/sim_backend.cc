@@ -347,13 +347,15 @@ class SimBackend final : public Backend {
   // Peer copies: the source of a device-to-device copy may be on another
   // simulated device (all of them share the host's address space).
   absl::Status CheckAnyDevice(const void* ptr, size_t nbytes, const char* what, int device) {
-    absl::Status own = devices_[device]->memory.CheckRange(ptr, nbytes, what);
-    if (own.ok() || own.code() == absl::StatusCode::kOutOfRange) return own;
-    for (const auto& d : devices_) {
-      absl::Status s = d->memory.CheckRange(ptr, nbytes, what);
-      if (s.ok() || s.code() == absl::StatusCode::kOutOfRange) return s;
-    }
-    return own;
+    const internal::TrackedHostMemory& own = devices_[device]->memory;
+    absl::Status s = internal::CheckRangeOnAnyDevice(
+        own.blocks(), devices_,
+        [](const std::unique_ptr<SimDevice>& d) -> const internal::DeviceBlocks& {
+          return d->memory.blocks();
+        },
+        ptr, nbytes, what);
+    if (s.code() == absl::StatusCode::kNotFound) return own.NotDeviceMemory(ptr, what);
+    return s;
   }
 
   uint64_t capacity_ = kDefaultMemory;

@@ -1,5 +1,6 @@
 // internal/host_memory.h: host memory handed out as "device" memory by the
-// cpu and sim backends, with a capacity and a record of every live block, so
+// cpu and sim backends, with a capacity and a record of every live block (the
+// DeviceBlocks the vendor backends keep too), so
 // that a foreign pointer, a double free or a copy that runs past the end of a
 // block is an error that names the pointer (as compute-sanitizer would say on
 // a GPU) instead of silent corruption.
@@ -11,10 +12,10 @@
 #include <string>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/container/btree_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "backends/common/device_blocks.h"
 
 namespace anydev::internal {
 
@@ -22,7 +23,7 @@ class TrackedHostMemory {
  public:
   // `name` ("sim:0") prefixes messages; `capacity` bounds the bytes in use.
   TrackedHostMemory(std::string name, uint64_t capacity)
-      : name_(std::move(name)), capacity_(capacity) {}
+      : blocks_(std::move(name)), capacity_(capacity) {}
   TrackedHostMemory(const TrackedHostMemory&) = delete;
   TrackedHostMemory& operator=(const TrackedHostMemory&) = delete;
 
@@ -31,18 +32,25 @@ class TrackedHostMemory {
   absl::StatusOr<void*> Allocate(size_t nbytes);
   // Frees a block from Allocate; InvalidArgument for anything else.
   absl::Status Free(void* ptr);
-  // Checks that [ptr, ptr + nbytes) lies inside one live block.
+  // Checks that [ptr, ptr + nbytes) lies inside one live block:
+  // InvalidArgument when `ptr` is in none, OutOfRange when it overruns one.
   absl::Status CheckRange(const void* ptr, size_t nbytes, const char* what) const;
+  // The InvalidArgument CheckRange gives for a pointer in no block.
+  absl::Status NotDeviceMemory(const void* ptr, const char* what) const;
+
+  // The record of live blocks (for checks across devices).
+  const DeviceBlocks& blocks() const { return blocks_; }
 
   uint64_t capacity() const { return capacity_; }
   uint64_t used() const;
 
  private:
-  const std::string name_;
+  DeviceBlocks blocks_;
   const uint64_t capacity_;
+  // Bytes reserved against the capacity: taken before the host allocation so
+  // that two threads cannot both pass the capacity check.
   mutable absl::Mutex mu_;
   uint64_t used_ ABSL_GUARDED_BY(mu_) = 0;
-  absl::btree_map<uintptr_t, size_t> blocks_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace anydev::internal
