@@ -25,6 +25,7 @@ list, a template placeholder the signature does not bind: each stops with
 from __future__ import annotations
 
 import argparse
+import functools
 import ast
 import os
 import re
@@ -354,15 +355,24 @@ def py_str(s: str) -> str:
     return repr(s)
 
 
+@functools.lru_cache(maxsize=None)
+def _load_messages():
+    # The runtime's own wording (python/anydev/_compat_messages.py), loaded by
+    # path: anydev itself cannot be imported before it is built.
+    import importlib.util
+
+    # From the tree this script is in (not --root, which points at a table).
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    path = os.path.join(here, "python", "anydev", "_compat_messages.py")
+    spec = importlib.util.spec_from_file_location("_anydev_compat_messages", path)
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
 def message(row: Row, shim_name: str) -> str:
     """The warning text: the legacy entry point, the replacement, the rule code."""
-    if row.anydev:
-        return (f"{shim_name} is a legacy device-specific API ({row.legacy}); use {row.anydev} "
-                f"(in PyTorch: {row.replacement}) [{row.code}]")
-    if row.replacement:
-        return (f"{shim_name} is a legacy device-specific API ({row.legacy}); in PyTorch use "
-                f"{row.replacement} [{row.code}]")
-    return f"{shim_name} is a legacy device-specific API ({row.legacy}) [{row.code}]"
+    return _load_messages().legacy_message(row, shim_name)
 
 
 def shim_module_of(row: Row) -> Optional[tuple[str, str]]:

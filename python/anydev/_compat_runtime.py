@@ -22,6 +22,7 @@ import importlib
 from typing import Any, Callable, Optional
 
 from . import _C, _kept, compat
+from ._compat_messages import legacy_message
 from ._compat_table import ROWS_BY_CODE, Row
 
 _registered: dict[tuple[str, str], int] = {}
@@ -44,16 +45,6 @@ def _resolve(dotted: Optional[str]) -> Any:
             return None
         return obj
     return None
-
-
-def _message(row: Row, shim_name: str) -> str:
-    if row.anydev:
-        return (f"{shim_name} is a legacy device-specific API ({row.legacy}); use {row.anydev} "
-                f"(in PyTorch: {row.replacement}) [{row.code}]")
-    if row.replacement:
-        return (f"{shim_name} is a legacy device-specific API ({row.legacy}); in PyTorch use "
-                f"{row.replacement} [{row.code}]")
-    return f"{shim_name} is a legacy device-specific API ({row.legacy}) [{row.code}]"
 
 
 def _pytorch_form(row: Row) -> str:
@@ -181,7 +172,7 @@ class ShimModule:
         if key not in _registered:
             name = f"{self.module}.{self._attr(row)}"
             _registered[key] = _C._compat.register(
-                row.legacy, row.replacement, row.code, _message(row, name), target,
+                row.legacy, row.replacement, row.code, legacy_message(row, name), target,
                 _no_target_message(row, name, target is None and bool(row.anydev)), self.retype,
                 _positional_params(row.signature) if target is not None else [])
         return _registered[key]
@@ -212,7 +203,7 @@ class ShimModule:
                                  f"Legacy {row.legacy}: {row.note}\n\n"
                                  f"Forwards to {row.anydev or '(nothing in anydev)'}; in PyTorch use "
                                  f"{row.replacement or '(none)'}. Rule {row.code} ({row.source}).")
-        f.__deprecated__ = _message(row, f"{self.module}.{name}")
+        f.__deprecated__ = legacy_message(row, f"{self.module}.{name}")
         if target is not None:
             f.__wrapped__ = target
         return f
@@ -225,7 +216,7 @@ class ShimModule:
         index = self._register(row, base)
         adapter = _CLASS_ADAPTERS.get(row.anydev or "")
         retype = self.retype_device
-        message = _message(row, f"{self.module}.{self._attr(row)}")
+        message = legacy_message(row, f"{self.module}.{self._attr(row)}")
 
         def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
             _C._compat.hit(index, 1)
