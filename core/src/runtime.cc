@@ -29,21 +29,33 @@ namespace {
 // acc::CurrentDeviceIndex's time). initial-exec TLS of a dlopen'ed library
 // comes out of glibc's small static-TLS surplus, so it must stay small: the
 // stream table (2.5 KB) lives on the heap, allocated on a thread's first
-// SetCurrentStream; until then every current stream is the default one.
-struct ThreadDevices {
-  int8_t index[kNumDeviceTypes];
-};
-__attribute__((tls_model("initial-exec"))) thread_local ThreadDevices tls_devices;
-
+// SetCurrentStream; until then every current stream is the default one. Its
+// address is kept next to the indices, so reading a current stream (each
+// allocation does) is a load or two with no call either; a second,
+// general-dynamic thread_local owns it and frees it at thread exit.
 struct StreamTable {
   StreamId id[kNumDeviceTypes][kMaxDevicesPerType] = {};
 };
-thread_local std::unique_ptr<StreamTable> tls_streams;
+struct ThreadDevices {
+  int8_t index[kNumDeviceTypes];
+  StreamTable* streams;  // owned by tls_streams_owner; nullptr until needed
+};
+__attribute__((tls_model("initial-exec"))) thread_local ThreadDevices tls_devices;
+// Frees the table at thread exit and forgets it, so that code run later in
+// the thread's teardown sees the default streams again.
+struct StreamTableOwner {
+  bool armed = false;
+  ~StreamTableOwner() {
+    delete tls_devices.streams;
+    tls_devices.streams = nullptr;
+  }
+};
+thread_local StreamTableOwner tls_streams_owner;
 
 inline int8_t& CurrentIndexRef(DeviceType type) { return tls_devices.index[DenseIndex(type)]; }
 
 inline StreamId CurrentStreamId(DeviceType type, int index) {
-  const StreamTable* t = tls_streams.get();
+  const StreamTable* t = tls_devices.streams;
   return t == nullptr ? 0 : t->id[DenseIndex(type)][index];
 }
 
@@ -207,11 +219,12 @@ absl::Status SetCurrentStream(const Stream& stream) {
   if (stream.id() != 0) {
     ANYDEV_RETURN_IF_ERROR(backend->ValidateStream(stream.device_index(), stream.id()));
   }
-  if (tls_streams == nullptr) {
+  if (tls_devices.streams == nullptr) {
     if (stream.id() == 0) return absl::OkStatus();  // already the default
-    tls_streams = std::make_unique<StreamTable>();
+    tls_streams_owner.armed = true;  // the first use registers its destructor
+    tls_devices.streams = new StreamTable();
   }
-  tls_streams->id[DenseIndex(stream.device_type())][stream.device_index()] = stream.id();
+  tls_devices.streams->id[DenseIndex(stream.device_type())][stream.device_index()] = stream.id();
   return absl::OkStatus();
 }
 
