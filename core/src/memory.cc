@@ -155,25 +155,25 @@ absl::Status EmptyCache(std::optional<Device> device) {
   return status;
 }
 
-absl::StatusOr<void*> RawAlloc(size_t nbytes, Device device, std::optional<Stream> stream) {
+absl::StatusOr<void*> RawAlloc(size_t nbytes, Device device) {
   // The hot path: an allocator exists only for a device that was checked.
   DeviceCachingAllocator* a = internal::FindCachingAllocator(device);
-  if (ABSL_PREDICT_TRUE(a != nullptr && !stream && nbytes != 0)) {
+  if (ABSL_PREDICT_TRUE(a != nullptr && nbytes != 0)) {
     return a->Allocate(nbytes, internal::CurrentStreamIdUnchecked(device.type(), device.index()));
   }
   if (a == nullptr) {
     ANYDEV_ASSIGN_OR_RETURN(a, internal::GetCachingAllocator(device));
   }
-  StreamId id;
-  if (stream) {
-    ANYDEV_RETURN_IF_ERROR(CheckStreamOf(*stream, a->device(), "allocation"));
-    id = stream->id();
-  } else {
-    ANYDEV_ASSIGN_OR_RETURN(Stream s, CurrentStream(a->device()));
-    id = s.id();
-  }
+  ANYDEV_ASSIGN_OR_RETURN(Stream s, CurrentStream(a->device()));
   if (nbytes == 0) return nullptr;
-  return a->Allocate(nbytes, id);
+  return a->Allocate(nbytes, s.id());
+}
+
+absl::StatusOr<void*> RawAlloc(size_t nbytes, Device device, const Stream& stream) {
+  ANYDEV_ASSIGN_OR_RETURN(DeviceCachingAllocator * a, internal::GetCachingAllocator(device));
+  ANYDEV_RETURN_IF_ERROR(CheckStreamOf(stream, a->device(), "allocation"));
+  if (nbytes == 0) return nullptr;
+  return a->Allocate(nbytes, stream.id());
 }
 
 absl::Status RawDelete(void* ptr, Device device) {

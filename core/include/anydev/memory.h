@@ -112,10 +112,10 @@ std::vector<std::pair<std::string, int64_t>> FlattenDeviceStats(const DeviceStat
 [[nodiscard]] absl::Status EmptyCache(std::optional<Device> device = std::nullopt);
 
 // Allocates `nbytes` from the caching allocator of `device` for use on
-// `stream` (default: the calling thread's current stream of the device).
+// `stream` (without one: the calling thread's current stream of the device).
 // nbytes == 0 returns nullptr. ResourceExhausted when the device is full.
-[[nodiscard]] absl::StatusOr<void*> RawAlloc(size_t nbytes, Device device,
-                                             std::optional<Stream> stream = std::nullopt);
+[[nodiscard]] absl::StatusOr<void*> RawAlloc(size_t nbytes, Device device);
+[[nodiscard]] absl::StatusOr<void*> RawAlloc(size_t nbytes, Device device, const Stream& stream);
 // Frees a pointer from RawAlloc of the same device (stream-ordered: no wait).
 // nullptr is a no-op; anything else that is not a live allocation of the
 // device is InvalidArgument naming the pointer, and changes nothing.
