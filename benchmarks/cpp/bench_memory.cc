@@ -9,7 +9,10 @@
 //   BM_BackendPair<T>    Backend::Allocate + Free: the device's own allocator
 // Targets (issue 5): the cached pair within 5x of malloc+free; on CUDA at
 // least 100x faster than cudaMalloc+cudaFree. T is sim always, and cuda/hip
-// where such a device is present (skipped otherwise).
+// where such a device is present (skipped otherwise). BM_CachedPair also
+// reports both ratios, measured in the same run (MeasureRatios):
+//   x_malloc      cached pair time / malloc+free time      (target <= 5)
+//   raw/cached    raw pair time / cached pair time         (CUDA: >= 100)
 //
 // Trace (BM_TraceReplay<T>): a deterministic, training-loop-like sequence of
 // mixed-size allocations (MakeTrace below; docs/memory.md describes it),
@@ -24,6 +27,8 @@
 //       --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -80,6 +85,60 @@ void BM_MallocFree(benchmark::State& state) {
   state.SetLabel(absl::StrCat("floor: malloc+free ", SizeLabel(n)));
 }
 
+// Returns the mean time of one call of `f` over `n` calls, in nanoseconds.
+template <typename F>
+double NanosPerCall(F f, int n) {
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < n; ++i) f();
+  const auto end = std::chrono::steady_clock::now();
+  return std::chrono::duration<double, std::nano>(end - start).count() / n;
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+struct PairRatios {
+  double vs_malloc = 0;   // cached pair / malloc+free
+  double raw_speedup = 0; // raw pair / cached pair
+};
+
+// The ratios of the cached pair to its floor and its ceiling, measured in
+// rounds that interleave the three, so that a change in the machine's speed
+// (a loaded, shared machine) falls on all of them; the median over rounds.
+PairRatios MeasureRatios(Device dev, size_t n) {
+  anydev::Backend* backend = *anydev::GetBackend(dev.type());
+  std::vector<double> vs_malloc;
+  std::vector<double> raw_speedup;
+  bool ok = true;
+  for (int round = 0; round < 15 && ok; ++round) {
+    const double floor = NanosPerCall(
+        [&] {
+          void* p = std::malloc(n);
+          benchmark::DoNotOptimize(p);
+          std::free(p);
+        },
+        4000);
+    const double cached = NanosPerCall(
+        [&] {
+          absl::StatusOr<void*> p = anydev::RawAlloc(n, dev);
+          ok = ok && p.ok() && anydev::RawDelete(*p, dev).ok();
+        },
+        4000);
+    const double raw = NanosPerCall(
+        [&] {
+          absl::StatusOr<void*> p = backend->Allocate(dev.index(), n);
+          ok = ok && p.ok() && backend->Free(dev.index(), *p).ok();
+        },
+        40);
+    vs_malloc.push_back(cached / floor);
+    raw_speedup.push_back(raw / cached);
+  }
+  if (!ok) return {};
+  return {Median(vs_malloc), Median(raw_speedup)};
+}
+
 template <DeviceType T>
 void BM_CachedPair(benchmark::State& state) {
   const std::optional<Device> dev = DeviceOrSkip(state, T);
@@ -101,6 +160,11 @@ void BM_CachedPair(benchmark::State& state) {
       SkipIfError(state, s);
       break;
     }
+  }
+  if (state.threads() == 1) {
+    const PairRatios r = MeasureRatios(*dev, n);
+    state.counters["x_malloc"] = r.vs_malloc;
+    state.counters["raw/cached"] = r.raw_speedup;
   }
   state.SetLabel(absl::StrCat("cached RawAlloc+RawDelete ", SizeLabel(n), " on ",
                               dev->ToString()));

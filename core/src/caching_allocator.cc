@@ -15,6 +15,27 @@
 // an event at the free, and the block stays out of the pool until those
 // events complete (PyTorch's insert_events/process_events).
 //
+// Note [Deferred coalescing]: a pair of allocate and free of one size on one
+// stream is the common case (a training step allocates the same shapes each
+// iteration). Merging the freed block with its free neighbours and splitting
+// it off again at the next request would cost most of such a pair, so a
+// freed block of at most kMaxDeferredSize bytes goes, unmerged, to its pool's
+// `deferred` set (as dlmalloc's fast bins), keeping its entry in `active_`;
+// a request of exactly its size on its stream takes it back with no split,
+// no merge and no map update. Deferred blocks are merged (CoalesceDeferred)
+// before the allocator would otherwise take a block from another stream or a
+// new segment from the backend, and before the cache is released, so they
+// never make the allocator reserve more memory. The statistics count what
+// is: a deferred block of a split segment is an inactive split block until
+// it is reused or merged.
+//
+// Note [Block lookup]: a free finds its block in `recent_`, a direct-mapped
+// cache of the blocks allocated last, before it hashes into `active_`. A slot
+// may hold a stale block: Block objects are recycled (spare_blocks_), never
+// deleted, so reading one is safe, and a block that is allocated and starts
+// at the pointer is the live allocation there, whatever the slot's history.
+// Anything else falls back to `active_`, which is always complete.
+//
 // Note [Segments are returned after a device wait]: Backend::Free releases
 // memory at once, unlike cudaFree, which waits for the device. A cached block
 // may still be the target of queued work (a copy into a buffer freed while it
@@ -37,30 +58,33 @@
 namespace anydev::internal {
 namespace {
 
-// Note [Aggregate statistics]: the hot paths update only the entry of the
-// block's pool (small_pool or large_pool). The aggregate ("all") entry's
-// current, allocated and freed are the sums of the two pools', filled in by
-// GetStats; only its peak is kept here, as the peak of that sum.
+// Note [Aggregate statistics]: the hot paths update the entry of the block's
+// pool (small_pool or large_pool) and the aggregate ("all") entry's current
+// and peak; the aggregate's allocated and freed are the sums of the two
+// pools', filled in by GetStats. New values are computed in registers: the
+// allocator's fast path is mostly these updates.
 inline void Increase(StatArray& a, size_t pool, int64_t amount) {
   Stat& s = a[pool];
-  s.current += amount;
+  const int64_t current = s.current + amount;
+  s.current = current;
   s.allocated += amount;
-  if (s.current > s.peak) s.peak = s.current;
-  const int64_t all = a[1].current + a[2].current;
-  if (all > a[0].peak) a[0].peak = all;
+  if (current > s.peak) s.peak = current;
+  Stat& all = a[0];
+  const int64_t all_current = all.current + amount;
+  all.current = all_current;
+  if (all_current > all.peak) all.peak = all_current;
 }
 
 inline void Decrease(StatArray& a, size_t pool, int64_t amount) {
   a[pool].current -= amount;
   a[pool].freed += amount;
+  a[0].current -= amount;
 }
 
-inline int64_t AllCurrent(const StatArray& a) { return a[1].current + a[2].current; }
+inline int64_t AllCurrent(const StatArray& a) { return a[0].current; }
 
 void ResetPeak(StatArray& a) {
-  a[1].peak = a[1].current;
-  a[2].peak = a[2].current;
-  a[0].peak = AllCurrent(a);
+  for (Stat& s : a) s.peak = s.current;
 }
 
 void ResetAccumulated(StatArray& a) {
@@ -115,7 +139,7 @@ inline void BinOf(size_t size, int* fl, int* sl) {
 }
 }  // namespace
 
-DeviceCachingAllocator::StreamBins* DeviceCachingAllocator::BlockPool::Find(StreamId stream) {
+DeviceCachingAllocator::StreamBins* DeviceCachingAllocator::BinSet::Find(StreamId stream) {
   if (last != nullptr && last->stream == stream) return last;
   for (const std::unique_ptr<StreamBins>& bins : streams) {
     if (bins->stream == stream) {
@@ -126,7 +150,7 @@ DeviceCachingAllocator::StreamBins* DeviceCachingAllocator::BlockPool::Find(Stre
   return nullptr;
 }
 
-void DeviceCachingAllocator::BlockPool::Insert(Block* b) {
+void DeviceCachingAllocator::BinSet::Insert(Block* b) {
   StreamBins* bins = Find(b->stream);
   if (bins == nullptr) {
     streams.push_back(std::make_unique<StreamBins>(b->stream));
@@ -149,7 +173,7 @@ void DeviceCachingAllocator::BlockPool::Insert(Block* b) {
   b->bins = bins;
 }
 
-void DeviceCachingAllocator::BlockPool::Remove(Block* b) {
+void DeviceCachingAllocator::BinSet::Remove(Block* b) {
   StreamBins* bins = b->bins;
   const int fl = b->bin_fl;
   const int sl = b->bin_sl;
@@ -170,8 +194,8 @@ void DeviceCachingAllocator::BlockPool::Remove(Block* b) {
   b->in_pool = false;
 }
 
-DeviceCachingAllocator::Block* DeviceCachingAllocator::BlockPool::BestFit(const StreamBins& bins,
-                                                                          size_t size) {
+DeviceCachingAllocator::Block* DeviceCachingAllocator::BinSet::BestFit(const StreamBins& bins,
+                                                                       size_t size) {
   int fl, sl;
   BinOf(size, &fl, &sl);
   // The request's own bin may hold blocks smaller than the request. Among
@@ -199,7 +223,7 @@ DeviceCachingAllocator::Block* DeviceCachingAllocator::BlockPool::BestFit(const 
   return best;
 }
 
-std::vector<DeviceCachingAllocator::Block*> DeviceCachingAllocator::BlockPool::All() const {
+std::vector<DeviceCachingAllocator::Block*> DeviceCachingAllocator::BinSet::All() const {
   std::vector<Block*> out;
   out.reserve(count);
   for (const std::unique_ptr<StreamBins>& bins : streams) {
@@ -215,7 +239,78 @@ std::vector<DeviceCachingAllocator::Block*> DeviceCachingAllocator::BlockPool::A
   return out;
 }
 
+// --- deferred blocks (Note [Deferred coalescing]) ---------------------------------
+
+DeviceCachingAllocator::DeferredStacks* DeviceCachingAllocator::DeferredSet::Find(
+    StreamId stream) {
+  if (last != nullptr && last->stream == stream) return last;
+  for (const std::unique_ptr<DeferredStacks>& d : streams) {
+    if (d->stream == stream) {
+      last = d.get();
+      return last;
+    }
+  }
+  return nullptr;
+}
+
+void DeviceCachingAllocator::DeferredSet::Push(Block* b) {
+  DeferredStacks* d = Find(b->stream);
+  if (d == nullptr) {
+    streams.push_back(std::make_unique<DeferredStacks>(b->stream));
+    d = last = streams.back().get();
+  }
+  Block*& head = d->heads[b->size / kMinBlockSize - 1];
+  b->bin_next = head;
+  head = b;
+  b->deferred = true;
+  ++d->count;
+  ++count;
+}
+
+DeviceCachingAllocator::Block* DeviceCachingAllocator::DeferredSet::Pop(size_t size,
+                                                                        StreamId stream) {
+  DeferredStacks* d = Find(stream);
+  if (d == nullptr || d->count == 0) return nullptr;
+  Block*& head = d->heads[size / kMinBlockSize - 1];
+  Block* b = head;
+  if (b == nullptr) return nullptr;
+  head = b->bin_next;
+  b->bin_next = nullptr;
+  b->deferred = false;
+  --d->count;
+  --count;
+  return b;
+}
+
+std::vector<DeviceCachingAllocator::Block*> DeviceCachingAllocator::DeferredSet::TakeAll() {
+  std::vector<Block*> out;
+  out.reserve(count);
+  for (const std::unique_ptr<DeferredStacks>& d : streams) {
+    for (size_t i = 0; d->count != 0 && i < kDeferredSizes; ++i) {
+      for (Block* b = d->heads[i]; b != nullptr;) {
+        Block* next = b->bin_next;
+        b->bin_next = nullptr;
+        b->deferred = false;
+        out.push_back(b);
+        --d->count;
+        b = next;
+      }
+      d->heads[i] = nullptr;
+    }
+  }
+  count = 0;
+  return out;
+}
+
 // --- blocks ------------------------------------------------------------------------
+
+DeviceCachingAllocator::Block* DeviceCachingAllocator::FindAllocated(uintptr_t p) {
+  Block* b = recent_[LookupSlot(p)];
+  if (b != nullptr && b->ptr == p && b->allocated) return b;
+  auto it = active_.find(p);
+  if (it == active_.end() || !it->second->allocated) return nullptr;
+  return it->second;
+}
 
 DeviceCachingAllocator::Block* DeviceCachingAllocator::NewBlock() {
   if (spare_blocks_.empty()) return new Block();
@@ -236,10 +331,10 @@ void DeviceCachingAllocator::DeleteBlock(Block* b) {
 
 DeviceCachingAllocator::Block* DeviceCachingAllocator::TakeFreeBlock(BlockPool& pool, size_t size,
                                                                      StreamId stream) {
-  StreamBins* bins = pool.Find(stream);
+  StreamBins* bins = pool.free.Find(stream);
   if (bins == nullptr || bins->count == 0) return nullptr;
-  Block* b = BlockPool::BestFit(*bins, size);
-  if (b != nullptr) pool.Remove(b);
+  Block* b = BinSet::BestFit(*bins, size);
+  if (b != nullptr) pool.free.Remove(b);
   return b;
 }
 
@@ -247,15 +342,15 @@ DeviceCachingAllocator::Block* DeviceCachingAllocator::TakeIdleStreamBlock(Block
                                                                            size_t size,
                                                                            StreamId stream) {
   Block* best = nullptr;
-  for (const std::unique_ptr<StreamBins>& bins : pool.streams) {
+  for (const std::unique_ptr<StreamBins>& bins : pool.free.streams) {
     if (bins->stream == stream || bins->count == 0) continue;
-    Block* b = BlockPool::BestFit(*bins, size);
+    Block* b = BinSet::BestFit(*bins, size);
     if (b == nullptr || (best != nullptr && b->size >= best->size)) continue;
     absl::StatusOr<bool> idle = backend_->QueryStream(device_.index(), bins->stream);
     if (idle.ok() && *idle) best = b;
   }
   if (best == nullptr) return nullptr;
-  pool.Remove(best);
+  pool.free.Remove(best);
   best->stream = stream;
   return best;
 }
@@ -297,7 +392,7 @@ DeviceCachingAllocator::Block* DeviceCachingAllocator::AllocFoundBlock(Block* bl
     if (rest->next != nullptr) rest->next->prev = rest;
     block->next = rest;
     block->size = size;
-    pool.Insert(rest);
+    pool.free.Insert(rest);
     if (already_split) {
       // An inactive split block shrinks by `size` bytes.
       Decrease(stats_.inactive_split_bytes, t, static_cast<int64_t>(size));
@@ -311,21 +406,49 @@ DeviceCachingAllocator::Block* DeviceCachingAllocator::AllocFoundBlock(Block* bl
     Decrease(stats_.inactive_split_bytes, t, static_cast<int64_t>(block->size));
     Decrease(stats_.inactive_split, t, 1);
   }
+  CountActive(*block, requested);
   block->allocated = true;
   block->requested = requested;
-  Increase(stats_.allocation, t, 1);
-  Increase(stats_.allocated_bytes, t, static_cast<int64_t>(block->size));
-  Increase(stats_.active, t, 1);
-  Increase(stats_.active_bytes, t, static_cast<int64_t>(block->size));
-  Increase(stats_.requested_bytes, t, static_cast<int64_t>(requested));
   active_.emplace(block->ptr, block);
+  recent_[LookupSlot(block->ptr)] = block;
   return block;
 }
 
+DeviceCachingAllocator::Block* DeviceCachingAllocator::AllocDeferredBlock(Block* block,
+                                                                          size_t requested) {
+  if (block->is_split()) {
+    const size_t t = PoolIndex(*block->pool);
+    Decrease(stats_.inactive_split_bytes, t, static_cast<int64_t>(block->size));
+    Decrease(stats_.inactive_split, t, 1);
+  }
+  CountActive(*block, requested);
+  block->allocated = true;
+  block->requested = requested;
+  recent_[LookupSlot(block->ptr)] = block;
+  return block;  // still in active_ (Note [Deferred coalescing])
+}
+
+void DeviceCachingAllocator::CountActive(const Block& block, size_t requested) {
+  const size_t t = PoolIndex(*block.pool);
+  Increase(stats_.allocation, t, 1);
+  Increase(stats_.allocated_bytes, t, static_cast<int64_t>(block.size));
+  Increase(stats_.active, t, 1);
+  Increase(stats_.active_bytes, t, static_cast<int64_t>(block.size));
+  Increase(stats_.requested_bytes, t, static_cast<int64_t>(requested));
+}
+
+void DeviceCachingAllocator::CountInactive(const Block& block) {
+  const size_t t = PoolIndex(*block.pool);
+  Decrease(stats_.active, t, 1);
+  Decrease(stats_.active_bytes, t, static_cast<int64_t>(block.size));
+  Decrease(stats_.requested_bytes, t, static_cast<int64_t>(block.requested));
+}
+
 size_t DeviceCachingAllocator::TryMerge(Block* dst, Block* src, BlockPool& pool, bool any_stream) {
-  if (src == nullptr || !src->in_pool) return 0;  // in use, or waiting for events
+  // Not merged: in use, waiting for events, or deferred (merged in its turn).
+  if (src == nullptr || !src->in_pool) return 0;
   if (!any_stream && src->stream != dst->stream) return 0;
-  pool.Remove(src);
+  pool.free.Remove(src);
   if (dst->prev == src) {
     dst->ptr = src->ptr;
     dst->prev = src->prev;
@@ -341,11 +464,32 @@ size_t DeviceCachingAllocator::TryMerge(Block* dst, Block* src, BlockPool& pool,
 }
 
 void DeviceCachingAllocator::FreeBlock(Block* block) {
-  const int64_t original_size = static_cast<int64_t>(block->size);
-  const int64_t requested = static_cast<int64_t>(block->requested);
+  CountInactive(*block);
+  block->requested = 0;
+  InsertCoalesced(block, /*counted=*/false);
+}
+
+void DeviceCachingAllocator::DeferBlock(Block* block) {
+  CountInactive(*block);
+  block->requested = 0;
+  block->pool->deferred.Push(block);
+  if (block->is_split()) {
+    const size_t t = PoolIndex(*block->pool);
+    Increase(stats_.inactive_split, t, 1);
+    Increase(stats_.inactive_split_bytes, t, static_cast<int64_t>(block->size));
+  }
+}
+
+void DeviceCachingAllocator::InsertCoalesced(Block* block, bool counted) {
   BlockPool& pool = *block->pool;
+  // The change in inactive split blocks and bytes: minus the block as it was
+  // counted and minus each neighbour it absorbs, plus the block it becomes.
   int64_t net_blocks = 0;
   int64_t net_bytes = 0;
+  if (counted && block->is_split()) {
+    net_blocks -= 1;
+    net_bytes -= static_cast<int64_t>(block->size);
+  }
   const std::array<Block*, 2> candidates = {block->prev, block->next};
   for (Block* c : candidates) {
     const size_t subsumed = TryMerge(block, c, pool, /*any_stream=*/false);
@@ -354,8 +498,7 @@ void DeviceCachingAllocator::FreeBlock(Block* block) {
       net_bytes -= static_cast<int64_t>(subsumed);
     }
   }
-  block->requested = 0;
-  pool.Insert(block);
+  pool.free.Insert(block);
   if (block->is_split()) {
     net_blocks += 1;
     net_bytes += static_cast<int64_t>(block->size);
@@ -365,9 +508,13 @@ void DeviceCachingAllocator::FreeBlock(Block* block) {
   if (net_blocks < 0) Decrease(stats_.inactive_split, t, -net_blocks);
   if (net_bytes > 0) Increase(stats_.inactive_split_bytes, t, net_bytes);
   if (net_bytes < 0) Decrease(stats_.inactive_split_bytes, t, -net_bytes);
-  Decrease(stats_.active, t, 1);
-  Decrease(stats_.active_bytes, t, original_size);
-  Decrease(stats_.requested_bytes, t, requested);
+}
+
+void DeviceCachingAllocator::CoalesceDeferred(BlockPool& pool) {
+  for (Block* b : pool.deferred.TakeAll()) {
+    active_.erase(b->ptr);
+    InsertCoalesced(b, /*counted=*/true);
+  }
 }
 
 void DeviceCachingAllocator::InsertEvents(Block* block) {
@@ -411,6 +558,8 @@ absl::Status DeviceCachingAllocator::ReleaseCachedBlocks() {
     if (--p.block->event_count == 0) FreeBlock(p.block);
   }
   pending.clear();
+  CoalesceDeferred(small_);
+  CoalesceDeferred(large_);
   ++stats_.num_sync_all_streams;
   ANYDEV_RETURN_IF_ERROR(backend_->SynchronizeDevice(device_.index()));
 
@@ -418,11 +567,11 @@ absl::Status DeviceCachingAllocator::ReleaseCachedBlocks() {
   for (BlockPool* pool : {&small_, &large_}) {
     auto is_free = [](const Block* b) { return b != nullptr && b->in_pool; };
     std::vector<Block*> heads;
-    for (Block* b : pool->All()) {
+    for (Block* b : pool->free.All()) {
       if (is_free(b->next) && !is_free(b->prev)) heads.push_back(b);
     }
     for (Block* head : heads) {
-      pool->Remove(head);
+      pool->free.Remove(head);
       int64_t blocks_before = 1;
       int64_t bytes_before = static_cast<int64_t>(head->size);
       while (is_free(head->next)) {
@@ -430,7 +579,7 @@ absl::Status DeviceCachingAllocator::ReleaseCachedBlocks() {
         bytes_before += static_cast<int64_t>(head->next->size);
         TryMerge(head, head->next, *pool, /*any_stream=*/true);
       }
-      pool->Insert(head);
+      pool->free.Insert(head);
       const int64_t blocks_after = head->is_split() ? 1 : 0;
       const int64_t bytes_after = head->is_split() ? static_cast<int64_t>(head->size) : 0;
       Decrease(stats_.inactive_split, PoolIndex(*pool), blocks_before - blocks_after);
@@ -439,7 +588,7 @@ absl::Status DeviceCachingAllocator::ReleaseCachedBlocks() {
   }
   absl::Status status;
   for (BlockPool* pool : {&large_, &small_}) {
-    for (Block* b : pool->All()) {
+    for (Block* b : pool->free.All()) {
       if (b->is_split()) continue;
       absl::Status freed = backend_->Free(device_.index(), reinterpret_cast<void*>(b->ptr));
       if (!freed.ok()) {
@@ -449,7 +598,7 @@ absl::Status DeviceCachingAllocator::ReleaseCachedBlocks() {
       ++stats_.num_device_free;
       Decrease(stats_.segment, PoolIndex(*pool), 1);
       Decrease(stats_.reserved_bytes, PoolIndex(*pool), static_cast<int64_t>(b->size));
-      pool->Remove(b);
+      pool->free.Remove(b);
       DeleteBlock(b);
     }
   }
@@ -482,7 +631,7 @@ absl::Status DeviceCachingAllocator::OutOfMemory(size_t requested, size_t alloc_
 }
 
 absl::StatusOr<void*> DeviceCachingAllocator::Allocate(size_t nbytes, StreamId stream) {
-  std::lock_guard<std::mutex> lock(mu_);
+  FastMutexLock lock(mu_);
   if (nbytes > kMaxRequest) {
     return OutOfMemory(nbytes, nbytes, absl::ResourceExhaustedError("larger than any device"));
   }
@@ -490,8 +639,19 @@ absl::StatusOr<void*> DeviceCachingAllocator::Allocate(size_t nbytes, StreamId s
   const size_t alloc_size = AllocationSize(size);
   if (!pending_.empty()) ProcessEvents();
   BlockPool& pool = PoolFor(size);
+  if (size <= kMaxDeferredSize && pool.deferred.count != 0) {
+    if (Block* b = pool.deferred.Pop(size, stream)) {
+      return reinterpret_cast<void*>(AllocDeferredBlock(b, nbytes)->ptr);
+    }
+  }
 
   Block* block = TakeFreeBlock(pool, size, stream);
+  if (block == nullptr && pool.deferred.count != 0) {
+    // Merging the deferred blocks costs less than asking other streams
+    // whether they are idle, and keeps blocks with their stream.
+    CoalesceDeferred(pool);
+    block = TakeFreeBlock(pool, size, stream);
+  }
   if (block == nullptr) block = TakeIdleStreamBlock(pool, size, stream);
   absl::Status cause;
   if (block == nullptr) {
@@ -531,20 +691,23 @@ absl::StatusOr<void*> DeviceCachingAllocator::Allocate(size_t nbytes, StreamId s
 
 absl::Status DeviceCachingAllocator::Free(void* ptr) {
   const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = active_.find(p);
-  if (it == active_.end()) {
+  FastMutexLock lock(mu_);
+  Block* block = FindAllocated(p);
+  if (block == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(
         device_.ToString(), ": free of ", Ptr(p),
         ", which is not a live allocation of this device's caching allocator (a double free, "
         "a stale or foreign pointer, or a pointer into the middle of an allocation)"));
   }
-  Block* block = it->second;
-  active_.erase(it);
   block->allocated = false;
   const size_t t = PoolIndex(*block->pool);
   Decrease(stats_.allocation, t, 1);
   Decrease(stats_.allocated_bytes, t, static_cast<int64_t>(block->size));
+  if (block->stream_uses.empty() && block->size <= kMaxDeferredSize) {
+    DeferBlock(block);  // keeps its entry in active_
+    return absl::OkStatus();
+  }
+  active_.erase(p);
   if (!block->stream_uses.empty()) {
     InsertEvents(block);
   } else {
@@ -560,14 +723,13 @@ absl::Status DeviceCachingAllocator::RecordStream(void* ptr, const Stream& strea
         DeviceTypeName(device_.type()), " device; the memory is on ", device_.ToString()));
   }
   const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
-  std::lock_guard<std::mutex> lock(mu_);
-  auto it = active_.find(p);
-  if (it == active_.end()) {
+  FastMutexLock lock(mu_);
+  Block* block = FindAllocated(p);
+  if (block == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(
         device_.ToString(), ": record_stream of ", Ptr(p),
         ", which is not a live allocation of this device's caching allocator"));
   }
-  Block* block = it->second;
   if (stream.device() == device_ && stream.id() == block->stream) return absl::OkStatus();
   if (std::find(block->stream_uses.begin(), block->stream_uses.end(), stream) ==
       block->stream_uses.end()) {
@@ -577,7 +739,7 @@ absl::Status DeviceCachingAllocator::RecordStream(void* ptr, const Stream& strea
 }
 
 absl::Status DeviceCachingAllocator::EmptyCache() {
-  std::lock_guard<std::mutex> lock(mu_);
+  FastMutexLock lock(mu_);
   if (pending_.empty() && small_.empty() && large_.empty()) {
     return absl::OkStatus();  // nothing cached: no device wait
   }
@@ -585,13 +747,12 @@ absl::Status DeviceCachingAllocator::EmptyCache() {
 }
 
 DeviceStats DeviceCachingAllocator::GetStats() {
-  std::lock_guard<std::mutex> lock(mu_);
+  FastMutexLock lock(mu_);
   // Blocks whose recorded streams have finished stop being active now rather
   // than at the next allocation (PyTorch waits for the next malloc).
   if (!pending_.empty()) ProcessEvents();
   DeviceStats out = stats_;
   ForEachStatArray(out, [](StatArray& a) {
-    a[0].current = AllCurrent(a);
     a[0].allocated = a[1].allocated + a[2].allocated;
     a[0].freed = a[1].freed + a[2].freed;
   });
@@ -599,12 +760,12 @@ DeviceStats DeviceCachingAllocator::GetStats() {
 }
 
 void DeviceCachingAllocator::ResetPeakStats() {
-  std::lock_guard<std::mutex> lock(mu_);
+  FastMutexLock lock(mu_);
   ForEachStatArray(stats_, ResetPeak);
 }
 
 void DeviceCachingAllocator::ResetAccumulatedStats() {
-  std::lock_guard<std::mutex> lock(mu_);
+  FastMutexLock lock(mu_);
   ForEachStatArray(stats_, ResetAccumulated);
   stats_.num_alloc_retries = 0;
   stats_.num_ooms = 0;

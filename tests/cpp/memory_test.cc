@@ -188,6 +188,8 @@ TEST_F(MemoryTest, LargeRequestsUseTheLargePool) {
 }
 
 TEST_F(MemoryTest, SplittingAndCoalescing) {
+  // The large pool merges a freed block with its free neighbours at once, as
+  // PyTorch's allocator does.
   const Device d = Exact();
   const DeviceStats base = Stats(d);
   auto split = [&](int64_t blocks, int64_t bytes) {
@@ -195,29 +197,85 @@ TEST_F(MemoryTest, SplittingAndCoalescing) {
     EXPECT_EQ(s.inactive_split[0].current - base.inactive_split[0].current, blocks);
     EXPECT_EQ(s.inactive_split_bytes[0].current - base.inactive_split_bytes[0].current, bytes);
   };
+  constexpr size_t k = 3 * kMiB;
+  constexpr int64_t tail = (int64_t{20} << 20) - 3 * int64_t{k};
+  ASSERT_OK_AND_ASSIGN(void* a, RawAlloc(k, d));
+  ASSERT_OK_AND_ASSIGN(void* b, RawAlloc(k, d));
+  ASSERT_OK_AND_ASSIGN(void* c, RawAlloc(k, d));
+  // One 20 MiB segment, carved in address order.
+  EXPECT_EQ(b, static_cast<char*>(a) + k);
+  EXPECT_EQ(c, static_cast<char*>(b) + k);
+  EXPECT_EQ(Stats(d).segment[0].current - base.segment[0].current, 1);
+  split(1, tail);
+  ASSERT_OK(RawDelete(b, d));
+  split(2, k + tail);  // b and the tail, not adjacent
+  ASSERT_OK(RawDelete(a, d));
+  split(2, 2 * k + tail);  // a merged into b, and the tail
+  ASSERT_OK(RawDelete(c, d));
+  split(0, 0);  // all merged: one whole, unsplit segment
+  // The coalesced segment serves a request for more than any of its parts.
+  ASSERT_OK_AND_ASSIGN(void* whole, RawAlloc(2 * k, d));
+  EXPECT_EQ(whole, a);
+  ASSERT_OK_AND_ASSIGN(void* rest, RawAlloc(2 * k, d));
+  EXPECT_EQ(rest, static_cast<char*>(a) + 2 * k);
+  EXPECT_EQ(Stats(d).segment[0].current - base.segment[0].current, 1);
+  ASSERT_OK(RawDelete(whole, d));
+  ASSERT_OK(RawDelete(rest, d));
+}
+
+TEST_F(MemoryTest, SmallBlocksAreCoalescedWhenNeeded) {
+  // Note [Deferred coalescing]: a freed small-pool block stays unmerged for
+  // a request of its size on its stream, and is merged before the allocator
+  // would ask the backend for memory.
+  const Device d = Exact();
+  ASSERT_OK(EmptyCache(d));
+  const DeviceStats base = Stats(d);
+  auto split = [&](int64_t blocks, int64_t bytes) {
+    const DeviceStats s = Stats(d);
+    EXPECT_EQ(s.inactive_split[1].current - base.inactive_split[1].current, blocks);
+    EXPECT_EQ(s.inactive_split_bytes[1].current - base.inactive_split_bytes[1].current, bytes);
+  };
   constexpr size_t k = 512 * kKiB;
   ASSERT_OK_AND_ASSIGN(void* a, RawAlloc(k, d));
   ASSERT_OK_AND_ASSIGN(void* b, RawAlloc(k, d));
   ASSERT_OK_AND_ASSIGN(void* c, RawAlloc(k, d));
-  // One 2 MiB segment, carved in address order.
   EXPECT_EQ(b, static_cast<char*>(a) + k);
   EXPECT_EQ(c, static_cast<char*>(b) + k);
-  EXPECT_EQ(Stats(d).segment[0].current - base.segment[0].current, 1);
-  split(1, k);  // the 512 KiB tail
+  split(1, k);  // the tail
   ASSERT_OK(RawDelete(b, d));
-  split(2, 2 * k);  // b and the tail, not adjacent
+  split(2, 2 * k);
   ASSERT_OK(RawDelete(a, d));
-  split(2, 3 * k);  // a merged into b: 1 MiB, and the tail
+  split(3, 3 * k);  // a is not merged into b (yet)
+  EXPECT_STATUS(RawDelete(a, d), kInvalidArgument, "not a live allocation");
+  EXPECT_STATUS(RecordStream(a, d, Stream::Default(d)), kInvalidArgument,
+                "not a live allocation");
+  // The same size on the same stream: the last block freed, with no split.
+  ASSERT_OK_AND_ASSIGN(void* again, RawAlloc(k - 100, d));
+  EXPECT_EQ(again, a);
+  split(2, 2 * k);
+  DeviceStats s = Stats(d);
+  EXPECT_EQ(s.allocation[1].current - base.allocation[1].current, 2);
+  EXPECT_EQ(s.requested_bytes[1].current - base.requested_bytes[1].current, 2 * int64_t{k} - 100);
+  ASSERT_OK(RawDelete(again, d));
   ASSERT_OK(RawDelete(c, d));
-  split(0, 0);      // all merged: one whole, unsplit segment
-  // The coalesced segment serves a request for all of it.
-  ASSERT_OK_AND_ASSIGN(void* whole, RawAlloc(kMiB, d));
+  split(4, 4 * k);  // the whole segment, in four free blocks
+  // A size no free block fits: the deferred blocks are merged first, and the
+  // merged segment serves it; no new segment.
+  ASSERT_OK_AND_ASSIGN(void* whole, RawAlloc(2 * k, d));
   EXPECT_EQ(whole, a);
-  ASSERT_OK_AND_ASSIGN(void* rest, RawAlloc(kMiB, d));
-  EXPECT_EQ(rest, static_cast<char*>(a) + kMiB);
-  EXPECT_EQ(Stats(d).segment[0].current - base.segment[0].current, 1);
+  split(1, 2 * k);
+  s = Stats(d);
+  EXPECT_EQ(s.segment[1].current - base.segment[1].current, 1);
+  EXPECT_EQ(s.num_device_alloc - base.num_device_alloc, 1);
   ASSERT_OK(RawDelete(whole, d));
-  ASSERT_OK(RawDelete(rest, d));
+  split(2, 4 * k);
+  // Releasing the cache merges and returns everything.
+  ASSERT_OK(EmptyCache(d));
+  split(0, 0);
+  s = Stats(d);
+  EXPECT_EQ(s.reserved_bytes[1].current, 0);
+  EXPECT_EQ(s.segment[1].current, 0);
+  EXPECT_EQ(s.active[1].current, 0);
 }
 
 TEST_F(MemoryTest, ZeroBytesIsNullAndFree) {

@@ -212,22 +212,43 @@ def test_get_memory_info(clean):
 
 
 def test_splitting_and_coalescing(clean):
-    acc = clean
-    k = 512 * KiB
+    # The large pool merges a freed block with its free neighbours at once.
+    k = 3 * MiB
+    tail = 20 * MiB - 3 * k
     a, b, c = anydev.Buffer(k), anydev.Buffer(k), anydev.Buffer(k)
-    assert (b.data_ptr - a.data_ptr, c.data_ptr - b.data_ptr) == (k, k)  # one 2 MiB segment
+    assert (b.data_ptr - a.data_ptr, c.data_ptr - b.data_ptr) == (k, k)  # one 20 MiB segment
     first = a.data_ptr
     assert stat("segment.all.current") == 1
-    assert (stat("inactive_split.all.current"), stat("inactive_split_bytes.all.current")) == (1, k)
+    assert (stat("inactive_split.all.current"), stat("inactive_split_bytes.all.current")) == (1, tail)
     b.free()
-    assert (stat("inactive_split.all.current"), stat("inactive_split_bytes.all.current")) == (2, 2 * k)
+    assert (stat("inactive_split.all.current"), stat("inactive_split_bytes.all.current")) == (2, k + tail)
     a.free()
-    assert (stat("inactive_split.all.current"), stat("inactive_split_bytes.all.current")) == (2, 3 * k)
+    assert (stat("inactive_split.all.current"), stat("inactive_split_bytes.all.current")) == (2, 2 * k + tail)
     c.free()
     assert (stat("inactive_split.all.current"), stat("inactive_split_bytes.all.current")) == (0, 0)
-    whole = anydev.Buffer(MiB)  # the coalesced segment's first half
+    whole = anydev.Buffer(2 * k)  # the coalesced segment's first part
     assert whole.data_ptr == first
     assert stat("segment.all.current") == 1
+
+
+def test_small_blocks_are_reused_unmerged_and_coalesced_before_growing(clean):
+    k = 512 * KiB
+    a, b, c = anydev.Buffer(k), anydev.Buffer(k), anydev.Buffer(k)  # and a 512 KiB tail
+    first, second = a.data_ptr, b.data_ptr
+    b.free()
+    a.free()
+    c.free()
+    # Freed small blocks wait, unmerged, for a request of their size.
+    assert (stat("inactive_split.all.current"), stat("inactive_split_bytes.all.current")) == (4, 2 * MiB)
+    again = anydev.Buffer(k - 1)
+    assert again.data_ptr == second + k  # c, the last one freed
+    again.free()
+    # A request that no free block fits merges them rather than asking the
+    # device for more.
+    whole = anydev.Buffer(MiB)
+    assert whole.data_ptr == first
+    assert stat("segment.all.current") == 1
+    assert (stat("inactive_split.all.current"), stat("inactive_split_bytes.all.current")) == (1, MiB)
 
 
 def test_same_stream_reuses_at_once_others_after_the_work(clean):

@@ -9,7 +9,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -21,6 +20,7 @@
 #include "anydev/device.h"
 #include "anydev/memory.h"
 #include "anydev/stream.h"
+#include "internal/fast_mutex.h"
 
 namespace anydev::internal {
 
@@ -34,6 +34,9 @@ inline constexpr size_t kRoundLarge = size_t{2} << 20;  // ... rounded up to 2 M
 // Requests above this are out of memory on any device (and would overflow
 // the rounding): 2^60 bytes.
 inline constexpr size_t kMaxRequest = size_t{1} << 60;
+// Freed blocks up to this size are kept unmerged for reuse by a request of
+// the same size on the same stream (Note [Deferred coalescing]).
+inline constexpr size_t kMaxDeferredSize = kSmallSize;
 
 // Returns `nbytes` rounded up to a multiple of kMinBlockSize (at least one).
 constexpr size_t RoundSize(size_t nbytes) {
@@ -71,8 +74,8 @@ class DeviceCachingAllocator {
   Device device() const { return device_; }
 
  private:
-  struct BlockPool;
   struct StreamBins;
+  struct BlockPool;
   struct Block {
     uintptr_t ptr = 0;
     size_t size = 0;
@@ -82,9 +85,10 @@ class DeviceCachingAllocator {
     Block* prev = nullptr;   // neighbours in the same segment
     Block* next = nullptr;
     Block* bin_prev = nullptr;  // neighbours in a free list (while in a pool)
-    Block* bin_next = nullptr;
+    Block* bin_next = nullptr;  // ... and in a deferred stack
     bool allocated = false;
-    bool in_pool = false;
+    bool in_pool = false;    // in its pool's coalesced free blocks (`free`)
+    bool deferred = false;   // in its pool's `deferred` blocks
     StreamBins* bins = nullptr;  // its stream's bins and its bin, while in a pool
     uint8_t bin_fl = 0;
     uint8_t bin_sl = 0;
@@ -96,7 +100,7 @@ class DeviceCachingAllocator {
   // two-level segregated-fit bins (TLSF): a size of u 512-byte units goes to
   // first level floor(log2(u)) - 3 (level 0: u < 16) and one of 16 linear
   // second-level bins, with a bitmap of the non-empty ones per level. A best
-  // fit is a scan of the request's own bin (exact for sizes under 16 KiB)
+  // fit is a scan of the request's own bin (exact for sizes under 8 KiB)
   // and then of the first non-empty bin above it, found with two
   // count-trailing-zeros: O(1) where a balanced tree is O(log n), and no
   // memory allocation per insert.
@@ -110,27 +114,57 @@ class DeviceCachingAllocator {
     uint32_t sl_map[kFirstLevels] = {};
     Block* heads[kFirstLevels][kSecondLevels] = {};
   };
-  struct BlockPool {
-    explicit BlockPool(bool small) : is_small(small) {}
-    const bool is_small;
-    size_t count = 0;  // free blocks in the pool
+  // The coalesced free blocks of a pool, binned per stream.
+  struct BinSet {
+    size_t count = 0;  // blocks in the set
     std::vector<std::unique_ptr<StreamBins>> streams;
     StreamBins* last = nullptr;  // the last stream looked up
 
-    bool empty() const { return count == 0; }
     StreamBins* Find(StreamId stream);
     void Insert(Block* b);
     void Remove(Block* b);
-    // The best-fitting block of `bins` for `size` bytes, left in the pool.
+    // The best-fitting block of `bins` for `size` bytes, left in the set.
     static Block* BestFit(const StreamBins& bins, size_t size);
-    // Every free block of the pool.
+    // Every block of the set.
     std::vector<Block*> All() const;
+  };
+  // The deferred blocks of one stream (Note [Deferred coalescing]): a LIFO
+  // stack per size (in 512-byte units), linked through Block::bin_next.
+  static constexpr size_t kDeferredSizes = kMaxDeferredSize / kMinBlockSize;
+  struct DeferredStacks {
+    explicit DeferredStacks(StreamId s) : stream(s) {}
+    const StreamId stream;
+    size_t count = 0;
+    Block* heads[kDeferredSizes] = {};
+  };
+  struct DeferredSet {
+    size_t count = 0;  // blocks in the set
+    std::vector<std::unique_ptr<DeferredStacks>> streams;
+    DeferredStacks* last = nullptr;  // the last stream looked up
+
+    DeferredStacks* Find(StreamId stream);
+    void Push(Block* b);
+    // The last deferred block of `stream` of exactly `size` bytes, removed.
+    Block* Pop(size_t size, StreamId stream);
+    // Removes and returns every block of the set.
+    std::vector<Block*> TakeAll();
+  };
+  struct BlockPool {
+    explicit BlockPool(bool small) : is_small(small) {}
+    const bool is_small;
+    BinSet free;           // coalesced free blocks (Block::in_pool)
+    DeferredSet deferred;  // freed, not yet coalesced (Block::deferred)
+
+    bool empty() const { return free.count == 0 && deferred.count == 0; }
   };
   struct PendingFree {
     Event event;
     Block* block;
   };
 
+  // The allocated block that starts at `p`, or nullptr (Note [Block lookup]).
+  Block* FindAllocated(uintptr_t p) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  static size_t LookupSlot(uintptr_t p) { return ((p >> 9) ^ (p >> 18)) % kLookupSlots; }
   Block* NewBlock() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void DeleteBlock(Block* b) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   BlockPool& PoolFor(size_t size) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -151,8 +185,22 @@ class DeviceCachingAllocator {
   // splitting off the rest when it is worth it (alloc_found_block).
   Block* AllocFoundBlock(Block* block, size_t size, size_t requested)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Hands out a deferred block of exactly the request's size.
+  Block* AllocDeferredBlock(Block* block, size_t requested) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Counts a block that becomes active for `requested` bytes.
+  void CountActive(const Block& block, size_t requested) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Counts a block that stops being active.
+  void CountInactive(const Block& block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Returns an inactive block to its pool, merging free neighbours (free_block).
   void FreeBlock(Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Puts a freed block in its pool's deferred set, unmerged.
+  void DeferBlock(Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Inserts a free block into its pool's coalesced set, merging it with free
+  // neighbours of its stream and counting the inactive splits that result.
+  // `counted`: the block is already counted as an inactive split if it is one.
+  void InsertCoalesced(Block* block, bool counted) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Moves every deferred block of `pool` to its coalesced set.
+  void CoalesceDeferred(BlockPool& pool) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Merges `src` into `dst` if it is free and, unless `any_stream`, of the
   // same stream; returns the bytes merged (try_merge_blocks).
   size_t TryMerge(Block* dst, Block* src, BlockPool& pool, bool any_stream)
@@ -174,12 +222,17 @@ class DeviceCachingAllocator {
 
   Backend* const backend_;
   const Device device_;
-  // A plain mutex: absl::Mutex's deadlock detection (on in the distribution's
-  // Abseil) costs more than the rest of an allocation.
-  std::mutex mu_;
+  // Not absl::Mutex: its deadlock detection (on in the distribution's Abseil)
+  // costs more than the rest of an allocation (Note [FastMutex]).
+  FastMutex mu_;
   BlockPool small_ ABSL_GUARDED_BY(mu_){true};
   BlockPool large_ ABSL_GUARDED_BY(mu_){false};
+  // The allocated blocks and the deferred ones (Block::allocated tells them
+  // apart), by address: a deferred block keeps its entry for its reuse.
   absl::flat_hash_map<uintptr_t, Block*> active_ ABSL_GUARDED_BY(mu_);
+  // Recently allocated blocks, by a hash of their address (Note [Block lookup]).
+  static constexpr size_t kLookupSlots = 256;
+  Block* recent_[kLookupSlots] ABSL_GUARDED_BY(mu_) = {};
   std::vector<PendingFree> pending_ ABSL_GUARDED_BY(mu_);
   std::vector<Block*> spare_blocks_ ABSL_GUARDED_BY(mu_);
   DeviceStats stats_ ABSL_GUARDED_BY(mu_);
