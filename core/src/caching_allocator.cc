@@ -139,23 +139,8 @@ inline void BinOf(size_t size, int* fl, int* sl) {
 }
 }  // namespace
 
-DeviceCachingAllocator::StreamBins* DeviceCachingAllocator::BinSet::Find(StreamId stream) {
-  if (last != nullptr && last->stream == stream) return last;
-  for (const std::unique_ptr<StreamBins>& bins : streams) {
-    if (bins->stream == stream) {
-      last = bins.get();
-      return last;
-    }
-  }
-  return nullptr;
-}
-
 void DeviceCachingAllocator::BinSet::Insert(Block* b) {
-  StreamBins* bins = Find(b->stream);
-  if (bins == nullptr) {
-    streams.push_back(std::make_unique<StreamBins>(b->stream));
-    bins = last = streams.back().get();
-  }
+  StreamBins* bins = &FindOrAdd(b->stream);
   int fl, sl;
   BinOf(b->size, &fl, &sl);
   b->bin_fl = static_cast<uint8_t>(fl);
@@ -241,29 +226,13 @@ std::vector<DeviceCachingAllocator::Block*> DeviceCachingAllocator::BinSet::All(
 
 // --- deferred blocks (Note [Deferred coalescing]) ---------------------------------
 
-DeviceCachingAllocator::DeferredStacks* DeviceCachingAllocator::DeferredSet::Find(
-    StreamId stream) {
-  if (last != nullptr && last->stream == stream) return last;
-  for (const std::unique_ptr<DeferredStacks>& d : streams) {
-    if (d->stream == stream) {
-      last = d.get();
-      return last;
-    }
-  }
-  return nullptr;
-}
-
 void DeviceCachingAllocator::DeferredSet::Push(Block* b) {
-  DeferredStacks* d = Find(b->stream);
-  if (d == nullptr) {
-    streams.push_back(std::make_unique<DeferredStacks>(b->stream));
-    d = last = streams.back().get();
-  }
-  Block*& head = d->heads[b->size / kMinBlockSize - 1];
+  DeferredStacks& d = FindOrAdd(b->stream);
+  Block*& head = d.heads[b->size / kMinBlockSize - 1];
   b->bin_next = head;
   head = b;
   b->deferred = true;
-  ++d->count;
+  ++d.count;
   ++count;
 }
 

@@ -100,6 +100,16 @@ class MemoryTest : public ::testing::Test {
     return s.ok() ? *s : DeviceStats{};
   }
 
+  // Expects `blocks` inactive split blocks of `bytes` in all in the pool
+  // `pool` of `d` (0: all, 1: small, 2: large), more than in `base`.
+  void ExpectInactiveSplit(Device d, const DeviceStats& base, size_t pool, int64_t blocks,
+                           int64_t bytes) {
+    const DeviceStats s = Stats(d);
+    EXPECT_EQ(s.inactive_split[pool].current - base.inactive_split[pool].current, blocks);
+    EXPECT_EQ(s.inactive_split_bytes[pool].current - base.inactive_split_bytes[pool].current,
+              bytes);
+  }
+
   bool IsSim() const { return type_ == DeviceType::kSim; }
 
   DeviceType type_ = DeviceType::kCPU;
@@ -193,9 +203,7 @@ TEST_F(MemoryTest, SplittingAndCoalescing) {
   const Device d = Exact();
   const DeviceStats base = Stats(d);
   auto split = [&](int64_t blocks, int64_t bytes) {
-    const DeviceStats s = Stats(d);
-    EXPECT_EQ(s.inactive_split[0].current - base.inactive_split[0].current, blocks);
-    EXPECT_EQ(s.inactive_split_bytes[0].current - base.inactive_split_bytes[0].current, bytes);
+    ExpectInactiveSplit(d, base, 0, blocks, bytes);
   };
   constexpr size_t k = 3 * kMiB;
   constexpr int64_t tail = (int64_t{20} << 20) - 3 * int64_t{k};
@@ -231,9 +239,7 @@ TEST_F(MemoryTest, SmallBlocksAreCoalescedWhenNeeded) {
   ASSERT_OK(EmptyCache(d));
   const DeviceStats base = Stats(d);
   auto split = [&](int64_t blocks, int64_t bytes) {
-    const DeviceStats s = Stats(d);
-    EXPECT_EQ(s.inactive_split[1].current - base.inactive_split[1].current, blocks);
-    EXPECT_EQ(s.inactive_split_bytes[1].current - base.inactive_split_bytes[1].current, bytes);
+    ExpectInactiveSplit(d, base, 1, blocks, bytes);
   };
   constexpr size_t k = 512 * kKiB;
   ASSERT_OK_AND_ASSIGN(void* a, RawAlloc(k, d));

@@ -114,13 +114,30 @@ class DeviceCachingAllocator {
     uint32_t sl_map[kFirstLevels] = {};
     Block* heads[kFirstLevels][kSecondLevels] = {};
   };
-  // The coalesced free blocks of a pool, binned per stream.
-  struct BinSet {
+  // A set of free blocks kept per stream in a `PerStream` (which has a
+  // `stream` and a `count`), remembering the last stream looked up: a pool
+  // is mostly used from one stream at a time.
+  template <typename PerStream>
+  struct PerStreamSet {
     size_t count = 0;  // blocks in the set
-    std::vector<std::unique_ptr<StreamBins>> streams;
-    StreamBins* last = nullptr;  // the last stream looked up
+    std::vector<std::unique_ptr<PerStream>> streams;
+    PerStream* last = nullptr;
 
-    StreamBins* Find(StreamId stream);
+    PerStream* Find(StreamId stream) {
+      if (last != nullptr && last->stream == stream) return last;
+      for (const std::unique_ptr<PerStream>& p : streams) {
+        if (p->stream == stream) return last = p.get();
+      }
+      return nullptr;
+    }
+    PerStream& FindOrAdd(StreamId stream) {
+      if (PerStream* p = Find(stream)) return *p;
+      streams.push_back(std::make_unique<PerStream>(stream));
+      return *(last = streams.back().get());
+    }
+  };
+  // The coalesced free blocks of a pool, binned per stream.
+  struct BinSet : PerStreamSet<StreamBins> {
     void Insert(Block* b);
     void Remove(Block* b);
     // The best-fitting block of `bins` for `size` bytes, left in the set.
@@ -137,12 +154,7 @@ class DeviceCachingAllocator {
     size_t count = 0;
     Block* heads[kDeferredSizes] = {};
   };
-  struct DeferredSet {
-    size_t count = 0;  // blocks in the set
-    std::vector<std::unique_ptr<DeferredStacks>> streams;
-    DeferredStacks* last = nullptr;  // the last stream looked up
-
-    DeferredStacks* Find(StreamId stream);
+  struct DeferredSet : PerStreamSet<DeferredStacks> {
     void Push(Block* b);
     // The last deferred block of `stream` of exactly `size` bytes, removed.
     Block* Pop(size_t size, StreamId stream);
