@@ -172,17 +172,7 @@ def load_table() -> Table:
 
 
 def _signature_params(sig: str) -> list[str]:
-    try:
-        fn = ast.parse(f"def f{sig}: pass").body[0]
-    except SyntaxError as e:
-        raise ValueError(f"signature {sig!r} is not a Python parameter list ({e.msg})") from None
-    a = fn.args  # type: ignore[attr-defined]
-    names = [x.arg for x in a.posonlyargs + a.args + a.kwonlyargs]
-    if a.vararg:
-        names.append(a.vararg.arg)
-    if a.kwarg:
-        names.append(a.kwarg.arg)
-    return names
+    return _runtime_module("_signature").params(sig).names
 
 
 def _cpp_params(sig: str) -> list[str]:
@@ -356,15 +346,16 @@ def py_str(s: str) -> str:
 
 
 @functools.lru_cache(maxsize=None)
-def _load_messages():
-    # The runtime's own wording (python/anydev/_compat_messages.py), loaded by
-    # path: anydev itself cannot be imported before it is built.
+def _runtime_module(name: str) -> Any:
+    """A standard-library-only module of the runtime (python/anydev/<name>.py:
+    the deprecation wording, the signature reader), loaded by path: anydev
+    itself cannot be imported before it is built."""
     import importlib.util
 
     # From the tree this script is in (not --root, which points at a table).
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    path = os.path.join(here, "python", "anydev", "_compat_messages.py")
-    spec = importlib.util.spec_from_file_location("_anydev_compat_messages", path)
+    path = os.path.join(here, "python", "anydev", f"{name}.py")
+    spec = importlib.util.spec_from_file_location(f"_anydev_generate{name}", path)
     module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
     spec.loader.exec_module(module)  # type: ignore[union-attr]
     return module
@@ -372,7 +363,7 @@ def _load_messages():
 
 def message(row: Row, shim_name: str) -> str:
     """The warning text: the legacy entry point, the replacement, the rule code."""
-    return _load_messages().legacy_message(row, shim_name)
+    return _runtime_module("_compat_messages").legacy_message(row, shim_name)
 
 
 def shim_module_of(row: Row) -> Optional[tuple[str, str]]:
@@ -525,10 +516,9 @@ def _pyi_sig_for_stub(row: Row) -> str:
     if not row.signature:
         return "(*args: Any, **kwargs: Any)"
     try:
-        fn = ast.parse(f"def f{row.signature}: pass").body[0]
-    except SyntaxError:
+        a = _runtime_module("_signature").parse(row.signature).args
+    except ValueError:
         return "(*args: Any, **kwargs: Any)"
-    a = fn.args  # type: ignore[attr-defined]
     for arg in a.posonlyargs + a.args + a.kwonlyargs:
         arg.annotation = ast.Name("Any")
     if a.vararg:

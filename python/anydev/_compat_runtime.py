@@ -21,7 +21,7 @@ from __future__ import annotations
 import importlib
 from typing import Any, Callable, Optional
 
-from . import _C, _kept, compat
+from . import _C, _kept, _signature, compat
 from ._compat_messages import legacy_message
 from ._compat_table import ROWS_BY_CODE, Row
 
@@ -138,14 +138,10 @@ def _positional_params(signature: Optional[str]) -> list[str]:
     """The positional-or-keyword parameter names of a legacy signature."""
     if not signature:
         return []
-    import ast
-
     try:
-        fn = ast.parse(f"def f{signature}: pass").body[0]
-    except SyntaxError:
+        return list(_signature.params(signature).positional)
+    except ValueError:
         return []
-    a = fn.args  # type: ignore[attr-defined]
-    return [x.arg for x in a.posonlyargs + a.args]
 
 
 # The public module of the generated anydev._legacy_accelerator: warnings and

@@ -43,7 +43,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Optional, Sequence
 
-from . import _C, compat
+from . import _C, _signature, compat
 from . import _torch_backport as backport
 from ._compat_table import ROWS, Row
 
@@ -295,10 +295,10 @@ def _compile(row: Row, template: str, legacy: str, devices: _Devices) -> Optiona
                  template.replace("{*}", "__anydev_star__"))
     try:
         call = ast.parse(src, mode="eval").body
-        fdef = ast.parse(f"def forward{row.signature or '()'}: pass").body[0]
-    except SyntaxError:
+        fdef = _signature.parse(row.signature or "()", "forward")
+    except (SyntaxError, ValueError):
         return None
-    if not isinstance(call, ast.Call) or not isinstance(fdef, ast.FunctionDef):
+    if not isinstance(call, ast.Call):
         return None
     target_name = ast.unparse(call.func)
     target = _lookup(target_name)
@@ -371,13 +371,13 @@ def _default_template(row: Row) -> str:
     """A row without a template: the replacement with the same arguments
     (positional parameters positionally, keyword-only ones by keyword)."""
     try:
-        a = ast.parse(f"def f{row.signature or '()'}: pass").body[0].args  # type: ignore[attr-defined]
-    except SyntaxError:
+        p = _signature.params(row.signature or "()")
+    except ValueError:
         return f"{row.replacement}({{*}})"
-    if a.vararg is not None or a.kwarg is not None:
+    if p.vararg is not None or p.kwarg is not None:
         return f"{row.replacement}({{*}})"
-    items = [f"{{{p.arg}}}" for p in a.posonlyargs + a.args]
-    items += [f"{p.arg}={{{p.arg}}}" for p in a.kwonlyargs]
+    items = [f"{{{n}}}" for n in p.positional]
+    items += [f"{n}={{{n}}}" for n in p.keyword_only]
     return f"{row.replacement}({', '.join(items)})"
 
 

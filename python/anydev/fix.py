@@ -70,7 +70,6 @@ import ast
 import bisect
 import codecs
 import difflib
-import functools
 import io
 import os
 import re
@@ -81,6 +80,7 @@ import tokenize
 from dataclasses import dataclass, field
 from typing import Iterable, Optional, Sequence
 
+from . import _signature
 from . import scan as _scan
 from ._compat_table import ROWS_BY_CODE, ROWS_BY_LEGACY, Row
 
@@ -481,27 +481,23 @@ def _renamable(row: Row, unsafe: bool = False) -> bool:
         if not unsafe or row.template is None or row.language != "python":
             return False
         params = _python_params(row.signature)
-        if params is None or params[1] or params[2] or params[3]:
+        if params is None or params.keyword_only or params.vararg or params.kwarg:
             return False
-        passthrough = f"{row.replacement}({', '.join('{' + p + '}' for p in params[0])})"
+        passthrough = f"{row.replacement}({', '.join('{' + p + '}' for p in params.positional)})"
         return row.template == passthrough
     if row.template is None or row.kind == "class":
         return True
     return _bare_call(row) == f"{row.replacement}()"
 
 
-@functools.lru_cache(maxsize=None)
-def _python_params(signature: Optional[str]) -> Optional[tuple[list[str], list[str], bool, bool]]:
-    """(positional parameter names, keyword-only names, has *args, has **kwargs)."""
+def _python_params(signature: Optional[str]) -> Optional[_signature.Params]:
+    """The parameter names of a row's legacy signature, or None without one."""
     if not signature:
         return None
     try:
-        fn = ast.parse(f"def f{signature}: pass").body[0]
-    except SyntaxError:
+        return _signature.params(signature)
+    except ValueError:
         return None
-    a = fn.args  # type: ignore[attr-defined]
-    return ([x.arg for x in a.posonlyargs + a.args], [x.arg for x in a.kwonlyargs],
-            a.vararg is not None, a.kwarg is not None)
 
 
 def _row_of(f: _scan.Finding) -> Optional[Row]:
@@ -914,7 +910,7 @@ def _py_call(ctx: _PyContext, node: ast.Call, row: Row, root: Optional[str], whe
     params = _python_params(row.signature)
     if params is None:
         return f"{row.code}: the row's signature cannot be read", []
-    positional, kwonly, _, has_kwargs = params
+    positional, kwonly, has_kwargs = params.positional, params.keyword_only, params.kwarg is not None
     items: list[tuple[int, int, Optional[str], ast.expr]] = []
     bound: dict[str, str] = {}
     for i, a in enumerate(node.args):

@@ -132,6 +132,13 @@ def _placeholder_not_in_signature(root: Path) -> tuple[str, int]:
     return "python.toml", _row_line(p, "AD104", "template")
 
 
+def _bad_signature(root: Path) -> tuple[str, int]:
+    p = root / "compat_map" / "python.toml"
+    _edit(p, 'signature = "(device)"\ntemplate = "torch.accelerator.set_device_index({device})"',
+          'signature = "(device=)"\ntemplate = "torch.accelerator.set_device_index({device})"')
+    return "python.toml", _row_line(p, "AD104", "signature")
+
+
 def _unused_target(root: Path) -> tuple[str, int]:
     p = root / "compat_map" / "targets.toml"
     _edit(p, '  "torch.tensor",\n', '  "torch.tensor",\n  "torch.accelerator.unused_thing",\n')
@@ -155,6 +162,8 @@ INJECTIONS: dict[str, tuple[Callable[[Path], tuple[str, int]], str]] = {
     "template placeholder not in signature": (_placeholder_not_in_signature,
                                               r"template placeholder \{dev\} is not a parameter "
                                               r"of the signature '\(device\)'"),
+    "signature not a parameter list": (_bad_signature,
+                                       r"signature '\(device=\)' is not a Python parameter list"),
     "target used by no row": (_unused_target,
                               r"`torch\.accelerator\.unused_thing` in \[python\] is used by no row"),
 }
