@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Checks anydev on a machine with an NVIDIA GPU: builds it there, runs the
 # accelerator conformance suite on the `cuda` backend (C++ and Python), the
-# vendor backend tests and the overhead benchmark (bench_vendor), and prints a
+# memory suite and the vendor backend tests, the overhead benchmark
+# (bench_vendor) and the caching allocator's benchmark on cuda (bench_memory:
+# the cached pair against malloc+free and cudaMalloc+cudaFree), and prints a
 # summary. Made for a machine with no network: CUDA (headers under
 # /usr/local/cuda or $CUDA_HOME, and a driver), Python 3 with pybind11 and
 # pytest, CMake, ninja and a C++17 compiler, but no Abseil, GoogleTest or
@@ -204,16 +206,19 @@ if ((cuda_available)); then
 else
   fail "C++ conformance (cuda)" "not run: no CUDA device for anydev"
 fi
-if run_logged ctest_vendor 900 ctest --test-dir "$build" -R '^(conformance\.|vendor_backend)' \
+if run_logged ctest_vendor 900 ctest --test-dir "$build" -R '^(conformance\.|memory\.|vendor_backend)' \
     --output-on-failure; then
-  note "ctest conformance+vendor" "PASS: $(grep -m1 -E 'tests passed' "$logs/ctest_vendor.log")"
+  note "ctest conformance+memory+vendor" "PASS: $(grep -m1 -E 'tests passed' "$logs/ctest_vendor.log")"
 else
-  fail "ctest conformance+vendor" "$(grep -m1 -E 'tests passed|tests failed' "$logs/ctest_vendor.log") ($logs/ctest_vendor.log)"
+  fail "ctest conformance+memory+vendor" "$(grep -m1 -E 'tests passed|tests failed' "$logs/ctest_vendor.log") ($logs/ctest_vendor.log)"
 fi
-# (ctest clears ANYDEV_CUDA_LIBRARY for every test, so a dry run skips it.)
-if ((cuda_available)) && [[ -z $dry_run ]] &&
-    ! grep -qE 'conformance\.cuda .*Passed' "$logs/ctest_vendor.log"; then
-  fail "ctest conformance.cuda" "not passed (skipped means anydev saw no device)"
+# (ctest clears ANYDEV_CUDA_LIBRARY for every test, so a dry run skips them.)
+if ((cuda_available)) && [[ -z $dry_run ]]; then
+  for suite in conformance memory; do
+    if ! grep -qE "$suite\.cuda .*Passed" "$logs/ctest_vendor.log"; then
+      fail "ctest $suite.cuda" "not passed (skipped means anydev saw no device)"
+    fi
+  done
 fi
 
 # --- 6. Python: the conformance suite on cuda, the vendor tests ----------------------
@@ -247,6 +252,46 @@ if run_logged bench_vendor 600 "$build/benchmarks/cpp/bench_vendor" --benchmark_
   fi
 else
   fail "bench" "bench_vendor failed ($logs/bench_vendor.log)"
+fi
+
+# --- 7a. the caching allocator on cuda (issue 5's targets) --------------------------------
+# The cached allocate+free pair against malloc+free (x_malloc, target <= 5) and
+# against cudaMalloc+cudaFree (raw/cached, target >= 100), measured in one run
+# by BM_CachedPair, and the trace's reserved/allocated (target <= 1.25).
+if ((cuda_available)); then
+  if run_logged bench_memory 600 "$build/benchmarks/cpp/bench_memory" --benchmark_min_time=0.2 \
+      --benchmark_filter='MallocFree|(CachedPair|BackendPair|TraceReplay)<DeviceType::kCUDA>' \
+      --benchmark_out="$logs/bench_memory.json" --benchmark_out_format=json --benchmark_color=false; then
+    while read -r line; do
+      note "bench_memory" "$line"
+    done < <("$python" - "$logs/bench_memory.json" <<'PY'
+import json, sys
+runs = json.load(open(sys.argv[1]))["benchmarks"]
+missed = []
+for r in runs:
+    name = r["name"]
+    if r.get("error_occurred"):
+        print(f"{name}: not measured: {r.get('error_message', '?')}")
+        if "kCUDA" in name:
+            missed.append(name)
+    elif name.startswith("BM_CachedPair<DeviceType::kCUDA>/") and "threads" not in name:
+        size = int(name.rsplit("/", 1)[1])
+        xm, rc = r.get("x_malloc", 0.0), r.get("raw/cached", 0.0)
+        print(f"cuda {size:>9} B: {r['cpu_time']:.1f} {r['time_unit']}, x_malloc {xm:.2f}, "
+              f"raw/cached {rc:.0f}")
+        if xm > 5 or rc < 100:
+            missed.append(f"{size} B")
+    elif name.startswith("BM_TraceReplay<DeviceType::kCUDA>"):
+        print(f"cuda trace: reserved/allocated {r['reserved/allocated']:.3f}")
+        if r["reserved/allocated"] > 1.25:
+            missed.append("trace")
+if missed:
+    print("MISSED: x_malloc > 5 or raw/cached < 100 at " + ", ".join(missed))
+PY
+)
+  else
+    fail "bench_memory" "bench_memory failed ($logs/bench_memory.log)"
+  fi
 fi
 
 # --- 7b. anydev.torch against this machine's PyTorch (both modes) -------------------------
