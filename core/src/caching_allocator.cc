@@ -268,6 +268,7 @@ std::vector<DeviceCachingAllocator::Block*> DeviceCachingAllocator::DeferredSet:
     }
   }
   count = 0;
+  Prune();  // every part is empty now
   return out;
 }
 
@@ -570,6 +571,7 @@ absl::Status DeviceCachingAllocator::ReleaseCachedBlocks() {
       pool->free.Remove(b);
       DeleteBlock(b);
     }
+    pool->free.Prune();
   }
   return status;
 }
@@ -726,6 +728,15 @@ DeviceStats DeviceCachingAllocator::GetStats() {
     a[0].freed = a[1].freed + a[2].freed;
   });
   return out;
+}
+
+size_t DeviceCachingAllocator::StreamPartsForTesting() {
+  FastMutexLock lock(mu_);
+  size_t n = 0;
+  for (const BlockPool* pool : {&small_, &large_}) {
+    n += pool->free.streams.size() + pool->deferred.streams.size();
+  }
+  return n;
 }
 
 void DeviceCachingAllocator::ResetPeakStats() {

@@ -231,6 +231,34 @@ TEST_F(MemoryTest, SplittingAndCoalescing) {
   ASSERT_OK(RawDelete(rest, d));
 }
 
+TEST_F(MemoryTest, AStreamPerStepLeavesNothingBehind) {
+  // A program that makes a new stream per step: each step's block goes back
+  // and forth between streams, and the allocator drops what it kept per
+  // stream once it holds no block (PerStreamSet::Prune).
+  const Device d = Exact();
+  ASSERT_OK(EmptyCache(d));
+  const DeviceStats base = Stats(d);
+  constexpr size_t k = 64 * kKiB;
+  void* first = nullptr;
+  for (int step = 0; step < 100; ++step) {
+    ASSERT_OK_AND_ASSIGN(Stream s, Stream::New(d));
+    ASSERT_OK_AND_ASSIGN(void* p, RawAlloc(k, d, s));
+    if (step == 0) first = p;
+    EXPECT_EQ(p, first) << "step " << step << ": the idle stream's block is lent on";
+    ASSERT_OK(RawDelete(p, d));
+  }
+  DeviceStats s = Stats(d);
+  EXPECT_EQ(s.segment[0].current - base.segment[0].current, 1);
+  EXPECT_EQ(s.allocation[0].current - base.allocation[0].current, 0);
+  internal::DeviceCachingAllocator* allocator = internal::FindCachingAllocator(d);
+  ASSERT_NE(allocator, nullptr);
+  EXPECT_LE(allocator->StreamPartsForTesting(), 20u) << "one per stream ever used?";
+  ASSERT_OK(EmptyCache(d));
+  s = Stats(d);
+  EXPECT_EQ(s.reserved_bytes[0].current, 0);
+  EXPECT_EQ(s.inactive_split[0].current, 0);
+}
+
 TEST_F(MemoryTest, SmallBlocksAreCoalescedWhenNeeded) {
   // Note [Deferred coalescing]: a freed small-pool block stays unmerged for
   // a request of its size on its stream, and is merged before the allocator

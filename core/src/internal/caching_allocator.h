@@ -6,6 +6,7 @@
 #ifndef ANYDEV_INTERNAL_CACHING_ALLOCATOR_H_
 #define ANYDEV_INTERNAL_CACHING_ALLOCATOR_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -72,6 +73,8 @@ class DeviceCachingAllocator {
   void ResetAccumulatedStats();
 
   Device device() const { return device_; }
+  // How many per-stream parts the pools keep (tests: PerStreamSet::Prune).
+  size_t StreamPartsForTesting();
 
  private:
   struct StreamBins;
@@ -132,9 +135,20 @@ class DeviceCachingAllocator {
     }
     PerStream& FindOrAdd(StreamId stream) {
       if (PerStream* p = Find(stream)) return *p;
+      // A program that makes a stream per step must not leave a part per
+      // stream behind (memory, and lookups that scan them all).
+      if (streams.size() >= kPruneAt) Prune();
       streams.push_back(std::make_unique<PerStream>(stream));
       return *(last = streams.back().get());
     }
+    // Drops the parts that hold no block (no block points to one).
+    void Prune() {
+      streams.erase(std::remove_if(streams.begin(), streams.end(),
+                                   [](const std::unique_ptr<PerStream>& p) { return p->count == 0; }),
+                    streams.end());
+      last = nullptr;
+    }
+    static constexpr size_t kPruneAt = 16;
   };
   // The coalesced free blocks of a pool, binned per stream.
   struct BinSet : PerStreamSet<StreamBins> {
