@@ -143,9 +143,8 @@ class DeviceCachingAllocator {
     }
     // Drops the parts that hold no block (no block points to one).
     void Prune() {
-      streams.erase(std::remove_if(streams.begin(), streams.end(),
-                                   [](const std::unique_ptr<PerStream>& p) { return p->count == 0; }),
-                    streams.end());
+      auto empty = [](const std::unique_ptr<PerStream>& p) { return p->count == 0; };
+      streams.erase(std::remove_if(streams.begin(), streams.end(), empty), streams.end());
       last = nullptr;
     }
     static constexpr size_t kPruneAt = 16;
