@@ -601,6 +601,23 @@ absl::Status DeviceCachingAllocator::OutOfMemory(size_t requested, size_t alloc_
       cause.ok() ? std::string() : absl::StrCat("; ", cause.message()), ")"));
 }
 
+absl::StatusOr<DeviceCachingAllocator::Block*> DeviceCachingAllocator::FindOrAllocBlock(
+    BlockPool& pool, size_t size, size_t alloc_size, StreamId stream, absl::Status* exhausted) {
+  Block* block = TakeFreeBlock(pool, size, stream);
+  if (block == nullptr && pool.deferred.count != 0) {
+    // Merging the deferred blocks costs less than asking other streams
+    // whether they are idle, and keeps blocks with their stream.
+    CoalesceDeferred(pool);
+    block = TakeFreeBlock(pool, size, stream);
+  }
+  if (block == nullptr) block = TakeIdleStreamBlock(pool, size, stream);
+  if (block != nullptr) return block;
+  absl::StatusOr<Block*> seg = AllocSegment(pool, alloc_size, stream);
+  if (seg.ok() || seg.status().code() != absl::StatusCode::kResourceExhausted) return seg;
+  *exhausted = seg.status();
+  return nullptr;
+}
+
 absl::StatusOr<void*> DeviceCachingAllocator::Allocate(size_t nbytes, StreamId stream) {
   FastMutexLock lock(mu_);
   if (nbytes > kMaxRequest) {
@@ -616,25 +633,8 @@ absl::StatusOr<void*> DeviceCachingAllocator::Allocate(size_t nbytes, StreamId s
     }
   }
 
-  Block* block = TakeFreeBlock(pool, size, stream);
-  if (block == nullptr && pool.deferred.count != 0) {
-    // Merging the deferred blocks costs less than asking other streams
-    // whether they are idle, and keeps blocks with their stream.
-    CoalesceDeferred(pool);
-    block = TakeFreeBlock(pool, size, stream);
-  }
-  if (block == nullptr) block = TakeIdleStreamBlock(pool, size, stream);
   absl::Status cause;
-  if (block == nullptr) {
-    absl::StatusOr<Block*> seg = AllocSegment(pool, alloc_size, stream);
-    if (seg.ok()) {
-      block = *seg;
-    } else if (seg.status().code() != absl::StatusCode::kResourceExhausted) {
-      return seg.status();
-    } else {
-      cause = seg.status();
-    }
-  }
+  ANYDEV_ASSIGN_OR_RETURN(Block * block, FindOrAllocBlock(pool, size, alloc_size, stream, &cause));
   if (block == nullptr) {
     // Free the cache and retry once, unless the segment cannot fit even on an
     // empty device.
@@ -642,18 +642,7 @@ absl::StatusOr<void*> DeviceCachingAllocator::Allocate(size_t nbytes, StreamId s
     if (!info.ok() || alloc_size <= info->second) {
       ++stats_.num_alloc_retries;
       ANYDEV_RETURN_IF_ERROR(ReleaseCachedBlocks());
-      block = TakeFreeBlock(pool, size, stream);
-      if (block == nullptr) block = TakeIdleStreamBlock(pool, size, stream);
-      if (block == nullptr) {
-        absl::StatusOr<Block*> seg = AllocSegment(pool, alloc_size, stream);
-        if (seg.ok()) {
-          block = *seg;
-        } else if (seg.status().code() != absl::StatusCode::kResourceExhausted) {
-          return seg.status();
-        } else {
-          cause = seg.status();
-        }
-      }
+      ANYDEV_ASSIGN_OR_RETURN(block, FindOrAllocBlock(pool, size, alloc_size, stream, &cause));
     }
   }
   if (block == nullptr) return OutOfMemory(nbytes, alloc_size, cause);

@@ -202,6 +202,13 @@ class DeviceCachingAllocator {
   // finished, removed from the pool and given to `stream`.
   Block* TakeIdleStreamBlock(BlockPool& pool, size_t size, StreamId stream)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A block for a rounded request of `size` bytes, removed from the pool: the
+  // stream's own (after merging the deferred blocks if need be), an idle
+  // stream's, or a new segment of `alloc_size`. nullptr when the backend is
+  // out of memory, with its error in `*exhausted`; other errors are returned.
+  absl::StatusOr<Block*> FindOrAllocBlock(BlockPool& pool, size_t size, size_t alloc_size,
+                                          StreamId stream, absl::Status* exhausted)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // A new segment of `alloc_size` bytes from the backend, or its error
   // (ResourceExhausted when the device is full).
   absl::StatusOr<Block*> AllocSegment(BlockPool& pool, size_t alloc_size, StreamId stream)
