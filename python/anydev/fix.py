@@ -78,7 +78,7 @@ import sys
 import tempfile
 import tokenize
 from dataclasses import dataclass, field
-from typing import Iterable, Optional, Sequence
+from typing import Iterable, Iterator, Optional, Sequence
 
 from . import _signature
 from . import scan as _scan
@@ -375,11 +375,12 @@ def _arg_edits(text: str, O: list[tuple[int, int]], O_norm: list[str], R: list[s
 # --- templates ---------------------------------------------------------------------
 
 
-def _split_template_args(inner: str) -> list[str]:
-    items, depth, cur, quote = [], 0, "", ""
-    for ch in inner:
+def _nesting(text: str) -> Iterator[tuple[int, str, int]]:
+    """(index, character, bracket depth after it) of each character of ``text``
+    that is not inside a quoted string."""
+    depth, quote = 0, ""
+    for i, ch in enumerate(text):
         if quote:
-            cur += ch
             if ch == quote:
                 quote = ""
             continue
@@ -389,13 +390,17 @@ def _split_template_args(inner: str) -> list[str]:
             depth += 1
         elif ch in ")]}":
             depth -= 1
+        yield i, ch, depth
+
+
+def _split_template_args(inner: str) -> list[str]:
+    items, start = [], 0
+    for i, ch, depth in _nesting(inner):
         if ch == "," and depth == 0:
-            items.append(cur)
-            cur = ""
-        else:
-            cur += ch
-    if cur.strip():
-        items.append(cur)
+            items.append(inner[start:i])
+            start = i + 1
+    if inner[start:].strip():
+        items.append(inner[start:])
     return [i.strip() for i in items]
 
 
@@ -405,23 +410,12 @@ def _call_form(template: str) -> Optional[tuple[str, list[str]]]:
     m = re.match(r"\s*([A-Za-z_][\w.]*(?:\s*::\s*[A-Za-z_]\w*)*|::[A-Za-z_][\w:]*)\s*\(", template)
     if not m or not template.rstrip().endswith(")"):
         return None
-    open_paren = m.end() - 1
-    depth, quote = 0, ""
     body = template.rstrip()
-    for i in range(open_paren, len(body)):
-        ch = body[i]
-        if quote:
-            if ch == quote:
-                quote = ""
-            continue
-        if ch in "\"'":
-            quote = ch
-        elif ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-            if depth == 0 and i != len(body) - 1:
-                return None
+    open_paren = m.end() - 1
+    depth = 0
+    for i, ch, depth in _nesting(body[open_paren:]):
+        if ch in ")]}" and depth == 0 and open_paren + i != len(body) - 1:
+            return None
     if depth != 0:
         return None
     return m.group(1).replace(" ", ""), _split_template_args(body[open_paren + 1:-1])
