@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Optional, Sequence
 
 from . import scan as _scan
+from ._files import replace_atomically
 
 FORMATS = ("text", "json", "sarif", "github")
 CONFIG_KEYS = ("select", "ignore", "exclude", "baseline")
@@ -224,26 +225,13 @@ def write_atomic(path: str, text: "str | Iterable[str]") -> None:
         with open(path, "w", encoding="utf-8") as f:
             f.writelines(chunks)
         return
-    import tempfile
-
-    d = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".anydev-", suffix=".tmp", dir=d)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.writelines(chunks)
-        if os.path.exists(path):
-            os.chmod(tmp, os.stat(path).st_mode & 0o7777)
-        else:
-            umask = os.umask(0)
-            os.umask(umask)
-            os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    if os.path.exists(path):
+        mode = os.stat(path).st_mode & 0o7777
+    else:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    replace_atomically(path, (c.encode("utf-8") for c in chunks), mode=mode)
 
 
 def _joined(items: Iterable[str], first: str, sep: str, last: str, empty: str) -> Iterator[str]:

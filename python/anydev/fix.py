@@ -75,12 +75,12 @@ import os
 import re
 import stat
 import sys
-import tempfile
 import tokenize
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Optional, Sequence
 
 from . import _signature
+from ._files import replace_atomically
 from . import scan as _scan
 from ._compat_table import ROWS_BY_CODE, ROWS_BY_LEGACY, Row
 
@@ -1537,28 +1537,9 @@ def _link_on_path(path: str, roots: Sequence[str]) -> Optional[str]:
 
 
 def _write_atomic(path: str, data: bytes, st: os.stat_result) -> None:
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".anydev-fix-", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, stat.S_IMODE(st.st_mode))
-        if hasattr(os, "chown"):
-            t = os.stat(tmp)
-            if (t.st_uid, t.st_gid) != (st.st_uid, st.st_gid):
-                try:
-                    os.chown(tmp, st.st_uid, st.st_gid)
-                except OSError:
-                    pass
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    """Replaces ``path`` with ``data``, keeping its mode and owner (``st``)."""
+    replace_atomically(path, [data], mode=stat.S_IMODE(st.st_mode), owner=(st.st_uid, st.st_gid),
+                       prefix=".anydev-fix-")
 
 
 def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,

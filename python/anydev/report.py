@@ -24,17 +24,16 @@ Format (``"version": 1``)::
 from __future__ import annotations
 
 import atexit
-import contextlib
 import datetime as _dt
 import hashlib
 import json
 import os
 import pathlib
 import sys
-import tempfile
 from typing import Any, Iterable, Optional
 
 from . import _C
+from ._files import replace_atomically
 
 __all__ = ["ReportError", "expand_path", "load", "merge", "render", "snapshot", "write"]
 
@@ -109,18 +108,7 @@ def write(path: str, report: Optional[dict[str, Any]] = None) -> str:
     sees a partial report. Returns the path written."""
     check_writable(path)
     data = json.dumps(report if report is not None else snapshot(), indent=1, sort_keys=True)
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix=".anydev-report-", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(data + "\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    replace_atomically(path, [(data + "\n").encode("utf-8")], prefix=".anydev-report-")
     return path
 
 
