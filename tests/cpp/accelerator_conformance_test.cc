@@ -38,16 +38,6 @@ constexpr absl::Duration kTimedSleep = absl::Milliseconds(20);
 constexpr double kTimedSleepMinMs = 15.0;
 constexpr double kTimedSleepMaxMs = 5000.0;
 
-// Queues a sleep on `stream`, or skips the test when the backend cannot.
-#define SLEEP_OR_SKIP(stream, duration)                                            \
-  do {                                                                             \
-    const ::absl::Status anydev_sleep_ = (stream).Sleep(duration);                 \
-    if (anydev_sleep_.code() == ::absl::StatusCode::kUnimplemented) {              \
-      GTEST_SKIP() << "the backend has no Stream::Sleep: " << anydev_sleep_;       \
-    }                                                                              \
-    ASSERT_OK(anydev_sleep_);                                                      \
-  } while (0)
-
 #define REQUIRE_DEVICES(n)                                                         \
   do {                                                                             \
     if (count_ < (n)) GTEST_SKIP() << "needs " << (n) << " devices, have " << count_; \

@@ -38,15 +38,6 @@ constexpr absl::Duration kLongSleep = absl::Milliseconds(150);
 
 std::string PtrText(const void* p) { return absl::StrFormat("%p", p); }
 
-#define SLEEP_OR_SKIP(stream, duration)                                      \
-  do {                                                                       \
-    const ::absl::Status anydev_sleep_ = (stream).Sleep(duration);           \
-    if (anydev_sleep_.code() == ::absl::StatusCode::kUnimplemented) {        \
-      GTEST_SKIP() << "the backend has no Stream::Sleep: " << anydev_sleep_; \
-    }                                                                        \
-    ASSERT_OK(anydev_sleep_);                                                \
-  } while (0)
-
 // The names torch.accelerator.memory_stats() returns, built independently of
 // FlattenDeviceStats from PyTorch's list.
 std::vector<std::string> PyTorchStatKeys() {

@@ -72,4 +72,15 @@ inline ::testing::AssertionResult HasStatus(const absl::Status& status, absl::St
   ASSERT_TRUE(::anydev::testing::HasStatus(::anydev::testing::StatusOf(expr),        \
                                            ::absl::StatusCode::code, substring))
 
+// Queues a sleep on `stream` (an anydev::Stream), or skips the test when the
+// backend cannot queue busy work.
+#define SLEEP_OR_SKIP(stream, duration)                                      \
+  do {                                                                       \
+    const ::absl::Status anydev_sleep_ = (stream).Sleep(duration);           \
+    if (anydev_sleep_.code() == ::absl::StatusCode::kUnimplemented) {        \
+      GTEST_SKIP() << "the backend has no Stream::Sleep: " << anydev_sleep_; \
+    }                                                                        \
+    ASSERT_OK(anydev_sleep_);                                                \
+  } while (0)
+
 #endif  // ANYDEV_TESTS_CPP_TEST_UTIL_H_

@@ -116,3 +116,20 @@ def run_command(argv: list[str], env: Mapping[str, str | None] | None = None,
 def run_python_fixture():
     """``run_python(code, env=None, args=None)``: see :func:`run_python`."""
     return run_python
+
+
+# --- helpers for the device tests ------------------------------------------------
+
+
+def sleep_or_skip(seconds: float, stream: anydev.Stream) -> None:
+    """Queues ``seconds`` of busy work on ``stream``, or skips the test when
+    the backend cannot."""
+    try:
+        anydev.testing.sleep(seconds, stream)
+    except NotImplementedError as e:
+        pytest.skip(f"the backend cannot queue busy work: {e}")
+
+
+def acc_dev(index: int) -> anydev.device:
+    """Device ``index`` of the current accelerator."""
+    return anydev.device(anydev.accelerator.current_accelerator().type, index)

@@ -24,15 +24,9 @@ import threading
 import pytest
 
 import anydev
+from conftest import sleep_or_skip
 
 LONG = 0.2  # seconds of queued work before asserting that it is still in flight
-
-
-def sleep_or_skip(seconds: float, stream: anydev.Stream) -> None:
-    try:
-        anydev.testing.sleep(seconds, stream)
-    except NotImplementedError as e:
-        pytest.skip(f"the backend cannot queue busy work: {e}")
 
 
 def dev(acc, index: int) -> anydev.device:

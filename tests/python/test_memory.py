@@ -18,6 +18,7 @@ from collections import OrderedDict
 import pytest
 
 import anydev
+from conftest import acc_dev, sleep_or_skip
 
 np = pytest.importorskip("numpy")
 
@@ -32,17 +33,6 @@ PYTORCH_KEYS = sorted(
      "num_device_alloc", "num_device_free"]
     + [f"{s}.{p}.{f}" for s in STATS for p in ("all", "small_pool", "large_pool") for f in FIELDS]
     + [f"{s}.{f}" for s in ("oversize_allocations", "oversize_segments") for f in FIELDS])
-
-
-def sleep_or_skip(seconds: float, stream: anydev.Stream) -> None:
-    try:
-        anydev.testing.sleep(seconds, stream)
-    except NotImplementedError as e:
-        pytest.skip(f"the backend cannot queue busy work: {e}")
-
-
-def acc_dev(index: int) -> anydev.device:
-    return anydev.device(anydev.accelerator.current_accelerator().type, index)
 
 
 @pytest.fixture

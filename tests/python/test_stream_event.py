@@ -10,19 +10,9 @@ import time
 import pytest
 
 import anydev
+from conftest import acc_dev, sleep_or_skip
 
 IPC_MSG = "ipc is not supported yet, please open an issue if you need this!"
-
-
-def sleep_or_skip(seconds: float, stream: anydev.Stream) -> None:
-    try:
-        anydev.testing.sleep(seconds, stream)
-    except NotImplementedError as e:
-        pytest.skip(f"the backend cannot queue busy work: {e}")
-
-
-def acc_dev(index: int) -> anydev.device:
-    return anydev.device(anydev.accelerator.current_accelerator().type, index)
 
 
 def built(name: str) -> bool:
