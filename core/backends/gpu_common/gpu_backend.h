@@ -65,6 +65,7 @@
 #include "anydev/backend.h"
 #include "anydev/device.h"
 #include "backends/common/device_blocks.h"
+#include "backends/common/stream_ids.h"
 #include "backends/common/vendor_library.h"
 #include "backends/gpu_common/gpu_check.h"
 #include "internal/errors.h"
@@ -72,7 +73,7 @@
 namespace anydev::gpu {
 
 inline constexpr int kMaxPriorityLevels = 3;
-inline constexpr int kPoolSize = 32;  // streams per priority level, as PyTorch's pools
+using stream_ids::kPoolSize;
 inline constexpr int kStreamsPerDevice = 1 + kMaxPriorityLevels * kPoolSize;
 
 // The host function SleepAsync queues: sleeps for the duration it owns.
@@ -145,27 +146,18 @@ class GpuBackend final : public Backend {
 
   absl::StatusOr<StreamId> NewStream(int device, int priority) override {
     const Priorities& p = GetPriorities();
-    const int level = std::clamp(p.least - priority, 0, p.levels - 1);
-    const uint32_t k = devices_[device]->next_in_pool[level].fetch_add(1) % kPoolSize;
-    const StreamId id = 1 + level * kPoolSize + static_cast<StreamId>(k);
+    const int level = stream_ids::LevelOf(priority, p.least, p.levels);
+    const StreamId id = stream_ids::Next(level, devices_[device]->next_in_pool[level]);
     ANYDEV_RETURN_IF_ERROR(GetStream(device, id).status());
     return id;
   }
 
   absl::Status ValidateStream(int device, StreamId id) override {
-    const int last = GetPriorities().levels * kPoolSize;
-    if (id < 0 || id > last) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "stream id ", id, " is not a stream of ", devices_[device]->blocks.name(),
-          " (valid ids: 0..", last, ")"));
-    }
-    return absl::OkStatus();
+    return stream_ids::Validate(id, GetPriorities().levels, devices_[device]->blocks.name());
   }
 
   absl::StatusOr<int> StreamPriority(int, StreamId id) override {
-    const Priorities& p = GetPriorities();
-    if (id == 0) return p.least;
-    return p.least - static_cast<int>((id - 1) / kPoolSize);
+    return GetPriorities().least - stream_ids::LevelOfId(id);
   }
 
   absl::StatusOr<bool> QueryStream(int device, StreamId id) override {
@@ -446,8 +438,7 @@ class GpuBackend final : public Backend {
     std::atomic<VendorStream>& slot = d.streams[static_cast<size_t>(id)];
     VendorStream s = slot.load(std::memory_order_acquire);
     if (s != nullptr) return s;
-    const int level = static_cast<int>((id - 1) / kPoolSize);
-    const int priority = GetPriorities().least - level;
+    const int priority = GetPriorities().least - stream_ids::LevelOfId(id);
     ScopedDevice guard;
     ANYDEV_RETURN_IF_ERROR(guard.Enter(*rt_, device));
     ANYDEV_GPU_CHECK(*rt_, StreamCreateWithPriority(&s, Api::kStreamNonBlocking, priority));

@@ -62,6 +62,7 @@
 #include "anydev/backend.h"
 #include "anydev/device.h"
 #include "backends/common/device_blocks.h"
+#include "backends/common/stream_ids.h"
 #include "backends/common/vendor_libraries.h"
 #include "backends/common/vendor_library.h"
 #include "backends/gpu_common/gpu_check.h"
@@ -194,7 +195,7 @@ absl::Status ZeCallFailed(ze_result_t result, const char* call, const char* file
 namespace {
 
 constexpr int kPriorityLevels = 2;  // 0: normal, -1: high
-constexpr int kPoolSize = 32;
+using stream_ids::kPoolSize;
 constexpr int kStreamsPerDevice = 1 + kPriorityLevels * kPoolSize;
 constexpr uint32_t kEventsPerChunk = 256;
 constexpr uint64_t kForever = UINT64_MAX;
@@ -527,27 +528,19 @@ class LevelZeroBackend final : public Backend {
   PriorityRange GetPriorityRange() const override { return {0, -(kPriorityLevels - 1)}; }
 
   absl::StatusOr<StreamId> NewStream(int device, int priority) override {
-    const int level = std::clamp(-priority, 0, kPriorityLevels - 1);
-    const uint32_t k =
-        devices_[static_cast<size_t>(device)]->next_in_pool[static_cast<size_t>(level)].fetch_add(1) %
-        kPoolSize;
-    const StreamId id = 1 + level * kPoolSize + static_cast<StreamId>(k);
+    const int level = stream_ids::LevelOf(priority, 0, kPriorityLevels);
+    const StreamId id = stream_ids::Next(
+        level, devices_[static_cast<size_t>(device)]->next_in_pool[static_cast<size_t>(level)]);
     ANYDEV_RETURN_IF_ERROR(GetStream(device, id).status());
     return id;
   }
 
   absl::Status ValidateStream(int device, StreamId id) override {
-    if (id < 0 || id >= kStreamsPerDevice) {
-      return absl::InvalidArgumentError(absl::StrCat("stream id ", id, " is not a stream of xpu:",
-                                                     device, " (valid ids: 0..",
-                                                     kStreamsPerDevice - 1, ")"));
-    }
-    return absl::OkStatus();
+    return stream_ids::Validate(id, kPriorityLevels, absl::StrCat("xpu:", device));
   }
 
   absl::StatusOr<int> StreamPriority(int, StreamId id) override {
-    if (id == 0) return 0;
-    return -static_cast<int>((id - 1) / kPoolSize);
+    return -stream_ids::LevelOfId(id);
   }
 
   absl::StatusOr<bool> QueryStream(int device, StreamId id) override {
@@ -849,7 +842,7 @@ class LevelZeroBackend final : public Backend {
     absl::MutexLock lock(&d.create_mu);
     std::atomic<ZeStream*>& slot = d.streams[static_cast<size_t>(id)];
     if (ZeStream* s = slot.load(std::memory_order_acquire)) return s;
-    const int level = id == 0 ? 0 : static_cast<int>((id - 1) / kPoolSize);
+    const int level = stream_ids::LevelOfId(id);
     ze_command_queue_desc_t desc = {};
     desc.stype = ZE_STRUCTURE_TYPE_COMMAND_QUEUE_DESC;
     desc.ordinal = d.compute_ordinal;

@@ -8,10 +8,8 @@
 // Streams. Each stream is an ordered queue run by its own worker thread,
 // started when the stream gets its first work. Every queued item gets a
 // sequence number; the stream tracks how many items it has finished, so
-// "has the stream reached item k" is one comparison. Stream ids: 0 is the
-// device's default stream; pool streams are 1 + level * kPoolSize + k for
-// priority level 0 (priority 0), 1 (-1) and 2 (-2), handed out round robin as
-// PyTorch's CUDA stream pools are.
+// "has the stream reached item k" is one comparison. Stream ids as every
+// pooled backend's (Note [Stream ids]): three levels, priorities 0, -1, -2.
 //
 // Events. Recording queues a marker whose worker stamps the steady clock when
 // the stream reaches it, so elapsed times measure what the stream did. A wait
@@ -36,6 +34,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "anydev/backend.h"
+#include "backends/common/stream_ids.h"
 #include "internal/env.h"
 #include "internal/errors.h"
 #include "internal/host_memory.h"
@@ -44,7 +43,7 @@ namespace anydev {
 namespace {
 
 constexpr int kPriorityLevels = 3;  // priorities 0, -1, -2
-constexpr int kPoolSize = 32;       // streams per priority level, as PyTorch's CUDA pools
+using stream_ids::kPoolSize;
 constexpr int kStreamsPerDevice = 1 + kPriorityLevels * kPoolSize;
 constexpr uint64_t kDefaultMemory = uint64_t{1} << 30;
 
@@ -192,25 +191,16 @@ class SimBackend final : public Backend {
   PriorityRange GetPriorityRange() const override { return {0, -(kPriorityLevels - 1)}; }
 
   absl::StatusOr<StreamId> NewStream(int device, int priority) override {
-    int level = -priority;
-    if (level < 0) level = 0;
-    if (level >= kPriorityLevels) level = kPriorityLevels - 1;
-    const uint32_t k = devices_[device]->next_in_pool[level].fetch_add(1) % kPoolSize;
-    return 1 + level * kPoolSize + static_cast<StreamId>(k);
+    const int level = stream_ids::LevelOf(priority, 0, kPriorityLevels);
+    return stream_ids::Next(level, devices_[device]->next_in_pool[level]);
   }
 
   absl::Status ValidateStream(int device, StreamId id) override {
-    if (id < 0 || id >= kStreamsPerDevice) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "stream id ", id, " is not a stream of sim:", device, " (valid ids: 0..",
-          kStreamsPerDevice - 1, ")"));
-    }
-    return absl::OkStatus();
+    return stream_ids::Validate(id, kPriorityLevels, absl::StrCat("sim:", device));
   }
 
   absl::StatusOr<int> StreamPriority(int, StreamId id) override {
-    if (id == 0) return 0;
-    return -static_cast<int>((id - 1) / kPoolSize);
+    return -stream_ids::LevelOfId(id);
   }
 
   absl::StatusOr<bool> QueryStream(int device, StreamId id) override {
