@@ -133,3 +133,16 @@ def sleep_or_skip(seconds: float, stream: anydev.Stream) -> None:
 def acc_dev(index: int) -> anydev.device:
     """Device ``index`` of the current accelerator."""
     return anydev.device(anydev.accelerator.current_accelerator().type, index)
+
+
+def run_cli(*argv: str) -> tuple[int, str, str]:
+    """Runs ``anydev <argv>`` in this process: (exit status, stdout, stderr)."""
+    from contextlib import redirect_stderr, redirect_stdout
+    import io
+
+    from anydev import cli
+
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        rc = cli.main(list(argv))
+    return rc, out.getvalue(), err.getvalue()

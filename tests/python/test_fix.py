@@ -10,7 +10,6 @@ review the diff.
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import re
@@ -18,15 +17,15 @@ import stat
 import subprocess
 import sys
 import textwrap
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
 
-from anydev import _compat_table, cli
+from anydev import _compat_table
 from anydev import fix as fix_mod
 from anydev.fix import FixResult, fix_paths, fix_source
 from anydev.scan import language_of, scan_source
+from conftest import run_cli
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 SCAN = FIXTURES / "scan"
@@ -432,13 +431,6 @@ def test_hard_links_are_not_split(tmp_path, monkeypatch):
 
 
 # --- the command line -------------------------------------------------------------------
-
-
-def run_cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        rc = cli.main(list(argv))
-    return rc, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture

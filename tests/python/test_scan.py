@@ -9,23 +9,21 @@ review the diff.
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import shutil
 import subprocess
 import sys
 import textwrap
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
 
-from anydev import _compat_table, _scan_cli, cli
+from anydev import _compat_table, _scan_cli
 from anydev.scan import Finding, ScanError, ScanResult, language_of, rule_filter, scan_paths, \
     scan_source
 
-from conftest import run_command
+from conftest import run_cli, run_command
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "scan"
 SOURCES = sorted(p for p in FIXTURES.iterdir()
@@ -237,13 +235,6 @@ def test_jobs_do_not_change_the_result(monkeypatch):
 
 
 # --- the CLI, in process --------------------------------------------------------------
-
-
-def run_cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        rc = cli.main(list(argv))
-    return rc, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture
