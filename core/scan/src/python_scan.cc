@@ -8,12 +8,14 @@
 // ends; at module level it lasts to the end of the file (flow-insensitive, as
 // the common `try: import torch / except ImportError: torch = None` needs:
 // `NAME = None` does not unbind). Parameters shadow the enclosing names.
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "internal.h"
+#include "literal_rules.h"
 
 namespace anydev::scan::internal {
 namespace {
@@ -510,6 +512,46 @@ class Lexer {
 };
 
 // ---------------------------------------------------------------------------
+// What the resolver tells the literal rules: the chains that resolve to the
+// few torch names their positions depend on.
+
+enum ChainKind : uint8_t {
+  kChainTorchDevice,     // torch.device
+  kChainAutocast,        // torch.autocast, torch.amp.autocast
+  kChainGradScaler,      // torch.amp.GradScaler
+  kChainAvailability,    // torch.cuda.is_available, torch.cuda.device_count
+  kChainInitProcessGroup,
+  kChainDistributed,     // any other torch.distributed.*
+};
+
+struct ResolvedChain {
+  uint32_t first, last;  // token indices
+  ChainKind kind;
+};
+
+void NoteChain(size_t first, size_t last, std::string_view q, std::vector<ResolvedChain>* out) {
+  if (q.size() < 12 || q.compare(0, 6, "torch.") != 0) return;
+  ChainKind kind;
+  if (q == "torch.device") {
+    kind = kChainTorchDevice;
+  } else if (q == "torch.autocast" || q == "torch.amp.autocast" ||
+             q == "torch.amp.autocast_mode.autocast") {
+    kind = kChainAutocast;
+  } else if (q == "torch.amp.GradScaler" || q == "torch.amp.grad_scaler.GradScaler") {
+    kind = kChainGradScaler;
+  } else if (q == "torch.cuda.is_available" || q == "torch.cuda.device_count") {
+    kind = kChainAvailability;
+  } else if (q == "torch.distributed.init_process_group") {
+    kind = kChainInitProcessGroup;
+  } else if (q.compare(0, 18, "torch.distributed.") == 0) {
+    kind = kChainDistributed;
+  } else {
+    return;
+  }
+  out->push_back(ResolvedChain{static_cast<uint32_t>(first), static_cast<uint32_t>(last), kind});
+}
+
+// ---------------------------------------------------------------------------
 // The resolver: walks the tokens, tracking bindings per scope.
 
 class Resolver {
@@ -825,6 +867,7 @@ class Resolver {
         q.append(Text(last));
       }
     }
+    if (chains_ != nullptr) NoteChain(i, last, q, chains_);
     const RuleSet::Spelling* s = nullptr;
     const int m = LongestPrefix(q, &s);
     if (m == 0) return last;
@@ -969,11 +1012,485 @@ class Resolver {
   std::string_view src_;
   const TokenBuffer<Tok>& t_;
   LexOutput* out_;
+
+ public:
+  // Where the chains the literal rules ask about are recorded; null when no
+  // literal rule is on (see PyLiterals).
+  std::vector<ResolvedChain>* chains_ = nullptr;
+
+ private:
   std::vector<Scope> scopes_;
   std::vector<Binding> bindings_;
   bool bound_first_[256] = {};  // first bytes of the names ever bound
   std::string_view pending_name_;  // see AliasAssignment
   std::string pending_target_;
+};
+
+// ---------------------------------------------------------------------------
+// Note [Literal rules]: the detectors of compat_map/literals.toml (device
+// literals and idioms) run over the same tokens after the resolver, which
+// hands them the chains that resolve to torch.device, autocast, GradScaler,
+// torch.cuda.is_available/device_count and torch.distributed.*. A string is a
+// device literal only in a device position: the device argument of those
+// calls, a `device=`/`map_location=` keyword of any call, `.to(...)`, a
+// comparison with a device's `.type`, or a branch of the availability idiom.
+// Everything else ("cuda" in a message, a dict key, a subscript, a
+// comparison with a user's value, a mock.patch target) is no finding. A
+// finding inside an idiom's span is left to the idiom.
+
+class PyLiterals {
+ public:
+  PyLiterals(const RuleSet& rules, std::string_view src, const TokenBuffer<Tok>& toks,
+             const std::vector<ResolvedChain>& chains, LexOutput* out)
+      : rules_(rules), src_(src), t_(toks), chains_(chains), out_(out) {}
+
+  void Run() {
+    n_ = t_.size() - kSentinels;
+    Match();
+    for (size_t k = 0; k < n_; ++k) {
+      const Tok& tok = t_[k];
+      while (chain_ < chains_.size() && chains_[chain_].first < k) ++chain_;
+      switch (tok.type) {
+        case kLParen:
+          Push(k, true);
+          break;
+        case kLBrack:
+        case kLBrace:
+        case kFieldOpen:
+          Push(k, false);
+          break;
+        case kRParen:
+        case kRBrack:
+        case kRBrace:
+        case kFieldClose:
+          if (!stack_.empty()) stack_.pop_back();
+          break;
+        case kComma:
+          if (!stack_.empty()) ++stack_.back().arg;
+          break;
+        case kString:
+          OnValue(k);
+          break;
+        case kName:
+          OnName(k);
+          break;
+        default:
+          break;
+      }
+    }
+  }
+
+ private:
+  enum Callee : uint8_t { kNotCall, kCall, kTo, kTorchDevice, kAutocast, kGradScaler,
+                          kInitProcessGroup, kDistributed };
+  struct Open {
+    size_t tok;        // the bracket
+    Callee callee;
+    size_t callee_first;  // first token of the callee chain (kTorchDevice)
+    int arg;           // index of the argument being read
+  };
+  // A value in a device position: a string, an f"cuda:{i}" or torch.device(...).
+  struct Value {
+    DeviceText text = DeviceText::kOther;
+    size_t next = 0;    // the token after it
+    uint32_t start = 0, end = 0;
+  };
+
+  static bool IsCudaText(DeviceText t) {
+    return t == DeviceText::kCuda || t == DeviceText::kCudaIndex;
+  }
+
+  std::string_view Text(size_t k) const {
+    return src_.substr(t_[k].start, t_[k].end - t_[k].start);
+  }
+  bool NameIs(size_t k, std::string_view w) const {
+    return t_[k].type == kName && Text(k) == w;
+  }
+
+  // match_[k]: the index of the bracket that closes the one at k (n_ if none).
+  void Match() {
+    match_.assign(n_, static_cast<uint32_t>(n_));
+    std::vector<uint32_t> open;
+    for (size_t k = 0; k < n_; ++k) {
+      if (IsOpen(t_[k].type)) {
+        open.push_back(static_cast<uint32_t>(k));
+      } else if (IsClose(t_[k].type) && !open.empty()) {
+        match_[open.back()] = static_cast<uint32_t>(k);
+        open.pop_back();
+      }
+    }
+  }
+
+  const ResolvedChain* ChainAt(size_t k) const {
+    if (chain_ < chains_.size() && chains_[chain_].first == k) return &chains_[chain_];
+    if (chain_ < chains_.size() && chains_[chain_].first < k) {  // ahead of the walk
+      auto it = std::lower_bound(chains_.begin() + static_cast<std::ptrdiff_t>(chain_),
+                                 chains_.end(), k,
+                                 [](const ResolvedChain& c, size_t v) { return c.first < v; });
+      if (it != chains_.end() && it->first == k) return &*it;
+    } else if (chain_ < chains_.size() && chains_[chain_].first > k) {
+      auto it = std::lower_bound(chains_.begin(), chains_.end(), k,
+                                 [](const ResolvedChain& c, size_t v) { return c.first < v; });
+      if (it != chains_.end() && it->first == k) return &*it;
+    }
+    return nullptr;
+  }
+  const ResolvedChain* ChainEndingAt(size_t k) const {
+    // chain_ has moved past chains starting before the current token; look back.
+    for (size_t c = chain_; c-- > 0;) {
+      if (chains_[c].last == k) return &chains_[c];
+      if (chains_[c].last < k) break;
+    }
+    if (chain_ < chains_.size() && chains_[chain_].last == k) return &chains_[chain_];
+    return nullptr;
+  }
+  bool AvailabilityIn(size_t a, size_t b) const {
+    auto it = std::lower_bound(chains_.begin(), chains_.end(), a,
+                               [](const ResolvedChain& c, size_t v) { return c.first < v; });
+    for (; it != chains_.end() && it->first < b; ++it) {
+      if (it->kind == kChainAvailability) return true;
+    }
+    return false;
+  }
+
+  void Push(size_t k, bool paren) {
+    Open o{k, kNotCall, 0, 0};
+    if (paren && k > 0) {
+      const Tok& prev = t_[k - 1];
+      if (prev.type == kName && !IsNotCallee(Text(k - 1)) &&
+          !(k >= 2 && t_[k - 2].type == kName &&
+            (Text(k - 2) == "def" || Text(k - 2) == "class"))) {
+        o.callee = kCall;
+        if (const ResolvedChain* c = ChainEndingAt(k - 1)) {
+          o.callee_first = c->first;
+          switch (c->kind) {
+            case kChainTorchDevice: o.callee = kTorchDevice; break;
+            case kChainAutocast: o.callee = kAutocast; break;
+            case kChainGradScaler: o.callee = kGradScaler; break;
+            case kChainInitProcessGroup: o.callee = kInitProcessGroup; break;
+            case kChainDistributed: o.callee = kDistributed; break;
+            default: break;
+          }
+        } else if (k >= 2 && t_[k - 2].type == kDot && Text(k - 1) == "to") {
+          o.callee = kTo;
+        }
+      } else if (prev.type == kRParen || prev.type == kRBrack) {
+        o.callee = kCall;
+      }
+    }
+    stack_.push_back(o);
+  }
+
+  static bool IsNotCallee(std::string_view w) {
+    switch (w.size()) {
+      case 2: return w == "if" || w == "in" || w == "or" || w == "is";
+      case 3: return w == "and" || w == "not" || w == "for";
+      case 4: return w == "elif" || w == "else" || w == "with";
+      case 5: return w == "while" || w == "yield" || w == "await" || w == "raise";
+      case 6: return w == "return" || w == "assert" || w == "lambda";
+      default: return false;
+    }
+  }
+
+  // The value starting at token k, if it is one the rules read.
+  Value ValueAt(size_t k) const {
+    Value v;
+    const Tok& t = t_[k];
+    if (t.type == kString) {
+      const size_t open_end = t.end;
+      const char quote = src_[open_end - 1];
+      size_t prefix_end = t.start;
+      while (prefix_end < open_end && src_[prefix_end] != '"' && src_[prefix_end] != '\'') {
+        ++prefix_end;
+      }
+      if (open_end - prefix_end != 1) return v;  // triple-quoted
+      bool fmt = false;
+      for (size_t p = t.start; p < prefix_end; ++p) {
+        const char c = static_cast<char>(src_[p] | 0x20);
+        if (c == 'b' || c == 't') return v;  // bytes, template strings
+        if (c == 'f') fmt = true;
+      }
+      if (fmt) {
+        // f"cuda:{expr}" and nothing else
+        if (src_.compare(open_end, 5, "cuda:") != 0 || t_[k + 1].type != kFieldOpen ||
+            t_[k + 1].start != open_end + 5) {
+          return v;
+        }
+        const size_t close = match_[k + 1];
+        if (close >= n_ || src_[t_[close].end] != quote) return v;
+        v.text = DeviceText::kCudaIndex;
+        v.next = close + 1;
+        v.start = t.start;
+        v.end = t_[close].end + 1;
+        return v;
+      }
+      size_t q = open_end;
+      while (q < open_end + 12 && q < src_.size() && src_[q] != quote && src_[q] != '\\' &&
+             src_[q] != '\n') {
+        ++q;
+      }
+      if (q >= src_.size() || src_[q] != quote) return v;
+      if (t_[k + 1].type == kString) return v;  // implicit concatenation
+      v.text = ClassifyDeviceText(src_.substr(open_end, q - open_end));
+      v.next = k + 1;
+      v.start = t.start;
+      v.end = static_cast<uint32_t>(q + 1);
+      return v;
+    }
+    if (t.type == kName) {
+      const ResolvedChain* c = ChainAt(k);
+      if (c == nullptr || c->kind != kChainTorchDevice || t_[c->last + 1].type != kLParen) {
+        return v;
+      }
+      const size_t open = c->last + 1;
+      const size_t close = match_[open];
+      if (close >= n_) return v;
+      const Value inner = ValueAt(open + 1);
+      if (inner.text == DeviceText::kOther || inner.text == DeviceText::kNccl) return v;
+      if (t_[inner.next].type != kRParen && t_[inner.next].type != kComma) return v;
+      v.text = inner.text;
+      v.next = close + 1;
+      v.start = t.start;
+      v.end = t_[close].end;
+    }
+    return v;
+  }
+
+  static bool EndsExpression(uint8_t type) {
+    return type == kNewline || type == kSemi || type == kRParen || type == kComma ||
+           type == kRBrack || type == kRBrace || type == kEnd || type == kColon ||
+           type == kFieldClose;
+  }
+  static bool EndsArgument(uint8_t type) { return type == kComma || type == kRParen; }
+
+  void Add(Detector d, RefKind kind, uint32_t start, uint32_t end, int64_t call_end) {
+    const int rule = rules_.DetectorRule(d);
+    if (rule < 0) return;
+    if (Covered(start)) return;  // inside an idiom
+    out_->findings.push_back(RawFinding{rule, kind, rules_.rules()[rule].detector, start, end,
+                                        call_end});
+  }
+  bool Covered(uint32_t offset) const {
+    return offset >= covered_start_ && offset < covered_end_;
+  }
+  void Cover(uint32_t start, uint32_t end) {
+    covered_start_ = start;
+    covered_end_ = end;
+  }
+
+  // `V1 if COND else V2` at k, one branch CUDA and the other the CPU, COND
+  // asking torch.cuda whether it has a device. Returns true if found.
+  bool Idiom(size_t k, const Value& v1) {
+    if (!NameIs(v1.next, "if")) return false;
+    size_t j = v1.next + 1;
+    for (; j < n_; ++j) {
+      const uint8_t type = t_[j].type;
+      if (IsOpen(type)) {
+        j = match_[j];
+        continue;
+      }
+      if (type == kName && Text(j) == "else") break;
+      if (EndsExpression(type) || (type == kName && Text(j) == "lambda")) return false;
+    }
+    if (j >= n_ || !AvailabilityIn(v1.next + 1, j)) return false;
+    const Value v2 = ValueAt(j + 1);
+    if (!((IsCudaText(v1.text) && v2.text == DeviceText::kCpu) ||
+          (v1.text == DeviceText::kCpu && IsCudaText(v2.text)))) {
+      return false;
+    }
+    if (!EndsExpression(t_[v2.next].type)) return false;
+    uint32_t start = v1.start, end = v2.end;
+    // torch.device(IDIOM): the finding is the whole call.
+    if (k > 0 && !stack_.empty() && stack_.back().tok == k - 1 &&
+        stack_.back().callee == kTorchDevice && t_[v2.next].type == kRParen &&
+        match_[k - 1] == v2.next) {
+      start = t_[stack_.back().callee_first].start;
+      end = t_[v2.next].end;
+    }
+    Add(kPyAvailability, RefKind::kIdiom, start, end, -1);
+    Cover(start, end);
+    return true;
+  }
+
+  void OnValue(size_t k) {
+    if (Covered(t_[k].start)) return;
+    const Value v = ValueAt(k);
+    if (v.text == DeviceText::kOther) return;
+    if (v.text != DeviceText::kNccl && Idiom(k, v)) return;
+    if (v.text == DeviceText::kCpu) return;
+    const bool cuda = IsCudaText(v.text);
+    // x.device.type == "cuda" / "cuda" != x.device.type
+    if (cuda && v.text == DeviceText::kCuda && (ComparedWithTypeBefore(k) ||
+                                                ComparedWithTypeAfter(v.next))) {
+      Add(kPyDeviceTypeCompare, RefKind::kLiteral, v.start, v.end, -1);
+      return;
+    }
+    if (stack_.empty() || !EndsArgument(t_[v.next].type)) return;
+    const Open& o = stack_.back();
+    if (o.callee == kNotCall) return;
+    const uint8_t prev = t_[k - 1].type;
+    std::string_view keyword;
+    if (prev == kAssign && t_[k - 2].type == kName &&
+        (t_[k - 3].type == kLParen || t_[k - 3].type == kComma)) {
+      keyword = Text(k - 2);
+    } else if (!(prev == kLParen || prev == kComma)) {
+      return;  // part of a larger expression
+    }
+    const bool first = keyword.empty() && o.arg == 0;
+    switch (o.callee) {
+      case kTorchDevice:
+        if (cuda && (first || keyword == "type")) {
+          Add(kPyDeviceCall, RefKind::kCall, t_[o.callee_first].start, t_[o.tok - 1].end,
+              t_[match_[o.tok]].end);
+        }
+        return;
+      case kTo:
+        if (cuda && (first || keyword == "device")) {
+          Add(kPyToCall, RefKind::kLiteral, v.start, v.end, -1);
+        }
+        return;
+      case kAutocast:
+      case kGradScaler:
+        if (cuda && (first || keyword == "device_type" || keyword == "device")) {
+          Add(kPyAmpDevice, RefKind::kLiteral, v.start, v.end, -1);
+        }
+        return;
+      case kInitProcessGroup:
+      case kDistributed:
+        if (v.text == DeviceText::kNccl &&
+            (keyword == "backend" || (first && o.callee == kInitProcessGroup))) {
+          Add(kPyNcclBackend, RefKind::kLiteral, v.start, v.end, -1);
+          return;
+        }
+        break;
+      default:
+        break;
+    }
+    if (cuda && (keyword == "device" || keyword == "map_location")) {
+      Add(kPyDeviceKeyword, RefKind::kLiteral, v.start, v.end, -1);
+    }
+  }
+
+  // `...device.type ==` or `...).type ==` just before the string at k.
+  bool ComparedWithTypeBefore(size_t k) const {
+    if (k < 4 || t_[k - 1].type != kOther) return false;
+    const std::string_view op = Text(k - 1);
+    if (op != "==" && op != "!=") return false;
+    return DeviceTypeAttribute(k - 2);
+  }
+  // `"cuda" == x.device.type`: the chain after the operator ends in such a `.type`.
+  bool ComparedWithTypeAfter(size_t k) const {
+    if (t_[k].type != kOther) return false;
+    const std::string_view op = Text(k);
+    if (op != "==" && op != "!=") return false;
+    size_t j = k + 1;
+    if (t_[j].type != kName) return false;
+    while (t_[j + 1].type == kDot && t_[j + 2].type == kName) j += 2;
+    if (t_[j + 1].type == kLParen || t_[j + 1].type == kLBrack) return false;  // not its end
+    return DeviceTypeAttribute(j);
+  }
+  // Token k is the `type` of `<device>.type`, where <device> is a name
+  // containing "device" (x.device, device, self.device) or a call's `)`.
+  bool DeviceTypeAttribute(size_t k) const {
+    if (k < 2 || !NameIs(k, "type") || t_[k - 1].type != kDot) return false;
+    const Tok& base = t_[k - 2];
+    if (base.type == kRParen) return true;
+    if (base.type != kName) return false;
+    const std::string_view b = Text(k - 2);
+    return b.find("device") != std::string_view::npos || b == "dev";
+  }
+
+  void OnName(size_t k) {
+    const std::string_view w = Text(k);
+    const Tok& tok = t_[k];
+    if (tok.first && w == "if") {
+      Statement(k);
+      return;
+    }
+    if (ChainAt(k) != nullptr && ChainAt(k)->kind == kChainTorchDevice) {
+      if (Covered(tok.start)) return;
+      const Value v = ValueAt(k);
+      if (v.text != DeviceText::kOther && Idiom(k, v)) return;
+      return;
+    }
+    if (k == 0 || t_[k - 1].type != kDot) return;
+    if (w == "cuda" && t_[k + 1].type == kLParen) {
+      Add(kPyCudaMethod, RefKind::kCall, tok.start, tok.end, t_[match_[k + 1]].end);
+    } else if (w == "is_cuda" && t_[k + 1].type != kLParen) {
+      Add(kPyIsCuda, RefKind::kReference, tok.start, tok.end, -1);
+    }
+  }
+
+  // One `TARGET = VALUE` statement from token k; returns the token after the
+  // value (a newline) or 0, and the target's text and the value.
+  size_t Assignment(size_t k, std::string_view* target, Value* v) const {
+    if (t_[k].type != kName) return 0;
+    size_t j = k;
+    while (t_[j + 1].type == kDot && t_[j + 2].type == kName) j += 2;
+    if (t_[j + 1].type != kAssign) return 0;
+    *target = src_.substr(t_[k].start, t_[j].end - t_[k].start);
+    *v = ValueAt(j + 2);
+    if (v->text == DeviceText::kOther || v->text == DeviceText::kNccl) return 0;
+    if (t_[v->next].type != kNewline) return 0;
+    return v->next;
+  }
+
+  // The body of `if`/`else` whose ':' is at token c: one assignment, on the
+  // same line or indented on the next. Returns the newline after it or 0.
+  size_t Body(size_t c, int indent, std::string_view* target, Value* v) const {
+    size_t j = c + 1;
+    if (t_[j].type == kNewline) {
+      ++j;
+      if (!t_[j].first || t_[j].indent <= indent) return 0;
+    }
+    return Assignment(j, target, v);
+  }
+
+  // if COND:\n  T = CUDA\nelse:\n  T = CPU  (either order), COND asking torch.cuda.
+  void Statement(size_t k) {
+    const int indent = t_[k].indent;
+    size_t colon = k + 1;
+    for (; colon < n_; ++colon) {
+      const uint8_t type = t_[colon].type;
+      if (IsOpen(type)) {
+        colon = match_[colon];
+        continue;
+      }
+      if (type == kColon) break;
+      if (type == kNewline || type == kSemi) return;
+    }
+    if (colon >= n_ || !AvailabilityIn(k + 1, colon)) return;
+    std::string_view t1, t2;
+    Value v1, v2;
+    const size_t e1 = Body(colon, indent, &t1, &v1);
+    if (e1 == 0) return;
+    const size_t el = e1 + 1;
+    if (!(t_[el].first && t_[el].indent == indent && NameIs(el, "else") &&
+          t_[el + 1].type == kColon)) {
+      return;
+    }
+    const size_t e2 = Body(el + 1, indent, &t2, &v2);
+    if (e2 == 0 || t1 != t2) return;
+    if (!((IsCudaText(v1.text) && v2.text == DeviceText::kCpu) ||
+          (v1.text == DeviceText::kCpu && IsCudaText(v2.text)))) {
+      return;
+    }
+    const Tok& after = t_[e2 + 1];
+    if (after.type != kEnd && !(after.first && after.indent <= indent)) return;
+    Add(kPyAvailabilityStatement, RefKind::kIdiom, t_[k].start, v2.end, -1);
+    Cover(t_[k].start, v2.end);
+  }
+
+  const RuleSet& rules_;
+  std::string_view src_;
+  const TokenBuffer<Tok>& t_;
+  const std::vector<ResolvedChain>& chains_;
+  LexOutput* out_;
+  size_t n_ = 0;
+  size_t chain_ = 0;  // the first chain that does not start before the current token
+  std::vector<uint32_t> match_;
+  std::vector<Open> stack_;
+  uint32_t covered_start_ = 0, covered_end_ = 0;
 };
 
 }  // namespace
@@ -987,7 +1504,15 @@ void ScanPython(const RuleSet& rules, std::string_view src, size_t begin, LexOut
     *toks.Add() = Tok{static_cast<uint32_t>(src.size()), static_cast<uint32_t>(src.size()), 0,
                       kEnd, false};
   }
-  Resolver(rules, src, toks, out).Run();
+  if (rules.HasDetectors(Language::kPython)) {
+    std::vector<ResolvedChain> chains;
+    Resolver resolver(rules, src, toks, out);
+    resolver.chains_ = &chains;
+    resolver.Run();
+    PyLiterals(rules, src, toks, chains, out).Run();
+  } else {
+    Resolver(rules, src, toks, out).Run();
+  }
   toks.Trim(size_t{1} << 22);  // do not hoard what a huge file took
 }
 
