@@ -44,7 +44,7 @@ ROW_FILES = ("python.toml", "xpu.toml", "cpp.toml", "literals.toml")
 
 KEYS = ["code", "legacy", "also", "kind", "status", "replacement", "anydev", "fix", "signature",
         "template", "rename", "deprecated_in", "since", "note", "shim",
-        "language", "detect", "covers", "opt_in"]
+        "language", "detect", "covers", "opt_in", "example"]
 # The native detectors of literal rows (core/scan/src/literal_rules.cc), by language.
 DETECTORS = {
     "python": ("py.device_call", "py.device_keyword", "py.to_call", "py.amp_device",
@@ -385,7 +385,7 @@ def _validate_literal(row: Row, err) -> None:
     d = row.data
     literal = row.file == "literals.toml"
     if not literal:
-        for key in ("language", "detect", "covers", "opt_in"):
+        for key in ("language", "detect", "covers", "opt_in", "example"):
             if key in d:
                 err(row, key, f"`{key}` is for the rows of compat_map/literals.toml")
         if d.get("status") == "literal":
@@ -422,6 +422,12 @@ def _validate_literal(row: Row, err) -> None:
         err(row, "covers", "`covers` must be a non-empty list of strings")
     if "also" in d:
         err(row, "also", "a literal row has no `also` (its detector or `covers` finds it)")
+    ex = d.get("example")
+    if not (isinstance(ex, dict) and set(ex) == {"before", "after"} and
+            all(isinstance(v, str) and v for v in ex.values())):
+        err(row, "example" if "example" in d else None,
+            "a literal row needs `example = { before = \"...\", after = \"...\" }` (for "
+            "`anydev rule`)")
 
 
 # --- outputs ---------------------------------------------------------------------
@@ -497,6 +503,7 @@ def gen_table_module(table: Table) -> str:
            "    detect: Optional[str] = None  # literal rows: the native detector",
            "    covers: tuple[str, ...] = ()  # literal rows: the kept rows it hints at",
            "    opt_in: bool = False  # off unless selected (`--select CODE`)",
+           "    example: tuple[str, ...] = ()  # literal rows: (before, after) for `anydev rule`",
            "",
            "",
            "ROWS: tuple[Row, ...] = ("]
@@ -509,7 +516,8 @@ def gen_table_module(table: Table) -> str:
             f"{r.anydev!r}, {py_str(fix)}, {r.signature!r}, {r.template!r}, {rename!r}, "
             f"{py_str(r.deprecated_in)}, {r.since!r}, {py_str(r.note)}, {py_str(r.source)}, "
             f"{py_str('cpp' if r.is_cpp else 'python')}"
-            + (f", {r.detect!r}, {tuple(r.covers or ())!r}, {bool(r.opt_in)!r}"
+            + (f", {r.detect!r}, {tuple(r.covers or ())!r}, {bool(r.opt_in)!r}, "
+               f"{(r.example['before'], r.example['after']) if isinstance(r.example, dict) else ()!r}"
                if r.file == "literals.toml" else "") + "),")
     out += [")",
             "",
