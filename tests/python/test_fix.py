@@ -644,11 +644,14 @@ def test_end_to_end_on_a_generated_repository(tmp_path):
     p = _cli(tmp_path, "scan", "--format", "json")
     assert p.returncode == 1
     left = json.loads(p.stdout)["findings"]
+    # The API rows without a fix, and the "cuda" the autocast/GradScaler rewrites wrote:
+    # device literals (AD904), which this fixer leaves.
     assert sorted((f["path"], f["rule"]) for f in left) == [
-        ("pkg_a/streams.py", "AD111"), ("pkg_b/csrc/ops.cpp", "AD625")]
-    assert {f["fix"] for f in left} == {"none"}
+        ("pkg_a/streams.py", "AD111"), ("pkg_a/train.py", "AD904"), ("pkg_a/train.py", "AD904"),
+        ("pkg_b/csrc/ops.cpp", "AD625")]
+    assert {f["fix"] for f in left if not f["rule"].startswith("AD9")} == {"none"}
 
     after = _snapshot(tmp_path)
     p = _cli(tmp_path, "fix", "--unsafe-fixes")
-    assert p.returncode == 1 and "fixed 0 finding(s) in 0 file(s); 2 left" in p.stderr
+    assert p.returncode == 1 and "fixed 0 finding(s) in 0 file(s); 4 left" in p.stderr
     assert _snapshot(tmp_path) == after

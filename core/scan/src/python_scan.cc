@@ -519,7 +519,7 @@ enum ChainKind : uint8_t {
   kChainTorchDevice,     // torch.device
   kChainAutocast,        // torch.autocast, torch.amp.autocast
   kChainGradScaler,      // torch.amp.GradScaler
-  kChainAvailability,    // torch.cuda.is_available, torch.cuda.device_count
+  kChainAvailability,    // (torch.cuda|torch.accelerator).(is_available|device_count)
   kChainInitProcessGroup,
   kChainDistributed,     // any other torch.distributed.*
 };
@@ -539,7 +539,9 @@ void NoteChain(size_t first, size_t last, std::string_view q, std::vector<Resolv
     kind = kChainAutocast;
   } else if (q == "torch.amp.GradScaler" || q == "torch.amp.grad_scaler.GradScaler") {
     kind = kChainGradScaler;
-  } else if (q == "torch.cuda.is_available" || q == "torch.cuda.device_count") {
+  } else if (q == "torch.cuda.is_available" || q == "torch.cuda.device_count" ||
+             q == "torch.accelerator.is_available" || q == "torch.accelerator.device_count") {
+    // torch.accelerator's: the half-migrated idiom, "cuda" behind a generic check
     kind = kChainAvailability;
   } else if (q == "torch.distributed.init_process_group") {
     kind = kChainInitProcessGroup;
