@@ -192,9 +192,9 @@ def scan_source(
     if lang not in EXTENSIONS:
         raise ValueError(f"{path}: cannot tell the language (give language='python' or 'cpp')")
     data = source.encode("utf-8") if isinstance(source, str) else bytes(source)
-    native, rows = _rules()
-    raw, errs = _native().scan_source(native, data, lang)
     keep = rule_filter(select, ignore)
+    native, rows = _rules(keep)
+    raw, errs = _native().scan_source(native, data, lang)
     findings = [_finding(path, t, rows[t[0]]) for t in raw if keep(rows[t[0]].code)]
     errors = [ScanError(path, message, line) for message, line in errs]
     return findings, errors
@@ -283,25 +283,28 @@ def _native():
     return _scan
 
 
-def _rules():
+def _rules(keep: Optional[Callable[[str], bool]] = None):
     """The native RuleSet built from the table, and the table's rows (a rule's
-    index in one is its index in the other)."""
-    r = _state.get("rules")
+    index in one is its index in the other). With ``keep``, the literal rules
+    it drops have no detector in the RuleSet, so they cost nothing."""
+    rows = _table().ROWS
+    off = frozenset() if keep is None else frozenset(
+        row.code for row in rows if row.detect and not keep(row.code))
+    r = _state.get(("rules", off))
     if r is None:
-        rows = _table().ROWS
         covered = {n for row in rows for n in row.covers}
-        native = _native().RuleSet([_native_rule(row, covered) for row in rows])
-        r = _state["rules"] = (native, rows)
+        native = _native().RuleSet([_native_rule(row, covered, row.code in off) for row in rows])
+        r = _state[("rules", off)] = (native, rows)
     return r
 
 
-def _native_rule(row, covered: set) -> tuple:
+def _native_rule(row, covered: set, off: bool = False) -> tuple:
     """A row as the native RuleSet takes it: (code, language, kept, spellings,
     detector). A literal row is found by its detector, or by the spellings of
     the kept rows it ``covers``, which they give up to it (so they are still
     matched, and found as the literal row's when it is on)."""
     if row.status == "literal":
-        return (row.code, row.language, False, list(row.covers), row.detect or "")
+        return (row.code, row.language, False, list(row.covers), "" if off else row.detect or "")
     spellings = [s for s in (row.legacy, *row.also) if s not in covered]
     return (row.code, row.language, row.status == "kept", spellings, "")
 
@@ -375,7 +378,7 @@ def _scan_paths(paths: Sequence[str], *, select=None, ignore=None,
         keep = rule_filter(select, ignore)
     if jobs is not None and jobs < 0:
         raise ValueError("jobs must be >= 0")
-    native, rows = _rules()
+    native, rows = _rules(keep)
     cwd = os.getcwd()
     files, path_errors, nfiles, nbytes = _native().scan_paths(
         native, [os.fspath(p) for p in paths], [(p, b or cwd) for p, b in excludes],

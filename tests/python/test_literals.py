@@ -274,3 +274,16 @@ def test_run_torch_reports_the_cuda_sites(tmp_path):
                        capture_output=True, text=True, timeout=120, cwd=tmp_path, env=env)
     assert p.returncode == 0, p.stderr
     assert "s.py:5" in p.stderr and "torch.Tensor.cuda" in p.stderr and "AD907" in p.stderr
+
+
+def test_deselected_literal_rules_cost_nothing():
+    """--ignore AD9 (or a --select without them) builds a RuleSet without the
+    detectors: the native pass does not run."""
+    from anydev.scan import _rules as native_rules
+
+    assert native_rules(rule_filter(None, ["AD9"]))[0].detector_needles("python") == []
+    assert native_rules(rule_filter(["AD1"]))[0].detector_needles("cpp") == []
+    assert native_rules(rule_filter(["AD907"]))[0].detector_needles("python") == ["cuda"]
+    assert native_rules(rule_filter())[0] is native_rules()[0]
+    src = "import torch\nx = y.cuda()\ntorch.cuda.synchronize()\n"
+    assert _rules(scan_source(src, "m.py", ignore=["AD9"])[0]) == [(3, "AD107")]

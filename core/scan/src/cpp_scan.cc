@@ -967,6 +967,8 @@ class CppLiterals {
     const size_t n = t_.size() - kSentinels;
     for (size_t k = 0; k < n; ++k) {
       if (t_[k].type != kName) continue;
+      const uint32_t len = t_[k].end - t_[k].start;
+      if (len != 4 && len != 5 && len != 7) continue;  // cuda CUDA kCUDA is_cuda
       const std::string_view w = Text(k);
       if (w == "kCUDA") {
         Add(kCppDeviceType, RefKind::kLiteral, QualifiedStart(k), t_[k].end, -1);

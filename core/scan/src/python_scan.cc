@@ -1044,57 +1044,67 @@ class PyLiterals {
  public:
   PyLiterals(const RuleSet& rules, std::string_view src, const TokenBuffer<Tok>& toks,
              const std::vector<ResolvedChain>& chains, LexOutput* out)
-      : rules_(rules), src_(src), t_(toks), chains_(chains), out_(out) {}
+      : rules_(rules), src_(src), t_(toks), chains_(chains), out_(out) {
+    for (const ResolvedChain& c : chains_) availability_ |= c.kind == kChainAvailability;
+  }
 
+  static constexpr size_t kNoChain = ~size_t{0};
+
+  // One pass over the tokens that looks closer only at the few that can start
+  // a finding: a string whose text starts with 'c' or 'n' ("cuda", "cpu",
+  // "nccl"), a torch.device chain, `.cuda`/`.is_cuda`, and an `if` that
+  // starts a statement when the file asks torch whether it has a device. The
+  // position of a candidate (which call's argument it is) is read backwards
+  // from it, so ordinary tokens cost a type check.
   void Run() {
     n_ = t_.size() - kSentinels;
-    Match();
+    // torch.device chains matter only as the value of an idiom.
+    size_t next_device = availability_ ? NextDeviceChain() : kNoChain;
     for (size_t k = 0; k < n_; ++k) {
       const Tok& tok = t_[k];
-      while (chain_ < chains_.size() && chains_[chain_].first < k) ++chain_;
-      switch (tok.type) {
-        case kLParen:
-          Push(k, true);
-          break;
-        case kLBrack:
-        case kLBrace:
-        case kFieldOpen:
-          Push(k, false);
-          break;
-        case kRParen:
-        case kRBrack:
-        case kRBrace:
-        case kFieldClose:
-          if (!stack_.empty()) stack_.pop_back();
-          break;
-        case kComma:
-          if (!stack_.empty()) ++stack_.back().arg;
-          break;
-        case kString:
-          OnValue(k);
-          break;
-        case kName:
-          OnName(k);
-          break;
-        default:
-          break;
+      if (tok.type == kString) {
+        const char c = src_[tok.end];
+        if (c == 'c' || c == 'n') OnValue(k);
+      } else if (tok.type == kName) {
+        if (k == next_device) {
+          if (!Covered(tok.start)) {
+            const Value v = ValueAt(k);
+            if (v.text != DeviceText::kOther) Idiom(k, v);
+          }
+          next_device = NextDeviceChain();
+          continue;
+        }
+        const uint32_t len = tok.end - tok.start;
+        if (len == 4 || len == 7) {
+          if (k > 0 && t_[k - 1].type == kDot) Method(k);
+        } else if (len == 2 && tok.first && availability_ && src_[tok.start] == 'i' &&
+                   src_[tok.start + 1] == 'f') {
+          Statement(k);
+        }
       }
     }
+  }
+
+  // The first token of the next torch.device chain after the cursor.
+  size_t NextDeviceChain() {
+    while (chain_ < chains_.size() && chains_[chain_].kind != kChainTorchDevice) ++chain_;
+    return chain_ < chains_.size() ? chains_[chain_++].first : kNoChain;
   }
 
  private:
   enum Callee : uint8_t { kNotCall, kCall, kTo, kTorchDevice, kAutocast, kGradScaler,
                           kInitProcessGroup, kDistributed };
-  struct Open {
-    size_t tok;        // the bracket
-    Callee callee;
-    size_t callee_first;  // first token of the callee chain (kTorchDevice)
-    int arg;           // index of the argument being read
+  // The bracket a token is inside of, as far as the detectors care.
+  struct Context {
+    size_t open = 0;      // the bracket's token (valid when callee != kNotCall)
+    Callee callee = kNotCall;
+    size_t callee_first = 0;  // first token of the callee chain (kTorchDevice)
+    int arg = 0;              // index of the argument the token is in
   };
   // A value in a device position: a string, an f"cuda:{i}" or torch.device(...).
   struct Value {
     DeviceText text = DeviceText::kOther;
-    size_t next = 0;    // the token after it
+    size_t next = 0;  // the token after it
     uint32_t start = 0, end = 0;
   };
 
@@ -1109,42 +1119,32 @@ class PyLiterals {
     return t_[k].type == kName && Text(k) == w;
   }
 
-  // match_[k]: the index of the bracket that closes the one at k (n_ if none).
-  void Match() {
-    match_.assign(n_, static_cast<uint32_t>(n_));
-    std::vector<uint32_t> open;
-    for (size_t k = 0; k < n_; ++k) {
-      if (IsOpen(t_[k].type)) {
-        open.push_back(static_cast<uint32_t>(k));
-      } else if (IsClose(t_[k].type) && !open.empty()) {
-        match_[open.back()] = static_cast<uint32_t>(k);
-        open.pop_back();
+  // The index of the bracket that closes the one at k (n_ if none).
+  size_t Close(size_t k) const {
+    int d = 0;
+    for (size_t j = k; j < n_; ++j) {
+      if (IsOpen(t_[j].type)) {
+        ++d;
+      } else if (IsClose(t_[j].type) && --d == 0) {
+        return j;
       }
     }
+    return n_;
   }
 
+  // The chain whose first token is k, or null.
   const ResolvedChain* ChainAt(size_t k) const {
-    if (chain_ < chains_.size() && chains_[chain_].first == k) return &chains_[chain_];
-    if (chain_ < chains_.size() && chains_[chain_].first < k) {  // ahead of the walk
-      auto it = std::lower_bound(chains_.begin() + static_cast<std::ptrdiff_t>(chain_),
-                                 chains_.end(), k,
-                                 [](const ResolvedChain& c, size_t v) { return c.first < v; });
-      if (it != chains_.end() && it->first == k) return &*it;
-    } else if (chain_ < chains_.size() && chains_[chain_].first > k) {
-      auto it = std::lower_bound(chains_.begin(), chains_.end(), k,
-                                 [](const ResolvedChain& c, size_t v) { return c.first < v; });
-      if (it != chains_.end() && it->first == k) return &*it;
-    }
-    return nullptr;
+    auto it = std::lower_bound(chains_.begin(), chains_.end(), k,
+                               [](const ResolvedChain& c, size_t v) { return c.first < v; });
+    return it != chains_.end() && it->first == k ? &*it : nullptr;
   }
+  // The chain whose last token is k, or null.
   const ResolvedChain* ChainEndingAt(size_t k) const {
-    // chain_ has moved past chains starting before the current token; look back.
-    for (size_t c = chain_; c-- > 0;) {
-      if (chains_[c].last == k) return &chains_[c];
-      if (chains_[c].last < k) break;
-    }
-    if (chain_ < chains_.size() && chains_[chain_].last == k) return &chains_[chain_];
-    return nullptr;
+    auto it = std::upper_bound(chains_.begin(), chains_.end(), k,
+                               [](size_t v, const ResolvedChain& c) { return v < c.first; });
+    if (it == chains_.begin()) return nullptr;
+    --it;
+    return it->last == k ? &*it : nullptr;
   }
   bool AvailabilityIn(size_t a, size_t b) const {
     auto it = std::lower_bound(chains_.begin(), chains_.end(), a,
@@ -1155,34 +1155,6 @@ class PyLiterals {
     return false;
   }
 
-  void Push(size_t k, bool paren) {
-    Open o{k, kNotCall, 0, 0};
-    if (paren && k > 0) {
-      const Tok& prev = t_[k - 1];
-      if (prev.type == kName && !IsNotCallee(Text(k - 1)) &&
-          !(k >= 2 && t_[k - 2].type == kName &&
-            (Text(k - 2) == "def" || Text(k - 2) == "class"))) {
-        o.callee = kCall;
-        if (const ResolvedChain* c = ChainEndingAt(k - 1)) {
-          o.callee_first = c->first;
-          switch (c->kind) {
-            case kChainTorchDevice: o.callee = kTorchDevice; break;
-            case kChainAutocast: o.callee = kAutocast; break;
-            case kChainGradScaler: o.callee = kGradScaler; break;
-            case kChainInitProcessGroup: o.callee = kInitProcessGroup; break;
-            case kChainDistributed: o.callee = kDistributed; break;
-            default: break;
-          }
-        } else if (k >= 2 && t_[k - 2].type == kDot && Text(k - 1) == "to") {
-          o.callee = kTo;
-        }
-      } else if (prev.type == kRParen || prev.type == kRBrack) {
-        o.callee = kCall;
-      }
-    }
-    stack_.push_back(o);
-  }
-
   static bool IsNotCallee(std::string_view w) {
     switch (w.size()) {
       case 2: return w == "if" || w == "in" || w == "or" || w == "is";
@@ -1191,6 +1163,58 @@ class PyLiterals {
       case 5: return w == "while" || w == "yield" || w == "await" || w == "raise";
       case 6: return w == "return" || w == "assert" || w == "lambda";
       default: return false;
+    }
+  }
+
+  // The innermost bracket around token k, read backwards (within the
+  // statement: no newline token is emitted inside brackets).
+  Context ContextOf(size_t k) const {
+    Context c;
+    int depth = 0;
+    int commas = 0;
+    for (size_t j = k; j-- > 0;) {
+      const uint8_t type = t_[j].type;
+      if (IsClose(type)) {
+        ++depth;
+      } else if (IsOpen(type)) {
+        if (depth-- > 0) continue;
+        if (type == kLParen) Callee(j, &c);
+        c.arg = commas;
+        return c;
+      } else if (depth == 0) {
+        if (type == kComma) ++commas;
+        if (type == kNewline || type == kSemi) return c;
+      }
+    }
+    return c;
+  }
+
+  // What the '(' at j calls.
+  void Callee(size_t j, Context* c) const {
+    if (j == 0) return;
+    c->open = j;
+    const Tok& prev = t_[j - 1];
+    if (prev.type == kRParen || prev.type == kRBrack) {
+      c->callee = kCall;
+      return;
+    }
+    if (prev.type != kName || IsNotCallee(Text(j - 1)) ||
+        (j >= 2 && t_[j - 2].type == kName && (Text(j - 2) == "def" || Text(j - 2) == "class"))) {
+      return;
+    }
+    c->callee = kCall;
+    if (const ResolvedChain* ch = ChainEndingAt(j - 1)) {
+      c->callee_first = ch->first;
+      switch (ch->kind) {
+        case kChainTorchDevice: c->callee = kTorchDevice; break;
+        case kChainAutocast: c->callee = kAutocast; break;
+        case kChainGradScaler: c->callee = kGradScaler; break;
+        case kChainInitProcessGroup: c->callee = kInitProcessGroup; break;
+        case kChainDistributed: c->callee = kDistributed; break;
+        default: break;
+      }
+    } else if (j >= 2 && t_[j - 2].type == kDot && Text(j - 1) == "to") {
+      c->callee = kTo;
     }
   }
 
@@ -1218,7 +1242,7 @@ class PyLiterals {
             t_[k + 1].start != open_end + 5) {
           return v;
         }
-        const size_t close = match_[k + 1];
+        const size_t close = Close(k + 1);
         if (close >= n_ || src_[t_[close].end] != quote) return v;
         v.text = DeviceText::kCudaIndex;
         v.next = close + 1;
@@ -1245,7 +1269,7 @@ class PyLiterals {
         return v;
       }
       const size_t open = c->last + 1;
-      const size_t close = match_[open];
+      const size_t close = Close(open);
       if (close >= n_) return v;
       const Value inner = ValueAt(open + 1);
       if (inner.text == DeviceText::kOther || inner.text == DeviceText::kNccl) return v;
@@ -1265,13 +1289,6 @@ class PyLiterals {
   }
   static bool EndsArgument(uint8_t type) { return type == kComma || type == kRParen; }
 
-  void Add(Detector d, RefKind kind, uint32_t start, uint32_t end, int64_t call_end) {
-    const int rule = rules_.DetectorRule(d);
-    if (rule < 0) return;
-    if (Covered(start)) return;  // inside an idiom
-    out_->findings.push_back(RawFinding{rule, kind, rules_.rules()[rule].detector, start, end,
-                                        call_end});
-  }
   bool Covered(uint32_t offset) const {
     return offset >= covered_start_ && offset < covered_end_;
   }
@@ -1280,15 +1297,23 @@ class PyLiterals {
     covered_end_ = end;
   }
 
+  void Add(Detector d, RefKind kind, uint32_t start, uint32_t end, int64_t call_end) {
+    const int rule = rules_.DetectorRule(d);
+    if (rule < 0) return;
+    if (Covered(start)) return;  // inside an idiom
+    out_->findings.push_back(RawFinding{rule, kind, rules_.rules()[rule].detector, start, end,
+                                        call_end});
+  }
+
   // `V1 if COND else V2` at k, one branch CUDA and the other the CPU, COND
-  // asking torch.cuda whether it has a device. Returns true if found.
+  // asking torch whether it has a device. Returns true if found.
   bool Idiom(size_t k, const Value& v1) {
-    if (!NameIs(v1.next, "if")) return false;
+    if (!availability_ || !NameIs(v1.next, "if")) return false;
     size_t j = v1.next + 1;
     for (; j < n_; ++j) {
       const uint8_t type = t_[j].type;
       if (IsOpen(type)) {
-        j = match_[j];
+        j = Close(j);
         continue;
       }
       if (type == kName && Text(j) == "else") break;
@@ -1303,11 +1328,13 @@ class PyLiterals {
     if (!EndsExpression(t_[v2.next].type)) return false;
     uint32_t start = v1.start, end = v2.end;
     // torch.device(IDIOM): the finding is the whole call.
-    if (k > 0 && !stack_.empty() && stack_.back().tok == k - 1 &&
-        stack_.back().callee == kTorchDevice && t_[v2.next].type == kRParen &&
-        match_[k - 1] == v2.next) {
-      start = t_[stack_.back().callee_first].start;
-      end = t_[v2.next].end;
+    if (k > 0 && t_[k - 1].type == kLParen && t_[v2.next].type == kRParen) {
+      Context c;
+      Callee(k - 1, &c);
+      if (c.callee == kTorchDevice && Close(k - 1) == v2.next) {
+        start = t_[c.callee_first].start;
+        end = t_[v2.next].end;
+      }
     }
     Add(kPyAvailability, RefKind::kIdiom, start, end, -1);
     Cover(start, end);
@@ -1327,23 +1354,24 @@ class PyLiterals {
       Add(kPyDeviceTypeCompare, RefKind::kLiteral, v.start, v.end, -1);
       return;
     }
-    if (stack_.empty() || !EndsArgument(t_[v.next].type)) return;
-    const Open& o = stack_.back();
-    if (o.callee == kNotCall) return;
+    if (k < 2 || !EndsArgument(t_[v.next].type)) return;
     const uint8_t prev = t_[k - 1].type;
     std::string_view keyword;
-    if (prev == kAssign && t_[k - 2].type == kName &&
+    if (prev == kAssign && k >= 3 && t_[k - 2].type == kName &&
         (t_[k - 3].type == kLParen || t_[k - 3].type == kComma)) {
       keyword = Text(k - 2);
     } else if (!(prev == kLParen || prev == kComma)) {
       return;  // part of a larger expression
     }
+    const Context o = ContextOf(k);
+    if (o.callee == kNotCall) return;
     const bool first = keyword.empty() && o.arg == 0;
     switch (o.callee) {
       case kTorchDevice:
         if (cuda && (first || keyword == "type")) {
-          Add(kPyDeviceCall, RefKind::kCall, t_[o.callee_first].start, t_[o.tok - 1].end,
-              t_[match_[o.tok]].end);
+          const size_t close = Close(o.open);
+          Add(kPyDeviceCall, RefKind::kCall, t_[o.callee_first].start, t_[o.open - 1].end,
+              close < n_ ? t_[close].end : -1);
         }
         return;
       case kTo:
@@ -1402,22 +1430,13 @@ class PyLiterals {
     return b.find("device") != std::string_view::npos || b == "dev";
   }
 
-  void OnName(size_t k) {
-    const std::string_view w = Text(k);
+  // `.cuda(...)` and `.is_cuda` at token k (a name after a '.').
+  void Method(size_t k) {
     const Tok& tok = t_[k];
-    if (tok.first && w == "if") {
-      Statement(k);
-      return;
-    }
-    if (ChainAt(k) != nullptr && ChainAt(k)->kind == kChainTorchDevice) {
-      if (Covered(tok.start)) return;
-      const Value v = ValueAt(k);
-      if (v.text != DeviceText::kOther && Idiom(k, v)) return;
-      return;
-    }
-    if (k == 0 || t_[k - 1].type != kDot) return;
+    const std::string_view w = Text(k);
     if (w == "cuda" && t_[k + 1].type == kLParen) {
-      Add(kPyCudaMethod, RefKind::kCall, tok.start, tok.end, t_[match_[k + 1]].end);
+      const size_t close = Close(k + 1);
+      Add(kPyCudaMethod, RefKind::kCall, tok.start, tok.end, close < n_ ? t_[close].end : -1);
     } else if (w == "is_cuda" && t_[k + 1].type != kLParen) {
       Add(kPyIsCuda, RefKind::kReference, tok.start, tok.end, -1);
     }
@@ -1448,14 +1467,14 @@ class PyLiterals {
     return Assignment(j, target, v);
   }
 
-  // if COND:\n  T = CUDA\nelse:\n  T = CPU  (either order), COND asking torch.cuda.
+  // if COND:\n  T = CUDA\nelse:\n  T = CPU  (either order), COND asking torch.
   void Statement(size_t k) {
     const int indent = t_[k].indent;
     size_t colon = k + 1;
     for (; colon < n_; ++colon) {
       const uint8_t type = t_[colon].type;
       if (IsOpen(type)) {
-        colon = match_[colon];
+        colon = Close(colon);
         continue;
       }
       if (type == kColon) break;
@@ -1489,9 +1508,8 @@ class PyLiterals {
   const std::vector<ResolvedChain>& chains_;
   LexOutput* out_;
   size_t n_ = 0;
-  size_t chain_ = 0;  // the first chain that does not start before the current token
-  std::vector<uint32_t> match_;
-  std::vector<Open> stack_;
+  size_t chain_ = 0;  // the next chain NextDeviceChain looks at
+  bool availability_ = false;  // some chain asks torch whether it has a device
   uint32_t covered_start_ = 0, covered_end_ = 0;
 };
 
