@@ -969,6 +969,8 @@ class CppLiterals {
       if (t_[k].type != kName) continue;
       const uint32_t len = t_[k].end - t_[k].start;
       if (len != 4 && len != 5 && len != 7) continue;  // cuda CUDA kCUDA is_cuda
+      const char c0 = src_[t_[k].start];
+      if (c0 != 'c' && c0 != 'C' && c0 != 'k' && c0 != 'i') continue;
       const std::string_view w = Text(k);
       if (w == "kCUDA") {
         Add(kCppDeviceType, RefKind::kLiteral, QualifiedStart(k), t_[k].end, -1);

@@ -1076,7 +1076,8 @@ class PyLiterals {
         }
         const uint32_t len = tok.end - tok.start;
         if (len == 4 || len == 7) {
-          if (k > 0 && t_[k - 1].type == kDot) Method(k);
+          const char c0 = src_[tok.start];
+          if ((c0 == 'c' || c0 == 'i') && k > 0 && t_[k - 1].type == kDot) Method(k);
         } else if (len == 2 && tok.first && availability_ && src_[tok.start] == 'i' &&
                    src_[tok.start + 1] == 'f') {
           Statement(k);
@@ -1178,7 +1179,7 @@ class PyLiterals {
         ++depth;
       } else if (IsOpen(type)) {
         if (depth-- > 0) continue;
-        if (type == kLParen) Callee(j, &c);
+        if (type == kLParen) FindCallee(j, &c);
         c.arg = commas;
         return c;
       } else if (depth == 0) {
@@ -1190,7 +1191,7 @@ class PyLiterals {
   }
 
   // What the '(' at j calls.
-  void Callee(size_t j, Context* c) const {
+  void FindCallee(size_t j, Context* c) const {
     if (j == 0) return;
     c->open = j;
     const Tok& prev = t_[j - 1];
@@ -1330,7 +1331,7 @@ class PyLiterals {
     // torch.device(IDIOM): the finding is the whole call.
     if (k > 0 && t_[k - 1].type == kLParen && t_[v2.next].type == kRParen) {
       Context c;
-      Callee(k - 1, &c);
+      FindCallee(k - 1, &c);
       if (c.callee == kTorchDevice && Close(k - 1) == v2.next) {
         start = t_[c.callee_first].start;
         end = t_[v2.next].end;
