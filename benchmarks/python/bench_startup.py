@@ -5,9 +5,10 @@ interleaved run.
 
     .venv/bin/python benchmarks/python/bench_startup.py [--runs 30] [--json]
 
-Rows (milliseconds of wall time, the median and the best of --runs runs,
-each a fresh process; the rows are interleaved run by run so that a change in
-the machine's load touches them all alike):
+Rows (milliseconds, the median and the best of --runs runs, each a fresh
+process; the rows are interleaved run by run so that a change in the
+machine's load touches them all alike): wall time, and CPU time (user +
+system of the child), which a loaded machine inflates much less:
 
   * python -c pass: the floor every row pays;
   * python -c "import anydev": the package (target: at most 25 ms);
@@ -16,6 +17,8 @@ the machine's load touches them all alike):
   * ruff check one_file.py: for comparison, when ``ruff`` is on PATH.
 
 With hyperfine on PATH, it is also run over the same commands (--hyperfine).
+With --callgrind (valgrind on PATH), each row's instruction count is measured
+once as well: the figure that does not move with the machine's load.
 Also printed: the ten slowest imports of ``anydev scan`` by ``python -X
 importtime`` (self time, microseconds).
 """
@@ -31,13 +34,29 @@ import subprocess
 import sys
 import tempfile
 import time
+from typing import Optional
 
 
-def _time(argv: list[str], env: dict) -> float:
+def _time(argv: list[str], env: dict) -> tuple[float, float]:
+    """(wall ms, CPU ms: user + system of the child) of one run."""
     t0 = time.perf_counter()
-    subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                   check=False)
-    return (time.perf_counter() - t0) * 1000
+    p = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, _, ru = os.wait4(p.pid, 0)
+    wall = (time.perf_counter() - t0) * 1000
+    p.returncode = 0  # reaped by wait4
+    return wall, (ru.ru_utime + ru.ru_stime) * 1000
+
+
+def _instructions(argv: list[str], env: dict) -> Optional[int]:
+    """Instructions of one run under callgrind (the process itself, not its
+    children), or None when valgrind fails."""
+    p = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                        *argv], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                       text=True)
+    for line in p.stderr.splitlines():
+        if "Collected :" in line:
+            return int(line.split(":")[-1].strip())
+    return None
 
 
 def _importtime(argv: list[str], env: dict) -> list[tuple[int, str]]:
@@ -59,6 +78,8 @@ def main() -> int:
     ap.add_argument("--runs", type=int, default=30)
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--hyperfine", action="store_true")
+    ap.add_argument("--callgrind", action="store_true",
+                    help="also count each row's instructions with valgrind's callgrind")
     args = ap.parse_args()
 
     py = sys.executable
@@ -84,23 +105,41 @@ def main() -> int:
         rows["ruff check one_file.py"] = [ruff, "check", "--no-cache", "--isolated", one]
     for argv in rows.values():  # warm the caches (.pyc, the page cache)
         _time(argv, env)
-    times: dict[str, list[float]] = {k: [] for k in rows}
+    times: dict[str, list[tuple[float, float]]] = {k: [] for k in rows}
     for _ in range(args.runs):
         for name, argv in rows.items():
             times[name].append(_time(argv, env))
-    result = {name: {"median_ms": round(statistics.median(t), 2), "best_ms": round(min(t), 2)}
-              for name, t in times.items()}
+    result = {}
+    for name, t in times.items():
+        wall, cpu = [w for w, _ in t], [c for _, c in t]
+        result[name] = {"median_ms": round(statistics.median(wall), 2),
+                        "best_ms": round(min(wall), 2),
+                        "cpu_median_ms": round(statistics.median(cpu), 2),
+                        "cpu_best_ms": round(min(cpu), 2)}
     floor = result["python -c pass"]["median_ms"]
+    if args.callgrind and shutil.which("valgrind"):
+        for name, argv in rows.items():
+            result[name]["instructions"] = _instructions(argv, env)
     slow = _importtime([py, "-X", "importtime", "-c",
                         "import sys; from anydev import cli; "
                         f"sys.exit(cli.main(['scan', {one!r}]))"], env)
     if args.json:
         print(json.dumps({"rows": result, "slowest_imports_us": slow}, indent=1))
     else:
-        print(f"{'command':36} {'median ms':>10} {'best ms':>9} {'over python':>12}")
+        print(f"{'command':32} {'wall median':>11} {'best':>6} {'over python':>11}  "
+              f"{'cpu median':>10} {'best':>6}")
         for name, r in result.items():
-            print(f"{name:36} {r['median_ms']:10.1f} {r['best_ms']:9.1f} "
-                  f"{r['median_ms'] - floor:12.1f}")
+            print(f"{name:32} {r['median_ms']:11.1f} {r['best_ms']:6.1f} "
+                  f"{r['median_ms'] - floor:11.1f}  {r['cpu_median_ms']:10.1f} "
+                  f"{r['cpu_best_ms']:6.1f}")
+        if args.callgrind:
+            base = result["python -c pass"].get("instructions")
+            print(f"\n{'command':32} {'instructions':>14} {'x python -c pass':>17}")
+            for name, r in result.items():
+                n = r.get("instructions")
+                if n:
+                    ratio = f"{n / base:17.2f}" if base else ""
+                    print(f"{name:32} {n:14,d} {ratio}")
         print("\nslowest imports of `anydev scan one_file.py` (self, us):")
         for us, mod in slow:
             print(f"  {us:8d}  {mod.strip()}")

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional, Sequence
 
 __all__ = ["Config", "ConfigError", "ConfigWarning", "Glob", "KEYS", "POLICIES", "find", "load", "load_file",
@@ -50,16 +49,18 @@ class ConfigWarning(UserWarning):
     """An unknown key in a configuration file (the run goes on without it)."""
 
 
-@dataclass(frozen=True)
 class Key:
     """One key of ``[tool.anydev]``: its TOML type, default and meaning, and
     which tools read it (for the docs and the unknown-key warning)."""
 
-    name: str
-    type: str
-    default: str
-    readers: str
-    meaning: str
+    __slots__ = ("name", "type", "default", "readers", "meaning")
+
+    def __init__(self, name: str, type: str, default: str, readers: str, meaning: str) -> None:
+        self.name, self.type, self.default = name, type, default
+        self.readers, self.meaning = readers, meaning
+
+    def __repr__(self) -> str:
+        return f"Key({self.name!r})"
 
 
 KEYS: tuple[Key, ...] = (
@@ -119,32 +120,38 @@ _CODE = re.compile(r"^[A-Za-z]+[0-9]*$")
 _VERSION = re.compile(r"^[0-9]+\.[0-9]+$")
 
 
-@dataclass
 class Config:
     """The validated settings of one file (or the defaults when ``path`` is
-    None). Paths and globs are absolute or carry their base folder."""
+    None). Paths and globs are absolute or carry their base folder.
 
-    path: Optional[str] = None
-    root: str = ""  # the folder relative values are relative to
-    select: Optional[list[str]] = None
-    ignore: list[str] = field(default_factory=list)
-    exclude: list[str] = field(default_factory=list)
-    per_file_ignores: list[tuple[str, list[str]]] = field(default_factory=list)
-    keep: list[str] = field(default_factory=list)
-    baseline: Optional[str] = None  # absolute
-    target_torch: Optional[str] = None
-    exit_zero: bool = False
-    fail_on_unscanned: bool = True
-    max_file_size: Optional[int] = None
-    respect_gitignore: bool = True
-    output_format: Optional[str] = None
-    legacy: Optional[str] = None
-    legacy_override: list[dict] = field(default_factory=list)  # {"module"|"path", "policy"}
-    packages: list[str] = field(default_factory=list)
-    paths: list[str] = field(default_factory=list)  # absolute path globs
-    set: frozenset = frozenset()  # the keys the file gives
-    warnings: list[str] = field(default_factory=list)
-    problems: dict = field(default_factory=dict)  # key -> message of a bad value
+    A plain class rather than a dataclass: the command line builds it at
+    start-up, and a dataclass costs a millisecond or two to define."""
+
+    def __init__(self, path: Optional[str] = None, root: str = "") -> None:
+        self.path = path
+        self.root = root  # the folder relative values are relative to
+        self.select: Optional[list[str]] = None
+        self.ignore: list[str] = []
+        self.exclude: list[str] = []
+        self.per_file_ignores: list[tuple[str, list[str]]] = []
+        self.keep: list[str] = []
+        self.baseline: Optional[str] = None  # absolute
+        self.target_torch: Optional[str] = None
+        self.exit_zero = False
+        self.fail_on_unscanned = True
+        self.max_file_size: Optional[int] = None
+        self.respect_gitignore = True
+        self.output_format: Optional[str] = None
+        self.legacy: Optional[str] = None
+        self.legacy_override: list[dict] = []  # {"module" or "path": ..., "policy": ...}
+        self.packages: list[str] = []
+        self.paths: list[str] = []  # absolute path globs
+        self.set: frozenset = frozenset()  # the keys the file gives
+        self.warnings: list[str] = []
+        self.problems: dict[str, str] = {}  # key -> message of a bad value
+
+    def __repr__(self) -> str:
+        return f"Config(path={self.path!r}, keys={sorted(self.set)})"
 
     def where(self, key: Optional[str] = None) -> str:
         if self.path and _is_pyproject(self.path):

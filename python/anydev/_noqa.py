@@ -19,11 +19,21 @@ import io
 import re
 from typing import Callable, Iterable, Optional
 
-_DIRECTIVE = re.compile(
-    r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]+(?:[,\s]+[A-Za-z]+[0-9]+)*)|(?P<colon>:))?",
-    re.IGNORECASE)
-_HAS_NOQA = re.compile(rb"noqa", re.IGNORECASE)
+_DIRECTIVE = (r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]+(?:[,\s]+[A-Za-z]+[0-9]+)*)"
+              r"|(?P<colon>:))?")
 ALL = ("",)  # every code starts with ""
+_compiled: list = []
+
+
+def _regex():
+    # compiled on first use: most scans never meet a noqa comment
+    if not _compiled:
+        _compiled.append(re.compile(_DIRECTIVE, re.IGNORECASE))
+    return _compiled[0]
+
+
+def _has_noqa(data: bytes) -> bool:
+    return b"noqa" in data or b"NOQA" in data or re.search(rb"(?i)noqa", data) is not None
 
 
 def directives(data: bytes) -> dict[int, tuple[str, ...]]:
@@ -49,7 +59,7 @@ def directives(data: bytes) -> dict[int, tuple[str, ...]]:
 def _parse(comment: str) -> Optional[tuple[str, ...]]:
     codes: list[str] = []
     found = False
-    for m in _DIRECTIVE.finditer(comment):
+    for m in _regex().finditer(comment):
         if m.group("codes"):
             codes += [c.upper() for c in re.split(r"[,\s]+", m.group("codes")) if c]
             found = True
@@ -73,7 +83,7 @@ def filter_findings(findings: list, read: Callable[[str], Optional[bytes]]) -> l
         d = cache.get(f.path)
         if d is None:
             data = read(f.path)
-            d = cache[f.path] = directives(data) if data and _HAS_NOQA.search(data) else {}
+            d = cache[f.path] = directives(data) if data and _has_noqa(data) else {}
         codes = d.get(f.line) if d else None
         if codes is not None and any(f.rule.startswith(c) for c in codes):
             dropped = True

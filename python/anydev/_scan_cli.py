@@ -18,9 +18,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import textwrap
 from collections import Counter
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Optional, Sequence
 
 from . import _config
@@ -378,6 +376,8 @@ def render_sarif(findings, errors, keep, *, version: str,
                          "toolExecutionNotifications": notifications}],
     }
     # The run's small members indented, its results one per line.
+    import textwrap
+
     yield json.dumps(head, indent=1, ensure_ascii=False)[:-2] + ',\n "runs": [\n  '
     yield textwrap.indent(json.dumps(run_head, indent=1, ensure_ascii=False)[:-2],
                           "  ").lstrip() + ',\n   "results": '
@@ -508,12 +508,13 @@ def add_scan_parser(p: argparse.ArgumentParser) -> None:
                      "imports and aliases. Exit status: 0 none found, 1 found (or parts of "
                      "files went unscanned), 2 usage, configuration or I/O error.")
     p.formatter_class = argparse.RawDescriptionHelpFormatter
-    p.epilog = textwrap.dedent("""\
-        defaults come from [tool.anydev] in the nearest pyproject.toml (docs/configuration.md):
-          select = ["AD1", "AD2"]   ignore = ["AD104"]
-          exclude = ["third_party/", "*_pb2.py"]   baseline = "anydev-baseline.json"
-          per-file-ignores = { "tests/**" = ["AD1"] }
-        suppress one line with `# anydev: ignore[AD103]`, `# noqa: AD103` or `// anydev: ignore`.""")
+    p.epilog = (
+        "defaults come from [tool.anydev] in the nearest pyproject.toml (docs/configuration.md):\n"
+        '  select = ["AD1", "AD2"]   ignore = ["AD104"]\n'
+        '  exclude = ["third_party/", "*_pb2.py"]   baseline = "anydev-baseline.json"\n'
+        '  per-file-ignores = { "tests/**" = ["AD1"] }\n'
+        "suppress one line with `# anydev: ignore[AD103]`, `# noqa: AD103` or "
+        "`// anydev: ignore`.")
     add_common_arguments(p)
     p.add_argument("--output-format", "--format", dest="format", choices=FORMATS,
                    default=None,
@@ -564,28 +565,29 @@ def write_stdout(chunks: Iterable[str], what: str = "the report") -> None:
         raise UsageError(f"cannot write {what} to stdout: {e.strerror or e}") from None
 
 
-@dataclass
 class Selection:
     """What a scan or fix run covers and how it ends, from the configuration
     and the command line: the rule filter (``rules``), the paths, the
     exclude globs (each with the folder it is relative to), the ``keep`` globs
-    (a device's own implementation: not reported, not rewritten), the
-    per-file ignores, ``target_torch`` and the exit policy."""
+    as written (a device's own implementation: not reported, not rewritten),
+    the per-file ignores (``[(Glob, rule predicate)]``), ``target_torch`` and
+    the exit policy."""
 
-    cfg: Config
-    rules: Callable[[str], bool]
-    paths: list
-    excludes: list
-    keep: list = field(default_factory=list)  # the globs, as written
-    per_file_ignores: list = field(default_factory=list)  # [(Glob, rule predicate)]
-    keep_globs: list = field(default_factory=list)  # [Glob]
-    target_torch: Optional[str] = None
-    exit_zero: bool = False
-    fail_on_unscanned: bool = True
-    max_file_size: int = DEFAULT_MAX_FILE_SIZE
-    respect_gitignore: bool = True
-    stdin: bool = False
-    stdin_filename: Optional[str] = None
+    def __init__(self, cfg: Config, rules: Callable[[str], bool], paths: list,
+                 excludes: list, *, keep: Sequence[str] = (),
+                 per_file_ignores: Sequence = (), keep_globs: Sequence = (),
+                 target_torch: Optional[str] = None, exit_zero: bool = False,
+                 fail_on_unscanned: bool = True, max_file_size: int = DEFAULT_MAX_FILE_SIZE,
+                 respect_gitignore: bool = True, stdin: bool = False,
+                 stdin_filename: Optional[str] = None) -> None:
+        self.cfg, self.rules, self.paths, self.excludes = cfg, rules, paths, excludes
+        self.keep = list(keep)
+        self.per_file_ignores = list(per_file_ignores)
+        self.keep_globs = list(keep_globs)
+        self.target_torch = target_torch
+        self.exit_zero, self.fail_on_unscanned = exit_zero, fail_on_unscanned
+        self.max_file_size, self.respect_gitignore = max_file_size, respect_gitignore
+        self.stdin, self.stdin_filename = stdin, stdin_filename
 
     def dropped(self) -> Callable[[str, str], bool]:
         """A predicate (path, rule) -> whether keep or per-file-ignores drop
@@ -847,6 +849,8 @@ _FIX_TEXT = {
 
 
 def explain(row) -> str:
+    import textwrap
+
     wrap = lambda s: textwrap.fill(s, 88, initial_indent="  ", subsequent_indent="  ")  # noqa: E731
     out = [f"{row.code}: {row.legacy}", ""]
     out.append(f"  legacy:         {row.legacy}  ({row.language}, {row.kind.replace('_', ' ')})")

@@ -253,6 +253,25 @@ class _Parser(argparse.ArgumentParser):
         self.print_usage(sys.stderr)
         self.exit(2, f"{self.prog}: error: {message}\n")
 
+    def _get_formatter(self):
+        # argparse's own asks shutil for the terminal width, and importing
+        # shutil (with bz2, lzma) is a tenth of the command's start-up.
+        return self.formatter_class(prog=self.prog, width=_terminal_width() - 2)
+
+
+def _terminal_width() -> int:
+    """As shutil.get_terminal_size().columns: $COLUMNS, the terminal, or 80."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
+
 
 def _suggestion(parser: argparse.ArgumentParser, message: str) -> str:
     import re
