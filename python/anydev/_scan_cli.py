@@ -503,10 +503,11 @@ def add_common_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def add_scan_parser(p: argparse.ArgumentParser) -> None:
-    p.description = ("Finds references to the legacy device-specific symbols of the compat "
-                     "table in Python (.py, .pyi) and C/C++/CUDA/HIP sources, resolving "
-                     "imports and aliases. Exit status: 0 none found, 1 found (or parts of "
-                     "files went unscanned), 2 usage, configuration or I/O error.")
+    p.description = (
+        "Finds references to the legacy device-specific symbols of the compat table in\n"
+        "Python (.py, .pyi) and C/C++/CUDA/HIP sources, resolving imports and aliases.\n\n"
+        "Exit status: 0 none found, 1 found (or parts of files went unscanned), 2 usage,\n"
+        "configuration or I/O error.")
     p.formatter_class = argparse.RawDescriptionHelpFormatter
     p.epilog = (
         "defaults come from [tool.anydev] in the nearest pyproject.toml (docs/configuration.md):\n"

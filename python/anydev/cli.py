@@ -24,9 +24,13 @@ exits with the script's own status.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # argparse is imported when a parser is built (not for --version)
+    import argparse
+    from typing import Sequence
 
 
 def _table(rows: list[list[str]], header: list[str]) -> str:
@@ -244,19 +248,30 @@ def _cmd_version(args: argparse.Namespace) -> int:
 # --- the parser: built for the one command that runs ------------------------------
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse with a did-you-mean for a mistyped option or choice; errors
-    print this (sub)command's own usage and exit 2."""
+_parser_classes: list = []
 
-    def error(self, message: str):  # type: ignore[override]
-        message += _suggestion(self, message)
-        self.print_usage(sys.stderr)
-        self.exit(2, f"{self.prog}: error: {message}\n")
 
-    def _get_formatter(self):
-        # argparse's own asks shutil for the terminal width, and importing
-        # shutil (with bz2, lzma) is a tenth of the command's start-up.
-        return self.formatter_class(prog=self.prog, width=_terminal_width() - 2)
+def _parser_class():
+    """argparse.ArgumentParser with a did-you-mean for a mistyped option or
+    choice, whose errors print this (sub)command's own usage and exit 2;
+    defined on first use, so that `anydev --version` does not import argparse."""
+    if _parser_classes:
+        return _parser_classes[0]
+    import argparse
+
+    class _Parser(argparse.ArgumentParser):
+        def error(self, message: str):  # type: ignore[override]
+            message += _suggestion(self, message)
+            self.print_usage(sys.stderr)
+            self.exit(2, f"{self.prog}: error: {message}\n")
+
+        def _get_formatter(self):
+            # argparse's own asks shutil for the terminal width, and importing
+            # shutil (with bz2, lzma) is a tenth of the command's start-up.
+            return self.formatter_class(prog=self.prog, width=_terminal_width() - 2)
+
+    _parser_classes.append(_Parser)
+    return _Parser
 
 
 def _terminal_width() -> int:
@@ -297,6 +312,8 @@ def _devices(p: argparse.ArgumentParser) -> None:
 
 def _int_in(lo: int, hi: int):
     def parse(text: str) -> int:
+        import argparse
+
         try:
             v = int(text)
         except ValueError:
@@ -309,6 +326,8 @@ def _int_in(lo: int, hi: int):
 
 
 def _seconds(text: str) -> float:
+    import argparse
+
     try:
         v = float(text)
     except ValueError:
@@ -339,6 +358,8 @@ def _build_tour(p: argparse.ArgumentParser) -> None:
 
 
 def _build_run(p: argparse.ArgumentParser) -> None:
+    import argparse
+
     p.description = ("Runs SCRIPT (or -m MODULE) as __main__ with anydev's runtime report on "
                      "and prints the legacy calls that ran.")
     p.add_argument("-m", dest="module", action="store_true", help="TARGET is a module name")
@@ -362,7 +383,8 @@ def _build_run(p: argparse.ArgumentParser) -> None:
 
 
 def _build_report(p: argparse.ArgumentParser) -> None:
-    rsub = p.add_subparsers(dest="report_command", metavar="ACTION", parser_class=_Parser)
+    rsub = p.add_subparsers(dest="report_command", metavar="ACTION",
+                            parser_class=_parser_class())
     rsub.required = True
     q = rsub.add_parser("show", help="render a report")
     q.add_argument("file")
@@ -428,16 +450,17 @@ DESCRIPTION = "Device-generic runtime and migration kit for torch.cuda-era code.
 def command_parser(name: str) -> argparse.ArgumentParser:
     """The parser of one command, on its own (its errors show its usage)."""
     help_text, build = COMMANDS[name]
-    p = _Parser(prog=f"anydev {name}", description=help_text[:1].upper() + help_text[1:] + ".")
+    p = _parser_class()(prog=f"anydev {name}",
+                        description=help_text[:1].upper() + help_text[1:] + ".")
     build(p)
     return p
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The whole tree (for `anydev --help` and the completion scripts)."""
-    parser = _Parser(prog="anydev", description=DESCRIPTION)
+    parser = _parser_class()(prog="anydev", description=DESCRIPTION)
     parser.add_argument("-V", "--version", action="store_true", help="print the version")
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_parser_class())
     for name, (help_text, build) in COMMANDS.items():
         build(sub.add_parser(name, help=help_text))
     return parser
@@ -456,7 +479,7 @@ def _cmd_completion(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: "Sequence[str] | None" = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
         return _main(argv)
@@ -472,7 +495,7 @@ def _main(argv: list[str]) -> int:
         return 2
     first = argv[0]
     if first in ("-V", "--version"):
-        return _cmd_version(argparse.Namespace())
+        return _cmd_version(None)
     if first in ("-h", "--help"):
         build_parser().print_help()
         return 0
