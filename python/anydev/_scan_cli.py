@@ -797,7 +797,8 @@ def add_rule_parser(p: argparse.ArgumentParser) -> None:
                      "and replacement, why, an example before and after, and the fix's safety.")
     p.add_argument("code", nargs="?", metavar="CODE")
     p.add_argument("--all", action="store_true", help="list every rule")
-    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--output-format", "--format", dest="format", choices=("text", "json"),
+                   default="text")
     p.set_defaults(func=cmd_rule)
 
 
@@ -821,7 +822,8 @@ def cmd_rule(args: argparse.Namespace) -> int:
         return 2
     row = _compat_table.ROWS_BY_CODE.get(args.code.strip().upper())
     if row is None:
-        print(f"anydev rule: unknown rule code {args.code!r} (see `anydev rule --all`)",
+        hint = _config.did_you_mean(args.code.strip().upper(), _compat_table.ROWS_BY_CODE)
+        print(f"anydev rule: unknown rule code {args.code!r}{hint} (see `anydev rule --all`)",
               file=sys.stderr)
         return 2
     if args.format == "json":

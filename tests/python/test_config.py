@@ -505,3 +505,8 @@ def test_scan_does_not_import_the_fixer():
     """)
     assert rc == 0, err
     assert out.strip().splitlines()[-1] == "[]"
+
+
+def test_unknown_rule_code_gets_a_suggestion():
+    rc, _, err = run_cli("rule", "AD1O1")
+    assert rc == 2 and "unknown rule code 'AD1O1' (did you mean 'AD101'?)" in err
