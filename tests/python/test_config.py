@@ -508,5 +508,5 @@ def test_scan_does_not_import_the_fixer():
 
 
 def test_unknown_rule_code_gets_a_suggestion():
-    rc, _, err = run_cli("rule", "AD1O1")
-    assert rc == 2 and "unknown rule code 'AD1O1' (did you mean 'AD101'?)" in err
+    rc, _, err = run_cli("rule", "ADD101")
+    assert rc == 2 and "unknown rule code 'ADD101' (did you mean 'AD101'?)" in err
