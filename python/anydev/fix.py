@@ -790,6 +790,7 @@ class _PyContext:
         self.exported = _dunder_all(tree)
         self.root, self.needs_import = _torch_root(tree)
         self.uses_torch = False
+        self.analysis: Optional[_fix_analysis.PyAnalysis] = None
         self._fstrings: Optional[list[tuple[int, int, str]]] = None
         self._name_uses: Optional[dict[str, int]] = None
 
@@ -1069,7 +1070,7 @@ def _fix_python(text: _Text, findings: list[_scan.Finding], unsafe: bool, path: 
     except ValueError as e:  # NUL bytes
         raise _FileError(f"does not parse ({e}); nothing was changed") from None
     ctx = _PyContext(text, tree, path)
-    an = _fix_analysis.PyAnalysis(tree, path, keep, ctx.root)
+    an = ctx.analysis = _fix_analysis.PyAnalysis(tree, path, keep, ctx.root)
     applied: list[_scan.Finding] = []
     skipped: list[tuple[_scan.Finding, str]] = []
     import_findings: list[_scan.Finding] = []
@@ -1193,6 +1194,11 @@ def _fix_python_imports(ctx: _PyContext, findings: list[_scan.Finding], fixed_ro
             continue
         name, asname, _, _ = alias
         row = _row_of(f)
+        an = ctx.analysis
+        guarded = an.old_torch_only(chain) or an.device_home(chain) if an is not None else None
+        if guarded:
+            skipped.append((f, guarded))
+            continue
         if isinstance(chain[k - 1], ast.ClassDef):
             skipped.append((f, "kept: an import in a class body is also an attribute of the class; "
                                "rewrite by hand"))
