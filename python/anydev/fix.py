@@ -1217,7 +1217,15 @@ def _fix_python_imports(ctx: _PyContext, findings: list[_scan.Finding], fixed_ro
             elif row is None:
                 why = f"{f.symbol} is not in the compat table"
             else:
-                why = _allowed(row, unsafe)
+                # unused at module level, so it is there for the modules that import it
+                # from this one (a function's own unused import can go)
+                # (nor does a stub's: PEP 484 re-exports only `import X as X` forms)
+                local_scope = any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                                  for n in chain[:k]) or \
+                    (ctx.path.endswith(".pyi") and asname != name)
+                why = _allowed(row, unsafe) or (None if local_scope else (
+                    f"kept: `{local}` is not used in this module, so other modules may import it "
+                    "from here; rewrite by hand"))
         elif fixed < uses:
             left = uses - fixed
             why = (f"kept: {left} use(s) of `{local}` were not rewritten"
