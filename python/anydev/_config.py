@@ -117,7 +117,7 @@ _ALIASES = {"per_file_ignores": "per-file-ignores", "target_torch": "target-torc
             "output_format": "output-format", "legacy_override": "legacy-override",
             "extend-exclude": "exclude", "extend_exclude": "exclude"}
 _CODE = re.compile(r"^[A-Za-z]+[0-9]*$")
-_VERSION = re.compile(r"^[0-9]+\.[0-9]+$")
+_VERSION = re.compile(r"^[0-9]+\.[0-9]+(\.[0-9]+)?$")
 
 
 class Config:
@@ -379,7 +379,8 @@ def check_policy(value: Any, where: str) -> str:
 
 
 def check_target_torch(value: Any, where: str) -> str:
-    """``"2.1"`` -> ``"2.1"``; anything but MAJOR.MINOR is a ConfigError."""
+    """``"2.1"`` -> ``"2.1"``; anything but MAJOR.MINOR[.PATCH] is a
+    ConfigError (the fixer's own table, anydev._versions, checks the rest)."""
     if not isinstance(value, str) or not _VERSION.match(value.strip()):
         raise ConfigError(f"{where}: {value!r} is not a PyTorch version MAJOR.MINOR "
                           f"(such as \"2.1\")")

@@ -65,10 +65,13 @@ def _accepts(fn, name: str) -> bool:
 
 
 def _target_kwargs(fn, sel) -> dict:
-    """``target_torch=`` for the fixer when it takes it (and one is set)."""
+    """``target_torch=`` and ``keep=`` for the fixer, as far as it takes them."""
+    out: dict = {}
     if sel.target_torch is not None and _accepts(fn, "target_torch"):
-        return {"target_torch": sel.target_torch}
-    return {}
+        out["target_torch"] = sel.target_torch
+    if sel.keep_globs and _accepts(fn, "keep"):
+        out["keep"] = sel.keep_globs
+    return out
 
 
 def _fix_main(args: argparse.Namespace) -> int:
@@ -110,6 +113,15 @@ def _fix_main(args: argparse.Namespace) -> int:
     if not args.quiet:
         print(f"anydev fix: {verb} {result.applied} finding(s) in {changed} file(s); "
               f"{len(remaining)} left to migrate by hand{hint}", file=sys.stderr)
+        for t in getattr(result, "targets", {}).values():
+            if t.declared:
+                print(f"anydev fix: target torch {t.text} (from {t.source})", file=sys.stderr)
+            else:
+                print(f"anydev fix: no torch version declared: target torch {t.text}, the "
+                      "newest release the table knows (give --target-torch or [tool.anydev] "
+                      "target-torch)", file=sys.stderr)
+    if getattr(result, "needs_torch", None):
+        print(f"anydev fix: the fixed code needs torch >= {result.needs_torch}", file=sys.stderr)
     if io_failed or any(_is_io_error(e) for e in result.errors):
         return 2
     if args.diff:

@@ -412,7 +412,37 @@ def error_level(e: _scan.ScanError) -> str:
     return "warning" if error_kind(e) == "notice" else "error"
 
 
-def render_statistics(findings, files: int, nbytes: int) -> str:
+def render_unlocks(findings, target: Optional[str] = None) -> list[str]:
+    """How many findings with a fix each PyTorch release makes fixable (the
+    fix's replacement appears in that release), and how many the target allows."""
+    from . import _compat_table, _versions
+
+    by_code = _compat_table.ROWS_BY_CODE
+    per: Counter = Counter()
+    for f in findings:
+        row = by_code.get(f.rule)
+        if row is None or row.fix == "none" or not row.since:
+            continue
+        per[row.since] += 1
+    if not per:
+        return []
+    key = lambda v: (1, (0, 0)) if v == "main" else (0, _versions.parse_version(v))  # noqa: E731
+    out = ["Fixes by the PyTorch release that has their replacement (what a target unlocks):"]
+    total = 0
+    for since in sorted(per, key=key):
+        total += per[since] if since != "main" else 0
+        label = "no release yet" if since == "main" else f"torch >= {since}"
+        cum = "" if since == "main" else f"  ({total} fixable at target {since})"
+        out.append(f"  {per[since]:>6}  {label}{cum}")
+    if target is not None:
+        t = _versions.resolve_target(target)
+        ok = sum(n for s, n in per.items() if s != "main" and _versions.parse_version(s) <= t.version)
+        out.append(f"At target torch {t.text}: {ok} of {sum(per.values())} findings with a fix "
+                   "can be applied.")
+    return out
+
+
+def render_statistics(findings, files: int, nbytes: int, target: Optional[str] = None) -> str:
     from . import _compat_table
 
     by_code = {r.code: r for r in _compat_table.ROWS}
@@ -440,6 +470,7 @@ def render_statistics(findings, files: int, nbytes: int) -> str:
                f"{per_kind['import']} imports.")
     out.append(f"By fix: {fixes['safe']} safe, {fixes['unsafe']} unsafe, "
                f"{fixes['none']} without a fix.")
+    out += render_unlocks(findings, target)
     out.append(f"Total: {len(findings)} in {len({f.path for f in findings})} files; "
                f"{files} files scanned ({nbytes / 1e6:.1f} MB).")
     return "\n".join(out) + "\n"
@@ -462,11 +493,14 @@ def non_negative_int(what: str) -> Callable[[str], int]:
 
 
 def target_torch(text: str) -> str:
+    """--target-torch: a version the fixer's table knows (anydev._versions)."""
+    from . import _versions
+
     try:
-        return _config.check_target_torch(text, "--target-torch")
-    except _config.ConfigError:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not a PyTorch version MAJOR.MINOR (such as 2.1)") from None
+        _versions.resolve_target(text)
+    except _versions.VersionError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return text
 
 
 def add_common_arguments(p: argparse.ArgumentParser) -> None:
@@ -485,9 +519,11 @@ def add_common_arguments(p: argparse.ArgumentParser) -> None:
                    help="threads (default: all cores)")
     p.add_argument("--max-file-size", type=non_negative_int("bytes"), metavar="BYTES",
                    help="skip (and report as unscanned) larger files (default: 20 MiB)")
-    p.add_argument("--target-torch", type=target_torch, metavar="X.Y",
-                   help="the oldest PyTorch the code must keep running on (config: "
-                        "target-torch)")
+    p.add_argument("--target-torch", type=target_torch, metavar="VERSION",
+                   help="the oldest PyTorch the code must keep running on (2.1): rewrites to "
+                        "newer APIs are not applied; default: [tool.anydev] target-torch, else "
+                        "the lower bound of torch in the project's pyproject.toml/setup.cfg/"
+                        "setup.py/requirements*.txt, else the newest release the table knows")
     p.add_argument("--exit-zero", action="store_true",
                    help="exit 0 even with findings or unscanned parts left")
     p.add_argument("--stdin-filename", metavar="NAME",
@@ -569,10 +605,11 @@ def write_stdout(chunks: Iterable[str], what: str = "the report") -> None:
 class Selection:
     """What a scan or fix run covers and how it ends, from the configuration
     and the command line: the rule filter (``rules``), the paths, the
-    exclude globs (each with the folder it is relative to), the ``keep`` globs
-    as written (a device's own implementation: not reported, not rewritten),
-    the per-file ignores (``[(Glob, rule predicate)]``), ``target_torch`` and
-    the exit policy."""
+    exclude globs (each with the folder it is relative to), ``keep``: the
+    globs as written (a device's own implementation: reported, never
+    rewritten) and ``keep_globs``: the same relative to the current directory,
+    for the fixer; the per-file ignores (``[(Glob, rule predicate)]``),
+    ``target_torch`` and the exit policy."""
 
     def __init__(self, cfg: Config, rules: Callable[[str], bool], paths: list,
                  excludes: list, *, keep: Sequence[str] = (),
@@ -591,22 +628,20 @@ class Selection:
         self.stdin, self.stdin_filename = stdin, stdin_filename
 
     def dropped(self) -> Callable[[str, str], bool]:
-        """A predicate (path, rule) -> whether keep or per-file-ignores drop
-        that finding; each path is matched once."""
+        """A predicate (path, rule) -> whether per-file-ignores drop that
+        finding; each path is matched once."""
         memo: dict = {}
 
         def drop(path: str, rule: str) -> bool:
-            hit = memo.get(path)
-            if hit is None:
-                kept = any(g.match(path) for g in self.keep_globs)
-                ignores = [pred for g, pred in self.per_file_ignores if g.match(path)]
-                hit = memo[path] = (kept, ignores)
-            return hit[0] or any(pred(rule) for pred in hit[1])
+            preds = memo.get(path)
+            if preds is None:
+                preds = memo[path] = [p for g, p in self.per_file_ignores if g.match(path)]
+            return any(pred(rule) for pred in preds)
 
         return drop
 
     def filter(self, findings: list) -> list:
-        if not self.keep_globs and not self.per_file_ignores:
+        if not self.per_file_ignores:
             return findings
         drop = self.dropped()
         return [f for f in findings if not drop(f.path, f.rule)]
@@ -661,16 +696,36 @@ def selection(args: argparse.Namespace) -> Selection:
             if not os.path.lexists(p):
                 raise UsageError(f"{p}: no such file or directory")
     excludes = [(g, cfg.root) for g in cfg.exclude] + [(g, "") for g in args.exclude]
+    if cfg.target_torch is not None and args.target_torch is None:
+        from . import _versions
+
+        try:
+            _versions.resolve_target(cfg.target_torch)
+        except _versions.VersionError as e:
+            raise UsageError(f"{cfg.where()}: `target-torch`: {e}") from None
     max_size = args.max_file_size if args.max_file_size is not None else (
         cfg.max_file_size if cfg.max_file_size is not None else DEFAULT_MAX_FILE_SIZE)
     return Selection(
         cfg, rules, paths, excludes, keep=list(cfg.keep), per_file_ignores=pfi,
-        keep_globs=[_config.Glob(g, cfg.root) for g in cfg.keep],
+        keep_globs=_relative_to_cwd(cfg.keep, cfg.root),
         target_torch=args.target_torch or cfg.target_torch,
         exit_zero=args.exit_zero or cfg.exit_zero, fail_on_unscanned=cfg.fail_on_unscanned,
         max_file_size=max_size,
         respect_gitignore=cfg.respect_gitignore and not args.no_gitignore,
         stdin=stdin, stdin_filename=args.stdin_filename)
+
+
+def _relative_to_cwd(globs: Sequence[str], root: str) -> list[str]:
+    """Globs relative to ``root`` rewritten relative to the current directory
+    (what the fixer's ``keep`` takes)."""
+    base = os.path.relpath(root, os.getcwd()).replace(os.sep, "/") if root else "."
+    if base == ".":
+        return list(globs)
+    out = []
+    for g in globs:
+        anchored = "/" in g.rstrip("/")
+        out.append(f"{base}/{g.lstrip('/')}" if anchored else f"{base}/**/{g}")
+    return out
 
 
 def read_stdin(sel: Selection):
@@ -689,7 +744,7 @@ def read_stdin(sel: Selection):
 
 
 def scan_selection(sel: Selection, jobs: Optional[int]) -> "_scan.ScanResult":
-    """Scans what the selection covers (the paths, or stdin), with keep and
+    """Scans what the selection covers (the paths, or stdin), with the
     per-file-ignores applied."""
     scan = _scanner()
     if sel.stdin:
@@ -752,7 +807,8 @@ def _scan_main(args: argparse.Namespace) -> int:
 
     if fmt == "text":
         if args.statistics:
-            text: Iterable[str] = [render_statistics(findings, result.files, result.bytes)]
+            text: Iterable[str] = [render_statistics(findings, result.files, result.bytes,
+                                                     sel.target_torch)]
         else:
             colour = not args.output and use_colour(sys.stdout)
             text = render_text(findings, result.errors, result.files, colour=colour,
@@ -767,7 +823,8 @@ def _scan_main(args: argparse.Namespace) -> int:
     else:
         text = render_github(findings, result.errors)
     if args.statistics and fmt != "text":
-        sys.stderr.write(render_statistics(findings, result.files, result.bytes))
+        sys.stderr.write(render_statistics(findings, result.files, result.bytes,
+                                           sel.target_torch))
 
     if args.output:
         try:

@@ -112,6 +112,15 @@ def test_bad_value_names_file_and_key(project, body, key, message):
         assert "Traceback" not in err
 
 
+def test_target_torch_the_table_does_not_know(project):
+    (project / "pyproject.toml").write_text('[tool.anydev]\ntarget-torch = "0.4"\n')
+    for command in ("scan", "fix"):
+        rc, _, err = run_cli(command)
+        assert rc == 2 and "`target-torch`" in err and "from 1.0 on" in err, err
+    rc, _, err = run_cli("fix", "--no-config", "--target-torch", "0.4")
+    assert rc == 2 and "from 1.0 on" in err and "usage: anydev fix" in err
+
+
 def test_unknown_key_is_a_warning_with_a_suggestion(project):
     (project / "pyproject.toml").write_text('[tool.anydev]\nselct = ["AD1"]\nignore = ["AD103"]\n')
     rc, out, err = run_cli("scan", "--format", "json")
@@ -260,10 +269,12 @@ def test_per_file_ignores_and_keep(project):
         keep = ["backends/"]
         """))
     rc, out, _ = run_cli("scan", "--format", "json")
-    assert rules(out) == [("train.py", "AD103")]
+    # kept code is still reported (it is legacy), and never rewritten
+    assert rules(out) == [("backends/cuda.py", "AD107"), ("train.py", "AD103")]
     before = (project / "backends" / "cuda.py").read_text()
     rc, _, err = run_cli("fix", "--unsafe-fixes")
-    assert (project / "backends" / "cuda.py").read_text() == before  # kept: not rewritten
+    assert (project / "backends" / "cuda.py").read_text() == before
+    assert "backends/cuda.py:2:1: AD107 torch.cuda.synchronize: not fixed: kept" in err
     assert "torch.cuda.synchronize()" in (project / "train.py").read_text()  # ignored there
     assert "torch.cuda.synchronize()" in (project / "tests" / "test_x.py").read_text()
     assert "torch.accelerator.current_device_index()" in (project / "train.py").read_text()
