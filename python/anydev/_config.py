@@ -77,14 +77,17 @@ KEYS: tuple[Key, ...] = (
         "Rule codes or prefixes not reported in the files a glob matches "
         "(`\"tests/**\" = [\"AD1\"]`; `ALL` for every rule)."),
     Key("keep", "list of globs", "`[]`", "scan, fix",
-        "Files (or folders) that are a device's own implementation: their legacy "
-        "references are deliberate, so they are neither reported nor rewritten."),
+        "Files (or folders) that are a device's own implementation: `anydev fix` never "
+        "rewrites them (and says so for each finding); `anydev scan` still reports them."),
     Key("baseline", "string (a path)", "none", "scan",
         "A baseline file (`--write-baseline`): only findings not recorded in it are "
         "reported. `--baseline` replaces it."),
-    Key("target-torch", "string `\"X.Y\"`", "none (the fixer's own default)", "fix, scan",
+    Key("target-torch", "string `\"X.Y\"`",
+        "the lower bound of `torch` the project declares, else the newest release the table "
+        "knows", "fix, scan",
         "The oldest PyTorch the code must keep running on: the fixer rewrites a call only "
-        "to a replacement that exists in that version. `--target-torch` replaces it."),
+        "to a replacement that exists in that version (`scan --statistics` shows what each "
+        "release unlocks). `--target-torch` replaces it."),
     Key("exit-zero", "boolean", "`false`", "scan, fix",
         "Exit 0 even when findings remain or parts of files went unscanned (usage, "
         "configuration and I/O errors still exit 2). `--exit-zero` sets it."),
