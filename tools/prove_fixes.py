@@ -347,9 +347,9 @@ def run_child(python: str, mode: str, payload: list[dict]) -> dict:
     """Runs this file as a child on ``python``; its JSON answer, or
     {"error": why}."""
     try:
-        proc = subprocess.run([python, "-I", os.path.abspath(__file__), "--child", mode],
+        proc = subprocess.run([python, os.path.abspath(__file__), "--child", mode],
                               input=json.dumps(payload), capture_output=True, text=True,
-                              timeout=CHILD_TIMEOUT_S, cwd=ROOT)
+                              timeout=CHILD_TIMEOUT_S, cwd=ROOT, env=_child_env())
     except (OSError, subprocess.TimeoutExpired) as e:
         return {"error": f"{python} did not run ({type(e).__name__}: {e})"}
     if proc.returncode != 0:
@@ -361,13 +361,21 @@ def run_child(python: str, mode: str, payload: list[dict]) -> dict:
         return {"error": f"{python} printed no JSON answer"}
 
 
+def _child_env() -> dict[str, str]:
+    """The environment of a child: without PYTHONPATH or PYTHONHOME, which
+    could bring another interpreter's torch (the .venv's 2.13 to Debian's
+    1.13); the child needs only its own torch."""
+    return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+
+
 def torch_version_of(python: str) -> Optional[str]:
     """The torch version importable by ``python``, or None."""
     if not os.path.exists(python):
         return None
     try:
-        proc = subprocess.run([python, "-I", "-c", "import torch; print(torch.__version__)"],
-                              capture_output=True, text=True, timeout=120)
+        proc = subprocess.run([python, "-c", "import torch; print(torch.__version__)"],
+                              capture_output=True, text=True, timeout=120, cwd=ROOT,
+                              env=_child_env())
     except (OSError, subprocess.TimeoutExpired):
         return None
     return proc.stdout.strip() if proc.returncode == 0 and proc.stdout.strip() else None
