@@ -254,8 +254,15 @@ def _relation(old: Any, new: Any) -> str:
 
 
 def child_run(cases: list[dict]) -> dict:
+    """Runs each case's legacy snippet and rewrite; what each did, and
+    whether that is the same."""
     import warnings  # noqa: PLC0415
-    warnings.simplefilter("ignore")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return _child_run(cases)
+
+
+def _child_run(cases: list[dict]) -> dict:
     import torch  # noqa: PLC0415
     out = []
     for c in cases:
@@ -295,9 +302,14 @@ def child_forms(checks: list[dict]) -> dict:
     whether the attribute path resolves after `import torch`, each call binds
     to the callee's signature (inspect, else a real call where TypeError
     means it does not), and, with "cm", the object is a context manager."""
-    import inspect  # noqa: PLC0415
     import warnings  # noqa: PLC0415
-    warnings.simplefilter("ignore")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return _child_forms(checks)
+
+
+def _child_forms(checks: list[dict]) -> dict:
+    import inspect  # noqa: PLC0415
     import torch  # noqa: PLC0415
     out = []
     for c in checks:
