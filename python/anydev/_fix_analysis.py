@@ -191,7 +191,8 @@ _INT_CALLS = {"int", "len", "current_device", "current_device_index", "device_co
 
 
 def int_like(node: ast.AST, assigned: Optional[dict[str, list[ast.AST]]] = None,
-             annotated: Optional[dict[str, str]] = None, depth: int = 0) -> bool:
+             annotated: Optional[dict[str, str]] = None, depth: int = 0,
+             returns_int=None) -> bool:
     """Whether an expression is certainly an int (or None, which device_index
     also takes): a literal, ``int(...)``, ``len(...)``, ``x.index``, the count
     or index calls, arithmetic of those, a name annotated ``int`` or assigned
@@ -210,13 +211,39 @@ def int_like(node: ast.AST, assigned: Optional[dict[str, list[ast.AST]]] = None,
         return True  # torch.device.index: an int or None
     if isinstance(node, ast.Call):
         name = (_dotted(node.func) or "").split(".")[-1]
-        return name in _INT_CALLS
+        if name in _INT_CALLS:
+            return True
+        return bool(returns_int and isinstance(node.func, ast.Name) and returns_int(node.func.id))
     if isinstance(node, ast.Name):
         if annotated and annotated.get(node.id) == "int":
             return True
         values = (assigned or {}).get(node.id)
-        return bool(values) and all(int_like(v, assigned, annotated, depth + 1) for v in values)
+        return bool(values) and all(int_like(v, assigned, annotated, depth + 1, returns_int)
+                                    for v in values)
     return False
+
+
+_module_defs: dict[str, dict[str, str]] = {}
+
+
+def _returns_of(path: str) -> dict[str, str]:
+    """name -> return annotation of the module-level functions of a Python file
+    (parsed once per run; {} when it cannot be read)."""
+    got = _module_defs.get(path)
+    if got is None:
+        got = {}
+        try:
+            with open(path, "rb") as f:
+                tree = ast.parse(f.read(), filename=path)
+            for n in tree.body:
+                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.returns is not None:
+                    got[n.name] = _dotted(n.returns) or ""
+        except (OSError, SyntaxError, ValueError):
+            pass
+        if len(_module_defs) > 4096:
+            _module_defs.clear()
+        _module_defs[path] = got
+    return got
 
 
 def scope_facts(scope: ast.AST) -> tuple[dict[str, list[ast.AST]], dict[str, str]]:
@@ -326,6 +353,20 @@ class PyAnalysis:
         if self._parents is None:
             self._index()
         return self._attrs.get((id(cls), attr), [])
+
+    def returns_int(self, name: str) -> bool:
+        """Whether the function ``name`` (defined in this module, or imported from
+        a sibling module of the same package) is annotated ``-> int``."""
+        for n in self.tree.body:
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name:
+                return n.returns is not None and _dotted(n.returns) == "int"
+        for what, _, node in self.bindings().get(name, []):
+            if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
+                here = os.path.dirname(os.path.abspath(self.path))
+                target = os.path.join(here, *node.module.split(".")) + ".py"
+                original = next((a.name for a in node.names if (a.asname or a.name) == name), name)
+                return _returns_of(target).get(original) == "int"
+        return False
 
     def facts(self, scope: ast.AST) -> tuple[dict[str, list[ast.AST]], dict[str, str]]:
         """scope_facts, once per scope."""

@@ -1076,7 +1076,7 @@ def _refusal(an: _fix_analysis.PyAnalysis, f: _scan.Finding, row: Row,
             (k.value for k in node.keywords if k.arg == "device"), None)
         if arg is not None:
             assigned, annotated = an.facts(an.scope_of(node))
-            if not _fix_analysis.int_like(arg, assigned, annotated):
+            if not _fix_analysis.int_like(arg, assigned, annotated, returns_int=an.returns_int):
                 return (f"cannot tell that `{ast.unparse(arg)}` is an int: "
                         f"{row.replacement} takes only an int or None (a torch.device or "
                         "'cuda:1' must become its index by hand)")
