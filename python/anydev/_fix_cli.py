@@ -135,7 +135,9 @@ def _fix_stdin(args: argparse.Namespace, sel, scanned) -> int:
 
     name, data = sel.stdin_filename or "-", scanned.stdin_data
     _print_errors(scanned.errors)
-    new, applied, skipped = data, [], []
+    new: bytes = data
+    applied: list = []
+    skipped: list = []
     error = None
     if scanned.findings:
         try:

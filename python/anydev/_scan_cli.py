@@ -861,6 +861,7 @@ def add_rule_parser(p: argparse.ArgumentParser) -> None:
 
 def cmd_rule(args: argparse.Namespace) -> int:
     import json
+    import textwrap
 
     from . import _compat_table
 

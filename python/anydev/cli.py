@@ -238,7 +238,7 @@ def _cmd_report_merge(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_version(args: argparse.Namespace) -> int:
+def _cmd_version(args: "argparse.Namespace | None") -> int:
     import anydev
 
     print(anydev.__version__)
