@@ -521,3 +521,20 @@ def test_scan_does_not_import_the_fixer():
 def test_unknown_rule_code_gets_a_suggestion():
     rc, _, err = run_cli("rule", "ADD101")
     assert rc == 2 and "unknown rule code 'ADD101' (did you mean 'AD101'?)" in err
+
+
+def test_start_up_imports_stay_lazy():
+    # What benchmarks/python/bench_startup.py measures the cost of: `import
+    # anydev` without typing/collections, `--version` without argparse.
+    rc, out, err = run_python("""
+        import sys
+        import anydev
+        print(sorted(m for m in ("typing", "collections", "argparse", "dataclasses")
+                     if m in sys.modules))
+        from anydev import cli
+        cli.main(["--version"])
+        print(sorted(m for m in ("argparse", "shutil", "anydev.scan") if m in sys.modules))
+    """)
+    assert rc == 0, err
+    lines = out.strip().splitlines()
+    assert lines[0] == "[]" and lines[2] == "[]", out
