@@ -342,6 +342,41 @@ def _display_path(path: str, cwd: str) -> str:
     return path
 
 
+def quote_path(raw: bytes) -> str:
+    """A file name that is not UTF-8, as git shows it (core.quotePath): in
+    double quotes, with ``\\``, ``\"``, C escapes for control characters and
+    octal escapes for every byte from 0x80 (``"caf\\351.py"``)."""
+    out = ['"']
+    for b in raw:
+        c = chr(b)
+        if c in '"\\':
+            out.append("\\" + c)
+        elif c in _C_ESCAPES:
+            out.append(_C_ESCAPES[c])
+        elif b < 0x20 or b >= 0x7F:
+            out.append(f"\\{b:03o}")
+        else:
+            out.append(c)
+    out.append('"')
+    return "".join(out)
+
+
+_C_ESCAPES = {"\a": "\\a", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\v": "\\v",
+              "\f": "\\f", "\r": "\\r"}
+
+
+def _path_str(raw: bytes) -> str:
+    """A path from the native walk as str. Note [File names]: a name that is
+    UTF-8 is itself; one that is not (a Latin-1 name from an old archive) is
+    scanned all the same and shown as git shows it (:func:`quote_path`), so
+    every output format can print it; such a display name is not a path
+    ``anydev fix`` can open, and it says so for that file."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return quote_path(raw)
+
+
 def _scan_paths(paths: Sequence[str], *, select=None, ignore=None,
                 excludes: Sequence[tuple[str, str]] = (), jobs: Optional[int] = None,
                 respect_gitignore: bool = True, max_file_size: int = 20 << 20,
@@ -357,7 +392,8 @@ def _scan_paths(paths: Sequence[str], *, select=None, ignore=None,
     native, rows = _rules()
     cwd = os.getcwd()
     files, path_errors, nfiles, nbytes = _native().scan_paths(
-        native, [os.fspath(p) for p in paths], [(p, b or cwd) for p, b in excludes],
+        native, [os.fsencode(p) for p in paths],
+        [(os.fsencode(p), os.fsencode(b or cwd)) for p, b in excludes],
         respect_gitignore, int(jobs or 0), int(max_file_size), [keep(r.code) for r in rows])
     result = ScanResult(files=nfiles, bytes=nbytes)
     append = result.findings.append
@@ -365,7 +401,9 @@ def _scan_paths(paths: Sequence[str], *, select=None, ignore=None,
     del files
     for i, (path, _lang, found, errs) in enumerate(entries):
         entries[i] = None  # let the raw tuples go as their findings are built
-        shown = _display_path(path, cwd)
+        shown = _display_path(path.decode("utf-8", "surrogateescape"), cwd)
+        if not shown.isascii():
+            shown = _path_str(shown.encode("utf-8", "surrogateescape"))
         for t in found:
             append(_finding(shown, t, rows[t[0]]))
         for message, line in errs:
