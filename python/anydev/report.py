@@ -36,7 +36,8 @@ from typing import Any, Iterable, Optional
 from . import _C
 from ._files import replace_atomically
 
-__all__ = ["ReportError", "expand_path", "load", "merge", "render", "snapshot", "write"]
+__all__ = ["ReportError", "expand_path", "load", "merge", "parse", "render", "snapshot",
+           "write"]
 
 FORMAT = "anydev-report"
 VERSION = 1
@@ -154,6 +155,12 @@ def load(path: str) -> dict[str, Any]:
             raw = f.read()
     except OSError as e:
         raise _fail(path, f"cannot read: {e.strerror or e}") from None
+    return parse(raw, path)
+
+
+def parse(raw: bytes, path: str = "<report>") -> dict[str, Any]:
+    """Parses and validates a report's bytes; ReportError names ``path`` and
+    the problem, whatever the bytes (fuzz/report_fuzz.py holds it to that)."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
