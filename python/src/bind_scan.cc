@@ -137,6 +137,33 @@ void BindScan(py::module_& m) {
       "files scanned, bytes scanned).");
 
   s.def(
+      "scan_files",
+      [](const sc::RuleSet& rules, const std::vector<std::string>& paths, int jobs,
+         uint64_t max_file_size, const std::vector<bool>& keep) {
+        if (!keep.empty() && keep.size() != rules.rules().size()) {
+          throw py::value_error("keep must have one entry per rule");
+        }
+        sc::ScanOptions o = Options({}, {}, false, jobs, max_file_size);
+        o.keep = keep;
+        sc::ScanSummary summary;
+        {
+          py::gil_scoped_release release;
+          summary = sc::ScanFiles(rules, paths, o);
+        }
+        py::list files;
+        for (sc::FileResult& r : summary.files) {
+          files.append(FileTuple(r));
+          r = sc::FileResult();
+        }
+        for (const sc::FileResult& r : summary.path_errors) files.append(FileTuple(r));
+        return py::make_tuple(files, summary.files_scanned, summary.bytes_scanned);
+      },
+      py::arg("rules"), py::arg("paths"), py::arg("jobs"), py::arg("max_file_size"),
+      py::arg("keep") = std::vector<bool>(),
+      "Scans the files `paths` (bytes or str; from list_files): ([(path bytes, language, "
+      "findings, errors)] for files with either, files scanned, bytes scanned).");
+
+  s.def(
       "list_files",
       [](const std::vector<std::string>& paths, const Excludes& excludes, bool respect_gitignore) {
         const sc::ScanOptions o = Options(paths, excludes, respect_gitignore, 1, 0);

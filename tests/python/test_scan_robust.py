@@ -214,3 +214,24 @@ def test_unscanned_parts_are_errors(tmp_path, monkeypatch):
                            "skipped"),
     }
     assert [(f.path, f.line) for f in r.findings] == [("a_utf8.py", 2)]
+
+
+# --- streaming -----------------------------------------------------------------------
+
+def test_iter_scan_paths_gives_scan_paths_in_batches(tmp_path, monkeypatch):
+    from anydev.scan import iter_scan_paths
+    monkeypatch.chdir(tmp_path)
+    for i in range(7):
+        (tmp_path / f"m{i}.py").write_bytes(LEGACY * (i + 1) if i != 3 else b"x = 1\n")
+    (tmp_path / "bad.py").write_bytes(b"\x00")
+    whole = scan_paths(["."], select=["AD1"])
+    parts = list(iter_scan_paths(["."], select=["AD1"], batch=3))
+    assert len(parts) == 3
+    assert [f for p in parts for f in p.findings] == whole.findings
+    assert [e for p in parts for e in p.errors] == whole.errors
+    assert sum(p.files for p in parts) == whole.files and sum(p.bytes for p in parts) == whole.bytes
+    missing = list(iter_scan_paths(["nope.py", "m0.py"]))
+    assert [e.message for e in missing[0].errors][0].startswith("cannot read")
+    assert [f.path for f in missing[0].findings] == ["m0.py"]
+    with pytest.raises(ValueError):
+        iter_scan_paths(["."], batch=0)

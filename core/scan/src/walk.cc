@@ -673,18 +673,22 @@ std::vector<std::string> ListFiles(const ScanOptions& options,
   return out;
 }
 
-ScanSummary ScanPaths(const RuleSet& rules, const ScanOptions& options) {
-  ScanSummary summary;
-  if (!options.keep.empty() && options.keep.size() != rules.rules().size()) {
-    FileResult r;
-    r.errors.push_back({"internal error: ScanOptions::keep has " +
-                            std::to_string(options.keep.size()) + " entries for " +
-                            std::to_string(rules.rules().size()) + " rules",
-                        0});
-    summary.path_errors.push_back(std::move(r));
-    return summary;
-  }
-  const std::vector<WalkedFile> files = Walker(options, &summary.path_errors).Run();
+namespace {
+
+bool KeepMismatch(const RuleSet& rules, const ScanOptions& options, ScanSummary* summary) {
+  if (options.keep.empty() || options.keep.size() == rules.rules().size()) return false;
+  FileResult r;
+  r.errors.push_back({"internal error: ScanOptions::keep has " +
+                          std::to_string(options.keep.size()) + " entries for " +
+                          std::to_string(rules.rules().size()) + " rules",
+                      0});
+  summary->path_errors.push_back(std::move(r));
+  return true;
+}
+
+void ScanWalked(const RuleSet& rules, const std::vector<WalkedFile>& files,
+                const ScanOptions& options, ScanSummary* out) {
+  ScanSummary& summary = *out;
   int jobs = options.jobs > 0 ? options.jobs : static_cast<int>(std::thread::hardware_concurrency());
   if (jobs < 1) jobs = 1;
   if (static_cast<size_t>(jobs) > files.size()) jobs = static_cast<int>(std::max<size_t>(files.size(), 1));
@@ -747,6 +751,36 @@ ScanSummary ScanPaths(const RuleSet& rules, const ScanOptions& options) {
   for (auto& e : all) summary.files.push_back(std::move(e.second));
   summary.files_scanned = scanned.load();
   summary.bytes_scanned = bytes.load();
+}
+
+}  // namespace
+
+ScanSummary ScanPaths(const RuleSet& rules, const ScanOptions& options) {
+  ScanSummary summary;
+  if (KeepMismatch(rules, options, &summary)) return summary;
+  const std::vector<WalkedFile> files = Walker(options, &summary.path_errors).Run();
+  ScanWalked(rules, files, options, &summary);
+  return summary;
+}
+
+ScanSummary ScanFiles(const RuleSet& rules, const std::vector<std::string>& paths,
+                      const ScanOptions& options) {
+  ScanSummary summary;
+  if (KeepMismatch(rules, options, &summary)) return summary;
+  std::vector<WalkedFile> files;
+  files.reserve(paths.size());
+  for (const std::string& p : paths) {
+    Language lang;
+    if (!LanguageOfPath(p, &lang)) {
+      FileResult r;
+      r.path = p;
+      r.errors.push_back({"not a Python or C/C++/CUDA/HIP source (by its extension); skipped", 0});
+      summary.path_errors.push_back(std::move(r));
+      continue;
+    }
+    files.push_back({p, lang});
+  }
+  ScanWalked(rules, files, options, &summary);
   return summary;
 }
 

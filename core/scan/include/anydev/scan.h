@@ -162,6 +162,12 @@ struct ScanSummary {
 
 ScanSummary ScanPaths(const RuleSet& rules, const ScanOptions& options);
 
+// Scans the files `paths` as ScanPaths scans what it walks (options.paths,
+// excludes and gitignore unused): with ListFiles, a tree in batches, so that
+// a caller streaming its output holds one batch's findings at a time.
+ScanSummary ScanFiles(const RuleSet& rules, const std::vector<std::string>& paths,
+                      const ScanOptions& options);
+
 // Lists the source files ScanPaths would scan, in the same order (for tests
 // and tools).
 std::vector<std::string> ListFiles(const ScanOptions& options,
