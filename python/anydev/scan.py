@@ -77,14 +77,16 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Optional, Sequence, Union
+from typing import Callable, Iterable, Iterator, Optional, Sequence, Union
 
 __all__ = [
     "Finding",
     "ScanError",
     "ScanResult",
+    "iter_scan_paths",
     "language_of",
     "message_for",
+    "quote_path",
     "rule_filter",
     "scan_paths",
     "scan_source",
@@ -178,6 +180,61 @@ def scan_paths(
     return _scan_paths(paths, select=select, ignore=ignore,
                        excludes=[(p, "") for p in exclude], jobs=jobs,
                        respect_gitignore=respect_gitignore, max_file_size=max_file_size)
+
+
+def iter_scan_paths(
+    paths: Sequence[str],
+    *,
+    select: Optional[Iterable[str]] = None,
+    ignore: Optional[Iterable[str]] = None,
+    exclude: Sequence[str] = (),
+    jobs: Optional[int] = None,
+    respect_gitignore: bool = True,
+    max_file_size: int = 20 << 20,
+    batch: int = 128,
+) -> Iterator[ScanResult]:
+    """:func:`scan_paths` in parts, for output that is written as it comes
+    (text, GitHub annotations, JSON lines): the tree is walked first, then
+    scanned ``batch`` files at a time, and one :class:`ScanResult` is
+    yielded per batch, its ``files`` and ``bytes`` counting that batch (the
+    first also holds the errors of the paths themselves). Memory then
+    follows one batch's findings, not the whole tree's. The findings, in
+    order, are those of :func:`scan_paths` on one path."""
+    return _iter_scan_paths(paths, keep=rule_filter(select, ignore),
+                            excludes=[(p, "") for p in exclude], jobs=jobs,
+                            respect_gitignore=respect_gitignore, max_file_size=max_file_size,
+                            batch=batch)
+
+
+def _iter_scan_paths(paths: Sequence[str], *, keep: Callable[[str], bool],
+                     excludes: Sequence[tuple[str, str]] = (), jobs: Optional[int] = None,
+                     respect_gitignore: bool = True, max_file_size: int = 20 << 20,
+                     batch: int = 128) -> Iterator[ScanResult]:
+    """iter_scan_paths with excludes as (pattern, base folder) pairs, as
+    _scan_paths takes them."""
+    if isinstance(paths, str):
+        paths = [paths]
+    if batch < 1:
+        raise ValueError("batch must be >= 1")
+    if jobs is not None and jobs < 0:
+        raise ValueError("jobs must be >= 0")
+    native, rows = _rules()
+    cwd = os.getcwd()
+    files, path_errors = _native().list_files(
+        [os.fsencode(p) for p in paths],
+        [(os.fsencode(p), os.fsencode(b or cwd)) for p, b in excludes], respect_gitignore)
+    return _batches(files, path_errors, native, rows, cwd, keep, jobs, max_file_size, batch)
+
+
+def _batches(files, path_errors, native, rows, cwd, keep, jobs, max_file_size,
+             batch) -> Iterator[ScanResult]:
+    keep_rows = [keep(r.code) for r in rows]
+    pending = path_errors
+    for at in range(0, max(len(files), 1), batch):
+        part, nfiles, nbytes = _native().scan_files(native, files[at:at + batch], int(jobs or 0),
+                                                    int(max_file_size), keep_rows)
+        yield _result(pending + part, nfiles, nbytes, rows, cwd)
+        pending = []
 
 
 def scan_source(
@@ -347,6 +404,41 @@ def _display_path(path: str, cwd: str) -> str:
     return path
 
 
+def quote_path(raw: bytes) -> str:
+    """A file name that is not UTF-8, as git shows it (core.quotePath): in
+    double quotes, with ``\\``, ``\"``, C escapes for control characters and
+    octal escapes for every byte from 0x80 (``"caf\\351.py"``)."""
+    out = ['"']
+    for b in raw:
+        c = chr(b)
+        if c in '"\\':
+            out.append("\\" + c)
+        elif c in _C_ESCAPES:
+            out.append(_C_ESCAPES[c])
+        elif b < 0x20 or b >= 0x7F:
+            out.append(f"\\{b:03o}")
+        else:
+            out.append(c)
+    out.append('"')
+    return "".join(out)
+
+
+_C_ESCAPES = {"\a": "\\a", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\v": "\\v",
+              "\f": "\\f", "\r": "\\r"}
+
+
+def _path_str(raw: bytes) -> str:
+    """A path from the native walk as str. Note [File names]: a name that is
+    UTF-8 is itself; one that is not (a Latin-1 name from an old archive) is
+    scanned all the same and shown as git shows it (:func:`quote_path`), so
+    every output format can print it; such a display name is not a path
+    ``anydev fix`` can open, and it says so for that file."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return quote_path(raw)
+
+
 def _scan_paths(paths: Sequence[str], *, select=None, ignore=None,
                 excludes: Sequence[tuple[str, str]] = (), jobs: Optional[int] = None,
                 respect_gitignore: bool = True, max_file_size: int = 20 << 20,
@@ -362,19 +454,10 @@ def _scan_paths(paths: Sequence[str], *, select=None, ignore=None,
     native, rows = _rules()
     cwd = os.getcwd()
     files, path_errors, nfiles, nbytes = _native().scan_paths(
-        native, [os.fspath(p) for p in paths], [(p, b or cwd) for p, b in excludes],
+        native, [os.fsencode(p) for p in paths],
+        [(os.fsencode(p), os.fsencode(b or cwd)) for p, b in excludes],
         respect_gitignore, int(jobs or 0), int(max_file_size), [keep(r.code) for r in rows])
-    result = ScanResult(files=nfiles, bytes=nbytes)
-    append = result.findings.append
-    entries = path_errors + files
-    del files
-    for i, (path, _lang, found, errs) in enumerate(entries):
-        entries[i] = None  # let the raw tuples go as their findings are built
-        shown = _display_path(path, cwd)
-        for t in found:
-            append(_finding(shown, t, rows[t[0]]))
-        for message, line in errs:
-            result.errors.append(ScanError(shown, message, line))
+    result = _result(path_errors + files, nfiles, nbytes, rows, cwd)
     # The walk already yields the files of a folder sorted by name, each
     # file's findings by position: sort only what several paths may have mixed.
     if len(paths) > 1:
@@ -384,4 +467,21 @@ def _scan_paths(paths: Sequence[str], *, select=None, ignore=None,
         from . import _noqa  # `# noqa` comments (ruff's convention)
 
         result.findings = _noqa.filter_findings(result.findings, _noqa.read_file)
+    return result
+
+
+def _result(entries: list, nfiles: int, nbytes: int, rows, cwd: str) -> ScanResult:
+    """A ScanResult of the native (path, language, findings, errors) tuples;
+    empties `entries` as it goes."""
+    result = ScanResult(files=nfiles, bytes=nbytes)
+    append = result.findings.append
+    for i, (path, _lang, found, errs) in enumerate(entries):
+        entries[i] = None  # let the raw tuples go as their findings are built
+        shown = _display_path(path.decode("utf-8", "surrogateescape"), cwd)
+        if not shown.isascii():
+            shown = _path_str(shown.encode("utf-8", "surrogateescape"))
+        for t in found:
+            append(_finding(shown, t, rows[t[0]]))
+        for message, line in errs:
+            result.errors.append(ScanError(shown, message, line))
     return result

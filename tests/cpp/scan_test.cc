@@ -395,5 +395,126 @@ TEST(ScanIgnore, GitignoreRules) {
   EXPECT_EQ(l.Match("/other/top.py", false), 0);
 }
 
+TEST(ScanIgnore, DoubleStarIsSpecialOnlyAsASegment) {
+  // As git's wildmatch: `**` inside a segment is `*` and does not cross '/'.
+  EXPECT_TRUE(GlobMatch("a**b", "axxb"));
+  EXPECT_FALSE(GlobMatch("a**b", "a/x/b"));
+  EXPECT_TRUE(GlobMatch("**", "a/b/c"));
+  EXPECT_TRUE(GlobMatch("a/**/**/b", "a/b"));
+  EXPECT_TRUE(GlobMatch("a/**/**/b", "a/x/y/b"));
+  EXPECT_FALSE(GlobMatch("a/**b", "a/x/b"));
+  EXPECT_TRUE(GlobMatch("[a-c]/*.py", "b/x.py"));
+  EXPECT_FALSE(GlobMatch("[!/]x", "/x"));  // a class never matches '/'
+  EXPECT_FALSE(GlobMatch("abc\\", "abc\\"));  // a trailing '\\' matches nothing
+  EXPECT_TRUE(GlobMatch("[\xe9]", "\xe9"));  // bytes from 0x80 are bytes, not negative chars
+}
+
+// The patterns that took a backtracking matcher 69 s and over 120 s
+// (issue 14): the automaton answers at once, whatever the stars.
+TEST(ScanIgnore, GlobIsLinearForAnyPattern) {
+  const std::string name(40, 'a');
+  EXPECT_FALSE(GlobMatch("*a*a*a*a*a*a*a*a*a*a*b", name));
+  EXPECT_FALSE(GlobMatch("*a*a*a*a*a*a*a*a*a*a*a*a*b", name + name + name));
+  EXPECT_FALSE(GlobMatch("**/*a*a*a*a*a*a*a*a*a*a*a*a*b", "x/y/" + name + "/" + name));
+  EXPECT_TRUE(GlobMatch("*a*a*a*a*a*a*a*a*a*a*a", name));
+  std::string long_name(1 << 20, 'a');
+  EXPECT_FALSE(GlobMatch("*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*b", long_name));
+  IgnoreList l;
+  l.AddLine("*a*a*a*a*a*a*a*a*a*a*b", "/r");
+  EXPECT_EQ(l.Match("/r/" + name, false), 0);
+}
+
+// --- costs and the prefilter -----------------------------------------------------
+
+TEST(ScanSource, ManyFindingsOnOneLineHaveTheirColumns) {
+  // Each finding's column counts code points from the line start; the
+  // LineMap counts on from the last one (10k on a line took 3.4 s before).
+  std::string src = "import torch\n";
+  const int n = 20000;
+  for (int i = 0; i < n; ++i) src += "\xc3\xa9=torch.cuda.synchronize();";
+  src += "\n";
+  const FileResult r = ScanSource(Rules(), Language::kPython, src);
+  ASSERT_EQ(r.findings.size(), static_cast<size_t>(n));
+  const int width = 27;  // "é=torch.cuda.synchronize();" in code points
+  for (int i = 0; i < n; i += 997) {
+    EXPECT_EQ(r.findings[static_cast<size_t>(i)].line, 2);
+    EXPECT_EQ(r.findings[static_cast<size_t>(i)].column, i * width + 3);
+    EXPECT_EQ(r.findings[static_cast<size_t>(i)].end_column, i * width + 3 + 22);
+  }
+}
+
+TEST(ScanSource, SuppressionsAreMatchedByLine) {
+  // Many markers, many findings: each finding looks at its own line's.
+  std::string src;
+  for (int i = 0; i < 3000; ++i) {
+    src += "int a = c10::cuda::device_count(); /* anydev: ignore[AD601] */ /* anydev: "
+           "ignore[AD601] */ int b = c10::cuda::current_device();\n";
+  }
+  src += "int c = c10::cuda::device_count(); /* anydev: ignore */\n";
+  src += "int d = c10::cuda::device_count(); // anydev: ignore[AD603]\n";
+  const FileResult r = ScanSource(Rules(), Language::kCpp, src);
+  ASSERT_EQ(r.findings.size(), 3001u);
+  EXPECT_EQ(Rules().rules()[static_cast<size_t>(r.findings[0].rule)].code, "AD603");
+  EXPECT_EQ(r.findings[0].line, 1);
+  EXPECT_EQ(r.findings.back().line, 3002);
+  EXPECT_EQ(Rules().rules()[static_cast<size_t>(r.findings.back().rule)].code, "AD601");
+}
+
+TEST(ScanPrefilter, NeedlesComeFromTheRules) {
+  // One component per spelling, the most shared (ties: the longer): "cuda"
+  // covers torch.cuda.*, "current_device_idx" the one spelling without it.
+  EXPECT_EQ(Rules().Needles(Language::kPython), V({"cuda", "current_device_idx"}));
+  EXPECT_EQ(Rules().Needles(Language::kCpp), V({"cuda"}));
+  EXPECT_FALSE(Rules().MayMatch(Language::kPython, "import torch\nx = 1\n"));
+  EXPECT_TRUE(Rules().MayMatch(Language::kPython, "import torch\nx = torch.cuda\n"));
+  // Every position, including the ends and the vector loop's edge.
+  for (size_t len = 4; len < 80; ++len) {
+    for (size_t at = 0; at + 4 <= len; ++at) {
+      std::string s(len, 'x');
+      s.replace(at, 4, "cuda");
+      ASSERT_TRUE(Rules().MayMatch(Language::kCpp, s)) << len << " " << at;
+      s[at + 3] = 'b';
+      ASSERT_FALSE(Rules().MayMatch(Language::kCpp, s)) << len << " " << at;
+    }
+  }
+  // A rule may name its own needles (a rule on string literals, say).
+  const RuleSet own({{"AD900", Language::kPython, false, {"torch.cuda.nccl"}, {"\"nccl\""}},
+                     {"AD901", Language::kPython, true, {"torch.xpu.never"}}});
+  EXPECT_EQ(own.Needles(Language::kPython), V({"\"nccl\""}));
+  EXPECT_TRUE(own.Needles(Language::kCpp).empty());
+  EXPECT_FALSE(own.MayMatch(Language::kCpp, "cuda"));
+}
+
+TEST(ScanSource, TextChecksAtEveryLength) {
+  // The vectorised checks for NUL and invalid UTF-8 end exactly at the end
+  // (a file of 32k bytes once read the padding's NUL as its own).
+  for (size_t len = 39; len < 140; ++len) {
+    std::string src = "import torch\ntorch.cuda.synchronize()\n";  // 38 bytes
+    src.resize(len - 1, '#');
+    src += '\n';
+    const FileResult r = ScanSource(Rules(), Language::kPython, src);
+    ASSERT_TRUE(r.errors.empty()) << len << ": " << r.errors[0].message;
+    ASSERT_EQ(r.findings.size(), 1u) << len;
+  }
+  std::string latin = "import torch\n# \xe9\n";
+  latin.resize(64, ' ');
+  EXPECT_EQ(Py(latin), V({"! 2 invalid UTF-8 (byte 0xE9); not scanned from there on"}));
+}
+
+TEST(ScanPrefilter, AFileWithoutANeedleIsNotLexed) {
+  // Nothing in it could be a finding, so a syntax error hides none: not
+  // reported. What is wrong with its bytes still is.
+  EXPECT_EQ(Py("import torch\nx = '\n"), V());
+  EXPECT_EQ(Py("import torch\nx = '\n\xff\n"),
+            V({"! 3 invalid UTF-8 (byte 0xFF); not scanned from there on"}));
+  EXPECT_EQ(Py(std::string("x = 1\n\0", 7)), V({"! 2 binary file (a NUL byte); skipped"}));
+  // A needle only after invalid UTF-8 is in the part not scanned.
+  EXPECT_EQ(Py("import torch\nx = '\n\xff torch.cuda.synchronize()\n"),
+            V({"! 3 invalid UTF-8 (byte 0xFF); not scanned from there on"}));
+  // With one, the lexer runs and reports as before.
+  EXPECT_EQ(Py("import torch\nx = '\ntorch.cuda.synchronize()\n"),
+            V({"! 2 unterminated string literal; findings after it are not reported"}));
+}
+
 }  // namespace
 }  // namespace anydev::scan
