@@ -564,6 +564,7 @@ def _scan_main(args: argparse.Namespace) -> int:
     if args.format == "text":
         text = ([render_statistics(findings, result.files, result.bytes)] if args.statistics
                 else render_text(findings, result.errors, result.files))
+        text = (c for part in (text, [_scan.ignore_summary(result)]) for c in part)
     elif args.format == "json":
         text = render_json(findings, result.errors)
     elif args.format == "sarif":

@@ -15,7 +15,11 @@ findings (they still win the longest-prefix match, so
 The work is native (``anydev._C._scan``, from ``core/scan/``): files are walked
 in C++ (``.gitignore`` files, ``.git/info/exclude``, ``exclude`` globs) and
 lexed on ``jobs`` threads, one file at a time per thread, so memory does not
-grow with the size of the tree.
+grow with the size of the tree. Inside a git work tree, the files git tracks
+are scanned even where an ignore rule matches them (as ``git grep`` does;
+``git ls-files`` lists them, and without git only the ignore rules count);
+``ScanResult.ignored`` counts the source files and folders the ignore rules
+skipped, ``ScanResult.tracked`` the tracked files scanned despite them.
 
 What a finding is
 -----------------
@@ -138,6 +142,8 @@ class ScanResult:
     errors: list[ScanError] = field(default_factory=list)
     files: int = 0  # files scanned
     bytes: int = 0  # bytes read
+    ignored: int = 0  # source files and folders ignore rules matched (a folder once)
+    tracked: int = 0  # files git tracks among them (or inside them), scanned anyway
 
 
 def language_of(path: str) -> Optional[str]:
@@ -342,6 +348,52 @@ def _display_path(path: str, cwd: str) -> str:
     return path
 
 
+def ignore_summary(result: ScanResult) -> str:
+    """The line of the text summary about what ignore rules skipped ("" when
+    they skipped nothing)."""
+    if not result.ignored and not result.tracked:
+        return ""
+    n, t = result.ignored, result.tracked
+    line = f"Ignore rules skipped {n} source file{'s' if n != 1 else ''} or folder{'s' if n != 1 else ''}"
+    if t:
+        line += f", of which {t} file{'s' if t != 1 else ''} that git tracks {'were' if t != 1 else 'was'} scanned anyway"
+    return line + " (--no-gitignore scans everything).\n"
+
+
+def _tracked_ignored(paths: Sequence[str]) -> list[str]:
+    """The source files under the given folders that git tracks although an
+    ignore rule matches them (``git ls-files -ci --exclude-standard``), as
+    paths spelled from the folder given. Empty outside a git work tree or
+    without git (then the ignore rules alone decide)."""
+    import subprocess  # here: `import anydev` stays fast
+
+    out: list[str] = []
+    seen: set[str] = set()
+    for p in paths:
+        if not os.path.isdir(p):
+            continue
+        try:
+            proc = subprocess.run(
+                ["git", "-C", p, "ls-files", "-z", "--cached", "--ignored", "--exclude-standard",
+                 "--", "."], capture_output=True, timeout=120, check=False)
+        except (OSError, subprocess.SubprocessError):
+            return out
+        if proc.returncode != 0:
+            continue  # not a work tree (or git failed): the walk's rules decide
+        for raw in proc.stdout.split(b"\0"):
+            if not raw:
+                continue
+            rel = os.fsdecode(raw)
+            full = os.path.join(p, rel) if p not in (".", "./") else rel
+            if language_of(full) is None or not os.path.isfile(full):
+                continue
+            key = os.path.realpath(full)
+            if key not in seen:
+                seen.add(key)
+                out.append(full)
+    return out
+
+
 def _scan_paths(paths: Sequence[str], *, select=None, ignore=None,
                 excludes: Sequence[tuple[str, str]] = (), jobs: Optional[int] = None,
                 respect_gitignore: bool = True, max_file_size: int = 20 << 20,
@@ -356,10 +408,12 @@ def _scan_paths(paths: Sequence[str], *, select=None, ignore=None,
         raise ValueError("jobs must be >= 0")
     native, rows = _rules()
     cwd = os.getcwd()
-    files, path_errors, nfiles, nbytes = _native().scan_paths(
-        native, [os.fspath(p) for p in paths], [(p, b or cwd) for p, b in excludes],
+    paths = [os.fspath(p) for p in paths]
+    tracked = _tracked_ignored(paths) if respect_gitignore else []
+    files, path_errors, nfiles, nbytes, nignored = _native().scan_paths(
+        native, paths + tracked, [(p, b or cwd) for p, b in excludes],
         respect_gitignore, int(jobs or 0), int(max_file_size), [keep(r.code) for r in rows])
-    result = ScanResult(files=nfiles, bytes=nbytes)
+    result = ScanResult(files=nfiles, bytes=nbytes, ignored=nignored, tracked=len(tracked))
     append = result.findings.append
     entries = path_errors + files
     del files
@@ -372,7 +426,7 @@ def _scan_paths(paths: Sequence[str], *, select=None, ignore=None,
             result.errors.append(ScanError(shown, message, line))
     # The walk already yields the files of a folder sorted by name, each
     # file's findings by position: sort only what several paths may have mixed.
-    if len(paths) > 1:
+    if len(paths) + len(tracked) > 1:
         result.findings.sort(key=lambda f: (f.path, f.start))
         result.errors.sort(key=lambda e: (e.path, e.line or 0))
     return result

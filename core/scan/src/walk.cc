@@ -221,6 +221,9 @@ class Walker {
     }
   }
 
+  // Source files and folders skipped by ignore rules (ScanSummary::ignored).
+  uint64_t ignored() const { return ignored_; }
+
   std::vector<WalkedFile> Run() {
     for (const std::string& given : options_.paths) {
       std::string path = given;
@@ -305,9 +308,11 @@ class Walker {
     }
   }
 
-  bool Ignored(const std::string& abs, bool is_dir, const IgnoreList& ignores) const {
+  bool Ignored(const std::string& abs, bool is_dir, const IgnoreList& ignores) {
     if (excludes_.Match(abs, is_dir) > 0) return true;
-    return options_.respect_gitignore && ignores.Match(abs, is_dir) > 0;
+    if (!options_.respect_gitignore || ignores.Match(abs, is_dir) <= 0) return false;
+    ++ignored_;
+    return true;
   }
 
   void Walk(const std::string& dir, const std::string& abs, const IgnoreList* parent) {
@@ -378,6 +383,7 @@ class Walker {
   std::string root_real_;
   std::vector<std::pair<dev_t, ino_t>> ancestors_;  // the folders being walked, for cycles
   std::vector<WalkedFile> files_;
+  uint64_t ignored_ = 0;
 };
 
 // Reads the whole file into *buf (grown as needed); returns an error
@@ -508,7 +514,9 @@ std::vector<std::string> ListFiles(const ScanOptions& options,
 
 ScanSummary ScanPaths(const RuleSet& rules, const ScanOptions& options) {
   ScanSummary summary;
-  const std::vector<WalkedFile> files = Walker(options, &summary.path_errors).Run();
+  Walker walker(options, &summary.path_errors);
+  const std::vector<WalkedFile> files = walker.Run();
+  summary.ignored = walker.ignored();
   int jobs = options.jobs > 0 ? options.jobs : static_cast<int>(std::thread::hardware_concurrency());
   if (jobs < 1) jobs = 1;
   if (static_cast<size_t>(jobs) > files.size()) jobs = static_cast<int>(std::max<size_t>(files.size(), 1));

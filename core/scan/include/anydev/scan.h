@@ -141,6 +141,9 @@ struct ScanSummary {
   std::vector<FileResult> path_errors;
   uint64_t files_scanned = 0;
   uint64_t bytes_scanned = 0;
+  // Source files and folders that .gitignore or .git/info/exclude rules kept
+  // out of the walk (a folder counts once; what it holds is not looked at).
+  uint64_t ignored = 0;
 };
 
 ScanSummary ScanPaths(const RuleSet& rules, const ScanOptions& options);
