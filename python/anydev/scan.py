@@ -33,6 +33,16 @@ symbol resolves to a fully qualified name, and the longest table spelling
 Each name a ``from torch... import`` brings in is a finding at that name
 (``kind="import"``), and so is ``import torch.cuda.amp`` (a module row).
 A chain followed by ``(`` is a ``"call"``, any other use a ``"reference"``.
+A test's patch target is a ``"mock"`` finding: ``mock.patch("torch.cuda.X")``
+(also ``patch``, ``mocker.patch``, ``monkeypatch.setattr("torch.cuda.X", v)``,
+``delattr``), where the target is an import path (it starts with ``torch``;
+the file's aliases do not apply) and the finding is the string literal with its
+quotes; and ``patch.object(torch.cuda, "X")``, ``monkeypatch.setattr(th.cuda,
+"X", v)``, ``setattr``/``delattr(torch.xpu, "X")``, where the object resolves
+through the file's imports and the finding spans ``torch.cuda, "X"`` as
+written. Only a plain literal counts (no prefix, escapes, triple quotes or
+concatenation). The fixer does not rewrite one on its own (it is reported as
+left, with the reason): a patch target must move with the code it patches.
 Strings, bytes, docstrings and comments are not code; f-string replacement
 fields are. ``self.cuda.synchronize()``, ``x.cuda()``, a name that was not
 imported from torch, a keyword argument name and a name rebound at the start of
@@ -119,7 +129,7 @@ class Finding:
     rule: str
     fix: str  # "safe" | "unsafe" | "none", from the row
     message: str
-    kind: str  # "call" | "reference" | "import"
+    kind: str  # "call" | "reference" | "import" | "mock"
     start: int
     end: int
     call_end: Optional[int]

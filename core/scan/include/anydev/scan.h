@@ -83,6 +83,7 @@ enum class RefKind : uint8_t {
   kCall,       // the reference is followed by `(`
   kReference,  // any other use: attribute read, isinstance, annotation, decorator
   kImport,     // a name a `from ... import` or `using ...;` brings in, or `import a.b`
+  kMock,       // a test's patch target: `mock.patch("torch.cuda.X")`, `patch.object(torch.cuda, "X")`
 };
 
 const char* RefKindName(RefKind kind);
