@@ -57,7 +57,11 @@ c10::cuda::getCurrentCUDAStream;`` (a finding of ``kind="import"``, and the
 name then resolves), and names qualified relative to an enclosing ``namespace
 at {`` block (``cuda::getCurrentCUDAStream()``). Comments, string and
 character literals, raw strings and ``#if 0`` groups (and the ``#else`` of an
-``#if 1``) are not code; macro bodies are.
+``#if 1``) are not code; macro bodies are. A file that defines a legacy name
+itself in its own ``namespace at { namespace cuda {`` (or ``namespace
+c10::cuda {``) block (a function with a body, a class, ``using Name = ...;``)
+keeps that name for its callers: its references to that spelling are not
+findings (a declaration alone does not count).
 
 Positions: ``line`` and ``column`` are 1-based, of the reference's first
 character; ``end_line``/``end_column`` are exclusive. Columns count Unicode
