@@ -1381,7 +1381,7 @@ def _fix_cpp(text: _Text, findings: list[_scan.Finding], unsafe: bool, path: str
             skipped.append((f, why))
     if usings:
         _fix_cpp_usings(text, edits, usings, applied, skipped, path)
-    edits.add(_cpp_include_edits(text, edits))
+    edits.add(_cpp_include_edits(text, edits, mask))
     return edits.apply(), applied, skipped
 
 
@@ -1642,7 +1642,15 @@ def _cpp_construction(text: str, mask: str, start: int, end: int
     """For a class name at text[start:end] that constructs an object, the
     variable's name (None for a temporary) and the span of the constructor's
     parentheses or braces (open, close); (name, -1, -1) for a declaration
-    without arguments. None when the name is used some other way."""
+    without arguments; (name, -2, -2) for a variable whose object is not
+    constructed here (a parameter, a reference or pointer, `= expr`, a
+    range-for variable). None when the name is used some other way."""
+    v = re.compile(r"\s*(?:(?:[&*]\s*)+)?([A-Za-z_]\w*)\s*(?:[,)=\[]|:(?!:))").match(mask, end)
+    if v and v.group(1) not in ("const", "final", "override", "noexcept"):
+        return (v.group(1), -2, -2)
+    if re.match(r"\s*[&*]", mask[end:end + 16]):
+        m = re.compile(r"\s*(?:[&*]\s*)+([A-Za-z_]\w*)\s*[;({]").match(mask, end)
+        return (m.group(1), -2, -2) if m else None
     m = re.compile(r"\s*([A-Za-z_]\w*)?\s*([({;])").match(mask, end)
     if m is None:
         m2 = re.compile(r"\s*>\s*\(").match(mask, end)
@@ -1705,7 +1713,12 @@ def _cpp_class_edits(text: str, mask: str, edits: _Edits, start: int, end: int, 
     name, open_idx, close = cons
     out = [_Edit(start, end, new)]
     items = _cpp_items(text, open_idx, close)[0] if open_idx >= 0 else []
-    if len(items) not in spec.arities:
+    if open_idx == -2:
+        if spec.kinds is not None and 0 not in spec.arities:
+            return (f"{row.code}: the arguments that construct `{name}` are not visible here, "
+                    f"so the fixer cannot tell whether {new} can take them (Device or "
+                    "index?); rewrite by hand"), []
+    elif len(items) not in spec.arities:
         return (f"{row.code}: {new} has no constructor of {len(items)} argument(s); "
                 "rewrite by hand"), []
     if spec.kinds is not None and items:
@@ -1758,7 +1771,7 @@ def _cpp_member_uses(mask: str, name: str) -> list[str]:
         rf"(?<![\w.>:]){re.escape(name)}\s*(?:\.|->)\s*([A-Za-z_]\w*)", mask)]
 
 
-def _cpp_include_edits(text: _Text, edits: _Edits) -> list[_Edit]:
+def _cpp_include_edits(text: _Text, edits: _Edits, mask: str) -> list[_Edit]:
     """#include lines for the headers that the inserted replacements need and
     the file does not include yet, after its last #include (the last one
     outside a conditional block other than a header guard), once each, in
@@ -1772,7 +1785,6 @@ def _cpp_include_edits(text: _Text, edits: _Edits) -> list[_Edit]:
                 need.append(header)
     if not need:
         return []
-    mask = _cpp_code_mask(text.text)
     have = set(re.findall(r"(?m)^[ \t]*#[ \t]*include[ \t]*[<\"]([^>\"]+)[>\"]", mask))
     need = sorted(h for h in need if h not in have)
     if not need:
