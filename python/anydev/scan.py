@@ -41,8 +41,9 @@ quotes; and ``patch.object(torch.cuda, "X")``, ``monkeypatch.setattr(th.cuda,
 "X", v)``, ``setattr``/``delattr(torch.xpu, "X")``, where the object resolves
 through the file's imports and the finding spans ``torch.cuda, "X"`` as
 written. Only a plain literal counts (no prefix, escapes, triple quotes or
-concatenation). The fixer does not rewrite one on its own (it is reported as
-left, with the reason): a patch target must move with the code it patches.
+concatenation). A patch target must move with the code it patches: ``anydev
+fix`` (``fix_paths``) rewrites it when the calls it patches in the fixed tree
+are rewritten, and otherwise leaves it with the reason.
 Strings, bytes, docstrings and comments are not code; f-string replacement
 fields are. ``self.cuda.synchronize()``, ``x.cuda()``, a name that was not
 imported from torch, a keyword argument name and a name rebound at the start of
