@@ -632,9 +632,11 @@ def test_end_to_end_on_a_generated_repository(tmp_path):
     assert "s = torch.Stream(priority=-1)" in streams and "torch.accelerator.current_stream()" in streams
     assert (tmp_path / "pkg_b/csrc/ops.cpp").read_text() == textwrap.dedent("""\
         #include <ATen/cuda/CUDAContext.h>
+        #include <ATen/DeviceAccelerator.h>
+        #include <c10/core/DeviceGuard.h>
         namespace cu = c10::cuda;
         void f() {
-          c10::DeviceGuard guard(at::accelerator::getDeviceIndex());
+          c10::DeviceGuard guard(c10::Device(at::accelerator::getAccelerator(true).value(), at::accelerator::getDeviceIndex()));
           auto s = at::cuda::getCurrentCUDAStream();  // no mechanical fix
           at::accelerator::emptyCache();
         }
