@@ -15,7 +15,11 @@ findings (they still win the longest-prefix match, so
 The work is native (``anydev._C._scan``, from ``core/scan/``): files are walked
 in C++ (``.gitignore`` files, ``.git/info/exclude``, ``exclude`` globs) and
 lexed on ``jobs`` threads, one file at a time per thread, so memory does not
-grow with the size of the tree.
+grow with the size of the tree. Inside a git work tree, the files git tracks
+are scanned even where an ignore rule matches them (as ``git grep`` does;
+``git ls-files`` lists them, and without git only the ignore rules count);
+``ScanResult.ignored`` counts the source files and folders the ignore rules
+skipped, ``ScanResult.tracked`` the tracked files scanned despite them.
 
 What a finding is
 -----------------
@@ -29,6 +33,17 @@ symbol resolves to a fully qualified name, and the longest table spelling
 Each name a ``from torch... import`` brings in is a finding at that name
 (``kind="import"``), and so is ``import torch.cuda.amp`` (a module row).
 A chain followed by ``(`` is a ``"call"``, any other use a ``"reference"``.
+A test's patch target is a ``"mock"`` finding: ``mock.patch("torch.cuda.X")``
+(also ``patch``, ``mocker.patch``, ``monkeypatch.setattr("torch.cuda.X", v)``,
+``delattr``), where the target is an import path (it starts with ``torch``;
+the file's aliases do not apply) and the finding is the string literal with its
+quotes; and ``patch.object(torch.cuda, "X")``, ``monkeypatch.setattr(th.cuda,
+"X", v)``, ``setattr``/``delattr(torch.xpu, "X")``, where the object resolves
+through the file's imports and the finding spans ``torch.cuda, "X"`` as
+written. Only a plain literal counts (no prefix, escapes, triple quotes or
+concatenation). A patch target must move with the code it patches: ``anydev
+fix`` (``fix_paths``) rewrites it when the calls it patches in the fixed tree
+are rewritten, and otherwise leaves it with the reason.
 Strings, bytes, docstrings and comments are not code; f-string replacement
 fields are. ``self.cuda.synchronize()``, ``x.cuda()``, a name that was not
 imported from torch, a keyword argument name and a name rebound at the start of
@@ -43,7 +58,11 @@ c10::cuda::getCurrentCUDAStream;`` (a finding of ``kind="import"``, and the
 name then resolves), and names qualified relative to an enclosing ``namespace
 at {`` block (``cuda::getCurrentCUDAStream()``). Comments, string and
 character literals, raw strings and ``#if 0`` groups (and the ``#else`` of an
-``#if 1``) are not code; macro bodies are.
+``#if 1``) are not code; macro bodies are. A file that defines a legacy name
+itself in its own ``namespace at { namespace cuda {`` (or ``namespace
+c10::cuda {``) block (a function with a body, a class, ``using Name = ...;``)
+keeps that name for its callers: its references to that spelling are not
+findings (a declaration alone does not count).
 
 Positions: ``line`` and ``column`` are 1-based, of the reference's first
 character; ``end_line``/``end_column`` are exclusive. Columns count Unicode
@@ -118,7 +137,7 @@ class Finding:
     rule: str
     fix: str  # "safe" | "unsafe" | "none", from the row
     message: str
-    kind: str  # "call" | "reference" | "import"
+    kind: str  # "call" | "reference" | "import" | "mock"
     start: int
     end: int
     call_end: Optional[int]
@@ -141,6 +160,8 @@ class ScanResult:
     errors: list[ScanError] = field(default_factory=list)
     files: int = 0  # files scanned
     bytes: int = 0  # bytes read
+    ignored: int = 0  # source files and folders ignore rules matched (a folder once)
+    tracked: int = 0  # files git tracks among them (or inside them), scanned anyway
 
 
 def language_of(path: str) -> Optional[str]:
@@ -439,6 +460,52 @@ def _path_str(raw: bytes) -> str:
         return quote_path(raw)
 
 
+def ignore_summary(result: ScanResult) -> str:
+    """The line of the text summary about what ignore rules skipped ("" when
+    they skipped nothing)."""
+    if not result.ignored and not result.tracked:
+        return ""
+    n, t = result.ignored, result.tracked
+    line = f"Ignore rules skipped {n} source file{'s' if n != 1 else ''} or folder{'s' if n != 1 else ''}"
+    if t:
+        line += f", of which {t} file{'s' if t != 1 else ''} that git tracks {'were' if t != 1 else 'was'} scanned anyway"
+    return line + " (--no-gitignore scans everything).\n"
+
+
+def _tracked_ignored(paths: Sequence[str]) -> list[str]:
+    """The source files under the given folders that git tracks although an
+    ignore rule matches them (``git ls-files -ci --exclude-standard``), as
+    paths spelled from the folder given. Empty outside a git work tree or
+    without git (then the ignore rules alone decide)."""
+    import subprocess  # here: `import anydev` stays fast
+
+    out: list[str] = []
+    seen: set[str] = set()
+    for p in paths:
+        if not os.path.isdir(p):
+            continue
+        try:
+            proc = subprocess.run(
+                ["git", "-C", p, "ls-files", "-z", "--cached", "--ignored", "--exclude-standard",
+                 "--", "."], capture_output=True, timeout=120, check=False)
+        except (OSError, subprocess.SubprocessError):
+            return out
+        if proc.returncode != 0:
+            continue  # not a work tree (or git failed): the walk's rules decide
+        for raw in proc.stdout.split(b"\0"):
+            if not raw:
+                continue
+            rel = os.fsdecode(raw)
+            full = os.path.join(p, rel) if p not in (".", "./") else rel
+            if language_of(full) is None or not os.path.isfile(full):
+                continue
+            key = os.path.realpath(full)
+            if key not in seen:
+                seen.add(key)
+                out.append(full)
+    return out
+
+
 def _scan_paths(paths: Sequence[str], *, select=None, ignore=None,
                 excludes: Sequence[tuple[str, str]] = (), jobs: Optional[int] = None,
                 respect_gitignore: bool = True, max_file_size: int = 20 << 20,
@@ -453,14 +520,16 @@ def _scan_paths(paths: Sequence[str], *, select=None, ignore=None,
         raise ValueError("jobs must be >= 0")
     native, rows = _rules()
     cwd = os.getcwd()
-    files, path_errors, nfiles, nbytes = _native().scan_paths(
-        native, [os.fsencode(p) for p in paths],
+    tracked = _tracked_ignored([os.fspath(p) for p in paths]) if respect_gitignore else []
+    files, path_errors, nfiles, nbytes, nignored = _native().scan_paths(
+        native, [os.fsencode(p) for p in [*paths, *tracked]],
         [(os.fsencode(p), os.fsencode(b or cwd)) for p, b in excludes],
         respect_gitignore, int(jobs or 0), int(max_file_size), [keep(r.code) for r in rows])
     result = _result(path_errors + files, nfiles, nbytes, rows, cwd)
+    result.ignored, result.tracked = nignored, len(tracked)
     # The walk already yields the files of a folder sorted by name, each
     # file's findings by position: sort only what several paths may have mixed.
-    if len(paths) > 1:
+    if len(paths) + len(tracked) > 1:
         result.findings.sort(key=lambda f: (f.path, f.start))
         result.errors.sort(key=lambda e: (e.path, e.line or 0))
     if result.findings:

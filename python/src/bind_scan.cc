@@ -127,7 +127,8 @@ void BindScan(py::module_& m) {
           r = sc::FileResult();  // converted: free it now
         }
         for (const sc::FileResult& r : summary.path_errors) path_errors.append(FileTuple(r));
-        return py::make_tuple(files, path_errors, summary.files_scanned, summary.bytes_scanned);
+        return py::make_tuple(files, path_errors, summary.files_scanned, summary.bytes_scanned,
+                              summary.ignored);
       },
       py::arg("rules"), py::arg("paths"), py::arg("excludes"), py::arg("respect_gitignore"),
       py::arg("jobs"), py::arg("max_file_size"), py::arg("keep") = std::vector<bool>(),

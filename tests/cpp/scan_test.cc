@@ -72,6 +72,21 @@ TEST(ScanPython, QualifiedCallAndPositions) {
             V({"2:5-2:30 AD103 call `torch.cuda.current_device`"}));
 }
 
+TEST(ScanPython, PatchTargetsAreMockFindings) {
+  // Note [Mock targets]: a string target spans the literal, an object target
+  // the object and the literal.
+  EXPECT_EQ(Py("import torch as th\nmock.patch(\"torch.cuda.empty_cache\")\n"
+               "monkeypatch.setattr(th.cuda, 'current_device', f)\n"
+               "patch.object(th.cuda, \"empty_cache\")\n"),
+            V({"2:12-2:36 AD201 mock `\"torch.cuda.empty_cache\"`",
+               "3:21-3:46 AD103 mock `th.cuda, 'current_device'`",
+               "4:14-4:36 AD201 mock `th.cuda, \"empty_cache\"`"}));
+  EXPECT_EQ(Py("mock.patch(\"th.cuda.empty_cache\")\nmock.patch(f\"torch.cuda.empty_cache\")\n"
+               "mock.patch(\"torch.cuda.\" \"empty_cache\")\nx.object(torch.cuda, \"empty_cache\")\n"
+               "mock.patch(\"torch.cuda.memory\")\n"),
+            V());
+}
+
 TEST(ScanPython, NothingWithoutAnImport) {
   EXPECT_EQ(Py("torch.cuda.current_device()\n"), V());
 }
@@ -337,6 +352,21 @@ TEST(ScanCpp, AliasesAndUsing) {
   EXPECT_EQ(Cpp("namespace at { namespace native {\nvoid k() { cuda::getCurrentCUDAStream(); }\n}}\n"
                 "namespace mine {\nvoid k() { cuda::getCurrentCUDAStream(); }\n}\n"),
             V({"2:12-2:38 AD625 call `cuda::getCurrentCUDAStream`"}));
+}
+
+TEST(ScanCpp, NamesTheFileDefinesInItsOwnShimNamespaceAreNotFindings) {
+  // Note [Shim namespaces]: a definition (a body, a class, an alias) makes the
+  // file's references to that spelling its own; a declaration does not.
+  EXPECT_EQ(Cpp("int a = c10::cuda::current_device();\n"
+                "namespace c10 { namespace cuda {\nint current_device() { return 0; }\n}}\n"
+                "int b = c10::cuda::current_device() + at::cuda::current_device();\n"),
+            V({"5:39-5:63 AD603 call `at::cuda::current_device`"}));
+  EXPECT_EQ(Cpp("namespace at::cuda { using CUDAStream = c10::Stream; int device_count(); }\n"
+                "at::cuda::CUDAStream s = x; int n = at::cuda::device_count();\n"),
+            V({"2:37-2:59 AD601 call `at::cuda::device_count`"}));
+  EXPECT_EQ(Cpp("namespace mine { int current_device() { return 0; } }\n"
+                "int n = c10::cuda::current_device();\n"),
+            V({"2:9-2:34 AD603 call `c10::cuda::current_device`"}));
 }
 
 TEST(ScanCpp, BracesAcrossPreprocessorBranches) {

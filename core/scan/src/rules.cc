@@ -175,6 +175,7 @@ const char* RefKindName(RefKind kind) {
     case RefKind::kCall: return "call";
     case RefKind::kReference: return "reference";
     case RefKind::kImport: return "import";
+    case RefKind::kMock: return "mock";
   }
   return "reference";
 }

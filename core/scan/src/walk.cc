@@ -374,6 +374,9 @@ class Walker {
     }
   }
 
+  // Source files and folders skipped by ignore rules (ScanSummary::ignored).
+  uint64_t ignored() const { return ignored_; }
+
   std::vector<WalkedFile> Run() {
     for (const std::string& given : options_.paths) {
       std::string path = given;
@@ -464,9 +467,11 @@ class Walker {
     }
   }
 
-  bool Ignored(const std::string& abs, bool is_dir, const IgnoreList& ignores) const {
+  bool Ignored(const std::string& abs, bool is_dir, const IgnoreList& ignores) {
     if (excludes_.Match(abs, is_dir) > 0) return true;
-    return options_.respect_gitignore && ignores.Match(abs, is_dir) > 0;
+    if (!options_.respect_gitignore || ignores.Match(abs, is_dir) <= 0) return false;
+    ++ignored_;
+    return true;
   }
 
   void Walk(const std::string& dir, const std::string& abs, const IgnoreList* parent) {
@@ -537,6 +542,7 @@ class Walker {
   std::string root_real_;
   std::vector<std::pair<dev_t, ino_t>> ancestors_;  // the folders being walked, for cycles
   std::vector<WalkedFile> files_;
+  uint64_t ignored_ = 0;
 };
 
 // Reads the whole file into *buf (grown as needed); returns an error
@@ -762,7 +768,9 @@ void ScanWalked(const RuleSet& rules, const std::vector<WalkedFile>& files,
 ScanSummary ScanPaths(const RuleSet& rules, const ScanOptions& options) {
   ScanSummary summary;
   if (KeepMismatch(rules, options, &summary)) return summary;
-  const std::vector<WalkedFile> files = Walker(options, &summary.path_errors).Run();
+  Walker walker(options, &summary.path_errors);
+  const std::vector<WalkedFile> files = walker.Run();
+  summary.ignored = walker.ignored();
   ScanWalked(rules, files, options, &summary);
   return summary;
 }

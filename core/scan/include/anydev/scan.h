@@ -97,6 +97,7 @@ enum class RefKind : uint8_t {
   kCall,       // the reference is followed by `(`
   kReference,  // any other use: attribute read, isinstance, annotation, decorator
   kImport,     // a name a `from ... import` or `using ...;` brings in, or `import a.b`
+  kMock,       // a test's patch target: `mock.patch("torch.cuda.X")`, `patch.object(torch.cuda, "X")`
 };
 
 const char* RefKindName(RefKind kind);
@@ -158,6 +159,9 @@ struct ScanSummary {
   std::vector<FileResult> path_errors;
   uint64_t files_scanned = 0;
   uint64_t bytes_scanned = 0;
+  // Source files and folders that .gitignore or .git/info/exclude rules kept
+  // out of the walk (a folder counts once; what it holds is not looked at).
+  uint64_t ignored = 0;
 };
 
 ScanSummary ScanPaths(const RuleSet& rules, const ScanOptions& options);
