@@ -287,3 +287,14 @@ def test_deselected_literal_rules_cost_nothing():
     assert native_rules(rule_filter())[0] is native_rules()[0]
     src = "import torch\nx = y.cuda()\ntorch.cuda.synchronize()\n"
     assert _rules(scan_source(src, "m.py", ignore=["AD9"])[0]) == [(3, "AD107")]
+
+
+def test_the_prefilter_keeps_files_with_only_literal_findings(tmp_path):
+    """A file whose only CUDA-specific code is a literal (no `cuda` API name):
+    the native prefilter must not skip it (a literal rule's needle is its
+    detector's: "CUDA", "nccl")."""
+    (tmp_path / "op.cc").write_text("auto o = x.options().device(at::kCUDA);\n")
+    (tmp_path / "dist.py").write_text(
+        "import torch.distributed as dist\ndist.init_process_group('nccl')\n")
+    got = [(os.path.basename(f.path), f.rule) for f in scan_paths([str(tmp_path)]).findings]
+    assert got == [("dist.py", "AD910"), ("op.cc", "AD951")]
