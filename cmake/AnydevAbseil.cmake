@@ -1,0 +1,93 @@
+# AnydevAbseil.cmake: where Abseil comes from (included from the top-level
+# CMakeLists.txt before anything links absl::*).
+#
+#   ANYDEV_ABSL_SOURCE_DIR   PATH     an Abseil source tree (abseil-cpp, LTS
+#                                     20220623 or later) built with the project
+#                                     and linked statically, for a machine with
+#                                     no Abseil package
+#   ANYDEV_ABSL_STATIC       ON/OFF   link the installed Abseil's static
+#                                     archives instead of its shared libraries
+#                                     (self-contained wheels: tools/build_wheels.sh)
+#
+# Otherwise the installed Abseil package is used as it is (Debian/Ubuntu:
+# libabsl-dev), and a machine without one stops here with the package to
+# install.
+#
+# Note [Static Abseil from the Debian package]: Debian's libabsl-dev ships the
+# static archives (libabsl_*.a, position-independent) beside the shared
+# libraries, but its CMake package (abslTargets.cmake) imports only the shared
+# ones. ANYDEV_ABSL_STATIC points each imported absl:: target at the archive
+# of the same name; the targets keep their link interfaces, so CMake still
+# orders the archives by their dependencies.
+
+set(ANYDEV_ABSL_SOURCE_DIR "" CACHE PATH
+  "An Abseil source tree to build with anydev (linked statically) instead of an installed Abseil")
+option(ANYDEV_ABSL_STATIC "Link the installed Abseil's static archives (libabsl_*.a)" OFF)
+
+if(ANYDEV_ABSL_SOURCE_DIR)
+  if(NOT EXISTS "${ANYDEV_ABSL_SOURCE_DIR}/absl/base/config.h")
+    message(FATAL_ERROR "ANYDEV_ABSL_SOURCE_DIR=${ANYDEV_ABSL_SOURCE_DIR} is not an Abseil "
+      "source tree (it has no absl/base/config.h)")
+  endif()
+  set(ABSL_PROPAGATE_CXX_STD ON CACHE BOOL "" FORCE)
+  set(ABSL_BUILD_TESTING OFF CACHE BOOL "" FORCE)
+  set(ABSL_ENABLE_INSTALL OFF CACHE BOOL "" FORCE)
+  set(_anydev_shared ${BUILD_SHARED_LIBS})
+  set(BUILD_SHARED_LIBS OFF)
+  # SYSTEM (CMake 3.25): Abseil's headers stay out of the project's warnings.
+  if(CMAKE_VERSION VERSION_GREATER_EQUAL 3.25)
+    add_subdirectory(${ANYDEV_ABSL_SOURCE_DIR} ${CMAKE_BINARY_DIR}/_abseil EXCLUDE_FROM_ALL SYSTEM)
+  else()
+    add_subdirectory(${ANYDEV_ABSL_SOURCE_DIR} ${CMAKE_BINARY_DIR}/_abseil EXCLUDE_FROM_ALL)
+  endif()
+  set(BUILD_SHARED_LIBS ${_anydev_shared})
+  set(ANYDEV_ABSL_BUNDLED ON)
+  message(STATUS "anydev: Abseil from ${ANYDEV_ABSL_SOURCE_DIR} (built here, static)")
+  return()
+endif()
+set(ANYDEV_ABSL_BUNDLED OFF)
+
+find_package(absl CONFIG QUIET)
+if(NOT absl_FOUND)
+  message(FATAL_ERROR
+    "anydev needs Abseil (C++ library, LTS 20220623 or later) and CMake found none.\n"
+    "Install its development package, then configure again:\n"
+    "  Debian, Ubuntu:   apt-get install libabsl-dev\n"
+    "  Fedora, RHEL:     dnf install abseil-cpp-devel\n"
+    "  Arch:             pacman -S abseil-cpp\n"
+    "  macOS (Homebrew): brew install abseil\n"
+    "  conda:            conda install -c conda-forge libabseil\n"
+    "or point CMAKE_PREFIX_PATH (or absl_DIR) at an Abseil install, or build it with "
+    "anydev from a source tree: -DANYDEV_ABSL_SOURCE_DIR=/path/to/abseil-cpp "
+    "(pip: --config-settings=cmake.define.ANYDEV_ABSL_SOURCE_DIR=/path/to/abseil-cpp).\n"
+    "Prebuilt wheels (tools/build_wheels.sh) need no Abseil at all.")
+endif()
+message(STATUS "anydev: Abseil ${absl_VERSION} from ${absl_DIR}")
+
+if(ANYDEV_ABSL_STATIC)
+  get_property(_anydev_imported DIRECTORY PROPERTY IMPORTED_TARGETS)
+  set(_anydev_swapped 0)
+  foreach(t IN LISTS _anydev_imported)
+    if(NOT t MATCHES "^absl::")
+      continue()
+    endif()
+    get_target_property(type ${t} TYPE)
+    if(NOT type STREQUAL "SHARED_LIBRARY")
+      continue()
+    endif()
+    get_target_property(configs ${t} IMPORTED_CONFIGURATIONS)
+    foreach(c IN LISTS configs)
+      get_target_property(loc ${t} IMPORTED_LOCATION_${c})
+      string(REGEX REPLACE "\\.so(\\.[0-9.]+)?$" ".a" archive "${loc}")
+      if(NOT EXISTS "${archive}")
+        message(FATAL_ERROR "ANYDEV_ABSL_STATIC: ${t} has no static archive beside ${loc} "
+          "(expected ${archive}); use ANYDEV_ABSL_SOURCE_DIR to build Abseil here")
+      endif()
+      # Without a soname CMake links the archive by its full path.
+      set_property(TARGET ${t} PROPERTY IMPORTED_LOCATION_${c} "${archive}")
+      set_property(TARGET ${t} PROPERTY IMPORTED_SONAME_${c})
+    endforeach()
+    math(EXPR _anydev_swapped "${_anydev_swapped} + 1")
+  endforeach()
+  message(STATUS "anydev: Abseil linked statically (${_anydev_swapped} archives)")
+endif()
