@@ -5,24 +5,22 @@
 #                                     20220623 or later) built with the project
 #                                     and linked statically, for a machine with
 #                                     no Abseil package
-#   ANYDEV_ABSL_STATIC       ON/OFF   link the installed Abseil's static
-#                                     archives instead of its shared libraries
-#                                     (self-contained wheels: tools/build_wheels.sh)
 #
 # Otherwise the installed Abseil package is used as it is (Debian/Ubuntu:
 # libabsl-dev), and a machine without one stops here with the package to
 # install.
 #
-# Note [Static Abseil from the Debian package]: Debian's libabsl-dev ships the
-# static archives (libabsl_*.a, position-independent) beside the shared
-# libraries, but its CMake package (abslTargets.cmake) imports only the shared
-# ones. ANYDEV_ABSL_STATIC points each imported absl:: target at the archive
-# of the same name; the targets keep their link interfaces, so CMake still
-# orders the archives by their dependencies.
+# Note [Abseil in wheels]: Debian's libabsl-dev ships static archives beside
+# the shared libraries, but they cannot go into a shared object: some of
+# their objects use the local-exec TLS model (R_X86_64_TPOFF32 in
+# cordz_functions.cc.o, raw_hash_set.cc.o, sysinfo.cc.o, pool_urbg.cc.o), and
+# ld refuses them in libanydev.so ("recompile with -fPIC"). So the wheels
+# (tools/build_wheels.sh) link the shared libraries and `auditwheel repair`
+# copies the ones used into the wheel (anydev.libs/, renamed with a hash,
+# RPATH set), which makes the wheel self-contained.
 
 set(ANYDEV_ABSL_SOURCE_DIR "" CACHE PATH
   "An Abseil source tree to build with anydev (linked statically) instead of an installed Abseil")
-option(ANYDEV_ABSL_STATIC "Link the installed Abseil's static archives (libabsl_*.a)" OFF)
 
 if(ANYDEV_ABSL_SOURCE_DIR)
   if(NOT EXISTS "${ANYDEV_ABSL_SOURCE_DIR}/absl/base/config.h")
@@ -63,31 +61,3 @@ if(NOT absl_FOUND)
     "Prebuilt wheels (tools/build_wheels.sh) need no Abseil at all.")
 endif()
 message(STATUS "anydev: Abseil ${absl_VERSION} from ${absl_DIR}")
-
-if(ANYDEV_ABSL_STATIC)
-  get_property(_anydev_imported DIRECTORY PROPERTY IMPORTED_TARGETS)
-  set(_anydev_swapped 0)
-  foreach(t IN LISTS _anydev_imported)
-    if(NOT t MATCHES "^absl::")
-      continue()
-    endif()
-    get_target_property(type ${t} TYPE)
-    if(NOT type STREQUAL "SHARED_LIBRARY")
-      continue()
-    endif()
-    get_target_property(configs ${t} IMPORTED_CONFIGURATIONS)
-    foreach(c IN LISTS configs)
-      get_target_property(loc ${t} IMPORTED_LOCATION_${c})
-      string(REGEX REPLACE "\\.so(\\.[0-9.]+)?$" ".a" archive "${loc}")
-      if(NOT EXISTS "${archive}")
-        message(FATAL_ERROR "ANYDEV_ABSL_STATIC: ${t} has no static archive beside ${loc} "
-          "(expected ${archive}); use ANYDEV_ABSL_SOURCE_DIR to build Abseil here")
-      endif()
-      # Without a soname CMake links the archive by its full path.
-      set_property(TARGET ${t} PROPERTY IMPORTED_LOCATION_${c} "${archive}")
-      set_property(TARGET ${t} PROPERTY IMPORTED_SONAME_${c})
-    endforeach()
-    math(EXPR _anydev_swapped "${_anydev_swapped} + 1")
-  endforeach()
-  message(STATUS "anydev: Abseil linked statically (${_anydev_swapped} archives)")
-endif()

@@ -2,9 +2,10 @@
 # Builds a self-contained manylinux wheel of anydev for each CPython it is
 # given (default: every CPython 3.9 to 3.13 found: pyenv's versions, then
 # python3.X on PATH), in the manner of cibuildwheel: one build environment per
-# interpreter, Abseil linked statically (ANYDEV_ABSL_STATIC, from Debian's
-# libabsl-dev archives), then `auditwheel repair`, which checks that the wheel
-# needs nothing outside the manylinux policy and tags it manylinux_2_NN.
+# interpreter, then `auditwheel repair`, which copies the Abseil libraries the
+# wheel links (Debian's libabsl-dev) into it, checks that it needs nothing
+# else outside the manylinux policy and tags it manylinux_2_NN (see Note
+# [Abseil in wheels] in cmake/AnydevAbseil.cmake for why not static).
 #
 #   tools/build_wheels.sh                      # every CPython found -> dist/
 #   tools/build_wheels.sh python3.12 ~/.pyenv/versions/3.9.18/bin/python
@@ -68,7 +69,6 @@ for py in "${pythons[@]}"; do
   if ! "$env/bin/python" -m pip wheel --no-build-isolation --no-deps -q \
         --disable-pip-version-check -w "$raw" \
         -Cbuild-dir="build/wheels/$tag" \
-        -Ccmake.define.ANYDEV_ABSL_STATIC=ON \
         -Ccmake.define.ANYDEV_BUILD_TESTS=OFF \
         -Ccmake.define.ANYDEV_BUILD_BENCHMARKS=OFF \
         -Ccmake.build-type=Release \
@@ -79,8 +79,8 @@ for py in "${pythons[@]}"; do
   fi
   wheel=$(ls "$raw"/anydev-*-"$tag"-*.whl)
   # auditwheel picks the oldest manylinux policy the wheel satisfies, grafts
-  # any library outside the policy into the wheel (with Abseil static there
-  # is none) and refuses a wheel it cannot make compliant.
+  # the libraries outside the policy into the wheel (Abseil's) and refuses a
+  # wheel it cannot make compliant.
   rm -f dist/anydev-*-"$tag"-*.whl
   if ! auditwheel repair -w dist "$wheel" >>"$log" 2>&1; then
     tail -n 20 "$log" >&2
