@@ -488,14 +488,13 @@ def gen_shim_module(table: Table, module: str) -> tuple[str, str]:
     stub = [f"# {GENERATED.format(src=', compat_map/'.join(srcs))}",
             "from typing import Any, Union",
             "",
-            "from typing_extensions import TypeAlias, deprecated",
+            "from typing_extensions import deprecated",
             "",
             "import anydev",
             "import anydev.compat",
             ""]
     if module == "anydev.cuda":
         stub += ["from . import amp as amp", ""]
-    stub += ["_Device: TypeAlias = Union[anydev.device, str, int, None]", ""]
     for r in sorted(rows, key=lambda r: shim_module_of(r)[1]):  # type: ignore[index]
         attr = shim_module_of(r)[1]  # type: ignore[index]
         if attr == "amp" and module == "anydev.cuda":
@@ -516,7 +515,9 @@ def gen_shim_module(table: Table, module: str) -> tuple[str, str]:
 
 # Parameter types by the legacy parameter's name, where the target's stub has
 # no parameter of that name: torch.cuda's calls take a device as `device`.
-_STUB_PARAM_TYPES = {"device": "_Device", "device_index": "_Device", "stream": "Union[anydev.Stream, None]",
+_STUB_DEVICE = "Union[anydev.device, str, int, None]"
+_STUB_PARAM_TYPES = {"device": _STUB_DEVICE, "device_index": _STUB_DEVICE,
+                     "stream": "Union[anydev.Stream, None]",
                      "event": "anydev.Event", "enable_timing": "bool", "priority": "int"}
 
 
@@ -524,7 +525,9 @@ _STUB_PARAM_TYPES = {"device": "_Device", "device_index": "_Device", "stream": "
 def _stub_targets() -> dict[str, ast.FunctionDef]:
     """Returns the typed stubs of the forwarders' targets (anydev.accelerator's
     functions, from python/anydev/accelerator.pyi) by their full name."""
-    path = os.path.join(ROOT, "python", "anydev", "accelerator.pyi")
+    # The generator's own tree (not --root's): the stub is hand-written.
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    path = os.path.join(here, "python", "anydev", "accelerator.pyi")
     with open(path, encoding="utf-8") as f:
         tree = ast.parse(f.read(), path)
     return {f"anydev.accelerator.{n.name}": n for n in tree.body if isinstance(n, ast.FunctionDef)}
@@ -538,6 +541,7 @@ def _stub_annotation(node: Optional[ast.expr]) -> str:
     text = ast.unparse(node)
     text = re.sub(r"\bOptional\[(\w+)\]", r"Union[\1, None]", text)
     text = re.sub(r"\b(Stream|Event|device)\b", r"anydev.\1", text)
+    text = re.sub(r"\b_Device\b", _STUB_DEVICE, text)
     return text.replace("OrderedDict[", "dict[")
 
 

@@ -1,12 +1,10 @@
 # @generated from compat_map/python.toml by compat_map/generate.py -- do not edit
 from typing import Any, Union
 
-from typing_extensions import TypeAlias, deprecated
+from typing_extensions import deprecated
 
 import anydev
 import anydev.compat
-
-_Device: TypeAlias = Union[anydev.device, str, int, None]
 
 @deprecated('anydev.cuda.amp.GradScaler is a legacy device-specific API (torch.cuda.amp.GradScaler); in PyTorch use torch.amp.GradScaler [AD314]')
 class GradScaler:
