@@ -633,11 +633,12 @@ def gen_shim_module(table: Table, module: str) -> tuple[str, str]:
             ""]
     # Stub: every legacy entry point marked @deprecated (PEP 702) for static tools.
     stub = [f"# {GENERATED.format(src=', compat_map/'.join(srcs))}",
-            "from typing import Any",
+            "from typing import Any, Union",
             "",
             "from typing_extensions import deprecated",
             "",
             "import anydev",
+            "import anydev.compat",
             ""]
     if module == "anydev.cuda":
         stub += ["from . import amp as amp", ""]
@@ -654,27 +655,73 @@ def gen_shim_module(table: Table, module: str) -> tuple[str, str]:
         elif r.kind == "class":
             stub.append(f"{dec}class {attr}:\n    def __init__(self, *args: Any, **kwargs: Any) -> None: ...")
         else:
-            stub.append(f"{dec}def {attr}{_pyi_sig_for_stub(r)} -> Any: ...")
-    stub.append("")
+            stub.append(f"{dec}def {attr}{_pyi_sig_for_stub(r)}: ...")
+    stub += ["", f"__all__ = {sorted(names)!r}", ""]
     return "\n".join(out), "\n".join(stub)
 
 
+# Parameter types by the legacy parameter's name, where the target's stub has
+# no parameter of that name: torch.cuda's calls take a device as `device`.
+_STUB_DEVICE = "Union[anydev.device, str, int, None]"
+_STUB_PARAM_TYPES = {"device": _STUB_DEVICE, "device_index": _STUB_DEVICE,
+                     "stream": "Union[anydev.Stream, None]",
+                     "event": "anydev.Event", "enable_timing": "bool", "priority": "int"}
+
+
+@functools.lru_cache(maxsize=None)
+def _stub_targets() -> dict[str, ast.FunctionDef]:
+    """Returns the typed stubs of the forwarders' targets (anydev.accelerator's
+    functions, from python/anydev/accelerator.pyi) by their full name."""
+    # The generator's own tree (not --root's): the stub is hand-written.
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    path = os.path.join(here, "python", "anydev", "accelerator.pyi")
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), path)
+    return {f"anydev.accelerator.{n.name}": n for n in tree.body if isinstance(n, ast.FunctionDef)}
+
+
+def _stub_annotation(node: Optional[ast.expr]) -> str:
+    """The annotation of a target stub's parameter or return, in the terms of
+    the shim's stub (the accelerator stub's names qualified)."""
+    if node is None:
+        return "Any"
+    text = ast.unparse(node)
+    text = re.sub(r"\bOptional\[(\w+)\]", r"Union[\1, None]", text)
+    text = re.sub(r"\b(Stream|Event|device)\b", r"anydev.\1", text)
+    text = re.sub(r"\b_Device\b", _STUB_DEVICE, text)
+    return text.replace("OrderedDict[", "dict[")
+
+
 def _pyi_sig_for_stub(row: Row) -> str:
+    """Returns the stub's parameters and return type: the legacy signature of
+    the row, typed from the target's stub where the row forwards to an
+    anydev call, else by the parameter's name; Any where nothing is known."""
+    target = _stub_targets().get(row.anydev or "")
+    returns = "Any"
+    by_name: dict[str, str] = {}
+    if target is not None:
+        returns = _stub_annotation(target.returns)
+        t = target.args
+        for arg in t.posonlyargs + t.args + t.kwonlyargs:
+            by_name[arg.arg] = _stub_annotation(arg.annotation)
+    elif row.anydev == "anydev.compat.stream_context":
+        returns = "anydev.compat.stream_context"
     if not row.signature:
-        return "(*args: Any, **kwargs: Any)"
+        return f"(*args: Any, **kwargs: Any) -> {returns}"
     try:
         a = _runtime_module("_signature").parse(row.signature).args
     except ValueError:
-        return "(*args: Any, **kwargs: Any)"
+        return f"(*args: Any, **kwargs: Any) -> {returns}"
     for arg in a.posonlyargs + a.args + a.kwonlyargs:
-        arg.annotation = ast.Name("Any")
+        ann = by_name.get(arg.arg) or _STUB_PARAM_TYPES.get(arg.arg, "Any")
+        arg.annotation = ast.parse(ann, mode="eval").body
     if a.vararg:
         a.vararg.annotation = ast.Name("Any")
     if a.kwarg:
         a.kwarg.annotation = ast.Name("Any")
     a.defaults = [ast.Constant(...) for _ in a.defaults]
     a.kw_defaults = [None if d is None else ast.Constant(...) for d in a.kw_defaults]
-    return "(" + ast.unparse(a) + ")"
+    return "(" + ast.unparse(a) + f") -> {returns}"
 
 
 def gen_cpp_header(table: Table, ns: str) -> str:

@@ -14,8 +14,9 @@ cd "$root"
 say() { echo "setup: $*" >&2; }
 
 # --- Debian packages: C++ libraries and vendor headers ----------------------
-debs=(libabsl-dev libgtest-dev libbenchmark-dev libtomlplusplus-dev nlohmann-json3-dev
-      libcli11-dev libze-dev libamdhip64-dev
+debs=(libabsl-dev                 # Abseil: the core's Status types, containers, sync
+      libgtest-dev libbenchmark-dev  # the C++ tests and benchmarks
+      libze-dev libamdhip64-dev      # Level Zero and HIP headers: their backends are built
       python3-torch)  # PyTorch 1.13 for /usr/bin/python3: anydev.torch's old-PyTorch tests
 missing=()
 for p in "${debs[@]}"; do
@@ -37,38 +38,23 @@ if [[ ! -x .venv/bin/python ]]; then
   "$python" -m venv .venv
 fi
 vpy=.venv/bin/python
-pips=("scikit-build-core>=0.10" "pybind11>=2.12" "cmake>=3.22" ninja "pytest>=7" numpy
-      "mypy>=1.13"  # mypy: the tests check that the stubs flag legacy calls (PEP 702)
-      "torch==2.13.0")  # the CPU build: anydev.torch's tests run against a real PyTorch
-need=$("$vpy" - "${pips[@]}" <<'PY'
-import sys
-from importlib import metadata
-import re
-out = []
-for spec in sys.argv[1:]:
-    name, _, want = re.match(r"([A-Za-z0-9_.-]+)(>=)?(.*)", spec).groups()
-    try:
-        have = metadata.version(name)
-    except metadata.PackageNotFoundError:
-        out.append(spec)
-        continue
-    if want:
-        key = lambda v: tuple(int(x) for x in re.findall(r"\d+", v)[:3])
-        if key(have) < key(want):
-            out.append(spec)
-print(" ".join(out))
-PY
-)
-if [[ -n $need ]]; then
-  say "installing Python packages into .venv: $need"
-  # shellcheck disable=SC2086
-  "$vpy" -m pip install -q --disable-pip-version-check $need
+# pip reads the pins itself (tools/requirements-dev.txt): torch==2.13.0 means
+# exactly that. With everything satisfied it installs nothing and prints nothing.
+req=tools/requirements-dev.txt
+pip_log=$(mktemp)
+if ! "$vpy" -m pip install --disable-pip-version-check -r "$req" >"$pip_log" 2>&1; then
+  grep -v '^WARNING: Location' "$pip_log" | tail -n 30 >&2
+  rm -f "$pip_log"
+  say "pip could not install what $req asks for"
+  exit 1
 fi
+grep '^Successfully installed' "$pip_log" | sed 's/^Successfully installed/setup: installed into .venv:/' >&2 || true
+rm -f "$pip_log"
 
 # --- Build and install, when a source changed since the last install --------
 stamp=.venv/.anydev-installed
 sources=(CMakeLists.txt pyproject.toml cmake core python tests/CMakeLists.txt tests/cpp
-         benchmarks compat_map shims examples/cpp)
+         benchmarks compat_map shims examples)
 existing=()
 for s in "${sources[@]}"; do [[ -e $s ]] && existing+=("$s"); done
 if [[ ! -f $stamp ]] || [[ -n $(find "${existing[@]}" -newer "$stamp" -type f \

@@ -17,7 +17,19 @@ import sys
 import tempfile
 from typing import Optional
 
-DEFAULT_PROJECT = os.path.join("examples", "legacy_project")
+# The example ships inside the package (the wheel installs it as
+# anydev/examples/legacy_project); a source checkout has it at the top.
+PACKAGED_PROJECT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "examples",
+                                "legacy_project")
+CHECKOUT_PROJECT = os.path.join("examples", "legacy_project")
+
+
+def default_project() -> str:
+    """Returns the example project installed with the package, else the one of
+    the source checkout in the current directory."""
+    if os.path.isdir(os.path.join(PACKAGED_PROJECT, "legacy_app")):
+        return PACKAGED_PROJECT
+    return os.path.abspath(CHECKOUT_PROJECT)
 
 
 def _banner(title: str) -> None:
@@ -31,21 +43,26 @@ def _run(cmd: list[str], cwd: str, env: dict[str, str]) -> int:
 
 
 def run(project: Optional[str], devices: int, steps: int) -> int:
-    project = os.path.abspath(project or DEFAULT_PROJECT)
+    project = os.path.abspath(project) if project else default_project()
     if not os.path.isdir(os.path.join(project, "legacy_app")):
         print(f"anydev demo: {project} is not the legacy example project (no legacy_app/); "
-              "run from the repository root or pass --project", file=sys.stderr)
+              "pass --project", file=sys.stderr)
         return 2
     anydev_cmd = [sys.executable, "-m", "anydev"]
     env = dict(os.environ)
     env.setdefault("ANYDEV_SIM_DEVICES", str(devices))
 
-    _banner("1. scan the legacy project")
-    _run(anydev_cmd + ["scan", "--statistics", "."], project, env)
-
     with tempfile.TemporaryDirectory(prefix="anydev-demo-") as tmp:
+        # Everything runs on copies: the installed example may be read-only,
+        # and running it must not leave byte code beside it.
+        legacy = os.path.join(tmp, "legacy_project")
         copy = os.path.join(tmp, "migrated_project")
-        shutil.copytree(project, copy, ignore=shutil.ignore_patterns("__pycache__"))
+        for dest in (legacy, copy):
+            shutil.copytree(project, dest, ignore=shutil.ignore_patterns("__pycache__"))
+
+        _banner("1. scan the legacy project")
+        _run(anydev_cmd + ["scan", "--statistics", "."], legacy, env)
+
         _banner("2. fix a copy (safe and unsafe fixes), showing the diff")
         _run(anydev_cmd + ["fix", "--unsafe-fixes", "--diff", "."], copy, env)
         _run(anydev_cmd + ["fix", "--unsafe-fixes", "."], copy, env)
@@ -55,7 +72,7 @@ def run(project: Optional[str], devices: int, steps: int) -> int:
 
         _banner("4. run the legacy entry point on the simulated accelerator")
         rc = _run(anydev_cmd + ["run", "--facade", "-m", "legacy_app.train", "--steps",
-                                str(steps)], project, env)
+                                str(steps)], legacy, env)
         if rc != 0:
             print(f"anydev demo: the legacy program failed ({rc})", file=sys.stderr)
             return 1

@@ -7,18 +7,33 @@
  * three loads; it is unique while the code object lives (the caller of
  * anydev_site_key pins the code object). This needs the interpreter's
  * internal headers, so it is C, compiled on its own. Other versions use the
- * public frame API (PyEval_GetFrame + PyFrame_GetLasti), which is slower
- * (it may create a frame object) but equivalent.
+ * frame objects (PyEval_GetFrame), which is slower (it may create a frame
+ * object) but equivalent: the key is the code object's address plus the
+ * byte offset of the instruction.
+ *
+ * Note [Frame API by version]: the public accessors came in steps
+ * (https://docs.python.org/3/whatsnew/3.11.html#pyframeobject-3-11-hiding):
+ * PyFrame_GetCode and PyFrame_GetBack since 3.9, PyFrame_GetGlobals and
+ * PyFrame_GetLasti only since 3.11, when PyFrameObject became opaque. On 3.9
+ * and 3.10 the struct is public (<frameobject.h>) and f_lasti is read
+ * directly; 3.9 counts it in bytes, 3.10 in code units (two bytes each).
  */
-#define Py_BUILD_CORE_MODULE 1
+#include <patchlevel.h> /* PY_VERSION_HEX, before Python.h decides what to expose */
+
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030D0000
+#define ANYDEV_FAST_FRAMES 1
+#define Py_BUILD_CORE_MODULE 1 /* for the internal frame headers below */
+#endif
+
 #include <Python.h>
 
 #include "site_key.h"
 
-#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030D0000
-#define ANYDEV_FAST_FRAMES 1
+#ifdef ANYDEV_FAST_FRAMES
 #include "internal/pycore_frame.h"
 #include "internal/pycore_pystate.h"
+#elif PY_VERSION_HEX < 0x030B0000
+#include <frameobject.h>
 #endif
 
 const void* anydev_site_key(int depth, PyCodeObject** code, PyObject** globals, int* offset) {
@@ -35,14 +50,28 @@ const void* anydev_site_key(int depth, PyCodeObject** code, PyObject** globals, 
   return f->prev_instr;
 #else
   PyFrameObject* f = PyEval_GetFrame();
-  for (; f != NULL && depth > 0; --depth) f = PyFrame_GetBack(f), Py_XDECREF(f);
+  /* PyFrame_GetBack returns a new reference; the chain of frames below the
+   * running one keeps each of them alive for the duration of this call. */
+  for (; f != NULL && depth > 0; --depth) {
+    PyFrameObject* back = PyFrame_GetBack(f);
+    Py_XDECREF(back);
+    f = back;
+  }
   if (f == NULL) return NULL;
   PyCodeObject* c = PyFrame_GetCode(f);
   *code = c;
   Py_DECREF(c); /* the frame keeps it alive for the duration of the call */
+#if PY_VERSION_HEX >= 0x030B0000
   *globals = PyFrame_GetGlobals(f);
   Py_DECREF(*globals);
   *offset = PyFrame_GetLasti(f);
+#elif PY_VERSION_HEX >= 0x030A0000
+  *globals = f->f_globals;
+  *offset = f->f_lasti * (int)sizeof(_Py_CODEUNIT);
+#else
+  *globals = f->f_globals;
+  *offset = f->f_lasti;
+#endif
   return (const char*)c + *offset;
 #endif
 }

@@ -16,10 +16,13 @@ import os
 import sys
 
 import pytest
-import torch
 
-from anydev import _compat_table
-from anydev.fix import render_template
+torch = pytest.importorskip(
+    "torch", reason="PyTorch is not installed for this interpreter (tools/setup.sh installs "
+                    "torch==2.13.0 into .venv, and Debian's python3-torch for /usr/bin/python3)")
+
+from anydev import _compat_table  # noqa: E402
+from anydev.fix import render_template  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(ROOT, "tools"))

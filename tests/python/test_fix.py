@@ -400,7 +400,9 @@ def test_a_fix_that_would_break_the_file_is_not_written(tmp_path, monkeypatch):
     out, result = _fix_here(tmp_path, monkeypatch, "x.py", data)
     assert out == data
     (fr,) = result.files
-    assert fr.error.startswith("the fixed file would not parse (line 2:") and \
+    # Python 3.9's parser reports the unclosed bracket where it gives up, a line later.
+    line = 2 if sys.version_info >= (3, 10) else 3
+    assert fr.error.startswith(f"the fixed file would not parse (line {line}:") and \
         fr.error.endswith("it was left as it was")
     assert not fr.changed and result.applied == 0
     assert [f.rule for f, _ in result.remaining] == ["AD107", "AD201"]

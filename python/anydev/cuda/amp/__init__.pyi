@@ -1,9 +1,10 @@
 # @generated from compat_map/python.toml by compat_map/generate.py -- do not edit
-from typing import Any
+from typing import Any, Union
 
 from typing_extensions import deprecated
 
 import anydev
+import anydev.compat
 
 @deprecated('anydev.cuda.amp.GradScaler is a legacy device-specific API (torch.cuda.amp.GradScaler); in PyTorch use torch.amp.GradScaler [AD314]')
 class GradScaler:
@@ -14,3 +15,5 @@ def autocast(enabled: Any=..., dtype: Any=..., cache_enabled: Any=...) -> Any: .
 def custom_bwd(bwd: Any) -> Any: ...
 @deprecated('anydev.cuda.amp.custom_fwd is a legacy device-specific API (torch.cuda.amp.custom_fwd); in PyTorch use torch.amp.custom_fwd [AD315]')
 def custom_fwd(fwd: Any=..., *, cast_inputs: Any=...) -> Any: ...
+
+__all__ = ['GradScaler', 'autocast', 'custom_bwd', 'custom_fwd']
