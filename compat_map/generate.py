@@ -808,6 +808,31 @@ def gen_torch_deprecations(table: Table) -> str:
             "#if defined(TORCH_VERSION_MAJOR) && defined(TORCH_VERSION_MINOR)",
             "#define ANYDEV_TORCH_RELEASE_ (TORCH_VERSION_MAJOR * 100 + TORCH_VERSION_MINOR)",
             ""]
+    def block(items: list[tuple[Row, dict[str, Any]]]) -> list[str]:
+        by_ns: dict[str, list[str]] = {}
+        for r, item in items:
+            namespace, _, _ = r.legacy.rpartition("::")
+            lo, hi = torch_range(item["torch"])  # type: ignore[misc]
+            decl = re.sub(r"\s+", " ", item["decl"].strip())
+            by_ns.setdefault(namespace, []).append(
+                f"// {r.legacy} -> {r.replacement or '(none)'} ({r.source})\n"
+                f"#if ANYDEV_TORCH_RELEASE_ >= {lo[0] * 100 + lo[1]} && "
+                f"ANYDEV_TORCH_RELEASE_ <= {hi[0] * 100 + hi[1]}\n"
+                f"[[deprecated(\"{deprecation_text(r)}\")]] {decl};\n#endif")
+        lines: list[str] = []
+        for namespace, decls in by_ns.items():
+            lines.append(f"namespace {namespace} {{")
+            lines.extend(decls)
+            lines += [f"}}  // namespace {namespace}"]
+        return lines
+
+    # Note [Includes first]: every PyTorch header is included before any
+    # redeclaration, so no inline body of PyTorch's sees a deprecated
+    # declaration (it would warn where PyTorch's folders are not -isystem).
+    # Wrapping the includes in `#pragma GCC diagnostic ignored` instead does
+    # not work: once GCC 12 has let a deprecated use pass under that pragma,
+    # later uses of the function do not warn at all.
+    guarded: list[tuple[str, list[str], list, list]] = []
     for header, (_, needs) in TORCH_HEADERS.items():
         entries = [(r, item) for r in covered for item in r.redeclare if item["header"] == header]
         if not entries:
@@ -817,28 +842,13 @@ def gen_torch_deprecations(table: Table) -> str:
                                f"ANYDEV_TORCH_RELEASE_ <= {hi[0] * 100 + hi[1]})"
                                for lo, hi in ranges)
         has = " && ".join(f"__has_include(<{n}>)" for n in needs)
-        out += [f"#if {in_range}", f"#if {has}"]
-
-        def block(items: list[tuple[Row, dict[str, Any]]]) -> list[str]:
-            by_ns: dict[str, list[str]] = {}
-            for r, item in items:
-                namespace, _, _ = r.legacy.rpartition("::")
-                lo, hi = torch_range(item["torch"])  # type: ignore[misc]
-                decl = re.sub(r"\s+", " ", item["decl"].strip())
-                by_ns.setdefault(namespace, []).append(
-                    f"// {r.legacy} -> {r.replacement or '(none)'} ({r.source})\n"
-                    f"#if ANYDEV_TORCH_RELEASE_ >= {lo[0] * 100 + lo[1]} && "
-                    f"ANYDEV_TORCH_RELEASE_ <= {hi[0] * 100 + hi[1]}\n"
-                    f"[[deprecated(\"{deprecation_text(r)}\")]] {decl};\n#endif")
-            lines: list[str] = []
-            for namespace, decls in by_ns.items():
-                lines.append(f"namespace {namespace} {{")
-                lines.extend(decls)
-                lines += [f"}}  // namespace {namespace}"]
-            return lines
-
+        cond = [f"#if {in_range}", f"#if {has}"]
         inline = [(r, item) for r, item in entries if item.get("inline")]
         later = [(r, item) for r, item in entries if not item.get("inline")]
+        guarded.append((header, cond, inline, later))
+    out.append("// PyTorch's headers (Note [Includes first] in compat_map/generate.py).")
+    for header, cond, inline, _later in guarded:
+        out += cond
         if inline:
             includes, forward = INLINE_PRELUDES[header]
             out += ["#if defined(__clang__)  // Note [Clang and inline definitions]"]
@@ -849,13 +859,17 @@ def gen_torch_deprecations(table: Table) -> str:
                     f"#include <{header}>",
                     "#pragma clang diagnostic pop",
                     "#else",
-                    f"#include <{header}>"]
-            out += block(inline)
-            out += ["#endif  // __clang__"]
+                    f"#include <{header}>",
+                    "#endif  // __clang__"]
         else:
             out.append(f"#include <{header}>")
-        out += block(later) + [""]
-        out += [f"#endif  // {header}'s dependencies", f"#endif  // {header}'s releases", ""]
+        out += ["#endif", f"#endif  // {header}", ""]
+    out.append("// The redeclarations.")
+    for header, cond, inline, later in guarded:
+        out += cond + block(later)
+        if inline:
+            out += ["#if !defined(__clang__)  // Clang's are above"] + block(inline) + ["#endif"]
+        out += ["#endif", f"#endif  // {header}", ""]
     out += ["#undef ANYDEV_TORCH_RELEASE_",
             "#endif  // TORCH_VERSION_MAJOR",
             "#endif  // __cplusplus && __has_include",

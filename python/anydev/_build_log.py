@@ -46,6 +46,8 @@ _EDG = re.compile(r"^(?P<file>[^\s(][^(]*?)\((?P<line>\d+)\):\s*(?:warning|error
 _TAG = re.compile(r"\[(AD\d{3})\]")
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _DEPRECATED = re.compile(r"\bdeprecated\b")
+# A header of PyTorch's own include folders (site-packages/torch/include/...).
+_TORCH_HEADER = re.compile(r"(?:^|/)torch/include/(?:c10|ATen|torch|caffe2)/")
 
 
 @dataclass(frozen=True)
@@ -65,8 +67,9 @@ def parse(text: str, build_dir: Optional[str] = None) -> list[Diagnostic]:
 
     A relative path in the log is taken relative to ``build_dir`` (the folder
     the compiler ran in) when it is given. Lines that are not such
-    diagnostics are skipped; a tag that names no deprecated row of the table
-    is skipped too."""
+    diagnostics are skipped, and so are a tag that names no deprecated row of
+    the table and a diagnostic inside PyTorch's own headers (under
+    ``torch/include/``: a build that does not include them with -isystem)."""
     rows = _rows()
     out: list[Diagnostic] = []
     for n, raw in enumerate(text.splitlines(), 1):
@@ -84,6 +87,8 @@ def parse(text: str, build_dir: Optional[str] = None) -> list[Diagnostic]:
         if not tags:
             continue
         path = m.group("file").strip()
+        if _TORCH_HEADER.search(path.replace("\\", "/")):
+            continue  # PyTorch's own headers, built without -isystem: not the user's code
         if build_dir and not os.path.isabs(path):
             path = os.path.normpath(os.path.join(build_dir, path))
         col = m.groupdict().get("col")
@@ -191,6 +196,9 @@ def from_scan(paths: Sequence[str], *, language: Optional[str] = None) -> dict[s
 
     from . import scan
 
+    for p in paths:
+        if not os.path.exists(p):
+            raise _report.ReportError(f"--scan {p}: no such file or folder")
     result = scan.scan_paths(list(paths))
     stamp = _iso(time.time())
     calls: dict[tuple[str, int, str], dict[str, Any]] = {}
@@ -263,3 +271,19 @@ def load_input(path: str, build_dir: Optional[str] = None) -> dict[str, Any]:
     except OSError:
         when = None
     return to_report(diagnostics, path, when)
+
+
+def gather(inputs: Sequence[str], scan: Sequence[str] = (),
+           build_dir: Optional[str] = None) -> dict[str, Any]:
+    """The report of ``anydev report show/merge``: runtime reports and build
+    logs (``inputs``) and, with ``scan``, the scanner's findings over those
+    paths, merged. Runtime reports alone merge as :func:`anydev.report.merge`
+    does; with a build log or a scan, call sites merge by :func:`combine`."""
+    loaded = [load_input(p, build_dir) for p in inputs]
+    if scan:
+        loaded.append(from_scan(scan))
+    if len(loaded) == 1:
+        return loaded[0]
+    if not any("seen_by" in c for r in loaded for c in r["calls"]):
+        return _report.merge(loaded)
+    return combine(loaded)

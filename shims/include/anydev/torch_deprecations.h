@@ -38,9 +38,139 @@
 #if defined(TORCH_VERSION_MAJOR) && defined(TORCH_VERSION_MINOR)
 #define ANYDEV_TORCH_RELEASE_ (TORCH_VERSION_MAJOR * 100 + TORCH_VERSION_MINOR)
 
+// PyTorch's headers (Note [Includes first] in compat_map/generate.py).
 #if (ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213)
 #if __has_include(<cuda_runtime_api.h>) && __has_include(<c10/cuda/impl/cuda_cmake_macros.h>)
 #include <c10/cuda/CUDAFunctions.h>
+#endif
+#endif  // c10/cuda/CUDAFunctions.h
+
+#if (ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213)
+#if __has_include(<cuda_runtime_api.h>) && __has_include(<c10/cuda/impl/cuda_cmake_macros.h>)
+#include <c10/cuda/CUDAStream.h>
+#endif
+#endif  // c10/cuda/CUDAStream.h
+
+#if (ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213)
+#if __has_include(<cuda_runtime_api.h>) && __has_include(<c10/cuda/impl/cuda_cmake_macros.h>)
+#if defined(__clang__)  // Note [Clang and inline definitions]
+#include <c10/core/CachingDeviceAllocator.h>
+#include <c10/cuda/CUDAStream.h>
+namespace c10::cuda::CUDACachingAllocator {
+class CUDAAllocator;
+}
+namespace c10::cuda::CUDACachingAllocator {
+// c10::cuda::CUDACachingAllocator::emptyCache -> at::accelerator::emptyCache (compat_map/cpp.toml:507)
+#if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
+[[deprecated("use at::accelerator::emptyCache [AD701]")]] void emptyCache(MempoolId_t mempool_id);
+#endif
+// c10::cuda::CUDACachingAllocator::getDeviceStats -> at::accelerator::getDeviceStats (compat_map/cpp.toml:523)
+#if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
+[[deprecated("use at::accelerator::getDeviceStats [AD702]")]] c10::CachingDeviceAllocator::DeviceStats getDeviceStats(c10::DeviceIndex device);
+#endif
+// c10::cuda::CUDACachingAllocator::resetAccumulatedStats -> at::accelerator::resetAccumulatedStats (compat_map/cpp.toml:539)
+#if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
+[[deprecated("use at::accelerator::resetAccumulatedStats [AD703]")]] void resetAccumulatedStats(c10::DeviceIndex device);
+#endif
+// c10::cuda::CUDACachingAllocator::resetPeakStats -> at::accelerator::resetPeakStats (compat_map/cpp.toml:555)
+#if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
+[[deprecated("use at::accelerator::resetPeakStats [AD704]")]] void resetPeakStats(c10::DeviceIndex device);
+#endif
+// c10::cuda::CUDACachingAllocator::recordStream -> c10::getDeviceAllocator (compat_map/cpp.toml:571)
+#if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
+[[deprecated("use c10::getDeviceAllocator [AD705]")]] void recordStream(const DataPtr& dataPtr, CUDAStream stream);
+#endif
+// c10::cuda::CUDACachingAllocator::get -> c10::getDeviceAllocator (compat_map/cpp.toml:585)
+#if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
+[[deprecated("use c10::getDeviceAllocator [AD706]")]] CUDAAllocator* get();
+#endif
+}  // namespace c10::cuda::CUDACachingAllocator
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wdeprecated-declarations"
+#include <c10/cuda/CUDACachingAllocator.h>
+#pragma clang diagnostic pop
+#else
+#include <c10/cuda/CUDACachingAllocator.h>
+#endif  // __clang__
+#endif
+#endif  // c10/cuda/CUDACachingAllocator.h
+
+#if (ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213)
+#if __has_include(<cuda_runtime_api.h>) && __has_include(<c10/cuda/impl/cuda_cmake_macros.h>) && __has_include(<cusparse.h>) && __has_include(<cublas_v2.h>) && __has_include(<cublasLt.h>) && __has_include(<cusolverDn.h>)
+#if defined(__clang__)  // Note [Clang and inline definitions]
+#include <cstdint>
+namespace at::cuda {
+// at::cuda::getNumGPUs -> at::accelerator::deviceCount (compat_map/cpp.toml:457)
+#if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
+[[deprecated("use at::accelerator::deviceCount [AD634]")]] int64_t getNumGPUs();
+#endif
+// at::cuda::is_available -> at::accelerator::deviceCount (compat_map/cpp.toml:472)
+#if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
+[[deprecated("use at::accelerator::deviceCount [AD635]")]] bool is_available();
+#endif
+}  // namespace at::cuda
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wdeprecated-declarations"
+#include <ATen/cuda/CUDAContextLight.h>
+#pragma clang diagnostic pop
+#else
+#include <ATen/cuda/CUDAContextLight.h>
+#endif  // __clang__
+#endif
+#endif  // ATen/cuda/CUDAContextLight.h
+
+#if (ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213)
+#if __has_include(<sycl/sycl.hpp>) && __has_include(<c10/xpu/impl/xpu_cmake_macros.h>)
+#include <c10/xpu/XPUFunctions.h>
+#endif
+#endif  // c10/xpu/XPUFunctions.h
+
+#if (ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213)
+#if __has_include(<sycl/sycl.hpp>) && __has_include(<c10/xpu/impl/xpu_cmake_macros.h>)
+#include <c10/xpu/XPUStream.h>
+#endif
+#endif  // c10/xpu/XPUStream.h
+
+#if (ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213)
+#if __has_include(<sycl/sycl.hpp>) && __has_include(<c10/xpu/impl/xpu_cmake_macros.h>)
+#if defined(__clang__)  // Note [Clang and inline definitions]
+#include <c10/core/CachingDeviceAllocator.h>
+#include <c10/xpu/XPUStream.h>
+namespace c10::xpu::XPUCachingAllocator {
+// c10::xpu::XPUCachingAllocator::emptyCache -> at::accelerator::emptyCache (compat_map/cpp.toml:1004)
+#if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
+[[deprecated("use at::accelerator::emptyCache [AD821]")]] void emptyCache(MempoolId_t mempool_id);
+#endif
+// c10::xpu::XPUCachingAllocator::getDeviceStats -> at::accelerator::getDeviceStats (compat_map/cpp.toml:1020)
+#if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
+[[deprecated("use at::accelerator::getDeviceStats [AD822]")]] c10::CachingDeviceAllocator::DeviceStats getDeviceStats(DeviceIndex device);
+#endif
+// c10::xpu::XPUCachingAllocator::resetAccumulatedStats -> at::accelerator::resetAccumulatedStats (compat_map/cpp.toml:1036)
+#if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
+[[deprecated("use at::accelerator::resetAccumulatedStats [AD823]")]] void resetAccumulatedStats(DeviceIndex device);
+#endif
+// c10::xpu::XPUCachingAllocator::resetPeakStats -> at::accelerator::resetPeakStats (compat_map/cpp.toml:1052)
+#if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
+[[deprecated("use at::accelerator::resetPeakStats [AD824]")]] void resetPeakStats(DeviceIndex device);
+#endif
+// c10::xpu::XPUCachingAllocator::recordStream -> c10::getDeviceAllocator (compat_map/cpp.toml:1068)
+#if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
+[[deprecated("use c10::getDeviceAllocator [AD825]")]] void recordStream(const DataPtr& dataPtr, XPUStream stream);
+#endif
+}  // namespace c10::xpu::XPUCachingAllocator
+#pragma clang diagnostic push
+#pragma clang diagnostic ignored "-Wdeprecated-declarations"
+#include <c10/xpu/XPUCachingAllocator.h>
+#pragma clang diagnostic pop
+#else
+#include <c10/xpu/XPUCachingAllocator.h>
+#endif  // __clang__
+#endif
+#endif  // c10/xpu/XPUCachingAllocator.h
+
+// The redeclarations.
+#if (ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213)
+#if __has_include(<cuda_runtime_api.h>) && __has_include(<c10/cuda/impl/cuda_cmake_macros.h>)
 namespace c10::cuda {
 // c10::cuda::device_count -> at::accelerator::deviceCount (compat_map/cpp.toml:6)
 #if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
@@ -87,13 +217,11 @@ namespace c10::cuda {
 [[deprecated("use at::accelerator::maybeExchangeDevice [AD611]")]] cudaError_t MaybeSetDevice(DeviceIndex device);
 #endif
 }  // namespace c10::cuda
-
-#endif  // c10/cuda/CUDAFunctions.h's dependencies
-#endif  // c10/cuda/CUDAFunctions.h's releases
+#endif
+#endif  // c10/cuda/CUDAFunctions.h
 
 #if (ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213)
 #if __has_include(<cuda_runtime_api.h>) && __has_include(<c10/cuda/impl/cuda_cmake_macros.h>)
-#include <c10/cuda/CUDAStream.h>
 namespace c10::cuda {
 // c10::cuda::getStreamFromPool -> c10::impl::VirtualGuardImpl::getNewStream (compat_map/cpp.toml:274)
 #if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
@@ -116,18 +244,12 @@ namespace c10::cuda {
 [[deprecated("use at::accelerator::setCurrentStream [AD626]")]] void setCurrentCUDAStream(CUDAStream stream);
 #endif
 }  // namespace c10::cuda
-
-#endif  // c10/cuda/CUDAStream.h's dependencies
-#endif  // c10/cuda/CUDAStream.h's releases
+#endif
+#endif  // c10/cuda/CUDAStream.h
 
 #if (ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213)
 #if __has_include(<cuda_runtime_api.h>) && __has_include(<c10/cuda/impl/cuda_cmake_macros.h>)
-#if defined(__clang__)  // Note [Clang and inline definitions]
-#include <c10/core/CachingDeviceAllocator.h>
-#include <c10/cuda/CUDAStream.h>
-namespace c10::cuda::CUDACachingAllocator {
-class CUDAAllocator;
-}
+#if !defined(__clang__)  // Clang's are above
 namespace c10::cuda::CUDACachingAllocator {
 // c10::cuda::CUDACachingAllocator::emptyCache -> at::accelerator::emptyCache (compat_map/cpp.toml:507)
 #if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
@@ -154,47 +276,13 @@ namespace c10::cuda::CUDACachingAllocator {
 [[deprecated("use c10::getDeviceAllocator [AD706]")]] CUDAAllocator* get();
 #endif
 }  // namespace c10::cuda::CUDACachingAllocator
-#pragma clang diagnostic push
-#pragma clang diagnostic ignored "-Wdeprecated-declarations"
-#include <c10/cuda/CUDACachingAllocator.h>
-#pragma clang diagnostic pop
-#else
-#include <c10/cuda/CUDACachingAllocator.h>
-namespace c10::cuda::CUDACachingAllocator {
-// c10::cuda::CUDACachingAllocator::emptyCache -> at::accelerator::emptyCache (compat_map/cpp.toml:507)
-#if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
-[[deprecated("use at::accelerator::emptyCache [AD701]")]] void emptyCache(MempoolId_t mempool_id);
 #endif
-// c10::cuda::CUDACachingAllocator::getDeviceStats -> at::accelerator::getDeviceStats (compat_map/cpp.toml:523)
-#if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
-[[deprecated("use at::accelerator::getDeviceStats [AD702]")]] c10::CachingDeviceAllocator::DeviceStats getDeviceStats(c10::DeviceIndex device);
 #endif
-// c10::cuda::CUDACachingAllocator::resetAccumulatedStats -> at::accelerator::resetAccumulatedStats (compat_map/cpp.toml:539)
-#if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
-[[deprecated("use at::accelerator::resetAccumulatedStats [AD703]")]] void resetAccumulatedStats(c10::DeviceIndex device);
-#endif
-// c10::cuda::CUDACachingAllocator::resetPeakStats -> at::accelerator::resetPeakStats (compat_map/cpp.toml:555)
-#if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
-[[deprecated("use at::accelerator::resetPeakStats [AD704]")]] void resetPeakStats(c10::DeviceIndex device);
-#endif
-// c10::cuda::CUDACachingAllocator::recordStream -> c10::getDeviceAllocator (compat_map/cpp.toml:571)
-#if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
-[[deprecated("use c10::getDeviceAllocator [AD705]")]] void recordStream(const DataPtr& dataPtr, CUDAStream stream);
-#endif
-// c10::cuda::CUDACachingAllocator::get -> c10::getDeviceAllocator (compat_map/cpp.toml:585)
-#if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
-[[deprecated("use c10::getDeviceAllocator [AD706]")]] CUDAAllocator* get();
-#endif
-}  // namespace c10::cuda::CUDACachingAllocator
-#endif  // __clang__
-
-#endif  // c10/cuda/CUDACachingAllocator.h's dependencies
-#endif  // c10/cuda/CUDACachingAllocator.h's releases
+#endif  // c10/cuda/CUDACachingAllocator.h
 
 #if (ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213)
 #if __has_include(<cuda_runtime_api.h>) && __has_include(<c10/cuda/impl/cuda_cmake_macros.h>) && __has_include(<cusparse.h>) && __has_include(<cublas_v2.h>) && __has_include(<cublasLt.h>) && __has_include(<cusolverDn.h>)
-#if defined(__clang__)  // Note [Clang and inline definitions]
-#include <cstdint>
+#if !defined(__clang__)  // Clang's are above
 namespace at::cuda {
 // at::cuda::getNumGPUs -> at::accelerator::deviceCount (compat_map/cpp.toml:457)
 #if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
@@ -205,30 +293,12 @@ namespace at::cuda {
 [[deprecated("use at::accelerator::deviceCount [AD635]")]] bool is_available();
 #endif
 }  // namespace at::cuda
-#pragma clang diagnostic push
-#pragma clang diagnostic ignored "-Wdeprecated-declarations"
-#include <ATen/cuda/CUDAContextLight.h>
-#pragma clang diagnostic pop
-#else
-#include <ATen/cuda/CUDAContextLight.h>
-namespace at::cuda {
-// at::cuda::getNumGPUs -> at::accelerator::deviceCount (compat_map/cpp.toml:457)
-#if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
-[[deprecated("use at::accelerator::deviceCount [AD634]")]] int64_t getNumGPUs();
 #endif
-// at::cuda::is_available -> at::accelerator::deviceCount (compat_map/cpp.toml:472)
-#if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
-[[deprecated("use at::accelerator::deviceCount [AD635]")]] bool is_available();
 #endif
-}  // namespace at::cuda
-#endif  // __clang__
-
-#endif  // ATen/cuda/CUDAContextLight.h's dependencies
-#endif  // ATen/cuda/CUDAContextLight.h's releases
+#endif  // ATen/cuda/CUDAContextLight.h
 
 #if (ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213)
 #if __has_include(<sycl/sycl.hpp>) && __has_include(<c10/xpu/impl/xpu_cmake_macros.h>)
-#include <c10/xpu/XPUFunctions.h>
 namespace c10::xpu {
 // c10::xpu::device_count -> at::accelerator::deviceCount (compat_map/cpp.toml:731)
 #if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
@@ -255,13 +325,11 @@ namespace c10::xpu {
 [[deprecated("use at::accelerator::maybeExchangeDevice [AD806]")]] DeviceIndex maybe_exchange_device(DeviceIndex to_device);
 #endif
 }  // namespace c10::xpu
-
-#endif  // c10/xpu/XPUFunctions.h's dependencies
-#endif  // c10/xpu/XPUFunctions.h's releases
+#endif
+#endif  // c10/xpu/XPUFunctions.h
 
 #if (ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213)
 #if __has_include(<sycl/sycl.hpp>) && __has_include(<c10/xpu/impl/xpu_cmake_macros.h>)
-#include <c10/xpu/XPUStream.h>
 namespace c10::xpu {
 // c10::xpu::getStreamFromPool -> c10::impl::VirtualGuardImpl::getNewStream (compat_map/cpp.toml:940)
 #if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
@@ -284,15 +352,12 @@ namespace c10::xpu {
 [[deprecated("use at::accelerator::synchronizeDevice [AD820]")]] void syncStreamsOnDevice(DeviceIndex device);
 #endif
 }  // namespace c10::xpu
-
-#endif  // c10/xpu/XPUStream.h's dependencies
-#endif  // c10/xpu/XPUStream.h's releases
+#endif
+#endif  // c10/xpu/XPUStream.h
 
 #if (ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213)
 #if __has_include(<sycl/sycl.hpp>) && __has_include(<c10/xpu/impl/xpu_cmake_macros.h>)
-#if defined(__clang__)  // Note [Clang and inline definitions]
-#include <c10/core/CachingDeviceAllocator.h>
-#include <c10/xpu/XPUStream.h>
+#if !defined(__clang__)  // Clang's are above
 namespace c10::xpu::XPUCachingAllocator {
 // c10::xpu::XPUCachingAllocator::emptyCache -> at::accelerator::emptyCache (compat_map/cpp.toml:1004)
 #if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
@@ -315,38 +380,9 @@ namespace c10::xpu::XPUCachingAllocator {
 [[deprecated("use c10::getDeviceAllocator [AD825]")]] void recordStream(const DataPtr& dataPtr, XPUStream stream);
 #endif
 }  // namespace c10::xpu::XPUCachingAllocator
-#pragma clang diagnostic push
-#pragma clang diagnostic ignored "-Wdeprecated-declarations"
-#include <c10/xpu/XPUCachingAllocator.h>
-#pragma clang diagnostic pop
-#else
-#include <c10/xpu/XPUCachingAllocator.h>
-namespace c10::xpu::XPUCachingAllocator {
-// c10::xpu::XPUCachingAllocator::emptyCache -> at::accelerator::emptyCache (compat_map/cpp.toml:1004)
-#if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
-[[deprecated("use at::accelerator::emptyCache [AD821]")]] void emptyCache(MempoolId_t mempool_id);
 #endif
-// c10::xpu::XPUCachingAllocator::getDeviceStats -> at::accelerator::getDeviceStats (compat_map/cpp.toml:1020)
-#if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
-[[deprecated("use at::accelerator::getDeviceStats [AD822]")]] c10::CachingDeviceAllocator::DeviceStats getDeviceStats(DeviceIndex device);
 #endif
-// c10::xpu::XPUCachingAllocator::resetAccumulatedStats -> at::accelerator::resetAccumulatedStats (compat_map/cpp.toml:1036)
-#if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
-[[deprecated("use at::accelerator::resetAccumulatedStats [AD823]")]] void resetAccumulatedStats(DeviceIndex device);
-#endif
-// c10::xpu::XPUCachingAllocator::resetPeakStats -> at::accelerator::resetPeakStats (compat_map/cpp.toml:1052)
-#if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
-[[deprecated("use at::accelerator::resetPeakStats [AD824]")]] void resetPeakStats(DeviceIndex device);
-#endif
-// c10::xpu::XPUCachingAllocator::recordStream -> c10::getDeviceAllocator (compat_map/cpp.toml:1068)
-#if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
-[[deprecated("use c10::getDeviceAllocator [AD825]")]] void recordStream(const DataPtr& dataPtr, XPUStream stream);
-#endif
-}  // namespace c10::xpu::XPUCachingAllocator
-#endif  // __clang__
-
-#endif  // c10/xpu/XPUCachingAllocator.h's dependencies
-#endif  // c10/xpu/XPUCachingAllocator.h's releases
+#endif  // c10/xpu/XPUCachingAllocator.h
 
 #undef ANYDEV_TORCH_RELEASE_
 #endif  // TORCH_VERSION_MAJOR
