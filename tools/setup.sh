@@ -16,6 +16,7 @@ say() { echo "setup: $*" >&2; }
 # --- Debian packages: C++ libraries and vendor headers ----------------------
 debs=(libabsl-dev libgtest-dev libbenchmark-dev libtomlplusplus-dev nlohmann-json3-dev
       libcli11-dev libze-dev libamdhip64-dev
+      clang  # <anydev/torch_deprecations.h> is compiled with clang++ too (test_cpp_extension.py)
       python3-torch)  # PyTorch 1.13 for /usr/bin/python3: anydev.torch's old-PyTorch tests
 missing=()
 for p in "${debs[@]}"; do
