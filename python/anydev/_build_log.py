@@ -250,14 +250,16 @@ def combine(reports: Iterable[dict[str, Any]]) -> dict[str, Any]:
 
 
 def is_report(path: str) -> bool:
-    """Whether ``path`` holds a JSON report (its first non-blank byte is `{`)
-    rather than a build log."""
+    """Whether ``path`` is taken for a JSON report rather than a build log:
+    its name ends in ``.json``, or its first non-blank byte is ``{`` or ``[``."""
+    if path.lower().endswith(".json"):
+        return True
     try:
         with open(path, "rb") as f:
             head = f.read(512)
     except OSError:
         return True  # let the report loader say what is wrong with it
-    return head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"{"
+    return head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"{", b"[")
 
 
 def load_input(path: str, build_dir: Optional[str] = None) -> dict[str, Any]:

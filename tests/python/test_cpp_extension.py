@@ -218,6 +218,22 @@ def test_code_without_legacy_calls_compiles_with_werror(name: str):
     assert "warning" not in p.stderr
 
 
+def test_a_release_outside_the_ranges_gets_no_redeclaration(tmp_path: Path):
+    """The version guard: the same headers announced as PyTorch 2.12 (a
+    torch/headeronly/version.h found first) compile the legacy source with
+    no warning at all, and without error."""
+    gxx = _compiler("g++")
+    fake = tmp_path / "torch" / "headeronly"
+    fake.mkdir(parents=True)
+    (fake / "version.h").write_text("#pragma once\n#define TORCH_VERSION_MAJOR 2\n"
+                                    "#define TORCH_VERSION_MINOR 12\n")
+    cmd = _command(gxx, LEGACY)
+    cmd[1:1] = ["-isystem", str(tmp_path)]
+    p = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr[-4000:]
+    assert _build_log.parse(p.stderr) == [] and "warning" not in p.stderr, p.stderr[-4000:]
+
+
 def test_the_header_is_inert_without_cuda(tmp_path: Path):
     """No CUDA on the include path (a CPU-only build), and C: the header
     includes and declares nothing, and the file compiles with -Werror."""
