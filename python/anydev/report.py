@@ -237,6 +237,13 @@ def _seen_by(c: dict[str, Any]) -> str:
     return " (" + ", ".join(f"{k} {v}" for k, v in sorted(seen.items())) + ")"
 
 
+def _region(c: dict[str, Any]) -> dict[str, int]:
+    region = {"startLine": max(1, c["line"])}
+    if isinstance(c.get("column"), int) and c["column"] > 0:  # build logs and scans have one
+        region["startColumn"] = c["column"]
+    return region
+
+
 def _sarif_message(c: dict[str, Any]) -> str:
     use = f"use {c['replacement'] or 'a device-generic API'} ({c['rule']})"
     seen = c.get("seen_by")
@@ -283,7 +290,7 @@ def _sarif(report: dict[str, Any], root: str) -> dict[str, Any]:
             "message": {"text": _sarif_message(c)},
             "locations": [{"physicalLocation": {
                 "artifactLocation": artifact,
-                "region": {"startLine": max(1, c["line"])}}}],
+                "region": _region(c)}}],
             "partialFingerprints": {"anydevCallSite/v1": fingerprint},
         })
     return {

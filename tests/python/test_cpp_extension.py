@@ -346,6 +346,9 @@ def test_anydev_report_reads_a_build_log_with_the_scan_and_a_runtime_report(
     assert len(results) == len(set(expected_sites()))
     assert {r["ruleId"] for r in results} == {rule for _, rule in expected_sites()}
     assert "compiler warnings 1" in results[0]["message"]["text"]
+    first = results[0]["locations"][0]["physicalLocation"]
+    assert first["artifactLocation"]["uri"] == "tests/fixtures/cpp_ext/legacy_calls.cpp"
+    assert first["region"] == {"startLine": 16, "startColumn": 11}  # the scanner's column
     rc, out, err = run_cli("report", "show", str(log))
     assert rc == 0 and "legacy_calls.cpp:16  c10::cuda::device_count" in out
     out_json = tmp_path / "all.json"
