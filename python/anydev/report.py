@@ -211,8 +211,8 @@ def render(report: dict[str, Any], fmt: str = "text", root: Optional[str] = None
                       "|---:|---|---|---|---|"]
             for c in calls:
                 lines.append(f"| {c['count']} | `{_rel(c['file'], root)}:{c['line']}` | "
-                             f"`{c['legacy']}` | `{c['replacement'] or '(none)'}` | {c['rule']} |"
-                             f"{_seen_by(c)}")
+                             f"`{c['legacy']}` | `{c['replacement'] or '(none)'}` | "
+                             f"{c['rule']}{_seen_by(c)} |")
         return "\n".join(lines) + "\n"
     if fmt != "text":
         raise ReportError(f"unknown format {fmt!r}; expected text, markdown, json or sarif")
