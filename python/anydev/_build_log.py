@@ -251,7 +251,8 @@ def combine(reports: Iterable[dict[str, Any]]) -> dict[str, Any]:
 
 def is_report(path: str) -> bool:
     """Whether ``path`` is taken for a JSON report rather than a build log:
-    its name ends in ``.json``, or its first non-blank byte is ``{`` or ``[``."""
+    its name ends in ``.json``, or its first non-blank byte is ``{`` (not
+    ``[``: ninja starts its lines with ``[1/8]``)."""
     if path.lower().endswith(".json"):
         return True
     try:
@@ -259,7 +260,7 @@ def is_report(path: str) -> bool:
             head = f.read(512)
     except OSError:
         return True  # let the report loader say what is wrong with it
-    return head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] in (b"{", b"[")
+    return head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"{"
 
 
 def load_input(path: str, build_dir: Optional[str] = None) -> dict[str, Any]:

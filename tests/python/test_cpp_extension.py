@@ -128,7 +128,15 @@ def _normalize(decl: str, name: str) -> str:
                 params, tail = rest[:i], rest[i + 1:]
                 break
             depth -= 1
-    params = re.sub(r"\s*=[^,]*", "", params)  # default arguments
+    parts, depth, cur = [], 0, ""
+    for ch in params:  # split at top-level commas, then drop default arguments
+        depth += {"(": 1, "{": 1, "<": 1, ")": -1, "}": -1, ">": -1}.get(ch, 0)
+        if ch == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    params = ",".join(p.split("=")[0] for p in parts + [cur])
     tail = re.split(r"[{;]", tail)[0]
     out = f"{head} {name}({params}) {tail}"
     out = re.sub(r"\s+", " ", out).strip()
@@ -142,7 +150,11 @@ def header_declarations(header: Path, name: str) -> list[str]:
     for m in re.finditer(rf"(?<![\w:.>]){re.escape(name)}\s*\(", text):
         start = max(text.rfind(c, 0, m.start()) for c in ";{}") + 1
         start = max(start, text.rfind("\n#", 0, m.start()) + 1)
-        end = min((i for i in (text.find(";", m.end()), text.find("{", m.end())) if i >= 0),
+        depth, close = 1, m.end()
+        while close < len(text) and depth:  # the `)` that closes the parameter list
+            depth += {"(": 1, ")": -1}.get(text[close], 0)
+            close += 1
+        end = min((i for i in (text.find(";", close), text.find("{", close)) if i >= 0),
                   default=len(text))
         stmt = text[start:end].replace(f"{name} (", f"{name}(")
         if "return" in stmt or "=" in stmt.split(f"{name}(")[0]:
