@@ -191,7 +191,8 @@ _INT_CALLS = {"int", "len", "current_device", "current_device_index", "device_co
 
 
 def int_like(node: ast.AST, assigned: Optional[dict[str, list[ast.AST]]] = None,
-             annotated: Optional[dict[str, str]] = None, depth: int = 0) -> bool:
+             annotated: Optional[dict[str, str]] = None, depth: int = 0,
+             returns_int=None) -> bool:
     """Whether an expression is certainly an int (or None, which device_index
     also takes): a literal, ``int(...)``, ``len(...)``, ``x.index``, the count
     or index calls, arithmetic of those, a name annotated ``int`` or assigned
@@ -210,13 +211,39 @@ def int_like(node: ast.AST, assigned: Optional[dict[str, list[ast.AST]]] = None,
         return True  # torch.device.index: an int or None
     if isinstance(node, ast.Call):
         name = (_dotted(node.func) or "").split(".")[-1]
-        return name in _INT_CALLS
+        if name in _INT_CALLS:
+            return True
+        return bool(returns_int and isinstance(node.func, ast.Name) and returns_int(node.func.id))
     if isinstance(node, ast.Name):
         if annotated and annotated.get(node.id) == "int":
             return True
         values = (assigned or {}).get(node.id)
-        return bool(values) and all(int_like(v, assigned, annotated, depth + 1) for v in values)
+        return bool(values) and all(int_like(v, assigned, annotated, depth + 1, returns_int)
+                                    for v in values)
     return False
+
+
+_module_defs: dict[str, dict[str, str]] = {}
+
+
+def _returns_of(path: str) -> dict[str, str]:
+    """name -> return annotation of the module-level functions of a Python file
+    (parsed once per run; {} when it cannot be read)."""
+    got = _module_defs.get(path)
+    if got is None:
+        got = {}
+        try:
+            with open(path, "rb") as f:
+                tree = ast.parse(f.read(), filename=path)
+            for n in tree.body:
+                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.returns is not None:
+                    got[n.name] = _dotted(n.returns) or ""
+        except (OSError, SyntaxError, ValueError):
+            pass
+        if len(_module_defs) > 4096:
+            _module_defs.clear()
+        _module_defs[path] = got
+    return got
 
 
 def scope_facts(scope: ast.AST) -> tuple[dict[str, list[ast.AST]], dict[str, str]]:
@@ -268,6 +295,25 @@ CUDA_ONLY_MEMBERS = {
     "torch.accelerator.Graph": {"raw_cuda_graph", "raw_cuda_graph_exec", "get_graph_data",
                                 "register_generator_state"},
 }
+
+
+class Covered:
+    """The text spans of the rewrites applied so far, kept sorted by start, so
+    asking whether a span lies inside one is a bisection (rewrites nest, they do
+    not overlap otherwise: the few that start last before it are enough)."""
+
+    def __init__(self) -> None:
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+
+    def add(self, s: int, e: int) -> None:
+        k = bisect.bisect_right(self.starts, s)
+        self.starts.insert(k, s)
+        self.ends.insert(k, e)
+
+    def contains(self, s: int, e: int) -> bool:
+        k = bisect.bisect_right(self.starts, s)
+        return any(self.ends[j] >= e for j in range(max(0, k - 8), k))
 
 
 class PyAnalysis:
@@ -326,6 +372,20 @@ class PyAnalysis:
         if self._parents is None:
             self._index()
         return self._attrs.get((id(cls), attr), [])
+
+    def returns_int(self, name: str) -> bool:
+        """Whether the function ``name`` (defined in this module, or imported from
+        a sibling module of the same package) is annotated ``-> int``."""
+        for n in self.tree.body:
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name:
+                return n.returns is not None and _dotted(n.returns) == "int"
+        for what, _, node in self.bindings().get(name, []):
+            if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
+                here = os.path.dirname(os.path.abspath(self.path))
+                target = os.path.join(here, *node.module.split(".")) + ".py"
+                original = next((a.name for a in node.names if (a.asname or a.name) == name), name)
+                return _returns_of(target).get(original) == "int"
+        return False
 
     def facts(self, scope: ast.AST) -> tuple[dict[str, list[ast.AST]], dict[str, str]]:
         """scope_facts, once per scope."""
@@ -618,21 +678,17 @@ class PyAnalysis:
         k = next(j for j, s in enumerate(body) if s is stmt)
         return list(body[k + 1:k + 1 + 200])  # a guard's reach, bounded: linear cost
 
-    def guarded_cuda_code(self, node: ast.AST, device: str, covered: Iterable[tuple[int, int]],
+    def guarded_cuda_code(self, node: ast.AST, device: str, covered: "Covered",
                           span) -> Optional[str]:
         """Why a check at ``node`` guards code that stays ``device``-specific: the
         first such piece in its region that is not inside one of the ``covered``
-        text spans (the rewrites the same fix applies). ``span(node)`` gives a
-        node's text span."""
-        spans = sorted(covered)
-        starts = [cs for cs, _ in spans]
+        text spans (the rewrites the same fix applies, and the check itself).
+        ``span(node)`` gives a node's text span."""
+        own = span(node)
 
         def is_covered(n: ast.AST) -> bool:
-            # the few spans that start last at or before it (rewrites nest, they
-            # do not overlap otherwise): a bisection, not a scan of every rewrite
             s, e = span(n)
-            k = bisect.bisect_right(starts, s)
-            return any(spans[j][1] >= e for j in range(max(0, k - 8), k))
+            return (own[0] <= s and e <= own[1]) or covered.contains(s, e)
 
         seen: set[int] = set()
         for top in self.guarded_region(node):
