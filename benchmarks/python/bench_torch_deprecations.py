@@ -4,7 +4,7 @@ extension source, in one run: the same file compiled without and with
 ``-include``, interleaved (ABBA, so drift on a loaded machine hits both).
 
     .venv/bin/python benchmarks/python/bench_torch_deprecations.py [--compiler g++]
-        [--reps 3] [--mode c|syntax] [--json]
+        [--reps 3] [--mode c|syntax] [--source FILE] [--json]
 
 The file is tests/fixtures/cpp_ext/typical_ext.cpp (torch/extension.h,
 ATen/cuda/CUDAContext.h, c10/cuda/CUDAGuard.h, one legacy call), against the
@@ -12,7 +12,9 @@ installed PyTorch's headers, CUDA's (/usr/local/cuda, or $CUDA_HOME) and the
 test-only stand-ins of tests/fixtures/cpp_ext/include for what a CPU wheel and
 a CUDA toolkit without cuBLAS lack. Reported: the CPU time (user + sys of the
 compiler) and wall time of each build, the medians, and the median of the
-per-rep ratios (with / without).
+per-rep ratios (with / without). ``--source
+tests/fixtures/cpp_ext/cpu_binding.cpp`` is the worst case: a file without
+CUDA includes, into which the header brings c10/cuda's.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 FIXTURE = os.path.join(ROOT, "tests", "fixtures", "cpp_ext")
 
 
-def build_command(compiler: str, mode: str, out: str) -> list[str]:
+def build_command(compiler: str, mode: str, out: str, source: str) -> list[str]:
     import sysconfig
 
     from torch.utils import cpp_extension
@@ -49,7 +51,7 @@ def build_command(compiler: str, mode: str, out: str) -> list[str]:
     else:
         cmd += ["-fPIC"]
     cmd += ["-O2", "-c", "-o", out] if mode == "c" else ["-fsyntax-only"]
-    return cmd + [os.path.join(FIXTURE, "typical_ext.cpp")]
+    return cmd + [source]
 
 
 def timed(cmd: list[str]) -> tuple[float, float]:
@@ -70,13 +72,14 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--mode", choices=("c", "syntax"), default="c",
                     help="c: -O2 -c, as a build does (default); syntax: -fsyntax-only")
+    ap.add_argument("--source", default=os.path.join(FIXTURE, "typical_ext.cpp"))
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
     if shutil.which(args.compiler) is None:
         sys.exit(f"bench: {args.compiler} is not installed")
     header = os.path.join(ROOT, "shims", "include", "anydev", "torch_deprecations.h")
     with tempfile.TemporaryDirectory() as tmp:
-        base = build_command(args.compiler, args.mode, os.path.join(tmp, "x.o"))
+        base = build_command(args.compiler, args.mode, os.path.join(tmp, "x.o"), args.source)
         forced = base[:1] + ["-include", header] + base[1:]
         runs: dict[str, list[tuple[float, float]]] = {"without": [], "with": []}
         timed(base)  # warm the file cache; not counted
@@ -87,6 +90,7 @@ def main() -> int:
     ratios = [w[0] / b[0] for w, b in zip(runs["with"], runs["without"])]
     result = {
         "compiler": args.compiler, "mode": args.mode, "reps": args.reps,
+        "source": os.path.relpath(args.source, ROOT),
         "cpu_s": {k: [round(c, 3) for c, _ in v] for k, v in runs.items()},
         "wall_s": {k: [round(w, 3) for _, w in v] for k, v in runs.items()},
         "median_cpu_s": {k: round(statistics.median(c for c, _ in v), 3) for k, v in runs.items()},
