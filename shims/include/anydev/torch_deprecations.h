@@ -64,23 +64,23 @@ namespace c10::cuda::CUDACachingAllocator {
 #if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
 [[deprecated("use at::accelerator::emptyCache [AD701]")]] void emptyCache(MempoolId_t mempool_id);
 #endif
-// c10::cuda::CUDACachingAllocator::getDeviceStats -> at::accelerator::getDeviceStats (compat_map/cpp.toml:523)
+// c10::cuda::CUDACachingAllocator::getDeviceStats -> at::accelerator::getDeviceStats (compat_map/cpp.toml:524)
 #if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
 [[deprecated("use at::accelerator::getDeviceStats [AD702]")]] c10::CachingDeviceAllocator::DeviceStats getDeviceStats(c10::DeviceIndex device);
 #endif
-// c10::cuda::CUDACachingAllocator::resetAccumulatedStats -> at::accelerator::resetAccumulatedStats (compat_map/cpp.toml:539)
+// c10::cuda::CUDACachingAllocator::resetAccumulatedStats -> at::accelerator::resetAccumulatedStats (compat_map/cpp.toml:540)
 #if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
 [[deprecated("use at::accelerator::resetAccumulatedStats [AD703]")]] void resetAccumulatedStats(c10::DeviceIndex device);
 #endif
-// c10::cuda::CUDACachingAllocator::resetPeakStats -> at::accelerator::resetPeakStats (compat_map/cpp.toml:555)
+// c10::cuda::CUDACachingAllocator::resetPeakStats -> at::accelerator::resetPeakStats (compat_map/cpp.toml:556)
 #if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
 [[deprecated("use at::accelerator::resetPeakStats [AD704]")]] void resetPeakStats(c10::DeviceIndex device);
 #endif
-// c10::cuda::CUDACachingAllocator::recordStream -> c10::getDeviceAllocator (compat_map/cpp.toml:571)
+// c10::cuda::CUDACachingAllocator::recordStream -> c10::getDeviceAllocator (compat_map/cpp.toml:572)
 #if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
 [[deprecated("use c10::getDeviceAllocator [AD705]")]] void recordStream(const DataPtr& dataPtr, CUDAStream stream);
 #endif
-// c10::cuda::CUDACachingAllocator::get -> c10::getDeviceAllocator (compat_map/cpp.toml:585)
+// c10::cuda::CUDACachingAllocator::get -> c10::getDeviceAllocator (compat_map/cpp.toml:586)
 #if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
 [[deprecated("use c10::getDeviceAllocator [AD706]")]] CUDAAllocator* get();
 #endif
@@ -137,23 +137,23 @@ namespace at::cuda {
 #include <c10/core/CachingDeviceAllocator.h>
 #include <c10/xpu/XPUStream.h>
 namespace c10::xpu::XPUCachingAllocator {
-// c10::xpu::XPUCachingAllocator::emptyCache -> at::accelerator::emptyCache (compat_map/cpp.toml:1004)
+// c10::xpu::XPUCachingAllocator::emptyCache -> at::accelerator::emptyCache (compat_map/cpp.toml:1005)
 #if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
 [[deprecated("use at::accelerator::emptyCache [AD821]")]] void emptyCache(MempoolId_t mempool_id);
 #endif
-// c10::xpu::XPUCachingAllocator::getDeviceStats -> at::accelerator::getDeviceStats (compat_map/cpp.toml:1020)
+// c10::xpu::XPUCachingAllocator::getDeviceStats -> at::accelerator::getDeviceStats (compat_map/cpp.toml:1022)
 #if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
 [[deprecated("use at::accelerator::getDeviceStats [AD822]")]] c10::CachingDeviceAllocator::DeviceStats getDeviceStats(DeviceIndex device);
 #endif
-// c10::xpu::XPUCachingAllocator::resetAccumulatedStats -> at::accelerator::resetAccumulatedStats (compat_map/cpp.toml:1036)
+// c10::xpu::XPUCachingAllocator::resetAccumulatedStats -> at::accelerator::resetAccumulatedStats (compat_map/cpp.toml:1038)
 #if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
 [[deprecated("use at::accelerator::resetAccumulatedStats [AD823]")]] void resetAccumulatedStats(DeviceIndex device);
 #endif
-// c10::xpu::XPUCachingAllocator::resetPeakStats -> at::accelerator::resetPeakStats (compat_map/cpp.toml:1052)
+// c10::xpu::XPUCachingAllocator::resetPeakStats -> at::accelerator::resetPeakStats (compat_map/cpp.toml:1054)
 #if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
 [[deprecated("use at::accelerator::resetPeakStats [AD824]")]] void resetPeakStats(DeviceIndex device);
 #endif
-// c10::xpu::XPUCachingAllocator::recordStream -> c10::getDeviceAllocator (compat_map/cpp.toml:1068)
+// c10::xpu::XPUCachingAllocator::recordStream -> c10::getDeviceAllocator (compat_map/cpp.toml:1070)
 #if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
 [[deprecated("use c10::getDeviceAllocator [AD825]")]] void recordStream(const DataPtr& dataPtr, XPUStream stream);
 #endif
@@ -255,23 +255,23 @@ namespace c10::cuda::CUDACachingAllocator {
 #if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
 [[deprecated("use at::accelerator::emptyCache [AD701]")]] void emptyCache(MempoolId_t mempool_id);
 #endif
-// c10::cuda::CUDACachingAllocator::getDeviceStats -> at::accelerator::getDeviceStats (compat_map/cpp.toml:523)
+// c10::cuda::CUDACachingAllocator::getDeviceStats -> at::accelerator::getDeviceStats (compat_map/cpp.toml:524)
 #if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
 [[deprecated("use at::accelerator::getDeviceStats [AD702]")]] c10::CachingDeviceAllocator::DeviceStats getDeviceStats(c10::DeviceIndex device);
 #endif
-// c10::cuda::CUDACachingAllocator::resetAccumulatedStats -> at::accelerator::resetAccumulatedStats (compat_map/cpp.toml:539)
+// c10::cuda::CUDACachingAllocator::resetAccumulatedStats -> at::accelerator::resetAccumulatedStats (compat_map/cpp.toml:540)
 #if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
 [[deprecated("use at::accelerator::resetAccumulatedStats [AD703]")]] void resetAccumulatedStats(c10::DeviceIndex device);
 #endif
-// c10::cuda::CUDACachingAllocator::resetPeakStats -> at::accelerator::resetPeakStats (compat_map/cpp.toml:555)
+// c10::cuda::CUDACachingAllocator::resetPeakStats -> at::accelerator::resetPeakStats (compat_map/cpp.toml:556)
 #if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
 [[deprecated("use at::accelerator::resetPeakStats [AD704]")]] void resetPeakStats(c10::DeviceIndex device);
 #endif
-// c10::cuda::CUDACachingAllocator::recordStream -> c10::getDeviceAllocator (compat_map/cpp.toml:571)
+// c10::cuda::CUDACachingAllocator::recordStream -> c10::getDeviceAllocator (compat_map/cpp.toml:572)
 #if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
 [[deprecated("use c10::getDeviceAllocator [AD705]")]] void recordStream(const DataPtr& dataPtr, CUDAStream stream);
 #endif
-// c10::cuda::CUDACachingAllocator::get -> c10::getDeviceAllocator (compat_map/cpp.toml:585)
+// c10::cuda::CUDACachingAllocator::get -> c10::getDeviceAllocator (compat_map/cpp.toml:586)
 #if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
 [[deprecated("use c10::getDeviceAllocator [AD706]")]] CUDAAllocator* get();
 #endif
@@ -300,27 +300,27 @@ namespace at::cuda {
 #if (ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213)
 #if __has_include(<sycl/sycl.hpp>) && __has_include(<c10/xpu/impl/xpu_cmake_macros.h>)
 namespace c10::xpu {
-// c10::xpu::device_count -> at::accelerator::deviceCount (compat_map/cpp.toml:731)
+// c10::xpu::device_count -> at::accelerator::deviceCount (compat_map/cpp.toml:732)
 #if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
 [[deprecated("use at::accelerator::deviceCount [AD801]")]] DeviceIndex device_count();
 #endif
-// c10::xpu::device_count_ensure_non_zero -> at::accelerator::deviceCount (compat_map/cpp.toml:747)
+// c10::xpu::device_count_ensure_non_zero -> at::accelerator::deviceCount (compat_map/cpp.toml:748)
 #if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
 [[deprecated("use at::accelerator::deviceCount [AD802]")]] DeviceIndex device_count_ensure_non_zero();
 #endif
-// c10::xpu::current_device -> at::accelerator::getDeviceIndex (compat_map/cpp.toml:764)
+// c10::xpu::current_device -> at::accelerator::getDeviceIndex (compat_map/cpp.toml:765)
 #if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
 [[deprecated("use at::accelerator::getDeviceIndex [AD803]")]] DeviceIndex current_device();
 #endif
-// c10::xpu::set_device -> at::accelerator::setDeviceIndex (compat_map/cpp.toml:781)
+// c10::xpu::set_device -> at::accelerator::setDeviceIndex (compat_map/cpp.toml:782)
 #if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
 [[deprecated("use at::accelerator::setDeviceIndex [AD804]")]] void set_device(DeviceIndex device);
 #endif
-// c10::xpu::exchange_device -> at::accelerator::exchangeDevice (compat_map/cpp.toml:797)
+// c10::xpu::exchange_device -> at::accelerator::exchangeDevice (compat_map/cpp.toml:798)
 #if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
 [[deprecated("use at::accelerator::exchangeDevice [AD805]")]] DeviceIndex exchange_device(DeviceIndex device);
 #endif
-// c10::xpu::maybe_exchange_device -> at::accelerator::maybeExchangeDevice (compat_map/cpp.toml:813)
+// c10::xpu::maybe_exchange_device -> at::accelerator::maybeExchangeDevice (compat_map/cpp.toml:814)
 #if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
 [[deprecated("use at::accelerator::maybeExchangeDevice [AD806]")]] DeviceIndex maybe_exchange_device(DeviceIndex to_device);
 #endif
@@ -331,23 +331,23 @@ namespace c10::xpu {
 #if (ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213)
 #if __has_include(<sycl/sycl.hpp>) && __has_include(<c10/xpu/impl/xpu_cmake_macros.h>)
 namespace c10::xpu {
-// c10::xpu::getStreamFromPool -> c10::impl::VirtualGuardImpl::getNewStream (compat_map/cpp.toml:940)
+// c10::xpu::getStreamFromPool -> c10::impl::VirtualGuardImpl::getNewStream (compat_map/cpp.toml:941)
 #if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
 [[deprecated("use c10::impl::VirtualGuardImpl::getNewStream [AD817]")]] XPUStream getStreamFromPool(const bool isHighPriority, DeviceIndex device);
 #endif
-// c10::xpu::getStreamFromPool -> c10::impl::VirtualGuardImpl::getNewStream (compat_map/cpp.toml:940)
+// c10::xpu::getStreamFromPool -> c10::impl::VirtualGuardImpl::getNewStream (compat_map/cpp.toml:941)
 #if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
 [[deprecated("use c10::impl::VirtualGuardImpl::getNewStream [AD817]")]] XPUStream getStreamFromPool(const int priority, DeviceIndex device);
 #endif
-// c10::xpu::getCurrentXPUStream -> at::accelerator::getCurrentStream (compat_map/cpp.toml:956)
+// c10::xpu::getCurrentXPUStream -> at::accelerator::getCurrentStream (compat_map/cpp.toml:957)
 #if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
 [[deprecated("use at::accelerator::getCurrentStream [AD818]")]] XPUStream getCurrentXPUStream(DeviceIndex device);
 #endif
-// c10::xpu::setCurrentXPUStream -> at::accelerator::setCurrentStream (compat_map/cpp.toml:972)
+// c10::xpu::setCurrentXPUStream -> at::accelerator::setCurrentStream (compat_map/cpp.toml:973)
 #if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
 [[deprecated("use at::accelerator::setCurrentStream [AD819]")]] void setCurrentXPUStream(XPUStream stream);
 #endif
-// c10::xpu::syncStreamsOnDevice -> at::accelerator::synchronizeDevice (compat_map/cpp.toml:988)
+// c10::xpu::syncStreamsOnDevice -> at::accelerator::synchronizeDevice (compat_map/cpp.toml:989)
 #if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
 [[deprecated("use at::accelerator::synchronizeDevice [AD820]")]] void syncStreamsOnDevice(DeviceIndex device);
 #endif
@@ -359,23 +359,23 @@ namespace c10::xpu {
 #if __has_include(<sycl/sycl.hpp>) && __has_include(<c10/xpu/impl/xpu_cmake_macros.h>)
 #if !defined(__clang__)  // Clang's are above
 namespace c10::xpu::XPUCachingAllocator {
-// c10::xpu::XPUCachingAllocator::emptyCache -> at::accelerator::emptyCache (compat_map/cpp.toml:1004)
+// c10::xpu::XPUCachingAllocator::emptyCache -> at::accelerator::emptyCache (compat_map/cpp.toml:1005)
 #if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
 [[deprecated("use at::accelerator::emptyCache [AD821]")]] void emptyCache(MempoolId_t mempool_id);
 #endif
-// c10::xpu::XPUCachingAllocator::getDeviceStats -> at::accelerator::getDeviceStats (compat_map/cpp.toml:1020)
+// c10::xpu::XPUCachingAllocator::getDeviceStats -> at::accelerator::getDeviceStats (compat_map/cpp.toml:1022)
 #if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
 [[deprecated("use at::accelerator::getDeviceStats [AD822]")]] c10::CachingDeviceAllocator::DeviceStats getDeviceStats(DeviceIndex device);
 #endif
-// c10::xpu::XPUCachingAllocator::resetAccumulatedStats -> at::accelerator::resetAccumulatedStats (compat_map/cpp.toml:1036)
+// c10::xpu::XPUCachingAllocator::resetAccumulatedStats -> at::accelerator::resetAccumulatedStats (compat_map/cpp.toml:1038)
 #if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
 [[deprecated("use at::accelerator::resetAccumulatedStats [AD823]")]] void resetAccumulatedStats(DeviceIndex device);
 #endif
-// c10::xpu::XPUCachingAllocator::resetPeakStats -> at::accelerator::resetPeakStats (compat_map/cpp.toml:1052)
+// c10::xpu::XPUCachingAllocator::resetPeakStats -> at::accelerator::resetPeakStats (compat_map/cpp.toml:1054)
 #if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
 [[deprecated("use at::accelerator::resetPeakStats [AD824]")]] void resetPeakStats(DeviceIndex device);
 #endif
-// c10::xpu::XPUCachingAllocator::recordStream -> c10::getDeviceAllocator (compat_map/cpp.toml:1068)
+// c10::xpu::XPUCachingAllocator::recordStream -> c10::getDeviceAllocator (compat_map/cpp.toml:1070)
 #if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
 [[deprecated("use c10::getDeviceAllocator [AD825]")]] void recordStream(const DataPtr& dataPtr, XPUStream stream);
 #endif
