@@ -44,8 +44,8 @@ TABLE_DIR = os.path.join(ROOT, "compat_map")
 ROW_FILES = ("python.toml", "xpu.toml", "cpp.toml", "literals.toml")
 
 KEYS = ["code", "legacy", "also", "kind", "status", "replacement", "anydev", "fix", "signature",
-        "template", "rename", "deprecated_in", "since", "note", "shim",
-        "language", "detect", "covers", "opt_in", "example"]
+        "template", "rename", "deprecated_in", "since", "note", "shim", "redeclare",
+        "not_redeclared", "language", "detect", "covers", "opt_in", "example"]
 # The native detectors of literal rows (core/scan/src/literal_rules.cc), by language.
 DETECTORS = {
     "python": ("py.device_call", "py.device_keyword", "py.to_call", "py.amp_device",
@@ -377,6 +377,8 @@ def validate(table: Table) -> None:
         for n in sorted(listed - used.get(g, set())):
             errors.append(f"compat_map/targets.toml:{table.target_lines.get(n, 1)}: `{n}` in "
                           f"[{g}] is used by no row")
+    for row in table.rows:
+        _validate_redeclare(row, err)
     if errors:
         raise TableError("\n".join(errors))
 
@@ -767,6 +769,290 @@ def gen_cpp_header(table: Table, ns: str) -> str:
     return "\n".join(out)
 
 
+# --- <anydev/torch_deprecations.h>: redeclarations for the real PyTorch headers ---
+
+# The PyTorch headers a `redeclare` entry may name, each with the headers a
+# build must be able to include for it (a CPU-only wheel ships c10/cuda/*.h
+# but not the generated c10/cuda/impl/cuda_cmake_macros.h, and no CUDA): the
+# generated header includes a PyTorch header, and redeclares what it declares,
+# only where every one of them is on the include path.
+_CUDA_NEEDS = ("cuda_runtime_api.h", "c10/cuda/impl/cuda_cmake_macros.h")
+_XPU_NEEDS = ("sycl/sycl.hpp", "c10/xpu/impl/xpu_cmake_macros.h")
+TORCH_HEADERS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    # header: (legacy namespaces it declares, headers it needs)
+    "c10/cuda/CUDAFunctions.h": (("c10::cuda",), _CUDA_NEEDS),
+    "c10/cuda/CUDAStream.h": (("c10::cuda",), _CUDA_NEEDS),
+    "c10/cuda/CUDACachingAllocator.h": (("c10::cuda::CUDACachingAllocator",), _CUDA_NEEDS),
+    "ATen/cuda/CUDAContextLight.h": (("at::cuda",), _CUDA_NEEDS + (
+        "cusparse.h", "cublas_v2.h", "cublasLt.h", "cusolverDn.h")),
+    "c10/xpu/XPUFunctions.h": (("c10::xpu",), _XPU_NEEDS),
+    "c10/xpu/XPUStream.h": (("c10::xpu",), _XPU_NEEDS),
+    "c10/xpu/XPUCachingAllocator.h": (("c10::xpu::XPUCachingAllocator",), _XPU_NEEDS),
+}
+# Note [Clang and inline definitions]: Clang drops an attribute that a
+# redeclaration adds after the function's definition ("attribute declaration
+# must precede definition", -Wignored-attributes), so a function PyTorch
+# defines inline in its header (`inline = true`) is declared [[deprecated]]
+# before that header for Clang: after what the declaration's types need (the
+# header's own includes, a forward declaration), and the header is then
+# included with -Wdeprecated-declarations off, so its own inline bodies do not
+# warn. GCC and nvcc keep the attribute of a later redeclaration.
+INLINE_PRELUDES: dict[str, tuple[tuple[str, ...], str]] = {
+    # header: (headers to include first, forward declarations)
+    "c10/cuda/CUDACachingAllocator.h": (
+        ("c10/core/CachingDeviceAllocator.h", "c10/cuda/CUDAStream.h"),
+        "namespace c10::cuda::CUDACachingAllocator {\nclass CUDAAllocator;\n}"),
+    "ATen/cuda/CUDAContextLight.h": (("cstdint",), ""),
+    "c10/xpu/XPUCachingAllocator.h": (
+        ("c10/core/CachingDeviceAllocator.h", "c10/xpu/XPUStream.h"), ""),
+}
+CLASS_NOT_COVERED = (
+    "a class takes [[deprecated]] only on a declaration before its definition, and such a "
+    "forward declaration would make PyTorch's own headers, which use the class throughout, warn "
+    "at each use; `anydev scan` reports it")
+_TORCH_RANGE = re.compile(r"(\d+)\.(\d+)(?:\.\.(\d+)\.(\d+))?")
+
+
+def torch_range(text: str) -> Optional[tuple[tuple[int, int], tuple[int, int]]]:
+    """Parses a `torch` range, "2.13" or "2.9..2.13" (both ends included)."""
+    m = _TORCH_RANGE.fullmatch(text)
+    if not m:
+        return None
+    lo = (int(m.group(1)), int(m.group(2)))
+    hi = (int(m.group(3)), int(m.group(4))) if m.group(3) else lo
+    return lo, hi
+
+
+def parse_decl(decl: str, name: str) -> Optional[tuple[str, str, str]]:
+    """Splits a `redeclare` declaration into (return type, parameters,
+    trailing noexcept or ""); None when it is not `RET NAME(PARAMS) [noexcept]`."""
+    m = re.fullmatch(rf"\s*(?P<ret>[A-Za-z_:][\w:<>,*& ]*?[\w>*&])\s*(?<![\w:]){re.escape(name)}"
+                     rf"\s*\((?P<params>[^(){{}};=\"]*)\)\s*(?P<nx>noexcept)?\s*", decl)
+    if not m:
+        return None
+    return m.group("ret"), m.group("params").strip(), m.group("nx") or ""
+
+
+def _validate_redeclare(row: Row, err: Any) -> None:
+    d = row.data
+    red, none = d.get("redeclare"), d.get("not_redeclared")
+    if "not_redeclared" in d:
+        if not (row.is_cpp and d.get("status") == "deprecated"):
+            err(row, "not_redeclared", "`not_redeclared` is for deprecated C++ rows")
+        elif not isinstance(none, str) or not none.strip():
+            err(row, "not_redeclared", "`not_redeclared` must be a non-empty string (the reason)")
+        elif "*/" in none or "\n" in none:
+            err(row, "not_redeclared", "`not_redeclared` must be one line without `*/`")
+        if "redeclare" in d:
+            err(row, "redeclare", "a row has `redeclare` or `not_redeclared`, not both")
+    if "redeclare" not in d:
+        if (row.is_cpp and d.get("status") == "deprecated" and d.get("kind") == "call"
+                and "not_redeclared" not in d):
+            err(row, None, "a deprecated C++ call needs `redeclare` (its declarations in the "
+                           "PyTorch headers) or `not_redeclared` (why it has none)")
+        return
+    if not (row.is_cpp and d.get("status") == "deprecated" and d.get("kind") == "call"):
+        err(row, "redeclare", "`redeclare` is for deprecated C++ rows of kind \"call\" (a class "
+                              "cannot take [[deprecated]] after its definition)")
+        return
+    legacy = str(d.get("legacy", ""))
+    namespace, _, name = legacy.rpartition("::")
+    if not isinstance(red, list) or not red:
+        err(row, "redeclare", "`redeclare` must be a non-empty list of tables")
+        return
+    seen: dict[str, list[tuple[tuple[int, int], tuple[int, int]]]] = {}
+    for i, item in enumerate(red):
+        where = f"redeclare[{i}]"
+        if not isinstance(item, dict):
+            err(row, "redeclare", f"{where} must be a table {{ torch, header, decl }}")
+            continue
+        for k in item:
+            if k not in ("torch", "header", "decl", "inline"):
+                err(row, "redeclare", f"{where}: unknown key `{k}` (known: decl, header, "
+                                      f"inline, torch)")
+        if "inline" in item and not isinstance(item["inline"], bool):
+            err(row, "redeclare", f"{where}: `inline` must be true or false")
+        elif item.get("inline") and item.get("header") not in INLINE_PRELUDES:
+            err(row, "redeclare", f"{where}: generate.py has no prelude for a function defined "
+                                  f"inline in {item.get('header')!r} (see INLINE_PRELUDES)")
+        for k in ("torch", "header", "decl"):
+            if not isinstance(item.get(k), str):
+                err(row, "redeclare", f"{where}: `{k}` is missing or not a string")
+        torch, header, decl = item.get("torch"), item.get("header"), item.get("decl")
+        rng = torch_range(torch) if isinstance(torch, str) else None
+        if isinstance(torch, str):
+            newest = tuple(map(int, NEWEST_TORCH.split(".")))
+            if rng is None:
+                err(row, "redeclare", f"{where}: torch {torch!r} is not a release like \"2.13\" "
+                                      f"or a range like \"2.9..2.13\"")
+            elif rng[0] > rng[1]:
+                err(row, "redeclare", f"{where}: torch range {torch!r} ends before it starts")
+            elif rng[1] > newest:
+                err(row, "redeclare", f"{where}: torch {torch!r} goes past the newest release the "
+                                      f"table knows ({NEWEST_TORCH})")
+        if isinstance(header, str):
+            if header not in TORCH_HEADERS:
+                err(row, "redeclare", f"{where}: header {header!r} is not one generate.py knows "
+                                      f"({', '.join(TORCH_HEADERS)})")
+            elif namespace not in TORCH_HEADERS[header][0]:
+                err(row, "redeclare", f"{where}: {header} does not declare namespace {namespace} "
+                                      f"(it declares {', '.join(TORCH_HEADERS[header][0])})")
+        if isinstance(decl, str):
+            if parse_decl(decl, name) is None:
+                err(row, "redeclare", f"{where}: decl {decl!r} is not `RETURN {name}(PARAMETERS)"
+                                      f" [noexcept]` (no default arguments, no body, no `;`)")
+            elif rng is not None:
+                key = re.sub(r"\s+", " ", decl.strip())
+                for other in seen.get(key, []):
+                    if rng[0] <= other[1] and other[0] <= rng[1]:
+                        err(row, "redeclare", f"{where}: decl {decl!r} is given twice for "
+                                              f"overlapping torch ranges")
+                seen.setdefault(key, []).append(rng)
+    if isinstance(d.get("replacement"), str) and re.search(r'["\\]', d["replacement"]):
+        err(row, "replacement", "a replacement named in a C++ message has no `\"` or `\\`")
+
+
+def redeclared_rows(table: Table) -> tuple[list[Row], list[tuple[Row, str]]]:
+    """The deprecated c10::cuda / at::cuda / c10::xpu rows the header covers,
+    and those it does not with the reason."""
+    covered, not_covered = [], []
+    for r in table.rows:
+        if not (r.is_cpp and r.status == "deprecated"):
+            continue
+        if r.redeclare:
+            covered.append(r)
+        else:
+            not_covered.append((r, r.not_redeclared or (CLASS_NOT_COVERED if r.kind == "class"
+                                                        else "no declaration recorded")))
+    return covered, not_covered
+
+
+def deprecation_text(row: Row) -> str:
+    """The [[deprecated]] message of a redeclared row: what to use and the
+    rule tag that `anydev report` reads back from the compiler's warning."""
+    return f"use {row.replacement} [{row.code}]" if row.replacement else \
+        f"no drop-in replacement, see `anydev rule {row.code}` [{row.code}]"
+
+
+def gen_torch_deprecations(table: Table) -> str:
+    covered, not_covered = redeclared_rows(table)
+    ndecl = sum(len(r.redeclare) for r in covered)
+    out = [f"// {GENERATED.format(src='cpp.toml')}",
+           "//",
+           "// <anydev/torch_deprecations.h>: compiler warnings at every legacy device-specific",
+           "// call (c10::cuda, at::cuda, c10::xpu) of C++ code built against the real PyTorch",
+           "// headers, such as an extension's kernels. Force-include it before each source:",
+           "//",
+           "//   g++ / clang++ / nvcc:     -include /path/to/anydev/torch_deprecations.h",
+           "//   torch.utils.cpp_extension: extra_compile_args=anydev.cpp_extension.extra_compile_args()",
+           "//   CMake:                    anydev_deprecate_legacy_torch(my_target)",
+           "//",
+           "// It includes the PyTorch headers that declare the legacy functions, where the",
+           "// build can (the CUDA or SYCL headers and PyTorch's generated ones are on the include",
+           "// path), and redeclares each function with [[deprecated(\"use <replacement> [ADxxx]\")]],",
+           "// which C++ allows on a redeclaration. Each redeclaration is guarded by the PyTorch",
+           "// releases whose headers declare the function with that signature",
+           "// (TORCH_VERSION_MAJOR/MINOR), so against any other PyTorch it is left out and the",
+           "// header still compiles. PyTorch's own headers should be system headers (-isystem,",
+           "// as CMake's imported targets and anydev.cpp_extension make them), or the legacy",
+           "// calls inside them warn too. `anydev report show build.log` turns the warnings into",
+           "// the report `anydev run` writes. Define ANYDEV_NO_TORCH_DEPRECATIONS to turn it off.",
+           "//",
+           f"// Covered: {len(covered)} functions ({ndecl} declarations): "
+           + ", ".join(r.code for r in covered) + ".",
+           f"// Not covered: {len(not_covered)}:"]
+    classes = [r for r, why in not_covered if why == CLASS_NOT_COVERED]
+    if classes:
+        out.append("//   classes " + ", ".join(f"{r.legacy} ({r.code})" for r in classes) + ":")
+        out.append(f"//     {CLASS_NOT_COVERED}.")
+    for r, why in not_covered:
+        if why != CLASS_NOT_COVERED:
+            out.append(f"//   {r.legacy} ({r.code}): {why}")
+    out += ["#ifndef ANYDEV_TORCH_DEPRECATIONS_H_",
+            "#define ANYDEV_TORCH_DEPRECATIONS_H_",
+            "",
+            "#if defined(__cplusplus) && defined(__has_include) && \\",
+            "    !defined(ANYDEV_NO_TORCH_DEPRECATIONS) && !defined(TORCH_STABLE_ONLY) && \\",
+            "    !defined(TORCH_TARGET_VERSION)",
+            "#if __has_include(<torch/headeronly/version.h>)",
+            "#include <torch/headeronly/version.h>",
+            "#elif __has_include(<torch/version.h>)",
+            "#include <torch/version.h>",
+            "#endif",
+            "#if defined(TORCH_VERSION_MAJOR) && defined(TORCH_VERSION_MINOR)",
+            "#define ANYDEV_TORCH_RELEASE_ (TORCH_VERSION_MAJOR * 100 + TORCH_VERSION_MINOR)",
+            ""]
+    def block(items: list[tuple[Row, dict[str, Any]]]) -> list[str]:
+        by_ns: dict[str, list[str]] = {}
+        for r, item in items:
+            namespace, _, _ = r.legacy.rpartition("::")
+            lo, hi = torch_range(item["torch"])  # type: ignore[misc]
+            decl = re.sub(r"\s+", " ", item["decl"].strip())
+            by_ns.setdefault(namespace, []).append(
+                f"// {r.legacy} -> {r.replacement or '(none)'} ({r.source})\n"
+                f"#if ANYDEV_TORCH_RELEASE_ >= {lo[0] * 100 + lo[1]} && "
+                f"ANYDEV_TORCH_RELEASE_ <= {hi[0] * 100 + hi[1]}\n"
+                f"[[deprecated(\"{deprecation_text(r)}\")]] {decl};\n#endif")
+        lines: list[str] = []
+        for namespace, decls in by_ns.items():
+            lines.append(f"namespace {namespace} {{")
+            lines.extend(decls)
+            lines += [f"}}  // namespace {namespace}"]
+        return lines
+
+    # Note [Includes first]: every PyTorch header is included before any
+    # redeclaration, so no inline body of PyTorch's sees a deprecated
+    # declaration (it would warn where PyTorch's folders are not -isystem).
+    # Wrapping the includes in `#pragma GCC diagnostic ignored` instead does
+    # not work: once GCC 12 has let a deprecated use pass under that pragma,
+    # later uses of the function do not warn at all.
+    guarded: list[tuple[str, list[str], list, list]] = []
+    for header, (_, needs) in TORCH_HEADERS.items():
+        entries = [(r, item) for r in covered for item in r.redeclare if item["header"] == header]
+        if not entries:
+            continue
+        ranges = sorted({torch_range(item["torch"]) for _, item in entries})  # type: ignore[misc]
+        in_range = " || ".join(f"(ANYDEV_TORCH_RELEASE_ >= {lo[0] * 100 + lo[1]} && "
+                               f"ANYDEV_TORCH_RELEASE_ <= {hi[0] * 100 + hi[1]})"
+                               for lo, hi in ranges)
+        has = " && ".join(f"__has_include(<{n}>)" for n in needs)
+        cond = [f"#if {in_range}", f"#if {has}"]
+        inline = [(r, item) for r, item in entries if item.get("inline")]
+        later = [(r, item) for r, item in entries if not item.get("inline")]
+        guarded.append((header, cond, inline, later))
+    out.append("// PyTorch's headers (Note [Includes first] in compat_map/generate.py).")
+    for header, cond, inline, _later in guarded:
+        out += cond
+        if inline:
+            includes, forward = INLINE_PRELUDES[header]
+            out += ["#if defined(__clang__)  // Note [Clang and inline definitions]"]
+            out += [f"#include <{h}>" for h in includes]
+            out += ([forward] if forward else []) + block(inline)
+            out += ["#pragma clang diagnostic push",
+                    '#pragma clang diagnostic ignored "-Wdeprecated-declarations"',
+                    f"#include <{header}>",
+                    "#pragma clang diagnostic pop",
+                    "#else",
+                    f"#include <{header}>",
+                    "#endif  // __clang__"]
+        else:
+            out.append(f"#include <{header}>")
+        out += ["#endif", f"#endif  // {header}", ""]
+    out.append("// The redeclarations.")
+    for header, cond, inline, later in guarded:
+        out += cond + block(later)
+        if inline:
+            out += ["#if !defined(__clang__)  // Clang's are above"] + block(inline) + ["#endif"]
+        out += ["#endif", f"#endif  // {header}", ""]
+    out += ["#undef ANYDEV_TORCH_RELEASE_",
+            "#endif  // TORCH_VERSION_MAJOR",
+            "#endif  // __cplusplus && __has_include",
+            "",
+            "#endif  // ANYDEV_TORCH_DEPRECATIONS_H_",
+            ""]
+    return "\n".join(out)
+
+
 def gen_guide(table: Table) -> str:
     py = [r for r in table.rows if not r.is_cpp and r.status != "literal"]
     cpp = [r for r in table.rows if r.is_cpp and r.status != "literal"]
@@ -839,6 +1125,7 @@ def outputs(table: Table) -> dict[str, str]:
             files[path + ".pyi"] = stub
     files["shims/include/anydev/compat/cuda.h"] = gen_cpp_header(table, "cuda")
     files["shims/include/anydev/compat/xpu.h"] = gen_cpp_header(table, "xpu")
+    files["shims/include/anydev/torch_deprecations.h"] = gen_torch_deprecations(table)
     files["docs/migration-guide.md"] = gen_guide(table)
     return files
 

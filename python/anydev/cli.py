@@ -8,8 +8,9 @@
     anydev rule CODE              explain a rule
     anydev run SCRIPT [ARGS...]   run a legacy script with the runtime report on; print its summary
                                   (--torch [--mode forward]: on the real PyTorch, see docs/torch.md)
-    anydev report show FILE       render a runtime report (text, markdown, json, sarif)
-    anydev report merge FILES -o OUT   merge the reports of many processes
+    anydev report show FILE...    render a runtime report or a build log (text, markdown, json,
+                                  sarif); --scan PATH merges the scanner's findings
+    anydev report merge FILES -o OUT   merge the reports of many processes and build logs
     anydev version                the version (also `anydev --version`, `-V`)
     anydev completion SHELL       a completion script for bash, zsh or fish
 
@@ -211,12 +212,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_report_show(args: argparse.Namespace) -> int:
-    from . import report
+    from . import _build_log, report
 
     try:
-        data = report.load(args.file)
+        data = _build_log.gather(args.files, args.scan or (), args.build_dir)
         text = report.render(data, args.format, root=args.root)
-    except report.ReportError as e:
+    except (report.ReportError, ValueError) as e:
         print(f"anydev report show: {e}", file=sys.stderr)
         return 2
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
@@ -224,12 +225,12 @@ def _cmd_report_show(args: argparse.Namespace) -> int:
 
 
 def _cmd_report_merge(args: argparse.Namespace) -> int:
-    from . import report
+    from . import _build_log, report
 
     try:
-        merged = report.merge(report.load(f) for f in args.files)
+        merged = _build_log.gather(args.files, args.scan or (), args.build_dir)
         report.write(args.output, merged)
-    except (report.ReportError, OSError) as e:
+    except (report.ReportError, OSError, ValueError) as e:
         print(f"anydev report merge: {e}", file=sys.stderr)
         return 2
     total = sum(c["count"] for c in merged["calls"])
@@ -382,18 +383,31 @@ def _build_run(p: argparse.ArgumentParser) -> None:
     p.set_defaults(func=_cmd_run)
 
 
+def _report_inputs(q: argparse.ArgumentParser) -> None:
+    q.add_argument("files", nargs="+", metavar="FILE",
+                   help="runtime reports (JSON) and build logs of g++, clang++ or nvcc "
+                        "(their -Wdeprecated-declarations warnings from "
+                        "<anydev/torch_deprecations.h>; see docs/compat.md)")
+    q.add_argument("--scan", action="append", metavar="PATH",
+                   help="also merge the scanner's findings over PATH (repeatable)")
+    q.add_argument("--build-dir", metavar="DIR",
+                   help="the folder the compiler ran in: relative paths of a build log are "
+                        "taken from it (default: as written)")
+
+
 def _build_report(p: argparse.ArgumentParser) -> None:
     rsub = p.add_subparsers(dest="report_command", metavar="ACTION",
                             parser_class=_parser_class())
     rsub.required = True
-    q = rsub.add_parser("show", help="render a report")
-    q.add_argument("file")
+    q = rsub.add_parser("show", help="render a report (several inputs are merged first)")
+    _report_inputs(q)
     q.add_argument("--output-format", "--format", dest="format",
                    choices=("text", "markdown", "json", "sarif"), default="text")
     q.add_argument("--root", help="paths are shown relative to this folder (default: cwd)")
     q.set_defaults(func=_cmd_report_show)
-    q = rsub.add_parser("merge", help="merge the reports of many processes into one")
-    q.add_argument("files", nargs="+", metavar="FILE")
+    q = rsub.add_parser("merge", help="merge the reports of many processes, build logs and "
+                                      "scans into one")
+    _report_inputs(q)
     q.add_argument("-o", "--output", required=True, metavar="OUT")
     q.set_defaults(func=_cmd_report_merge)
 
@@ -436,7 +450,7 @@ COMMANDS = {
     "tour": ("a tour of devices, streams and events on the simulated accelerator",
              _build_tour),
     "run": ("run a legacy script with the runtime report on", _build_run),
-    "report": ("show or merge runtime reports", _build_report),
+    "report": ("show or merge runtime reports and build logs", _build_report),
     "scan": ("find legacy torch.cuda / c10::cuda references in Python and C++ sources",
              _build_scan),
     "fix": ("rewrite the legacy calls the compat table marks as mechanical", _build_fix),

@@ -270,7 +270,8 @@ def render(report: dict[str, Any], fmt: str = "text", root: Optional[str] = None
                       "|---:|---|---|---|---|"]
             for c in calls:
                 lines.append(f"| {c['count']} | `{_rel(c['file'], root)}:{c['line']}` | "
-                             f"`{c['legacy']}` | `{c['replacement'] or '(none)'}` | {c['rule']} |")
+                             f"`{c['legacy']}` | `{c['replacement'] or '(none)'}` | "
+                             f"{c['rule']}{_seen_by(c)} |")
         return "\n".join(lines) + "\n"
     if fmt != "text":
         raise ReportError(f"unknown format {fmt!r}; expected text, markdown, json or sarif")
@@ -281,8 +282,36 @@ def render(report: dict[str, Any], fmt: str = "text", root: Optional[str] = None
     width = max(len(str(c["count"])) for c in calls)
     for c in calls:
         out.append(f"  {c['count']:>{width}}  {_rel(c['file'], root)}:{c['line']}  "
-                   f"{c['legacy']} -> {c['replacement'] or '(no replacement)'}  [{c['rule']}]")
+                   f"{c['legacy']} -> {c['replacement'] or '(no replacement)'}  [{c['rule']}]"
+                   f"{_seen_by(c)}")
     return "\n".join(out) + "\n"
+
+
+def _seen_by(c: dict[str, Any]) -> str:
+    """` (build 2, scan 1)`: which sources saw a merged call site (see
+    anydev._build_log); "" for a plain runtime call."""
+    seen = c.get("seen_by")
+    if not isinstance(seen, dict) or not seen:
+        return ""
+    return " (" + ", ".join(f"{k} {v}" for k, v in sorted(seen.items())) + ")"
+
+
+def _region(c: dict[str, Any]) -> dict[str, int]:
+    region = {"startLine": max(1, c["line"])}
+    if isinstance(c.get("column"), int) and c["column"] > 0:  # build logs and scans have one
+        region["startColumn"] = c["column"]
+    return region
+
+
+def _sarif_message(c: dict[str, Any]) -> str:
+    use = f"use {c['replacement'] or 'a device-generic API'} ({c['rule']})"
+    seen = c.get("seen_by")
+    if isinstance(seen, dict) and set(seen) != {"run"}:
+        what = {"run": "ran", "build": "compiler warnings", "scan": "found by the scanner"}
+        parts = [f"{what.get(k, k)} {v}" if k != "run" else f"ran {v} time{'s' if v != 1 else ''}"
+                 for k, v in sorted(seen.items())]
+        return f"{c['legacy']}: {', '.join(parts)}; {use}"
+    return f"{c['legacy']} ran {c['count']} time{'s' if c['count'] != 1 else ''}; {use}"
 
 
 def _sarif(report: dict[str, Any], root: str) -> dict[str, Any]:
@@ -317,12 +346,10 @@ def _sarif(report: dict[str, Any], root: str) -> dict[str, Any]:
             "ruleId": c["rule"],
             "ruleIndex": index[c["rule"]],
             "level": "warning",
-            "message": {"text": f"{c['legacy']} ran {c['count']} time"
-                                f"{'s' if c['count'] != 1 else ''}; use "
-                                f"{c['replacement'] or 'a device-generic API'} ({c['rule']})"},
+            "message": {"text": _sarif_message(c)},
             "locations": [{"physicalLocation": {
                 "artifactLocation": artifact,
-                "region": {"startLine": max(1, c["line"])}}}],
+                "region": _region(c)}}],
             "partialFingerprints": {"anydevCallSite/v1": fingerprint},
         })
     return {

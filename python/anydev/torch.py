@@ -14,8 +14,9 @@ reinstalls), :func:`uninstall` to put every original object back. See
 
 from ._torch_adapter import MODES, ScopeError, install, installed, status, uninstall
 from ._torch_backport import NAMES as BACKPORT_NAMES
+from .cpp_extension import extra_compile_args  # C++ extensions: docs/compat.md
 
-__all__ = ["BACKPORT_NAMES", "MODES", "ScopeError", "install", "installed", "status",
-           "uninstall"]
+__all__ = ["BACKPORT_NAMES", "MODES", "ScopeError", "extra_compile_args", "install",
+           "installed", "status", "uninstall"]
 
 install()
