@@ -75,8 +75,8 @@ TEST(DeviceParse, ErrorMessagesMatchPyTorch) {
   EXPECT_STATUS(Device::Parse("sim:1:2"), kInvalidArgument, "Invalid device string: 'sim:1:2'");
   EXPECT_STATUS(Device::Parse(" cuda"), kInvalidArgument, "Invalid device string: ' cuda'");
   EXPECT_STATUS(Device::Parse("foo:0"), kInvalidArgument,
-                "Expected one of cpu, cuda, hip, xpu, sim device type at start of device "
-                "string: foo:0");
+                "Expected one of cpu, cuda, hip, xpu, sim, mps, meta, privateuseone device type "
+                "at start of device string: foo:0");
   EXPECT_STATUS(Device::Parse("CUDA"), kInvalidArgument,
                 "device type at start of device string: CUDA");
   EXPECT_STATUS(Device::Parse("cuda:300"), kInvalidArgument,
