@@ -43,7 +43,11 @@ TABLE_DIR = os.path.join(ROOT, "compat_map")
 ROW_FILES = ("python.toml", "xpu.toml", "cpp.toml")
 
 KEYS = ["code", "legacy", "also", "kind", "status", "replacement", "anydev", "fix", "signature",
-        "template", "rename", "deprecated_in", "note", "shim"]
+        "template", "rename", "deprecated_in", "since", "note", "shim"]
+# The newest PyTorch release the table's `since` claims were checked against
+# (tests/python/test_compat_versions.py); `since = "main"` means no release up
+# to this one has the replacement.
+NEWEST_TORCH = "2.13"
 KINDS = ("call", "context_manager", "class", "attribute", "module", "decorator")
 STATUSES = ("deprecated", "kept")
 FIXES = ("safe", "unsafe", "none")
@@ -255,6 +259,19 @@ def validate(table: Table) -> None:
             err(row, "fix", f"fix {fix!r} is not one of {', '.join(FIXES)}")
         if "rename" in d and not isinstance(d["rename"], bool):
             err(row, "rename", "`rename` must be true or false")
+        since = d.get("since")
+        if "since" in d and (not isinstance(since, str) or not (
+                since == "main" or re.fullmatch(r"\d+\.\d+", since))):
+            err(row, "since", f"since {since!r} is not a version like \"2.6\" or \"main\"")
+        if status == "deprecated" and d.get("replacement") and "since" not in d:
+            err(row, None, "a deprecated row with a replacement needs `since` (the first PyTorch "
+                           "release that has it)")
+        if "since" in d and not (status == "deprecated" and d.get("replacement")):
+            err(row, "since", "`since` is for deprecated rows with a replacement")
+        if isinstance(since, str) and since != "main" and re.fullmatch(r"\d+\.\d+", since) and \
+                tuple(map(int, since.split("."))) > tuple(map(int, NEWEST_TORCH.split("."))):
+            err(row, "since", f"since {since} is newer than the newest release the table knows "
+                              f"({NEWEST_TORCH}); write \"main\"")
         if isinstance(d.get("deprecated_in"), str) and not re.fullmatch(r"\d+\.\d+", d["deprecated_in"]):
             err(row, "deprecated_in", f"deprecated_in {d['deprecated_in']!r} is not a version like \"2.6\"")
         group = "cpp" if row.is_cpp else "python"
@@ -402,6 +419,7 @@ def gen_table_module(table: Table) -> str:
            "    template: Optional[str]",
            "    rename: bool",
            "    deprecated_in: str",
+           "    since: Optional[str]",
            "    note: str",
            "    source: str",
            "    language: str",
@@ -415,11 +433,12 @@ def gen_table_module(table: Table) -> str:
             f"    Row({py_str(r.code)}, {py_str(r.legacy)}, {tuple(r.also or ())!r}, "
             f"{py_str(r.kind)}, {py_str(r.status)}, {py_str(r.replacement or '')}, "
             f"{r.anydev!r}, {py_str(fix)}, {r.signature!r}, {r.template!r}, {rename!r}, "
-            f"{py_str(r.deprecated_in)}, {py_str(r.note)}, {py_str(r.source)}, "
+            f"{py_str(r.deprecated_in)}, {r.since!r}, {py_str(r.note)}, {py_str(r.source)}, "
             f"{py_str('cpp' if r.is_cpp else 'python')}),")
     out += [")",
             "",
             "ROWS_BY_CODE: dict[str, Row] = {r.code: r for r in ROWS}",
+            f"NEWEST_TORCH = {NEWEST_TORCH!r}",
             "ROWS_BY_LEGACY: dict[str, Row] = {n: r for r in ROWS for n in (r.legacy, *r.also)}",
             ""]
     return "\n".join(out)

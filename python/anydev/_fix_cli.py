@@ -41,6 +41,11 @@ def add_fix_parser(sub) -> None:
     p.add_argument("--unsafe-fixes", action="store_true",
                    help="also apply fixes that change behaviour (see `anydev rule CODE`)")
     p.add_argument("--diff", action="store_true", help="print a unified diff; write nothing")
+    p.add_argument("--target-torch", metavar="VERSION",
+                   help="the oldest PyTorch the fixed code must run on (2.1): rewrites to newer "
+                        "APIs are not applied; default: [tool.anydev] target-torch, else the "
+                        "lower bound of torch in the project's pyproject.toml/setup.cfg/setup.py/"
+                        "requirements*.txt, else the newest release the table knows")
     p.add_argument("--select", action="append", metavar="CODES",
                    help="only these rule codes or prefixes, comma-separated (AD1,AD601)")
     p.add_argument("--ignore", action="append", metavar="CODES",
@@ -71,7 +76,8 @@ def _fix_main(args: argparse.Namespace) -> int:
     keep, paths, excludes = sel.keep, sel.paths, sel.excludes
     scanned = _scan._scan_paths(paths, keep=keep, excludes=excludes, jobs=args.jobs,
                                 respect_gitignore=not args.no_gitignore)
-    result = _fix.fix_paths(paths, unsafe=args.unsafe_fixes, diff=args.diff, scanned=scanned)
+    result = _fix.fix_paths(paths, unsafe=args.unsafe_fixes, diff=args.diff, scanned=scanned,
+                            target_torch=sel.target_torch, keep=sel.keep_globs)
     _print_errors(result.errors)
     if args.diff:
         sys.stdout.write(result.diff)
@@ -97,6 +103,15 @@ def _fix_main(args: argparse.Namespace) -> int:
         " (--unsafe-fixes applies the unsafe ones)"
     print(f"anydev fix: {verb} {result.applied} finding(s) in {changed} file(s); "
           f"{len(remaining)} left to migrate by hand{hint}", file=sys.stderr)
+    for t in result.targets.values():
+        if t.declared:
+            print(f"anydev fix: target torch {t.text} (from {t.source})", file=sys.stderr)
+        else:
+            print(f"anydev fix: no torch version declared: target torch {t.text}, the newest "
+                  "release the table knows (give --target-torch or [tool.anydev] target-torch)",
+                  file=sys.stderr)
+    if result.needs_torch:
+        print(f"anydev fix: the fixed code needs torch >= {result.needs_torch}", file=sys.stderr)
     if io_failed or any(_is_io_error(e) for e in result.errors):
         return 2
     if args.diff:

@@ -23,7 +23,7 @@ from . import scan as _scan
 from ._files import replace_atomically
 
 FORMATS = ("text", "json", "sarif", "github")
-CONFIG_KEYS = ("select", "ignore", "exclude", "baseline")
+CONFIG_KEYS = ("select", "ignore", "exclude", "baseline", "target-torch", "keep")
 # Keys of [tool.anydev] that belong to the runtime policy (anydev.compat).
 RUNTIME_KEYS = ("legacy", "legacy-override")
 BASELINE_VERSION = 1
@@ -44,6 +44,8 @@ class Config:
     ignore: list[str] = field(default_factory=list)
     exclude: list[str] = field(default_factory=list)  # relative to the pyproject's folder
     baseline: Optional[str] = None  # absolute
+    target_torch: Optional[str] = None  # "2.1": the oldest PyTorch the code must run on
+    keep: list[str] = field(default_factory=list)  # globs relative to the pyproject's folder
 
 
 def find_pyproject(start: str) -> Optional[str]:
@@ -101,6 +103,14 @@ def load_config(start: str) -> Config:
             raise UsageError(f"{where}: unknown key {key!r} (the scanner reads "
                              f"{', '.join(CONFIG_KEYS)}; the runtime policy reads "
                              f"{', '.join(RUNTIME_KEYS)})")
+        if key == "target-torch":
+            from . import _versions
+            try:
+                _versions.resolve_target(value if isinstance(value, str) else repr(value))
+            except _versions.VersionError as e:
+                raise UsageError(f"{where}: `target-torch`: {e}") from None
+            cfg.target_torch = value
+            continue
         if key == "baseline":
             if not isinstance(value, str) or not value:
                 raise UsageError(f"{where}: `baseline` must be a path (a string)")
@@ -120,6 +130,8 @@ def load_config(start: str) -> Config:
                 cfg.select = items
             else:
                 cfg.ignore = items
+        elif key == "keep":
+            cfg.keep = items
         else:
             cfg.exclude = items
     return cfg
@@ -416,7 +428,37 @@ def _is_io_error(e: _scan.ScanError) -> bool:
     return e.message.startswith("cannot read")
 
 
-def render_statistics(findings, files: int, nbytes: int) -> str:
+def render_unlocks(findings, target: Optional[str] = None) -> list[str]:
+    """How many findings with a fix each PyTorch release makes fixable (the
+    fix's replacement appears in that release), and how many the target allows."""
+    from . import _compat_table, _versions
+
+    by_code = _compat_table.ROWS_BY_CODE
+    per: Counter = Counter()
+    for f in findings:
+        row = by_code.get(f.rule)
+        if row is None or row.fix == "none" or not row.since:
+            continue
+        per[row.since] += 1
+    if not per:
+        return []
+    key = lambda v: (1, (0, 0)) if v == "main" else (0, _versions.parse_version(v))  # noqa: E731
+    out = ["Fixes by the PyTorch release that has their replacement (what a target unlocks):"]
+    total = 0
+    for since in sorted(per, key=key):
+        total += per[since] if since != "main" else 0
+        label = "no release yet" if since == "main" else f"torch >= {since}"
+        cum = "" if since == "main" else f"  ({total} fixable at target {since})"
+        out.append(f"  {per[since]:>6}  {label}{cum}")
+    if target is not None:
+        t = _versions.resolve_target(target)
+        ok = sum(n for s, n in per.items() if s != "main" and _versions.parse_version(s) <= t.version)
+        out.append(f"At target torch {t.text}: {ok} of {sum(per.values())} findings with a fix "
+                   "can be applied.")
+    return out
+
+
+def render_statistics(findings, files: int, nbytes: int, target: Optional[str] = None) -> str:
     from . import _compat_table
 
     by_code = {r.code: r for r in _compat_table.ROWS}
@@ -444,6 +486,7 @@ def render_statistics(findings, files: int, nbytes: int) -> str:
                f"{per_kind['import']} imports.")
     out.append(f"By fix: {fixes['safe']} safe, {fixes['unsafe']} unsafe, "
                f"{fixes['none']} without a fix.")
+    out += render_unlocks(findings, target)
     out.append(f"Total: {len(findings)} in {len({f.path for f in findings})} files; "
                f"{files} files scanned ({nbytes / 1e6:.1f} MB).")
     return "\n".join(out) + "\n"
@@ -472,6 +515,9 @@ def add_scan_parser(sub) -> None:
                    help="only these rule codes or prefixes, comma-separated (AD1,AD601)")
     p.add_argument("--ignore", action="append", metavar="CODES",
                    help="not these rule codes or prefixes, comma-separated")
+    p.add_argument("--target-torch", metavar="VERSION",
+                   help="the oldest PyTorch the code must keep running on (2.1); default: "
+                        "[tool.anydev] target-torch, else the project's torch>= declaration")
     p.add_argument("--exclude", action="append", default=[], metavar="GLOB",
                    help="skip paths matching this gitignore-style glob (repeatable)")
     p.add_argument("--no-gitignore", action="store_true",
@@ -510,6 +556,8 @@ class Selection:
     keep: object
     paths: list
     excludes: list
+    target_torch: Optional[str] = None  # --target-torch, else [tool.anydev] target-torch
+    keep_globs: list = field(default_factory=list)  # [tool.anydev] keep, relative to the cwd
 
 
 def selection(args: argparse.Namespace) -> Selection:
@@ -530,7 +578,17 @@ def selection(args: argparse.Namespace) -> Selection:
             raise UsageError(f"{p}: no such file or directory")
     excludes = [(g, os.path.dirname(cfg.path or "")) for g in cfg.exclude] + \
                [(g, "") for g in args.exclude]
-    return Selection(cfg, keep, paths, excludes)
+    target = getattr(args, "target_torch", None) or cfg.target_torch
+    if target is not None:
+        from . import _versions
+        try:
+            _versions.resolve_target(target)
+        except _versions.VersionError as e:
+            raise UsageError(f"--target-torch: {e}") from None
+    base = os.path.relpath(os.path.dirname(cfg.path), os.getcwd()) if cfg.path else "."
+    keep_globs = [g if g.startswith("/") or base == "." else f"{base}/{g.lstrip('/')}"
+                  for g in cfg.keep]
+    return Selection(cfg, keep, paths, excludes, target, keep_globs)
 
 
 def _scan_main(args: argparse.Namespace) -> int:
@@ -562,7 +620,8 @@ def _scan_main(args: argparse.Namespace) -> int:
         findings = [f for f, k in zip(findings, keys) if k not in known]
 
     if args.format == "text":
-        text = ([render_statistics(findings, result.files, result.bytes)] if args.statistics
+        text = ([render_statistics(findings, result.files, result.bytes, sel.target_torch)]
+                if args.statistics
                 else render_text(findings, result.errors, result.files))
     elif args.format == "json":
         text = render_json(findings, result.errors)
@@ -572,7 +631,8 @@ def _scan_main(args: argparse.Namespace) -> int:
     else:
         text = render_github(findings, result.errors)
     if args.statistics and args.format != "text":
-        sys.stderr.write(render_statistics(findings, result.files, result.bytes))
+        sys.stderr.write(render_statistics(findings, result.files, result.bytes,
+                                           sel.target_torch))
 
     if args.output:
         try:

@@ -79,7 +79,7 @@ import tokenize
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Optional, Sequence
 
-from . import _signature
+from . import _fix_analysis, _signature, _versions
 from ._files import replace_atomically
 from . import scan as _scan
 from ._compat_table import ROWS_BY_CODE, ROWS_BY_LEGACY, Row
@@ -107,6 +107,23 @@ class FileResult:
 class FixResult:
     files: list[FileResult] = field(default_factory=list)
     errors: list[_scan.ScanError] = field(default_factory=list)
+    #: the targets the files were fixed for, by where each came from
+    targets: dict[str, "_versions.Target"] = field(default_factory=dict)
+
+    @property
+    def needs_torch(self) -> Optional[str]:
+        """The oldest PyTorch the fixed code runs on: the newest `since` among
+        the rewrites applied (None when nothing was rewritten)."""
+        best = None
+        for fr in self.files:
+            if fr.error is not None:
+                continue
+            for f in fr.applied:
+                row = _row_of(f)
+                v = _versions.since_of(row) if row is not None else None
+                if v is not None and (best is None or v > best):
+                    best = v
+        return _versions.fmt(best) if best else None
 
     @property
     def applied(self) -> int:
@@ -773,6 +790,7 @@ class _PyContext:
         self.exported = _dunder_all(tree)
         self.root, self.needs_import = _torch_root(tree)
         self.uses_torch = False
+        self.analysis: Optional[_fix_analysis.PyAnalysis] = None
         self._fstrings: Optional[list[tuple[int, int, str]]] = None
         self._name_uses: Optional[dict[str, int]] = None
 
@@ -988,7 +1006,60 @@ def _open_paren(text: str, pos: int) -> int:
     return pos
 
 
-def _fix_python(text: _Text, findings: list[_scan.Finding], unsafe: bool, path: str
+#: Replacements of availability and count checks: they are rewritten only when the
+#: code they guard is generic too (Note [Half-migrated guards]).
+_GUARD_REPLACEMENTS = ("torch.accelerator.is_available", "torch.accelerator.device_count")
+#: Legacy context managers whose replacement, torch.accelerator.device_index, takes an int.
+_INDEX_ONLY = ("torch.accelerator.device_index",)
+
+
+def _legacy_device(row: Row) -> str:
+    """"cuda" or "xpu": the device a legacy row belongs to."""
+    return "xpu" if ".xpu" in row.legacy or "::xpu" in row.legacy else "cuda"
+
+
+def _refusal(an: _fix_analysis.PyAnalysis, f: _scan.Finding, row: Row,
+             where: "_Located", node: Optional[ast.Call]) -> Optional[str]:
+    """Why the code around a finding forbids its rewrite, or None (see
+    anydev._fix_analysis)."""
+    why = an.old_torch_only(where.chain) or an.device_home(where.chain)
+    if why:
+        return why
+    head = re.sub(r"\s+", "", f.text).split(".")[0]
+    why = an.other_binding(head, f.symbol)
+    if why:
+        return why
+    if node is not None and row.kind == "class" and row.replacement in \
+            _fix_analysis.CUDA_ONLY_MEMBERS:
+        why = an.cuda_only_use(node, row.replacement, row.legacy.rsplit(".", 1)[0])
+        if why:
+            return why
+    if node is not None and row.replacement in _INDEX_ONLY and \
+            (row.template or "").startswith("torch.accelerator.device_index({"):
+        arg = node.args[0] if node.args else next(
+            (k.value for k in node.keywords if k.arg == "device"), None)
+        if arg is not None:
+            assigned, annotated = _fix_analysis.scope_facts(an.scope_of(node))
+            if not _fix_analysis.int_like(arg, assigned, annotated):
+                return (f"cannot tell that `{ast.unparse(arg)}` is an int: "
+                        f"{row.replacement} takes only an int or None (a torch.device or "
+                        "'cuda:1' must become its index by hand)")
+    return None
+
+
+# Note [Half-migrated guards]
+# `torch.device("cuda" if torch.cuda.is_available() else "cpu")` rewritten to
+# torch.accelerator.is_available() sends an XPU or MPS machine down the "cuda"
+# branch, where it fails. So an availability or count check is rewritten last,
+# after every other finding of the file was decided, and only when the
+# expression around it and the code it guards (the `if` body, the rest of the
+# block after a guard clause, the uses of a name it is assigned to) hold no
+# device literal, `.cuda()`, `.is_cuda` or `torch.cuda.*` that the same fix
+# leaves (anydev._fix_analysis.PyAnalysis.guarded_cuda_code).
+
+
+def _fix_python(text: _Text, findings: list[_scan.Finding], unsafe: bool, path: str,
+                keep: Sequence[str] = ()
                 ) -> tuple[str, list[_scan.Finding], list[tuple[_scan.Finding, str]]]:
     version = f"Python {sys.version_info.major}.{sys.version_info.minor}"
     try:
@@ -999,6 +1070,7 @@ def _fix_python(text: _Text, findings: list[_scan.Finding], unsafe: bool, path: 
     except ValueError as e:  # NUL bytes
         raise _FileError(f"does not parse ({e}); nothing was changed") from None
     ctx = _PyContext(text, tree, path)
+    an = ctx.analysis = _fix_analysis.PyAnalysis(tree, path, keep, ctx.root)
     applied: list[_scan.Finding] = []
     skipped: list[tuple[_scan.Finding, str]] = []
     import_findings: list[_scan.Finding] = []
@@ -1016,12 +1088,25 @@ def _fix_python(text: _Text, findings: list[_scan.Finding], unsafe: bool, path: 
             work.append((c_end - c_start, c_start, f, where, node))
         else:
             work.append((end - start, start, f, where, None))
-    # inner rewrites first: an outer call builds its arguments from their results
-    work.sort(key=lambda w: (w[0], w[1]))
+    # inner rewrites first: an outer call builds its arguments from their results;
+    # availability and count checks after everything else (Note [Half-migrated guards])
+    def is_guard(f: _scan.Finding) -> bool:
+        row = _row_of(f)
+        return row is not None and row.replacement in _GUARD_REPLACEMENTS
+
+    work.sort(key=lambda w: (is_guard(w[2]), w[0], w[1]))
     fixed_text: list[str] = []
+    covered: list[tuple[int, int]] = []  # text spans of the rewrites applied
     for _, _, f, where, node in work:
         row = _row_of(f)
         why = f"{f.symbol} is not in the compat table" if row is None else _allowed(row, unsafe)
+        if why is None and row is not None:
+            why = _refusal(an, f, row, where, node)
+            if why is None and row.replacement in _GUARD_REPLACEMENTS:
+                anchor = node if node is not None else where.node
+                if anchor is not None:
+                    why = an.guarded_cuda_code(anchor, _legacy_device(row),
+                                               [*covered, text.span(anchor)], text.span)
         edits: list[_Edit] = []
         start, end = text.index_of_byte(f.start), text.index_of_byte(f.end)
         root, needs_import = ctx.torch_name(f, start, where)
@@ -1062,6 +1147,7 @@ def _fix_python(text: _Text, findings: list[_scan.Finding], unsafe: bool, path: 
             why = "overlaps another rewrite; run the fixer again"
         if why is None:
             ctx.edits.add(edits)
+            covered.append(text.span(node) if node is not None else (start, end))
             if needs_import and any(re.match(rf"{re.escape(root or '')}\b", e.text) for e in edits):
                 ctx.uses_torch = True
             applied.append(f)
@@ -1108,6 +1194,11 @@ def _fix_python_imports(ctx: _PyContext, findings: list[_scan.Finding], fixed_ro
             continue
         name, asname, _, _ = alias
         row = _row_of(f)
+        an = ctx.analysis
+        guarded = an.old_torch_only(chain) or an.device_home(chain) if an is not None else None
+        if guarded:
+            skipped.append((f, guarded))
+            continue
         if isinstance(chain[k - 1], ast.ClassDef):
             skipped.append((f, "kept: an import in a class body is also an attribute of the class; "
                                "rewrite by hand"))
@@ -1126,7 +1217,15 @@ def _fix_python_imports(ctx: _PyContext, findings: list[_scan.Finding], fixed_ro
             elif row is None:
                 why = f"{f.symbol} is not in the compat table"
             else:
-                why = _allowed(row, unsafe)
+                # unused at module level, so it is there for the modules that import it
+                # from this one (a function's own unused import can go)
+                # (nor does a stub's: PEP 484 re-exports only `import X as X` forms)
+                local_scope = any(isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                                  for n in chain[:k]) or \
+                    (ctx.path.endswith(".pyi") and asname != name)
+                why = _allowed(row, unsafe) or (None if local_scope else (
+                    f"kept: `{local}` is not used in this module, so other modules may import it "
+                    "from here; rewrite by hand"))
         elif fixed < uses:
             left = uses - fixed
             why = (f"kept: {left} use(s) of `{local}` were not rewritten"
@@ -1457,23 +1556,64 @@ def _check_findings(text: _Text, findings: Sequence[_scan.Finding]) -> None:
                          "nothing was changed")
 
 
-def fix_source(data: bytes, path: str, findings: Sequence[_scan.Finding], *, unsafe: bool = False
+def _target_refusals(findings: Sequence[_scan.Finding], target: Optional[_versions.Target],
+                     path: str, keep: Sequence[str]
+                     ) -> tuple[list[_scan.Finding], list[tuple[_scan.Finding, str]]]:
+    """The findings the language fixers may consider, and those the target
+    torch or a `keep` glob rules out (with why)."""
+    rel = path.replace(os.sep, "/")
+    kept_by = next((g for g in keep if _fix_analysis._glob_match(g, rel)), None)
+    todo: list[_scan.Finding] = []
+    out: list[tuple[_scan.Finding, str]] = []
+    for f in findings:
+        row = _row_of(f)
+        if kept_by is not None:
+            out.append((f, f"kept: {rel} matches `keep = [\"{kept_by}\"]` of [tool.anydev]"))
+            continue
+        if f.kind == "mock":
+            out.append((f, "a mock target: rewritten with the code it patches by `anydev fix` on "
+                           "the whole tree (fix_paths), not file by file"))
+            continue
+        why = None
+        if row is not None and row.status == "deprecated" and row.fix != "none":
+            why = _versions.needs(row, target or _versions.DEFAULT)
+        if why is not None:
+            out.append((f, why))
+        else:
+            todo.append(f)
+    return todo, out
+
+
+def fix_source(data: bytes, path: str, findings: Sequence[_scan.Finding], *, unsafe: bool = False,
+               target_torch: "Optional[str | _versions.Target]" = None, keep: Sequence[str] = ()
                ) -> tuple[bytes, list[_scan.Finding], list[tuple[_scan.Finding, str]]]:
     """Returns the fixed bytes of one file, with the findings applied and the
     ones skipped (and why). ``findings`` are the scanner's for exactly these
-    bytes. Raises ValueError when the file cannot be fixed soundly (it does
-    not parse, is not valid in its encoding, the fixed Python would not
-    parse, the findings are not this file's)."""
+    bytes. ``target_torch`` is the oldest PyTorch the fixed code must run on
+    ("2.1"; default: the newest release the table knows): a rewrite whose
+    replacement is newer is not applied. ``keep``: gitignore-style globs of
+    files that are a device's own implementation (never rewritten). Raises
+    ValueError when the file cannot be fixed soundly (it does not parse, is
+    not valid in its encoding, the fixed Python would not parse, the findings
+    are not this file's) or ``target_torch`` is not a version."""
     if not findings:
         return data, [], []
+    if isinstance(target_torch, str):
+        target_torch = _versions.resolve_target(target_torch)
     language = _scan.language_of(path) or findings[0].language
     try:
         text = _Text(data, language, strict=language == "python")
         _check_findings(text, findings)
+        todo, refused = _target_refusals(findings, target_torch, path, keep)
+        if not todo:
+            applied, skipped = [], refused
+            skipped.sort(key=lambda s: s[0].start)
+            return data, applied, skipped
         if language == "python":
-            new, applied, skipped = _fix_python(text, list(findings), unsafe, path)
+            new, applied, skipped = _fix_python(text, todo, unsafe, path, keep)
         else:
-            new, applied, skipped = _fix_cpp(text, list(findings), unsafe, path)
+            new, applied, skipped = _fix_cpp(text, todo, unsafe, path)
+        skipped += refused
         applied.sort(key=lambda f: f.start)
         skipped.sort(key=lambda s: s[0].start)
         if new == text.text:
@@ -1546,13 +1686,24 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
               select: Optional[Iterable[str]] = None, ignore: Optional[Iterable[str]] = None,
               exclude: Sequence[str] = (), jobs: Optional[int] = None,
               respect_gitignore: bool = True,
-              scanned: Optional[_scan.ScanResult] = None) -> FixResult:
+              scanned: Optional[_scan.ScanResult] = None,
+              target_torch: Optional[str] = None, keep: Sequence[str] = ()) -> FixResult:
     """Scans ``paths`` (or takes the findings of ``scanned``) and applies the
     fixes; with ``diff=True`` writes nothing and returns a unified diff
     instead. Rule selection, excludes and .gitignore apply as for
-    :func:`anydev.scan.scan_paths`."""
+    :func:`anydev.scan.scan_paths`.
+
+    ``target_torch``: the oldest PyTorch the fixed code must keep running on
+    ("2.1"); by default each file's project says it (the lower bound of
+    ``torch`` in its pyproject.toml, setup.cfg, setup.py or requirements*.txt,
+    or ``[tool.anydev] target-torch``), else the newest release the table
+    knows. ``keep``: gitignore-style globs (relative to the current
+    directory) of files never rewritten. Mock targets of the rewritten calls
+    (``mock.patch("torch.cuda.set_device")``) move with them when every call
+    of that symbol in the fixed tree was rewritten (Note [Mock targets])."""
     if isinstance(paths, str):
         paths = [paths]
+    explicit = _versions.resolve_target(target_torch) if target_torch is not None else None
     if scanned is None:
         scanned = _scan.scan_paths(paths, select=select, ignore=ignore, exclude=exclude,
                                    jobs=jobs, respect_gitignore=respect_gitignore)
@@ -1560,7 +1711,10 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
     by_file: dict[str, list[_scan.Finding]] = {}
     for f in scanned.findings:
         by_file.setdefault(f.path, []).append(f)
+    projects = _versions.ProjectTargets()
     seen: dict[tuple[int, int], str] = {}
+    pending: list[tuple[FileResult, bytes, bytes, os.stat_result, list[_scan.Finding],
+                        Optional[_versions.Target]]] = []
     for path, findings in by_file.items():
         fr = FileResult(path)
         result.files.append(fr)
@@ -1583,12 +1737,15 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
             refuse(f"cannot read: {e.strerror or e}", io_error=True)
             continue
         key = (st.st_dev, st.st_ino)
-        if key in seen:
+        if key in seen and _same_file_now(seen[key], path, key):
             refuse(f"is the same file as {seen[key]}; fixed there")
             continue
         seen[key] = path
+        target = explicit or projects.for_file(path) or _versions.DEFAULT
+        result.targets.setdefault(target.source, target)
         try:
-            new, fr.applied, fr.skipped = fix_source(data, path, findings, unsafe=unsafe)
+            new, fr.applied, fr.skipped = fix_source(data, path, findings, unsafe=unsafe,
+                                                     target_torch=target, keep=keep)
         except ValueError as e:
             refuse(str(e))
             continue
@@ -1596,11 +1753,19 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
             refuse(f"internal error of the fixer ({type(e).__name__}: {e}); the file was left "
                    "as it was; please report it")
             continue
-        if new == data:
+        pending.append((fr, data, new, st, findings, target))
+
+    _move_mock_targets(pending, unsafe, keep)
+
+    for fr, data, new, st, findings, _target in pending:
+        path = fr.path
+        if fr.error is not None or new == data:
             continue
         if not diff and st.st_nlink > 1:
-            refuse(f"has {st.st_nlink - 1} other hard link(s), which an atomic rewrite would "
-                   "split; not written")
+            fr.error = (f"has {st.st_nlink - 1} other hard link(s), which an atomic rewrite would "
+                        "split; not written")
+            fr.skipped = [(f, fr.error) for f in findings]
+            fr.applied = []
             continue
         fr.changed = True
         if diff:
@@ -1611,7 +1776,8 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
             now = os.stat(path, follow_symlinks=False)
             if (now.st_ino, now.st_size, now.st_mtime_ns) != (st.st_ino, st.st_size, st.st_mtime_ns):
                 fr.changed = False
-                refuse("changed while it was being fixed; not written")
+                fr.error = "changed while it was being fixed; not written"
+                fr.applied, fr.skipped = [], [(f, fr.error) for f in findings]
                 continue
             _write_atomic(path, new, st)
         except OSError as e:
@@ -1619,3 +1785,118 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
             fr.error = f"could not write: {e.strerror or e}; it was left as it was"
             fr.io_error = True
     return result
+
+
+def _same_file_now(first: str, path: str, key: tuple[int, int]) -> bool:
+    """Whether ``path`` and ``first`` (read earlier with the same device and
+    inode) are still one file: another process replacing ``first`` frees its
+    inode, which a file read later may get (concurrent ``anydev fix`` runs)."""
+    try:
+        a, b = os.stat(first), os.stat(path)
+    except OSError:
+        return False
+    return (a.st_dev, a.st_ino) == key == (b.st_dev, b.st_ino)
+
+
+# Note [Mock targets]
+# A test that patches `mock.patch("torch.cuda.set_device")` intercepts the code it
+# tests only while that code calls torch.cuda.set_device. Once the fixer rewrites
+# the call, the patch must name the replacement, or the test silently stops
+# intercepting it. So the decision is taken over the whole fixed tree: a mock
+# target of a symbol moves to the replacement when at least one call of the
+# symbol was rewritten and none was left; otherwise it stays, with the reason.
+
+
+def _move_mock_targets(pending: list, unsafe: bool, keep: Sequence[str]) -> None:
+    rewritten: dict[str, int] = {}
+    left: dict[str, int] = {}
+    mocks = []
+    for item in pending:
+        fr = item[0]
+        for f in fr.applied:
+            if f.kind != "import":
+                rewritten[f.symbol] = rewritten.get(f.symbol, 0) + 1
+        for f, why in fr.skipped:
+            if f.kind == "mock":
+                mocks.append((item, f))
+            elif f.kind != "import":
+                left[f.symbol] = left.get(f.symbol, 0) + 1
+    plans: dict[int, dict[int, Optional[str]]] = {}
+    reasons: dict[tuple[int, int], str] = {}
+    for item, f in mocks:
+        row = _row_of(f)
+        n_done, n_left = rewritten.get(f.symbol, 0), left.get(f.symbol, 0)
+        why = None
+        if row is None or not row.replacement or row.fix == "none":
+            why = f"{f.symbol} has no replacement to patch instead"
+        elif n_done == 0 and n_left == 0:
+            why = (f"no call of {f.symbol} is in the fixed tree: the code this patches is "
+                   "elsewhere; move the target with it by hand")
+        elif n_left:
+            why = (f"{n_left} call(s) of {f.symbol} in the fixed tree were not rewritten, "
+                   f"{n_done} were: the patch must keep intercepting both; rewrite by hand")
+        if why is None:
+            plans.setdefault(id(item), {})[f.start] = row.replacement
+        else:
+            reasons[(id(item), f.start)] = why
+    for k, item in enumerate(pending):
+        fr, data, new, st, findings, target = item
+        mine = [(f, why) for f, why in fr.skipped if f.kind == "mock"]
+        if not mine:
+            continue
+        plan = plans.get(id(item), {})
+        if plan:
+            try:
+                new2, applied = _rewrite_mocks(new, fr.path, plan)
+            except ValueError as e:
+                plan, new2, applied = {}, new, []
+                for f, _ in mine:
+                    reasons[(id(item), f.start)] = str(e)
+            pending[k] = (fr, data, new2, st, findings, target)
+            done = {f.start for f in mine if f.start in applied}
+            fr.applied += [f for f, _ in mine if f.start in done]
+            fr.applied.sort(key=lambda f: f.start)
+        else:
+            done = set()
+        fr.skipped = [(f, why) for f, why in fr.skipped if f.kind != "mock"] + [
+            (f, reasons.get((id(item), f.start), "could not rewrite the mock target"))
+            for f, _ in mine if f.start not in done]
+        fr.skipped.sort(key=lambda s: s[0].start)
+
+
+_MOCK_STRING = re.compile(r"""^(?P<q>[rRuU]?(?:'|"))(?P<name>[\w.]+)(?P=q)$""")
+_MOCK_OBJECT = re.compile(r"""^(?P<mod>[\w.]+)(?P<sep>\s*,\s*)(?P<q>['"])(?P<attr>\w+)(?P=q)$""")
+
+
+def _rewrite_mocks(data: bytes, path: str, plan: dict[int, str]) -> tuple[bytes, set[int]]:
+    """Rewrites the mock targets at the byte offsets of ``plan`` (offset of the
+    finding in the *original* file -> replacement). The file was already fixed
+    for its other findings, so the mocks are found again by a fresh scan of the
+    fixed bytes, in order."""
+    findings, _ = _scan.scan_source(data, path)
+    mocks = sorted((f for f in findings if f.kind == "mock"), key=lambda f: f.start)
+    originals = sorted(plan)
+    if len(mocks) < len(originals):
+        raise ValueError("could not find the mock targets again after the rewrite")
+    text = _Text(data, "python")
+    edits = _Edits(text.text)
+    applied: set[int] = set()
+    # the mocks of the fixed file are the original ones, in the same order
+    for orig, f in zip(originals, [m for m in mocks][:len(originals)]):
+        rep = plan[orig]
+        s, e = text.index_of_byte(f.start), text.index_of_byte(f.end)
+        src = text.text[s:e]
+        m = _MOCK_STRING.match(src)
+        if m:
+            new = f"{m.group('q')}{rep}{m.group('q')[-1]}"
+        else:
+            m2 = _MOCK_OBJECT.match(src)
+            if not m2 or "." not in rep:
+                continue
+            mod, attr = rep.rsplit(".", 1)
+            root = m2.group("mod").split(".")[0]
+            mod = root + mod[len("torch"):] if mod.startswith("torch") else mod
+            new = f"{mod}{m2.group('sep')}{m2.group('q')}{attr}{m2.group('q')}"
+        edits.add([_Edit(s, e, new)])
+        applied.add(orig)
+    return text.encode(edits.apply()), applied

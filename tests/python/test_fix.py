@@ -160,10 +160,17 @@ def test_fixture_invariants(src: Path, out: Path):
         assert len(findings2) == len(skipped)
         assert sorted((f.rule, f.kind) for f in findings2) == sorted((f.rule, f.kind) for f, _ in skipped)
         if unsafe and out is FIX:
-            assert [f for f in findings2 if f.fix != "none"] == [], \
+            assert [f for f in findings2 if f.fix != "none" and not _unreleased(f)] == [], \
                 f"{src.name}: rows with a fix are left after --unsafe-fixes"
         for f, why in skipped:
             assert why and not why.endswith(".")
+
+
+def _unreleased(f) -> bool:
+    """A finding whose replacement no released PyTorch has (`since = "main"`):
+    never applied, whatever the mode."""
+    row = _compat_table.ROWS_BY_CODE.get(f.rule)
+    return row is not None and row.since == "main"
 
 
 def test_every_row_with_a_fix_is_fixed():
@@ -178,7 +185,8 @@ def test_every_row_with_a_fix_is_fixed():
             applied |= {f.rule for f in a}
             skipped |= {f.rule for f, _ in s}
         rows = [r for r in _compat_table.ROWS if r.status == "deprecated"]
-        want = {r.code for r in rows if r.fix == "safe" or (unsafe and r.fix == "unsafe")}
+        want = {r.code for r in rows if (r.fix == "safe" or (unsafe and r.fix == "unsafe"))
+                and r.since != "main"}
         assert want - applied == set(), "rows with a fix the fixer left"
         assert applied - want == set(), "rows rewritten beyond what the mode allows"
         assert {r.code for r in rows} - want <= skipped
