@@ -599,7 +599,7 @@ def test_backport_answers_without_an_accelerator():
                      (b.memory_stats, ()), (b.memory_allocated, ()), (b.max_memory_allocated, ()),
                      (b.memory_reserved, ()), (b.max_memory_reserved, ()),
                      (b.reset_accumulated_memory_stats, ()), (b.reset_peak_memory_stats, ()),
-                     (b.get_memory_info, ())]:
+                     (b.get_memory_info, ()), (b.empty_host_cache, ())]:
         with pytest.raises(RuntimeError, match=NO_ACCELERATOR):
             fn(*args)
     with b.device_index(None):
