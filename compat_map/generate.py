@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import functools
 import ast
+import json
 import os
 import re
 import sys
@@ -441,7 +442,50 @@ def gen_table_module(table: Table) -> str:
             f"NEWEST_TORCH = {NEWEST_TORCH!r}",
             "ROWS_BY_LEGACY: dict[str, Row] = {n: r for r in ROWS for n in (r.legacy, *r.also)}",
             ""]
+    out += gen_proofs(os.path.join(TABLE_DIR, "proofs.json"))
     return "\n".join(out)
+
+
+def gen_proofs(path: str) -> list[str]:
+    """The PROOFS dict of the table module: rule code -> one line saying what
+    the differential proof (tools/prove_fixes.py, recorded in proofs.json)
+    showed, on which torch builds; empty without proofs.json."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except FileNotFoundError:
+        doc = {"torch": [], "rows": {}}
+    except (OSError, ValueError) as e:
+        raise SystemExit(f"compat_map: {os.path.relpath(path, ROOT)}: cannot read the proofs ({e}); "
+                         "rewrite it with `tools/prove_fixes.py --write`") from None
+
+    def build(v: str) -> str:
+        return f"{v} (CPU build)" if v.endswith("+cpu") else v
+
+    out = ["# What tools/prove_fixes.py showed for each Python row with a fix (compat_map/proofs.json).",
+           "PROOFS: dict[str, str] = {"]
+    for code, e in sorted(doc.get("rows", {}).items()):
+        verdict, tried = e.get("verdict", "not run"), e.get("torch", [])
+        if verdict == "same":
+            run = [c for c in e.get("cases", []) if c.get("rewrite")]
+            raised = sum(1 for c in run if all(o["legacy"].startswith("raises")
+                                               and o["rewrite"].startswith("raises")
+                                               for o in c.get("outcomes", {}).values()))
+            changed = sorted({f"{o['legacy'][7:]} -> {o['rewrite'][7:]}"
+                              for c in run for o in c.get("outcomes", {}).values()
+                              if o["legacy"].startswith("raises") and o["legacy"] != o["rewrite"]})
+            text = (f"same behaviour on torch {' and '.join(build(v) for v in tried)} for "
+                    f"{len(run)} call form{'s' if len(run) != 1 else ''}"
+                    + (f" ({'all' if raised == len(run) else raised} raising on both sides"
+                       + (f", {', '.join(changed)}" if changed else "") + ")" if raised else ""))
+        else:
+            text = verdict
+        skipped = [v for v in doc.get("torch", []) if v not in tried]
+        if tried and skipped:
+            text += "; " + "; ".join(f"torch {v}: replacement absent (since {e.get('since')})"
+                                     for v in skipped)
+        out.append(f"    {code!r}: {text!r},")
+    return out + ["}", ""]
 
 
 MODULE_DOCS = {

@@ -3,9 +3,10 @@
 # accelerator conformance suite on the `cuda` backend (C++ and Python), the
 # memory suite and the vendor backend tests, the overhead benchmark
 # (bench_vendor), the caching allocator's benchmark on cuda (bench_memory:
-# the cached pair against malloc+free and cudaMalloc+cudaFree) and the graph
-# benchmark (bench_graph: N launches against one replay), and prints a
-# summary. Made for a machine with no network: CUDA (headers under
+# the cached pair against malloc+free and cudaMalloc+cudaFree), the graph
+# benchmark (bench_graph: N launches against one replay), the fix proof
+# (tools/prove_fixes.py) on this machine's PyTorch, and prints a summary.
+# Made for a machine with no network: CUDA (headers under
 # /usr/local/cuda or $CUDA_HOME, and a driver), Python 3 with pybind11 and
 # pytest, CMake, ninja and a C++17 compiler, but no Abseil, GoogleTest or
 # Google Benchmark: those travel with the tree in build/deps, which
@@ -335,6 +336,31 @@ case $torch_rc in
   2) note "torch" "not checked: $(tail -n 1 "$logs/torch.log")" ;;
   *) fail "torch" "anydev.torch checks failed ($logs/torch.log)" ;;
 esac
+
+# --- 7c. the fix proof on this machine's PyTorch ----------------------------------------
+# tools/prove_fixes.py runs every Python row's legacy call and its rewrite by
+# `anydev fix` on this machine's torch (the calls that raise on a CPU-only build
+# run on the GPU here). The document goes to $OUT/prove_fixes (or the logs);
+# compare it with compat_map/proofs.json. Exit 1: a row marked safe differs
+# here; 2: no torch.
+proof_dir=${OUT:-$logs}/prove_fixes
+mkdir -p "$proof_dir"
+if ! "$python" -c 'import torch' >/dev/null 2>&1; then
+  note "fix proof" "not run: $python has no torch"
+elif run_logged prove_fixes 900 "$python" "$root/tools/prove_fixes.py" \
+    --json "$proof_dir/proofs.json"; then
+  note "fix proof" "PASS: $(grep -m1 -E '^prove_fixes: [0-9]+ rows' "$logs/prove_fixes.log" |
+    sed 's/^prove_fixes: //') ($proof_dir/proofs.json)"
+else
+  proof_rc=$?
+  if ((proof_rc == 1)); then
+    fail "fix proof" "a row marked safe differs on this torch: $(grep -c 'marked safe but not proven' \
+      "$logs/prove_fixes.log") row(s) ($proof_dir/prove_fixes.log)"
+  else
+    fail "fix proof" "did not run (exit $proof_rc; $proof_dir/prove_fixes.log)"
+  fi
+fi
+cp "$logs/prove_fixes.log" "$proof_dir/" 2>/dev/null
 
 # --- 8. optional: everything ------------------------------------------------------------
 if ((full)); then

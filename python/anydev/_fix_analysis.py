@@ -42,6 +42,7 @@ Guards (:meth:`PyAnalysis.guarded_cuda_code`)
 from __future__ import annotations
 
 import ast
+import bisect
 import fnmatch
 import os
 import re
@@ -190,7 +191,8 @@ _INT_CALLS = {"int", "len", "current_device", "current_device_index", "device_co
 
 
 def int_like(node: ast.AST, assigned: Optional[dict[str, list[ast.AST]]] = None,
-             annotated: Optional[dict[str, str]] = None, depth: int = 0) -> bool:
+             annotated: Optional[dict[str, str]] = None, depth: int = 0,
+             returns_int=None) -> bool:
     """Whether an expression is certainly an int (or None, which device_index
     also takes): a literal, ``int(...)``, ``len(...)``, ``x.index``, the count
     or index calls, arithmetic of those, a name annotated ``int`` or assigned
@@ -209,13 +211,39 @@ def int_like(node: ast.AST, assigned: Optional[dict[str, list[ast.AST]]] = None,
         return True  # torch.device.index: an int or None
     if isinstance(node, ast.Call):
         name = (_dotted(node.func) or "").split(".")[-1]
-        return name in _INT_CALLS
+        if name in _INT_CALLS:
+            return True
+        return bool(returns_int and isinstance(node.func, ast.Name) and returns_int(node.func.id))
     if isinstance(node, ast.Name):
         if annotated and annotated.get(node.id) == "int":
             return True
         values = (assigned or {}).get(node.id)
-        return bool(values) and all(int_like(v, assigned, annotated, depth + 1) for v in values)
+        return bool(values) and all(int_like(v, assigned, annotated, depth + 1, returns_int)
+                                    for v in values)
     return False
+
+
+_module_defs: dict[str, dict[str, str]] = {}
+
+
+def _returns_of(path: str) -> dict[str, str]:
+    """name -> return annotation of the module-level functions of a Python file
+    (parsed once per run; {} when it cannot be read)."""
+    got = _module_defs.get(path)
+    if got is None:
+        got = {}
+        try:
+            with open(path, "rb") as f:
+                tree = ast.parse(f.read(), filename=path)
+            for n in tree.body:
+                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.returns is not None:
+                    got[n.name] = _dotted(n.returns) or ""
+        except (OSError, SyntaxError, ValueError):
+            pass
+        if len(_module_defs) > 4096:
+            _module_defs.clear()
+        _module_defs[path] = got
+    return got
 
 
 def scope_facts(scope: ast.AST) -> tuple[dict[str, list[ast.AST]], dict[str, str]]:
@@ -281,15 +309,71 @@ class PyAnalysis:
         self._bindings: Optional[dict[str, list[tuple[str, int, ast.AST]]]] = None
         self._parents: Optional[dict[int, ast.AST]] = None
         self._blocks: dict[int, tuple[dict[int, int], Optional[tuple[int, str]]]] = {}
+        self._names: dict[tuple[int, str], list[ast.AST]] = {}
+        self._attrs: dict[tuple[int, str], list[ast.AST]] = {}
+        self._facts: dict[int, tuple[dict[str, list[ast.AST]], dict[str, str]]] = {}
+        self._regions: dict[int, list[ast.AST]] = {}
+        self._members: dict[int, tuple[list, set[int]]] = {}
 
-    # -- parents ---------------------------------------------------------------
+    # -- parents and uses --------------------------------------------------------
     def parent(self, node: ast.AST) -> Optional[ast.AST]:
         if self._parents is None:
-            self._parents = {}
-            for n in ast.walk(self.tree):
-                for c in ast.iter_child_nodes(n):
-                    self._parents[id(c)] = n
-        return self._parents.get(id(node))
+            self._index()
+        return self._parents.get(id(node))  # type: ignore[union-attr]
+
+    def _index(self) -> None:
+        """One walk of the module: each node's parent, the loads of each name per
+        scope (function or module) and of each ``self.attr`` per class, so the
+        checks cost a look-up per finding, not a walk of its scope."""
+        parents: dict[int, ast.AST] = {}
+        names: dict[tuple[int, str], list[ast.AST]] = {}
+        attrs: dict[tuple[int, str], list[ast.AST]] = {}
+        stack: list[tuple[ast.AST, ast.AST, Optional[ast.AST]]] = [(self.tree, self.tree, None)]
+        while stack:
+            node, scope, cls = stack.pop()
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                names.setdefault((id(scope), node.id), []).append(node)
+            elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and \
+                    node.value.id == "self" and cls is not None:
+                attrs.setdefault((id(cls), node.attr), []).append(node)
+            inner_scope = node if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+                else scope
+            inner_cls = node if isinstance(node, ast.ClassDef) else cls
+            for c in ast.iter_child_nodes(node):
+                parents[id(c)] = node
+                stack.append((c, inner_scope, inner_cls))
+        self._parents, self._names, self._attrs = parents, names, attrs
+
+    def name_loads(self, scope: ast.AST, name: str) -> list[ast.AST]:
+        if self._parents is None:
+            self._index()
+        return self._names.get((id(scope), name), [])
+
+    def self_attr_uses(self, cls: ast.AST, attr: str) -> list[ast.AST]:
+        if self._parents is None:
+            self._index()
+        return self._attrs.get((id(cls), attr), [])
+
+    def returns_int(self, name: str) -> bool:
+        """Whether the function ``name`` (defined in this module, or imported from
+        a sibling module of the same package) is annotated ``-> int``."""
+        for n in self.tree.body:
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name:
+                return n.returns is not None and _dotted(n.returns) == "int"
+        for what, _, node in self.bindings().get(name, []):
+            if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
+                here = os.path.dirname(os.path.abspath(self.path))
+                target = os.path.join(here, *node.module.split(".")) + ".py"
+                original = next((a.name for a in node.names if (a.asname or a.name) == name), name)
+                return _returns_of(target).get(original) == "int"
+        return False
+
+    def facts(self, scope: ast.AST) -> tuple[dict[str, list[ast.AST]], dict[str, str]]:
+        """scope_facts, once per scope."""
+        got = self._facts.get(id(scope))
+        if got is None:
+            got = self._facts[id(scope)] = scope_facts(scope)
+        return got
 
     # -- version guards ------------------------------------------------------
     def old_torch_only(self, chain: Sequence[ast.AST]) -> Optional[str]:
@@ -333,11 +417,17 @@ class PyAnalysis:
             return first[1]
         return None
 
-    @staticmethod
-    def _block_holding(holder: ast.AST, child: ast.AST) -> Optional[list]:
+    def _block_holding(self, holder: ast.AST, child: ast.AST) -> Optional[list]:
+        """The statement list of ``holder`` that holds ``child`` (one dict look-up
+        per list after the first: a module of n statements stays linear)."""
         for name in ("body", "orelse", "finalbody", "handlers"):
             b = getattr(holder, name, None)
-            if isinstance(b, list) and any(s is child for s in b):
+            if not isinstance(b, list) or not b:
+                continue
+            index = self._members.get(id(b))
+            if index is None or index[0] is not b:
+                index = self._members[id(b)] = (b, {id(x) for x in b})
+            if id(child) in index[1]:
                 return b if name != "handlers" else None
         return None
 
@@ -480,7 +570,9 @@ class PyAnalysis:
             return None
         if scope is None:
             return None
-        for n in ast.walk(scope):
+        uses = self.name_loads(scope, target.id) if isinstance(target, ast.Name) else \
+            self.self_attr_uses(scope, target.attr)
+        for n in uses:
             if n is target or not match(n):
                 continue
             why = self._use_is_cuda_only(n, members, legacy_module)
@@ -521,8 +613,9 @@ class PyAnalysis:
         return self._enclosing(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)) or self.tree
 
     # -- guards ------------------------------------------------------------------
-    def guarded_region(self, node: ast.AST) -> list[ast.AST]:
-        """The expression around a check at ``node`` and the code it guards."""
+    def guarded_region(self, node: ast.AST, depth: int = 0) -> list[ast.AST]:
+        """The expression around a check at ``node`` and the code it guards
+        (following a name it is assigned to, two levels deep)."""
         stmt: ast.AST = node
         expr_top: ast.AST = node
         p = self.parent(node)
@@ -539,20 +632,17 @@ class PyAnalysis:
             region += self._following(stmt)
         elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-            for t in targets:
+            for t in targets if depth < 2 else ():
+                uses: list[ast.AST] = []
                 if isinstance(t, ast.Name):
-                    scope = self.scope_of(stmt)
-                    for n in ast.walk(scope):
-                        if isinstance(n, ast.Name) and n.id == t.id and isinstance(n.ctx, ast.Load):
-                            region += self.guarded_region(n)
+                    uses = self.name_loads(self.scope_of(stmt), t.id)
                 elif isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and \
                         t.value.id == "self":
                     cls = self._enclosing(stmt, (ast.ClassDef,))
-                    for n in ast.walk(cls) if cls is not None else ():
-                        if isinstance(n, ast.Attribute) and n.attr == t.attr and \
-                                isinstance(n.ctx, ast.Load) and isinstance(n.value, ast.Name) and \
-                                n.value.id == "self":
-                            region += self.guarded_region(n)
+                    uses = [n for n in (self.self_attr_uses(cls, t.attr) if cls else ())
+                            if isinstance(n.ctx, ast.Load)]
+                for n in uses[:64]:  # a bounded reach keeps a module of n checks linear
+                    region += self.guarded_region(n, depth + 1)
         elif stmt is not node:
             region.append(stmt)
         return region
@@ -575,11 +665,15 @@ class PyAnalysis:
         first such piece in its region that is not inside one of the ``covered``
         text spans (the rewrites the same fix applies). ``span(node)`` gives a
         node's text span."""
-        covered = list(covered)
+        spans = sorted(covered)
+        starts = [cs for cs, _ in spans]
 
         def is_covered(n: ast.AST) -> bool:
+            # the few spans that start last at or before it (rewrites nest, they
+            # do not overlap otherwise): a bisection, not a scan of every rewrite
             s, e = span(n)
-            return any(cs <= s and e <= ce for cs, ce in covered)
+            k = bisect.bisect_right(starts, s)
+            return any(spans[j][1] >= e for j in range(max(0, k - 8), k))
 
         seen: set[int] = set()
         for top in self.guarded_region(node):

@@ -691,10 +691,37 @@ def cmd_rule(args: argparse.Namespace) -> int:
         print(f"anydev rule: unknown rule code {args.code!r} (see `anydev rule --all`)",
               file=sys.stderr)
         return 2
-    if args.format == "json":
-        print(json.dumps(_rule_doc(row), indent=1))
+    # Versions and proof: the release the replacement needs (`since`) and what the
+    # differential proof (tools/prove_fixes.py, compat_map/proofs.json) showed.
+    proof = getattr(_compat_table, "PROOFS", {}).get(row.code)
+    if row.status != "deprecated" or not row.replacement:
+        needs = None
+    elif row.since == "main":
+        needs = (f"no PyTorch release up to {_compat_table.NEWEST_TORCH} has "
+                 f"{row.replacement}: never applied")
     else:
-        sys.stdout.write(explain(row))
+        needs = f"needs torch >= {row.since}" if row.since else None
+    if proof is None and row.status == "deprecated" and row.fix != "none":
+        proof = ("not run: tools/prove_fixes.py runs Python rows only"
+                 if row.language == "cpp" else "not run: no record in compat_map/proofs.json")
+    if args.format == "json":
+        doc = _rule_doc(row)
+        doc.update(since=row.since, needs=needs, proof=proof)
+        print(json.dumps(doc, indent=1))
+        return 0
+    sys.stdout.write(explain(row))
+    if row.status == "deprecated":
+        lines = ["", "Versions and proof"]
+        if needs:
+            lines.append(f"  since:          {needs}")
+        lines.append(f"  fix level:      {row.fix}"
+                     + ("  (why: the note above, and what the proof shows)"
+                        if row.fix == "unsafe" else ""))
+        if proof:
+            lines.append(textwrap.fill(f"proven:         {proof}" if proof.startswith("same")
+                                       else f"proof:          {proof}", 88,
+                                       initial_indent="  ", subsequent_indent=" " * 18))
+        sys.stdout.write("\n".join(lines) + "\n")
     return 0
 
 

@@ -222,7 +222,7 @@ def test_skipped_findings_say_why():
         import torch
         args = ()
         torch.cuda.synchronize(*args)
-        torch.cuda.memory_allocated(**{})
+        torch.cuda.reset_peak_memory_stats(**{})
         torch.cuda.Stream(stream_id=3)
         torch.cuda.set_device(0)
         with torch.cuda.stream(None):
@@ -306,9 +306,9 @@ def test_encoding_cookie_is_kept(tmp_path, monkeypatch):
 
 
 def test_bom_is_kept(tmp_path, monkeypatch):
-    data = b"\xef\xbb\xbfimport torch\nx = 'd\xc3\xa9j\xc3\xa0'; torch.cuda.empty_cache()\n"
+    data = b"\xef\xbb\xbfimport torch\nx = 'd\xc3\xa9j\xc3\xa0'; torch.cuda.synchronize()\n"
     out, _ = _fix_here(tmp_path, monkeypatch, "b.py", data)
-    assert out == data.replace(b"torch.cuda.empty_cache", b"torch.accelerator.empty_cache")
+    assert out == data.replace(b"torch.cuda.synchronize", b"torch.accelerator.synchronize")
     data = b"\xef\xbb\xbfint n = c10::cuda::device_count();\n"
     out, _ = _fix_here(tmp_path, monkeypatch, "b.cc", data)
     assert out == b"\xef\xbb\xbfint n = at::accelerator::deviceCount();\n"

@@ -29,9 +29,7 @@ UPDATE = os.environ.get("ANYDEV_UPDATE_FIXTURES") == "1"
 CASES = [
     ("trainer", "declared", []),
     ("trainer", "2.6", []),
-    pytest.param("trainer", "2.13", [], marks=pytest.mark.xfail(
-        strict=True, reason="the memory rows are still claimed safe; the differential proof "
-                            "(tools/prove_fixes.py) makes them unsafe")),
+    ("trainer", "2.13", []),
 ]
 
 
