@@ -16,8 +16,6 @@ specific to one device type (rule 4).
 from __future__ import annotations
 
 import importlib as _importlib
-from typing import NamedTuple as _NamedTuple
-
 import os as _os
 import sys as _sys
 
@@ -79,14 +77,23 @@ __all__ = [
 ]
 
 
-class BackendInfo(_NamedTuple):
-    """What anydev knows about one backend (see ``anydev doctor``)."""
+def _backend_info_class():
+    # A NamedTuple, defined on first use: `typing` costs `import anydev` a few
+    # milliseconds (benchmarks/python/bench_startup.py).
+    from typing import NamedTuple
 
-    name: str
-    built: bool
-    available: bool
-    device_count: int
-    reason: str
+    class BackendInfo(NamedTuple):
+        """What anydev knows about one backend (see ``anydev doctor``)."""
+
+        name: str
+        built: bool
+        available: bool
+        device_count: int
+        reason: str
+
+    BackendInfo.__module__, BackendInfo.__qualname__ = __name__, "BackendInfo"
+    globals()["BackendInfo"] = BackendInfo
+    return BackendInfo
 
 
 def get_include() -> str:
@@ -104,10 +111,11 @@ def get_cmake_dir() -> str:
     return os.path.join(os.path.dirname(__file__), "lib", "cmake", "anydev")
 
 
-def backends() -> list[BackendInfo]:
+def backends() -> "list[BackendInfo]":
     """Returns one record per backend (cuda, hip, xpu, sim, cpu): whether it is
     built, whether it is available, its device count, and why not."""
-    return [BackendInfo(*row) for row in _C._backends()]
+    cls = globals().get("BackendInfo") or _backend_info_class()
+    return [cls(*row) for row in _C._backends()]
 
 
 _DEVICE_MODULES = ("cpu", "cuda", "hip", "xpu", "sim")
@@ -133,7 +141,10 @@ def get_device_module(device: "device | str | None" = None):
 
 
 def __getattr__(name: str):
-    # Submodules load on first use so that `import anydev` stays cheap.
+    # Submodules (and BackendInfo) load on first use so that `import anydev`
+    # stays cheap.
+    if name == "BackendInfo":
+        return _backend_info_class()
     if name in _DEVICE_MODULES or name in ("testing", "compat", "report"):
         return _importlib.import_module(f"anydev.{name}")
     raise AttributeError(f"module 'anydev' has no attribute '{name}'")

@@ -10,10 +10,12 @@ key (all zero before the first allocation).
 
 from __future__ import annotations
 
-from collections import OrderedDict
-from typing import Any
-
 from . import _C
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # `typing` and `collections` cost `import anydev` start-up time
+    from collections import OrderedDict
+    from typing import Any
 
 __all__ = [
     "empty_cache",
@@ -57,6 +59,8 @@ def memory_stats(device_index: _Device = None, /) -> "OrderedDict[str, Any]":
     inactive_split, inactive_split_bytes}.{all, small_pool,
     large_pool}.{current, peak, allocated, freed}`` and
     ``oversize_{allocations,segments}.{current, peak, allocated, freed}``."""
+    from collections import OrderedDict
+
     return OrderedDict(_C._acc_memory_stats(device_index))
 
 

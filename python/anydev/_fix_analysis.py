@@ -297,6 +297,25 @@ CUDA_ONLY_MEMBERS = {
 }
 
 
+class Covered:
+    """The text spans of the rewrites applied so far, kept sorted by start, so
+    asking whether a span lies inside one is a bisection (rewrites nest, they do
+    not overlap otherwise: the few that start last before it are enough)."""
+
+    def __init__(self) -> None:
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+
+    def add(self, s: int, e: int) -> None:
+        k = bisect.bisect_right(self.starts, s)
+        self.starts.insert(k, s)
+        self.ends.insert(k, e)
+
+    def contains(self, s: int, e: int) -> bool:
+        k = bisect.bisect_right(self.starts, s)
+        return any(self.ends[j] >= e for j in range(max(0, k - 8), k))
+
+
 class PyAnalysis:
     """The checks of the module docstring for one parsed module."""
 
@@ -659,21 +678,17 @@ class PyAnalysis:
         k = next(j for j, s in enumerate(body) if s is stmt)
         return list(body[k + 1:k + 1 + 200])  # a guard's reach, bounded: linear cost
 
-    def guarded_cuda_code(self, node: ast.AST, device: str, covered: Iterable[tuple[int, int]],
+    def guarded_cuda_code(self, node: ast.AST, device: str, covered: "Covered",
                           span) -> Optional[str]:
         """Why a check at ``node`` guards code that stays ``device``-specific: the
         first such piece in its region that is not inside one of the ``covered``
-        text spans (the rewrites the same fix applies). ``span(node)`` gives a
-        node's text span."""
-        spans = sorted(covered)
-        starts = [cs for cs, _ in spans]
+        text spans (the rewrites the same fix applies, and the check itself).
+        ``span(node)`` gives a node's text span."""
+        own = span(node)
 
         def is_covered(n: ast.AST) -> bool:
-            # the few spans that start last at or before it (rewrites nest, they
-            # do not overlap otherwise): a bisection, not a scan of every rewrite
             s, e = span(n)
-            k = bisect.bisect_right(starts, s)
-            return any(spans[j][1] >= e for j in range(max(0, k - 8), k))
+            return (own[0] <= s and e <= own[1]) or covered.contains(s, e)
 
         seen: set[int] = set()
         for top in self.guarded_region(node):

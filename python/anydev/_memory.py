@@ -14,8 +14,10 @@ the current sim device), or an int (an index of the current accelerator).
 
 from __future__ import annotations
 
-from collections import OrderedDict
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # `typing` and `collections` cost `import anydev` start-up time
+    from collections import OrderedDict
+    from typing import Any
 
 from . import _C
 from ._C import Buffer, HostBuffer
@@ -40,6 +42,8 @@ _Device = "_C.device | str | int | None"
 def memory_stats(device: _Device = None) -> "OrderedDict[str, Any]":
     """Returns the caching allocator's statistics of ``device`` as the flat,
     key-sorted OrderedDict of ``torch.accelerator.memory_stats``."""
+    from collections import OrderedDict
+
     return OrderedDict(_C._memory_stats(device))
 
 

@@ -1,140 +1,63 @@
 """``anydev scan`` and ``anydev rule``: the command-line side of
 :mod:`anydev.scan` (configuration, baselines, output formats, statistics).
 
-Exit codes of ``anydev scan``: 0 no findings (after the baseline and
-suppressions), 1 findings, 2 a usage, configuration or I/O error (a path that
-does not exist, a file that cannot be read, a bad ``[tool.anydev]``, an output
-that cannot be written). A file the scanner cannot parse is reported on stderr
-(and in the ``errors`` of JSON and SARIF) and does not change the exit code.
+Exit codes of ``anydev scan``: 0 no findings (after the baseline, suppressions
+and per-file ignores) and every file scanned to its end; 1 findings, or parts
+of files that went unscanned (a binary or over-size file, invalid UTF-8, a
+lexical error: see ``fail-on-unscanned``); 2 a usage, configuration or I/O
+error (a path that does not exist, a file that cannot be read, a bad
+configuration value, an output that cannot be written). ``--exit-zero`` turns
+1 into 0.
+
+This module is imported at start-up to build the parser: it imports the
+scanner only when a command runs.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
-import textwrap
 from collections import Counter
-from dataclasses import dataclass, field
-from typing import Iterable, Iterator, Optional, Sequence
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Optional, Sequence
 
-from . import scan as _scan
-from ._files import replace_atomically
+from . import _config
 
-FORMATS = ("text", "json", "sarif", "github")
-CONFIG_KEYS = ("select", "ignore", "exclude", "baseline", "target-torch", "keep")
-# Keys of [tool.anydev] that belong to the runtime policy (anydev.compat).
-RUNTIME_KEYS = ("legacy", "legacy-override")
+if TYPE_CHECKING:  # pragma: no cover
+    from . import scan as _scan
+
+FORMATS = _config.OUTPUT_FORMATS
 BASELINE_VERSION = 1
 INFORMATION_URI = "https://github.com/anydev/anydev"
+DEFAULT_MAX_FILE_SIZE = 20 << 20
 
 
 class UsageError(Exception):
     """Exit 2 with this message."""
 
 
+def _scanner():
+    from . import scan
+
+    return scan
+
+
 # --- configuration -------------------------------------------------------------
 
-
-@dataclass
-class Config:
-    path: Optional[str] = None  # the pyproject.toml it came from
-    select: Optional[list[str]] = None
-    ignore: list[str] = field(default_factory=list)
-    exclude: list[str] = field(default_factory=list)  # relative to the pyproject's folder
-    baseline: Optional[str] = None  # absolute
-    target_torch: Optional[str] = None  # "2.1": the oldest PyTorch the code must run on
-    keep: list[str] = field(default_factory=list)  # globs relative to the pyproject's folder
+Config = _config.Config
 
 
-def find_pyproject(start: str) -> Optional[str]:
-    """Returns the nearest pyproject.toml at or above `start` that has a
-    [tool.anydev] table, or None."""
-    d = os.path.abspath(start)
-    while True:
-        p = os.path.join(d, "pyproject.toml")
-        if os.path.isfile(p):
-            try:
-                with open(p, "rb") as f:
-                    raw = f.read()
-            except OSError as e:
-                raise UsageError(f"{p}: cannot read: {e.strerror}") from None
-            if b"tool.anydev" in raw and _load_toml(p, raw).get("tool", {}).get("anydev") is not None:
-                return p
-        parent = os.path.dirname(d)
-        if parent == d:
-            return None
-        d = parent
-
-
-def _load_toml(path: str, raw: bytes) -> dict:
+def load_config(start: str, path: Optional[str] = None) -> Config:
+    """The configuration for a run at ``start`` (or of the file ``path``),
+    every key checked: UsageError names the file and the key."""
     try:
-        import tomllib  # Python >= 3.11
-    except ImportError:  # pragma: no cover - older Pythons
-        try:
-            import tomli as tomllib  # type: ignore[no-redef]
-        except ImportError:
-            raise UsageError(f"{path}: reading [tool.anydev] needs Python 3.11 or the `tomli` "
-                             "package") from None
-    try:
-        return tomllib.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as e:
-        raise UsageError(f"{path}: not valid TOML: {e}") from None
-
-
-def load_config(start: str) -> Config:
-    """Reads [tool.anydev] of the nearest pyproject.toml (keys select, ignore,
-    exclude, baseline; legacy and legacy-override are the runtime policy's and
-    are skipped here). UsageError names the file and the problem."""
-    path = find_pyproject(start)
-    if path is None:
-        return Config()
-    with open(path, "rb") as f:
-        section = _load_toml(path, f.read())["tool"]["anydev"]
-    where = f"{path}: [tool.anydev]"
-    if not isinstance(section, dict):
-        raise UsageError(f"{where} must be a table")
-    cfg = Config(path=path)
-    for key, value in section.items():
-        if key in RUNTIME_KEYS:
-            continue
-        if key not in CONFIG_KEYS:
-            raise UsageError(f"{where}: unknown key {key!r} (the scanner reads "
-                             f"{', '.join(CONFIG_KEYS)}; the runtime policy reads "
-                             f"{', '.join(RUNTIME_KEYS)})")
-        if key == "target-torch":
-            from . import _versions
-            try:
-                _versions.resolve_target(value if isinstance(value, str) else repr(value))
-            except _versions.VersionError as e:
-                raise UsageError(f"{where}: `target-torch`: {e}") from None
-            cfg.target_torch = value
-            continue
-        if key == "baseline":
-            if not isinstance(value, str) or not value:
-                raise UsageError(f"{where}: `baseline` must be a path (a string)")
-            cfg.baseline = os.path.join(os.path.dirname(path), value)
-            continue
-        items = value.split(",") if isinstance(value, str) else value
-        if not isinstance(items, list) or not all(isinstance(v, str) for v in items):
-            raise UsageError(f"{where}: `{key}` must be a list of strings")
-        items = [v.strip() for v in items if v.strip()]
-        if key in ("select", "ignore"):
-            try:
-                _scan.rule_filter(items if key == "select" else None,
-                                  items if key == "ignore" else None)
-            except ValueError as e:
-                raise UsageError(f"{where}: {e}") from None
-            if key == "select":
-                cfg.select = items
-            else:
-                cfg.ignore = items
-        elif key == "keep":
-            cfg.keep = items
-        else:
-            cfg.exclude = items
-    return cfg
+        if path is not None:
+            if not os.path.lexists(path):
+                raise UsageError(f"--config {path}: no such file")
+            return _config.load_file(path).check()
+        return _config.load(start).check()
+    except _config.ConfigError as e:
+        raise UsageError(str(e)) from None
 
 
 # --- fingerprints and baselines --------------------------------------------------
@@ -189,6 +112,8 @@ def _fingerprint(key: tuple) -> str:
 
 
 def write_baseline(path: str, findings: Sequence[_scan.Finding]) -> None:
+    import json
+
     base = os.path.dirname(os.path.abspath(path))
     keys = fingerprint_keys(findings, relative_to=base)
     entries = [{"path": k[0], "rule": k[1], "symbol": k[2], "line_hash": k[3],
@@ -203,6 +128,8 @@ def write_baseline(path: str, findings: Sequence[_scan.Finding]) -> None:
 
 
 def read_baseline(path: str) -> set[tuple]:
+    import json
+
     try:
         with open(path, encoding="utf-8") as f:
             doc = json.load(f)
@@ -232,6 +159,8 @@ def write_atomic(path: str, text: "str | Iterable[str]") -> None:
     """Writes `text` (a string or chunks of one) to `path` through a
     temporary file and a rename, keeping the mode of a file it replaces (a
     device such as /dev/null or a pipe is written directly)."""
+    from ._files import replace_atomically
+
     chunks = [text] if isinstance(text, str) else text
     if os.path.exists(path) and not os.path.isfile(path):
         with open(path, "w", encoding="utf-8") as f:
@@ -267,11 +196,39 @@ def _fix_counts(findings: Sequence[_scan.Finding]) -> Counter:
 # The renderers yield the report in chunks, so that a report of many
 # findings is written without being held whole in memory.
 
-def render_text(findings, errors, files: int) -> Iterator[str]:
-    for f in findings:
-        mark = " [*]" if f.fix == "safe" else ""
-        yield f"{f.path}:{f.line}:{f.column}: {f.rule}{mark} {f.message}\n"
-    yield summary_line(findings, files) + "\n"
+def render_text(findings, errors, files: int, *, colour: bool = False,
+                summary: bool = True, show_fixes: bool = False) -> Iterator[str]:
+    if colour:  # as ruff: the path bold, the position dim, the code red, [*] cyan
+        b, d, r, c, z = "\033[1m", "\033[2m", "\033[1;31m", "\033[36m", "\033[0m"
+        for f in findings:
+            mark = f" {c}[*]{z}" if f.fix == "safe" else ""
+            yield (f"{b}{f.path}{z}{d}:{z}{f.line}{d}:{z}{f.column}{d}:{z} {r}{f.rule}{z}"
+                   f"{mark} {f.message}\n")
+    else:
+        for f in findings:
+            mark = " [*]" if f.fix == "safe" else ""
+            yield f"{f.path}:{f.line}:{f.column}: {f.rule}{mark} {f.message}\n"
+    if show_fixes:
+        yield from render_fix_list([f for f in findings if f.fix == "safe"],
+                                   "Would fix {n} with `anydev fix`:")
+    if summary:
+        yield summary_line(findings, files) + "\n"
+
+
+def render_fix_list(fixed, title: str) -> Iterator[str]:
+    """As ruff's --show-fixes: per file, how many of each rule (and what to)."""
+    if not fixed:
+        return
+    n = len(fixed)
+    yield "\n" + title.format(n=f"{n} finding{'s' if n != 1 else ''}") + "\n"
+    per_file: dict = {}
+    for f in fixed:
+        per_file.setdefault(f.path, Counter())[(f.rule, f.symbol, f.replacement)] += 1
+    for path, counts in per_file.items():
+        yield f"- {path}:\n"
+        for (rule, symbol, repl), k in sorted(counts.items()):
+            yield f"    {k} × {rule} ({symbol} -> {repl or '(none)'})\n"
+    yield "\n"
 
 
 def summary_line(findings, files: int) -> str:
@@ -291,6 +248,8 @@ def summary_line(findings, files: int) -> str:
 
 
 def render_json(findings, errors) -> Iterator[str]:
+    import json
+
     # One finding per line, assembled from JSON fragments cached per path and
     # per (rule, symbol): a report can hold hundreds of thousands of findings.
     dumps = json.JSONEncoder(ensure_ascii=False).encode
@@ -314,7 +273,8 @@ def render_json(findings, errors) -> Iterator[str]:
     yield '{"version": 1,\n "findings": '
     yield from _joined(items(), "[\n  ", ",\n  ", "\n ]", "[]")
     yield ',\n "errors": '
-    yield from _joined((dumps({"path": e.path, "message": e.message, "line": e.line})
+    yield from _joined((dumps({"path": e.path, "message": e.message, "line": e.line,
+                               "level": error_level(e), "kind": error_kind(e)})
                         for e in errors), "[\n  ", ",\n  ", "\n ]", "[]")
     yield "}\n"
 
@@ -333,7 +293,8 @@ def render_github(findings, errors) -> Iterator[str]:
         yield f"::warning {props}::{_gh_escape(f.message, False)}\n"
     for e in errors:
         props = f"file={_gh_escape(e.path, True)}" + (f",line={e.line}" if e.line else "")
-        yield f"::error {props},title=anydev scan::{_gh_escape(e.message, False)}\n"
+        level = "error" if error_level(e) == "error" else "warning"
+        yield f"::{level} {props},title=anydev scan::{_gh_escape(e.message, False)}\n"
 
 
 def sarif_rules(keep) -> list:
@@ -368,6 +329,8 @@ def sarif_rules(keep) -> list:
 
 def render_sarif(findings, errors, keep, *, version: str,
                  lines: Optional[_Lines] = None) -> Iterator[str]:
+    import json
+
     rules = sarif_rules(keep)
     index = {r["id"]: i for i, r in enumerate(rules)}
     keys = fingerprint_keys(findings, lines=lines)
@@ -395,8 +358,9 @@ def render_sarif(findings, errors, keep, *, version: str,
                                                          "uriBaseId": "%SRCROOT%"}}}
         if e.line:
             loc["physicalLocation"]["region"] = {"startLine": e.line}
-        notifications.append({"level": "error" if _is_io_error(e) else "warning",
-                              "message": {"text": e.message}, "locations": [loc]})
+        notifications.append({"level": error_level(e), "message": {"text": e.message},
+                              "locations": [loc],
+                              "properties": {"kind": error_kind(e)}})
     root = os.getcwd().rstrip("/") + "/"
     head = {
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
@@ -407,10 +371,13 @@ def render_sarif(findings, errors, keep, *, version: str,
                             "version": version, "semanticVersion": version, "rules": rules}},
         "originalUriBaseIds": {"%SRCROOT%": {"uri": "file://" + _uri(root)}},
         "columnKind": "unicodeCodePoints",
-        "invocations": [{"executionSuccessful": not any(_is_io_error(e) for e in errors),
+        "invocations": [{"executionSuccessful": not any(error_level(e) == "error"
+                                                        for e in errors),
                          "toolExecutionNotifications": notifications}],
     }
     # The run's small members indented, its results one per line.
+    import textwrap
+
     yield json.dumps(head, indent=1, ensure_ascii=False)[:-2] + ',\n "runs": [\n  '
     yield textwrap.indent(json.dumps(run_head, indent=1, ensure_ascii=False)[:-2],
                           "  ").lstrip() + ',\n   "results": '
@@ -426,6 +393,23 @@ def _uri(path: str) -> str:
 
 def _is_io_error(e: _scan.ScanError) -> bool:
     return e.message.startswith("cannot read")
+
+
+def error_kind(e: _scan.ScanError) -> str:
+    """``"io"`` (the file could not be read: exit 2), ``"notice"`` (nothing of
+    a source went unscanned: a file named that is not a source, a C++ file
+    scanned as bytes) or ``"unscanned"`` (all or part of a source was not
+    scanned: findings may be hidden there)."""
+    m = e.message
+    if m.startswith("cannot read"):
+        return "io"
+    if m.startswith("not a Python or C/C++") or m.endswith("scanned as bytes"):
+        return "notice"
+    return "unscanned"
+
+
+def error_level(e: _scan.ScanError) -> str:
+    return "warning" if error_kind(e) == "notice" else "error"
 
 
 def render_unlocks(findings, target: Optional[str] = None) -> list[str]:
@@ -495,44 +479,93 @@ def render_statistics(findings, files: int, nbytes: int, target: Optional[str] =
 # --- anydev scan -------------------------------------------------------------------
 
 
-def add_scan_parser(sub) -> None:
-    p = sub.add_parser(
-        "scan", help="find legacy torch.cuda / c10::cuda references in Python and C++ sources",
-        description="Finds references to the legacy device-specific symbols of the compat "
-                    "table in Python (.py, .pyi) and C/C++/CUDA/HIP sources, resolving imports "
-                    "and aliases. Exit status: 0 none found, 1 found, 2 usage or I/O error.",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-        epilog=textwrap.dedent("""\
-            defaults come from [tool.anydev] in the nearest pyproject.toml:
-              select = ["AD1", "AD2"]   ignore = ["AD104"]
-              exclude = ["third_party/", "*_pb2.py"]   baseline = "anydev-baseline.json"
-            suppress one line with `# anydev: ignore[AD103]` or `// anydev: ignore`."""))
-    p.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: .)")
-    p.add_argument("--format", choices=FORMATS, default="text",
-                   help="text (default), json, sarif (2.1.0) or github (workflow annotations)")
-    p.add_argument("--output", "-o", metavar="FILE", help="write the report here (atomically)")
+def non_negative_int(what: str) -> Callable[[str], int]:
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if v < 0:
+            raise argparse.ArgumentTypeError(f"must be >= 0 {what}, not {v}")
+        return v
+
+    return parse
+
+
+def target_torch(text: str) -> str:
+    """--target-torch: a version the fixer's table knows (anydev._versions)."""
+    from . import _versions
+
+    try:
+        _versions.resolve_target(text)
+    except _versions.VersionError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return text
+
+
+def add_common_arguments(p: argparse.ArgumentParser) -> None:
+    """The options `anydev scan` and `anydev fix` share (see selection())."""
+    p.add_argument("paths", nargs="*", metavar="PATH",
+                   help="files or folders (default: .); `-` reads one file from stdin")
     p.add_argument("--select", action="append", metavar="CODES",
                    help="only these rule codes or prefixes, comma-separated (AD1,AD601)")
     p.add_argument("--ignore", action="append", metavar="CODES",
                    help="not these rule codes or prefixes, comma-separated")
-    p.add_argument("--target-torch", metavar="VERSION",
-                   help="the oldest PyTorch the code must keep running on (2.1); default: "
-                        "[tool.anydev] target-torch, else the project's torch>= declaration")
     p.add_argument("--exclude", action="append", default=[], metavar="GLOB",
                    help="skip paths matching this gitignore-style glob (repeatable)")
     p.add_argument("--no-gitignore", action="store_true",
                    help="do not honour .gitignore files and .git/info/exclude")
-    p.add_argument("--jobs", "-j", type=int, metavar="N", help="threads (default: all cores)")
+    p.add_argument("--jobs", "-j", type=non_negative_int("threads"), metavar="N",
+                   help="threads (default: all cores)")
+    p.add_argument("--max-file-size", type=non_negative_int("bytes"), metavar="BYTES",
+                   help="skip (and report as unscanned) larger files (default: 20 MiB)")
+    p.add_argument("--target-torch", type=target_torch, metavar="VERSION",
+                   help="the oldest PyTorch the code must keep running on (2.1): rewrites to "
+                        "newer APIs are not applied; default: [tool.anydev] target-torch, else "
+                        "the lower bound of torch in the project's pyproject.toml/setup.cfg/"
+                        "setup.py/requirements*.txt, else the newest release the table knows")
+    p.add_argument("--exit-zero", action="store_true",
+                   help="exit 0 even with findings or unscanned parts left")
+    p.add_argument("--stdin-filename", metavar="NAME",
+                   help="the name of the file read from stdin (`-`): its language, and "
+                        "which per-file-ignores and keep apply")
+    p.add_argument("--quiet", "-q", action="store_true",
+                   help="print the findings and errors only, no summary")
+    p.add_argument("--config", metavar="FILE",
+                   help="read this configuration file (a pyproject.toml's [tool.anydev], or "
+                        "an anydev.toml) instead of the nearest one")
+    p.add_argument("--no-config", action="store_true",
+                   help="read no configuration file")
+
+
+def add_scan_parser(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Finds references to the legacy device-specific symbols of the compat table in\n"
+        "Python (.py, .pyi) and C/C++/CUDA/HIP sources, resolving imports and aliases.\n\n"
+        "Exit status: 0 none found, 1 found (or parts of files went unscanned), 2 usage,\n"
+        "configuration or I/O error.")
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    p.epilog = (
+        "defaults come from [tool.anydev] in the nearest pyproject.toml (docs/configuration.md):\n"
+        '  select = ["AD1", "AD2"]   ignore = ["AD104"]\n'
+        '  exclude = ["third_party/", "*_pb2.py"]   baseline = "anydev-baseline.json"\n'
+        '  per-file-ignores = { "tests/**" = ["AD1"] }\n'
+        "suppress one line with `# anydev: ignore[AD103]`, `# noqa: AD103` or "
+        "`// anydev: ignore`.")
+    add_common_arguments(p)
+    p.add_argument("--output-format", "--format", dest="format", choices=FORMATS,
+                   default=None,
+                   help="text (default), json, sarif (2.1.0) or github (workflow annotations)")
+    p.add_argument("--output", "-o", metavar="FILE", help="write the report here (atomically)")
     p.add_argument("--statistics", action="store_true",
                    help="counts per rule and per symbol (with --format text: instead of the "
                         "list; otherwise on stderr)")
+    p.add_argument("--show-fixes", action="store_true",
+                   help="after the list, what `anydev fix` would fix, per file and rule")
     p.add_argument("--baseline", metavar="FILE",
                    help="report only findings that are not in this baseline")
     p.add_argument("--write-baseline", metavar="FILE",
                    help="record the current findings as the baseline and exit 0")
-    p.add_argument("--max-file-size", type=int, default=20 << 20, metavar="BYTES",
-                   help="skip (and report) larger files (default: 20 MiB)")
-    p.add_argument("--no-config", action="store_true", help="ignore pyproject.toml")
     p.set_defaults(func=cmd_scan)
 
 
@@ -543,62 +576,214 @@ def cmd_scan(args: argparse.Namespace) -> int:
         print(f"anydev scan: {e}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # `anydev scan | head`: the reader has seen enough
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _silence_stdout()
         return 1
 
 
-@dataclass
-class Selection:
-    """What a scan or fix run covers: the configuration, the rule filter, the
-    paths and the exclude globs (each with the folder it is relative to)."""
+def _silence_stdout() -> None:
+    """Points stdout at /dev/null, so that Python's final flush of what could
+    not be written does not fail again at exit."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # pragma: no cover - no real stdout
+        pass
 
-    cfg: Config
-    keep: object
-    paths: list
-    excludes: list
-    target_torch: Optional[str] = None  # --target-torch, else [tool.anydev] target-torch
-    keep_globs: list = field(default_factory=list)  # [tool.anydev] keep, relative to the cwd
+
+def write_stdout(chunks: Iterable[str], what: str = "the report") -> None:
+    """Writes to stdout; a write that fails (a full disk, /dev/full) is a
+    UsageError naming it (a closed pipe stays a BrokenPipeError)."""
+    try:
+        sys.stdout.writelines(chunks)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as e:
+        _silence_stdout()
+        raise UsageError(f"cannot write {what} to stdout: {e.strerror or e}") from None
+
+
+class Selection:
+    """What a scan or fix run covers and how it ends, from the configuration
+    and the command line: the rule filter (``rules``), the paths, the
+    exclude globs (each with the folder it is relative to), ``keep``: the
+    globs as written (a device's own implementation: reported, never
+    rewritten) and ``keep_globs``: the same relative to the current directory,
+    for the fixer; the per-file ignores (``[(Glob, rule predicate)]``),
+    ``target_torch`` and the exit policy."""
+
+    def __init__(self, cfg: Config, rules: Callable[[str], bool], paths: list,
+                 excludes: list, *, keep: Sequence[str] = (),
+                 per_file_ignores: Sequence = (), keep_globs: Sequence = (),
+                 target_torch: Optional[str] = None, exit_zero: bool = False,
+                 fail_on_unscanned: bool = True, max_file_size: int = DEFAULT_MAX_FILE_SIZE,
+                 respect_gitignore: bool = True, stdin: bool = False,
+                 stdin_filename: Optional[str] = None) -> None:
+        self.cfg, self.rules, self.paths, self.excludes = cfg, rules, paths, excludes
+        self.keep = list(keep)
+        self.per_file_ignores = list(per_file_ignores)
+        self.keep_globs = list(keep_globs)
+        self.target_torch = target_torch
+        self.exit_zero, self.fail_on_unscanned = exit_zero, fail_on_unscanned
+        self.max_file_size, self.respect_gitignore = max_file_size, respect_gitignore
+        self.stdin, self.stdin_filename = stdin, stdin_filename
+
+    def dropped(self) -> Callable[[str, str], bool]:
+        """A predicate (path, rule) -> whether per-file-ignores drop that
+        finding; each path is matched once."""
+        memo: dict = {}
+
+        def drop(path: str, rule: str) -> bool:
+            preds = memo.get(path)
+            if preds is None:
+                preds = memo[path] = [p for g, p in self.per_file_ignores if g.match(path)]
+            return any(pred(rule) for pred in preds)
+
+        return drop
+
+    def filter(self, findings: list) -> list:
+        if not self.per_file_ignores:
+            return findings
+        drop = self.dropped()
+        return [f for f in findings if not drop(f.path, f.rule)]
+
+    def status(self, findings_left: bool, errors: Sequence) -> int:
+        """The exit status of a run (2 for I/O errors is the caller's)."""
+        unscanned = self.fail_on_unscanned and any(error_kind(e) == "unscanned"
+                                                   for e in errors)
+        if (findings_left or unscanned) and not self.exit_zero:
+            return 1
+        return 0
+
+
+def print_config_warnings(cfg: Config, command: str) -> None:
+    for w in cfg.warnings:
+        print(f"anydev {command}: warning: {w}", file=sys.stderr)
 
 
 def selection(args: argparse.Namespace) -> Selection:
-    """Reads [tool.anydev] and the command line's --select/--ignore/--exclude/
-    --jobs and paths, as `anydev scan` and `anydev fix` share them."""
-    cfg = Config() if args.no_config else load_config(os.getcwd())
-    if args.jobs is not None and args.jobs < 0:
-        raise UsageError("--jobs must be >= 0")
+    """Reads the configuration and the command line's options and paths, as
+    `anydev scan` and `anydev fix` share them."""
+    config_file = getattr(args, "config", None)
+    if config_file and args.no_config:
+        raise UsageError("--config and --no-config exclude each other")
+    cfg = Config(root=os.getcwd()) if args.no_config else load_config(os.getcwd(),
+                                                                       config_file)
+    print_config_warnings(cfg, getattr(args, "command", None) or "scan")
+    scan = _scanner()
     select = args.select if args.select is not None else cfg.select
     ignore = list(cfg.ignore) + list(args.ignore or [])
     try:
-        keep = _scan.rule_filter(select, ignore)
+        rules = scan.rule_filter(select, ignore)
     except ValueError as e:
-        raise UsageError(str(e)) from None
-    paths = args.paths or ["."]
-    for p in paths:
-        if not os.path.lexists(p):
-            raise UsageError(f"{p}: no such file or directory")
-    excludes = [(g, os.path.dirname(cfg.path or "")) for g in cfg.exclude] + \
-               [(g, "") for g in args.exclude]
-    target = getattr(args, "target_torch", None) or cfg.target_torch
-    if target is not None:
-        from . import _versions
+        where = cfg.where() + ": " if cfg.path and (cfg.select or cfg.ignore) and \
+            args.select is None and not args.ignore else ""
+        raise UsageError(f"{where}{e}") from None
+    pfi = []
+    for glob, codes in cfg.per_file_ignores:
         try:
-            _versions.resolve_target(target)
+            pred = scan.rule_filter(["ALL"], codes) if codes else (lambda code: False)
+        except ValueError as e:
+            raise UsageError(f"{cfg.where()}: `per-file-ignores` {glob!r}: {e}") from None
+        pfi.append((_config.Glob(glob, cfg.root), lambda code, p=pred: not p(code)))
+    paths = args.paths or ["."]
+    stdin = paths == ["-"]
+    if "-" in paths and not stdin:
+        raise UsageError("`-` (stdin) must be the only path")
+    if args.stdin_filename and not stdin:
+        raise UsageError("--stdin-filename goes with the path `-` (stdin)")
+    if not stdin:
+        for p in paths:
+            if not os.path.lexists(p):
+                raise UsageError(f"{p}: no such file or directory")
+    excludes = [(g, cfg.root) for g in cfg.exclude] + [(g, "") for g in args.exclude]
+    if cfg.target_torch is not None and args.target_torch is None:
+        from . import _versions
+
+        try:
+            _versions.resolve_target(cfg.target_torch)
         except _versions.VersionError as e:
-            raise UsageError(f"--target-torch: {e}") from None
-    base = os.path.relpath(os.path.dirname(cfg.path), os.getcwd()) if cfg.path else "."
-    keep_globs = [g if g.startswith("/") or base == "." else f"{base}/{g.lstrip('/')}"
-                  for g in cfg.keep]
-    return Selection(cfg, keep, paths, excludes, target, keep_globs)
+            raise UsageError(f"{cfg.where()}: `target-torch`: {e}") from None
+    max_size = args.max_file_size if args.max_file_size is not None else (
+        cfg.max_file_size if cfg.max_file_size is not None else DEFAULT_MAX_FILE_SIZE)
+    return Selection(
+        cfg, rules, paths, excludes, keep=list(cfg.keep), per_file_ignores=pfi,
+        keep_globs=_relative_to_cwd(cfg.keep, cfg.root),
+        target_torch=args.target_torch or cfg.target_torch,
+        exit_zero=args.exit_zero or cfg.exit_zero, fail_on_unscanned=cfg.fail_on_unscanned,
+        max_file_size=max_size,
+        respect_gitignore=cfg.respect_gitignore and not args.no_gitignore,
+        stdin=stdin, stdin_filename=args.stdin_filename)
+
+
+def _relative_to_cwd(globs: Sequence[str], root: str) -> list[str]:
+    """Globs relative to ``root`` rewritten relative to the current directory
+    (what the fixer's ``keep`` takes)."""
+    base = os.path.relpath(root, os.getcwd()).replace(os.sep, "/") if root else "."
+    if base == ".":
+        return list(globs)
+    out = []
+    for g in globs:
+        anchored = "/" in g.rstrip("/")
+        out.append(f"{base}/{g.lstrip('/')}" if anchored else f"{base}/**/{g}")
+    return out
+
+
+def read_stdin(sel: Selection):
+    """Reads the file given as `-`: (display path, bytes, language)."""
+    scan = _scanner()
+    name = sel.stdin_filename or "-"
+    language = scan.language_of(name) if sel.stdin_filename else "python"
+    if language is None:
+        raise UsageError(f"--stdin-filename {name}: not a Python or C/C++/CUDA/HIP source "
+                         f"(by its extension)")
+    try:
+        data = sys.stdin.buffer.read()
+    except (OSError, AttributeError, ValueError) as e:
+        raise UsageError(f"cannot read stdin: {getattr(e, 'strerror', None) or e}") from None
+    return name, data, language
+
+
+def scan_selection(sel: Selection, jobs: Optional[int]) -> "_scan.ScanResult":
+    """Scans what the selection covers (the paths, or stdin), with the
+    per-file-ignores applied."""
+    scan = _scanner()
+    if sel.stdin:
+        name, data, language = read_stdin(sel)
+        result = scan.ScanResult(files=1, bytes=len(data))
+        if len(data) > sel.max_file_size:
+            result.errors.append(scan.ScanError(
+                name, f"file is {len(data)} bytes, over the limit of {sel.max_file_size} "
+                      f"(a generated file?); skipped", None))
+            result.files = 0
+        else:
+            result.findings, result.errors = scan.scan_source(data, name, language=language)
+            result.findings = [f for f in result.findings if sel.rules(f.rule)]
+        result.stdin_data = data  # type: ignore[attr-defined]
+    else:
+        result = scan._scan_paths(sel.paths, keep=sel.rules, excludes=sel.excludes, jobs=jobs,
+                                  respect_gitignore=sel.respect_gitignore,
+                                  max_file_size=sel.max_file_size)
+    result.findings = sel.filter(result.findings)
+    return result
+
+
+def use_colour(stream) -> bool:
+    """Colour on a terminal, as https://no-color.org and FORCE_COLOR say."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    try:
+        return stream.isatty() and os.environ.get("TERM") != "dumb"
+    except (AttributeError, ValueError):
+        return False
 
 
 def _scan_main(args: argparse.Namespace) -> int:
-    import anydev
-
     sel = selection(args)
-    cfg, keep, paths, excludes = sel.cfg, sel.keep, sel.paths, sel.excludes
-    result = _scan._scan_paths(paths, keep=keep, excludes=excludes, jobs=args.jobs,
-                               respect_gitignore=not args.no_gitignore,
-                               max_file_size=args.max_file_size)
+    cfg = sel.cfg
+    fmt = args.format or cfg.output_format or "text"
+    result = scan_selection(sel, args.jobs)
     findings = result.findings
     lines = _Lines()
 
@@ -607,8 +792,9 @@ def _scan_main(args: argparse.Namespace) -> int:
             write_baseline(args.write_baseline, findings)
         except OSError as e:
             raise UsageError(f"{args.write_baseline}: cannot write: {e.strerror}") from None
-        print(f"anydev scan: wrote {len(findings)} finding(s) to {args.write_baseline}",
-              file=sys.stderr)
+        if not args.quiet:
+            print(f"anydev scan: wrote {len(findings)} finding(s) to {args.write_baseline}",
+                  file=sys.stderr)
         _print_errors(result.errors)
         return 2 if any(_is_io_error(e) for e in result.errors) else 0
 
@@ -619,18 +805,24 @@ def _scan_main(args: argparse.Namespace) -> int:
         keys = fingerprint_keys(findings, relative_to=base, lines=lines)
         findings = [f for f, k in zip(findings, keys) if k not in known]
 
-    if args.format == "text":
-        text = ([render_statistics(findings, result.files, result.bytes, sel.target_torch)]
-                if args.statistics
-                else render_text(findings, result.errors, result.files))
-    elif args.format == "json":
+    if fmt == "text":
+        if args.statistics:
+            text: Iterable[str] = [render_statistics(findings, result.files, result.bytes,
+                                                     sel.target_torch)]
+        else:
+            colour = not args.output and use_colour(sys.stdout)
+            text = render_text(findings, result.errors, result.files, colour=colour,
+                               summary=not args.quiet, show_fixes=args.show_fixes)
+    elif fmt == "json":
         text = render_json(findings, result.errors)
-    elif args.format == "sarif":
-        text = render_sarif(findings, result.errors, keep, version=anydev.__version__,
+    elif fmt == "sarif":
+        import anydev
+
+        text = render_sarif(findings, result.errors, sel.rules, version=anydev.__version__,
                             lines=lines)
     else:
         text = render_github(findings, result.errors)
-    if args.statistics and args.format != "text":
+    if args.statistics and fmt != "text":
         sys.stderr.write(render_statistics(findings, result.files, result.bytes,
                                            sel.target_torch))
 
@@ -640,37 +832,37 @@ def _scan_main(args: argparse.Namespace) -> int:
         except OSError as e:
             raise UsageError(f"{args.output}: cannot write: {e.strerror}") from None
     else:
-        sys.stdout.writelines(text)
-        sys.stdout.flush()
-    if args.format != "github" or args.output:
+        write_stdout(text)
+    if fmt != "github" or args.output:
         _print_errors(result.errors)
     if any(_is_io_error(e) for e in result.errors):
         return 2
-    return 1 if findings else 0
+    return sel.status(bool(findings), result.errors)
 
 
 def _print_errors(errors: Iterable[_scan.ScanError]) -> None:
     for e in errors:
         where = f"{e.path}:{e.line}" if e.line else e.path
-        kind = "error" if _is_io_error(e) else "warning"
-        print(f"{where}: {kind}: {e.message}", file=sys.stderr)
+        print(f"{where}: {error_level(e)}: {e.message}", file=sys.stderr)
 
 
 # --- anydev rule ---------------------------------------------------------------------
 
 
-def add_rule_parser(sub) -> None:
-    p = sub.add_parser("rule", help="explain a scanner rule (AD101) or list them all",
-                       description="Explains a rule of the compat table: the legacy symbol, "
-                                   "its spellings and replacement, why, an example before and "
-                                   "after, and the fix's safety.")
+def add_rule_parser(p: argparse.ArgumentParser) -> None:
+    p.description = ("Explains a rule of the compat table: the legacy symbol, its spellings "
+                     "and replacement, why, an example before and after, and the fix's safety.")
     p.add_argument("code", nargs="?", metavar="CODE")
     p.add_argument("--all", action="store_true", help="list every rule")
-    p.add_argument("--format", choices=("text", "json"), default="text")
+    p.add_argument("--output-format", "--format", dest="format", choices=("text", "json"),
+                   default="text")
     p.set_defaults(func=cmd_rule)
 
 
 def cmd_rule(args: argparse.Namespace) -> int:
+    import json
+    import textwrap
+
     from . import _compat_table
 
     rows = _compat_table.ROWS
@@ -688,7 +880,8 @@ def cmd_rule(args: argparse.Namespace) -> int:
         return 2
     row = _compat_table.ROWS_BY_CODE.get(args.code.strip().upper())
     if row is None:
-        print(f"anydev rule: unknown rule code {args.code!r} (see `anydev rule --all`)",
+        hint = _config.did_you_mean(args.code.strip().upper(), _compat_table.ROWS_BY_CODE)
+        print(f"anydev rule: unknown rule code {args.code!r}{hint} (see `anydev rule --all`)",
               file=sys.stderr)
         return 2
     # Versions and proof: the release the replacement needs (`since`) and what the
@@ -744,6 +937,8 @@ _FIX_TEXT = {
 
 
 def explain(row) -> str:
+    import textwrap
+
     wrap = lambda s: textwrap.fill(s, 88, initial_indent="  ", subsequent_indent="  ")  # noqa: E731
     out = [f"{row.code}: {row.legacy}", ""]
     out.append(f"  legacy:         {row.legacy}  ({row.language}, {row.kind.replace('_', ' ')})")

@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import abc
 import ast
-import fnmatch
 import inspect
 import os
 import re
@@ -44,7 +43,7 @@ import warnings
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Optional, Sequence
 
-from . import _C, _signature, compat
+from . import _C, _config, _signature, compat
 from . import _torch_backport as backport
 from ._compat_table import ROWS, Row
 
@@ -94,14 +93,25 @@ class Scope:
                 return 2
         if self.main and module == "__main__":
             return 1
-        for p in self.packages:
-            if module == p or module.startswith(p + ".") or (
-                    any(c in p for c in "*?[") and fnmatch.fnmatchcase(module, p)):
+        packages, paths = self._globs()
+        for g in packages:
+            if _config.match_module(g, module):
                 return 1
-        for g in self.paths:
-            if fnmatch.fnmatchcase(path, g):
-                return 1
+        if not path.startswith("<"):
+            for g in paths:
+                if g.match(path):
+                    return 1
         return 0
+
+    def _globs(self) -> tuple[list, list]:
+        # gitignore-style globs (anydev._config): a package name covers its
+        # submodules, a path glob the files below a folder it matches
+        g = self.__dict__.get("_compiled")
+        if g is None:
+            g = ([_config.module_glob(p) for p in self.packages],
+                 [_config.Glob(p, "/") for p in self.paths])
+            object.__setattr__(self, "_compiled", g)
+        return g
 
 
 def _names(value: Any, what: str, where: str) -> tuple[str, ...]:
@@ -132,28 +142,18 @@ def _project_start() -> str:
 
 
 def _pyproject_scope(start: str) -> Optional[tuple[tuple[str, ...], tuple[str, ...], str]]:
-    path = compat._find_pyproject(start)
-    if path is None:
-        return None
+    """``packages`` and ``paths`` of the configuration that applies at
+    ``start``, read by the one reader (anydev._config)."""
     try:
-        import tomllib
-    except ImportError:  # Python < 3.11
-        try:
-            import tomli as tomllib  # type: ignore[no-redef]
-        except ImportError:
+        path = _config.find(start)
+        if path is None:
             return None
-    try:
-        with open(path, "rb") as f:
-            data = tomllib.load(f)
-    except (OSError, ValueError) as e:
-        raise ScopeError(f"{path}: cannot read [tool.anydev]: {e}") from None
-    section = data.get("tool", {}).get("anydev", {})
-    if not isinstance(section, dict) or not ("packages" in section or "paths" in section):
+        cfg = _config.load_file(path).check(("packages", "paths"))
+    except _config.ConfigError as e:
+        raise ScopeError(str(e)) from None
+    if not ({"packages", "paths"} & cfg.set):
         return None
-    where = f"{path}: [tool.anydev]"
-    packages = _names(section.get("packages"), "packages", where)
-    paths = _abs_globs(_names(section.get("paths"), "paths", where), os.path.dirname(path))
-    return packages, paths, path
+    return tuple(cfg.packages), tuple(cfg.paths), path
 
 
 def _internal_dirs() -> tuple[str, ...]:

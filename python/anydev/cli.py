@@ -10,24 +10,27 @@
                                   (--torch [--mode forward]: on the real PyTorch, see docs/torch.md)
     anydev report show FILE       render a runtime report (text, markdown, json, sarif)
     anydev report merge FILES -o OUT   merge the reports of many processes
-    anydev scan [PATH...]         find legacy torch.cuda / c10::cuda references (see anydev.scan)
-    anydev rule AD101             explain a scanner rule; `anydev rule --all` lists them
-    anydev version                the version
+    anydev version                the version (also `anydev --version`, `-V`)
+    anydev completion SHELL       a completion script for bash, zsh or fish
+
+Only the parser of the command that runs is built, and each command imports
+what it needs when it runs (start-up time: benchmarks/python/bench_startup.py).
 
 Exit codes: 0 success, 1 a check failed (``doctor`` with a bad configuration,
-``scan`` with findings),
-2 usage or I/O errors (a bad report file, a report path that cannot be
-written); ``run`` exits with the script's own status.
+``scan`` with findings or unscanned parts), 2 usage, configuration or I/O
+errors (a bad report file, a report path that cannot be written); ``run``
+exits with the script's own status.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
-import threading
-import time
-from typing import Sequence
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # argparse is imported when a parser is built (not for --version)
+    import argparse
+    from typing import Sequence
 
 
 def _table(rows: list[list[str]], header: list[str]) -> str:
@@ -77,6 +80,9 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 def _cmd_tour(args: argparse.Namespace) -> int:
     # The simulated accelerator is opt-in; the tour opts in for itself.
     os.environ.setdefault("ANYDEV_SIM_DEVICES", str(args.devices))
+    import threading
+    import time
+
     import anydev
     from anydev import testing
 
@@ -238,43 +244,130 @@ def _cmd_report_merge(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_version(args: argparse.Namespace) -> int:
+def _cmd_version(args: "argparse.Namespace | None") -> int:
     import anydev
 
     print(anydev.__version__)
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="anydev",
-        description="Device-generic runtime and migration kit for torch.cuda-era code.",
-    )
-    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    sub.required = True
+# --- the parser: built for the one command that runs ------------------------------
 
-    p = sub.add_parser("doctor", help="show backends, devices and why a backend is unavailable")
+
+_parser_classes: list = []
+
+
+def _parser_class():
+    """argparse.ArgumentParser with a did-you-mean for a mistyped option or
+    choice, whose errors print this (sub)command's own usage and exit 2;
+    defined on first use, so that `anydev --version` does not import argparse."""
+    if _parser_classes:
+        return _parser_classes[0]
+    import argparse
+
+    class _Parser(argparse.ArgumentParser):
+        def error(self, message: str):  # type: ignore[override]
+            message += _suggestion(self, message)
+            self.print_usage(sys.stderr)
+            self.exit(2, f"{self.prog}: error: {message}\n")
+
+        def _get_formatter(self):
+            # argparse's own asks shutil for the terminal width, and importing
+            # shutil (with bz2, lzma) is a tenth of the command's start-up.
+            return self.formatter_class(prog=self.prog, width=_terminal_width() - 2)
+
+    _parser_classes.append(_Parser)
+    return _Parser
+
+
+def _terminal_width() -> int:
+    """As shutil.get_terminal_size().columns: $COLUMNS, the terminal, or 80."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns
+        except (AttributeError, ValueError, OSError):
+            columns = 0
+    return columns or 80
+
+
+def _suggestion(parser: argparse.ArgumentParser, message: str) -> str:
+    import re
+
+    from ._config import did_you_mean
+
+    m = re.match(r"unrecognized arguments: (\S+)", message)
+    if m and m.group(1).startswith("-"):
+        word = m.group(1).split("=", 1)[0]
+        return did_you_mean(word, [o for o in parser._option_string_actions if len(o) > 2])
+    m = re.search(r"invalid choice: '([^']*)' \(choose from (.*)\)", message)
+    if m:
+        choices = re.findall(r"'([^']*)'", m.group(2)) or [c.strip() for c in
+                                                           m.group(2).split(",")]
+        return did_you_mean(m.group(1), choices)
+    return ""
+
+
+def _devices(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--devices", type=_int_in(1, 64), default=2, metavar="N",
+                   help="simulated devices when ANYDEV_SIM_DEVICES is unset (default: 2)")
+
+
+def _int_in(lo: int, hi: int):
+    def parse(text: str) -> int:
+        import argparse
+
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if not lo <= v <= hi:
+            raise argparse.ArgumentTypeError(f"must be in {lo}..{hi}, not {v}")
+        return v
+
+    return parse
+
+
+def _seconds(text: str) -> float:
+    import argparse
+
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not 0 <= v <= 60:
+        raise argparse.ArgumentTypeError(f"must be in [0, 60] seconds, not {text}")
+    return v
+
+
+def _build_doctor(p: argparse.ArgumentParser) -> None:
     p.set_defaults(func=_cmd_doctor)
 
-    p = sub.add_parser("demo", help="the migration demo: scan, fix and run the bundled legacy project")
+
+def _build_demo(p: argparse.ArgumentParser) -> None:
     p.add_argument("--project", metavar="DIR",
                    help="the legacy example project (default: examples/legacy_project)")
-    p.add_argument("--devices", type=int, default=2, metavar="N",
-                   help="simulated devices when ANYDEV_SIM_DEVICES is unset (default: 2)")
-    p.add_argument("--steps", type=int, default=2, metavar="N",
+    _devices(p)
+    p.add_argument("--steps", type=_int_in(0, 1000), default=2, metavar="N",
                    help="training steps of the example's run (default: 2)")
     p.set_defaults(func=_cmd_demo)
 
-    p = sub.add_parser("tour", help="a tour of devices, streams and events on the simulated accelerator")
-    p.add_argument("--devices", type=int, default=2, metavar="N",
-                   help="simulated devices when ANYDEV_SIM_DEVICES is unset (default: 2)")
-    p.add_argument("--work", type=float, default=0.05, metavar="SECONDS",
+
+def _build_tour(p: argparse.ArgumentParser) -> None:
+    _devices(p)
+    p.add_argument("--work", type=_seconds, default=0.05, metavar="SECONDS",
                    help="length of the simulated kernel (default: 0.05)")
     p.set_defaults(func=_cmd_tour)
 
-    p = sub.add_parser("run", help="run a legacy script with the runtime report on",
-                       description="Runs SCRIPT (or -m MODULE) as __main__ with anydev's "
-                                   "runtime report on and prints the legacy calls that ran.")
+
+def _build_run(p: argparse.ArgumentParser) -> None:
+    import argparse
+
+    p.description = ("Runs SCRIPT (or -m MODULE) as __main__ with anydev's runtime report on "
+                     "and prints the legacy calls that ran.")
     p.add_argument("-m", dest="module", action="store_true", help="TARGET is a module name")
     p.add_argument("--facade", action="store_true",
                    help="run without PyTorch: `import torch` gets anydev's facade, whose "
@@ -294,12 +387,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("args", nargs=argparse.REMAINDER, help="arguments for the script")
     p.set_defaults(func=_cmd_run)
 
-    p = sub.add_parser("report", help="show or merge runtime reports")
-    rsub = p.add_subparsers(dest="report_command", metavar="ACTION")
+
+def _build_report(p: argparse.ArgumentParser) -> None:
+    rsub = p.add_subparsers(dest="report_command", metavar="ACTION",
+                            parser_class=_parser_class())
     rsub.required = True
     q = rsub.add_parser("show", help="render a report")
     q.add_argument("file")
-    q.add_argument("--format", choices=("text", "markdown", "json", "sarif"), default="text")
+    q.add_argument("--output-format", "--format", dest="format",
+                   choices=("text", "markdown", "json", "sarif"), default="text")
     q.add_argument("--root", help="paths are shown relative to this folder (default: cwd)")
     q.set_defaults(func=_cmd_report_show)
     q = rsub.add_parser("merge", help="merge the reports of many processes into one")
@@ -307,30 +403,121 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("-o", "--output", required=True, metavar="OUT")
     q.set_defaults(func=_cmd_report_merge)
 
+
+def _build_scan(p: argparse.ArgumentParser) -> None:
     from . import _scan_cli
 
-    _scan_cli.add_scan_parser(sub)
+    _scan_cli.add_scan_parser(p)
+
+
+def _build_fix(p: argparse.ArgumentParser) -> None:
     from . import _fix_cli
 
-    _fix_cli.add_fix_parser(sub)
-    _scan_cli.add_rule_parser(sub)
+    _fix_cli.add_fix_parser(p)
 
-    p = sub.add_parser("version", help="print the version")
+
+def _build_rule(p: argparse.ArgumentParser) -> None:
+    from . import _scan_cli
+
+    _scan_cli.add_rule_parser(p)
+
+
+def _build_version(p: argparse.ArgumentParser) -> None:
     p.set_defaults(func=_cmd_version)
+
+
+def _build_completion(p: argparse.ArgumentParser) -> None:
+    p.description = ("Prints a completion script for the shell: "
+                     "`eval \"$(anydev completion bash)\"` in ~/.bashrc, "
+                     "`anydev completion zsh > \"${fpath[1]}/_anydev\"`, "
+                     "`anydev completion fish > ~/.config/fish/completions/anydev.fish`.")
+    p.add_argument("shell", choices=("bash", "zsh", "fish"))
+    p.set_defaults(func=_cmd_completion)
+
+
+# name -> (one-line help, builder); the order of `anydev --help`.
+COMMANDS = {
+    "doctor": ("show backends, devices and why a backend is unavailable", _build_doctor),
+    "demo": ("the migration demo: scan, fix and run the bundled legacy project", _build_demo),
+    "tour": ("a tour of devices, streams and events on the simulated accelerator",
+             _build_tour),
+    "run": ("run a legacy script with the runtime report on", _build_run),
+    "report": ("show or merge runtime reports", _build_report),
+    "scan": ("find legacy torch.cuda / c10::cuda references in Python and C++ sources",
+             _build_scan),
+    "fix": ("rewrite the legacy calls the compat table marks as mechanical", _build_fix),
+    "rule": ("explain a scanner rule (AD101) or list them all", _build_rule),
+    "version": ("print the version", _build_version),
+    "completion": ("print a shell completion script (bash, zsh, fish)", _build_completion),
+}
+DESCRIPTION = "Device-generic runtime and migration kit for torch.cuda-era code."
+
+
+def command_parser(name: str) -> argparse.ArgumentParser:
+    """The parser of one command, on its own (its errors show its usage)."""
+    help_text, build = COMMANDS[name]
+    p = _parser_class()(prog=f"anydev {name}",
+                        description=help_text[:1].upper() + help_text[1:] + ".")
+    build(p)
+    return p
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The whole tree (for `anydev --help` and the completion scripts)."""
+    parser = _parser_class()(prog="anydev", description=DESCRIPTION)
+    parser.add_argument("-V", "--version", action="store_true", help="print the version")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_parser_class())
+    for name, (help_text, build) in COMMANDS.items():
+        build(sub.add_parser(name, help=help_text))
     return parser
 
 
+def _top_usage(err: bool = True) -> None:
+    print("usage: anydev [-h] [-V] COMMAND ...\n"
+          f"commands: {', '.join(COMMANDS)} (`anydev --help` says more)",
+          file=sys.stderr if err else sys.stdout)
+
+
+def _cmd_completion(args: argparse.Namespace) -> int:
+    from . import _completion
+
+    sys.stdout.write(_completion.script(args.shell, build_parser()))
+    return 0
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    if getattr(args, "devices", 1) < 1 or getattr(args, "devices", 1) > 64:
-        print(f"anydev {args.command}: --devices must be in 1..64", file=sys.stderr)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    try:
+        return _main(argv)
+    except SystemExit as e:  # argparse: --help (0) or a usage error (2)
+        code = e.code
+        return code if isinstance(code, int) else (0 if code is None else 2)
+
+
+def _main(argv: list[str]) -> int:
+    if not argv:
+        _top_usage()
+        print("anydev: error: give a command", file=sys.stderr)
         return 2
-    if getattr(args, "work", 0.0) < 0 or getattr(args, "work", 0.0) > 60:
-        print(f"anydev {args.command}: --work must be in [0, 60] seconds", file=sys.stderr)
+    first = argv[0]
+    if first in ("-V", "--version"):
+        return _cmd_version(None)
+    if first in ("-h", "--help"):
+        build_parser().print_help()
+        return 0
+    if first not in COMMANDS:
+        from ._config import did_you_mean
+
+        _top_usage()
+        if first.startswith("-"):
+            hint = did_you_mean(first, ["--help", "--version"])
+            print(f"anydev: error: unknown option {first!r}{hint}", file=sys.stderr)
+        else:
+            hint = did_you_mean(first, COMMANDS)
+            print(f"anydev: error: unknown command {first!r}{hint}", file=sys.stderr)
         return 2
-    if getattr(args, "steps", 1) < 0 or getattr(args, "steps", 1) > 1000:
-        print(f"anydev {args.command}: --steps must be in 0..1000", file=sys.stderr)
-        return 2
+    args = command_parser(first).parse_args(argv[1:])
+    args.command = first
     return args.func(args)
 
 

@@ -40,7 +40,6 @@ ending in ``.py`` is a path glob, any other a module-name glob.
 from __future__ import annotations
 
 import contextlib
-import fnmatch
 import os
 import re
 import sys
@@ -49,7 +48,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Iterator, Optional
 
-from . import _C
+from . import _C, _config
 
 __all__ = [
     "LegacyAPIError",
@@ -63,7 +62,7 @@ __all__ = [
     "stream_context",
 ]
 
-POLICIES = ("ignore", "warn", "error")
+POLICIES = _config.POLICIES
 
 
 class LegacyAPIWarning(FutureWarning):
@@ -96,22 +95,35 @@ class _Rule:
     base: Optional[str] = None     # folder a relative path glob is relative to
 
     def matches(self, module: str, file: str) -> bool:
+        g = self._glob()
+        if g is None:
+            return True
         if self.module is not None:
-            return fnmatch.fnmatchcase(module, self.module)
-        if self.path is not None:
-            pattern = self.path
-            if self.base is not None and not os.path.isabs(pattern):
-                pattern = os.path.join(self.base, pattern)
-            return fnmatch.fnmatchcase(file, pattern) or fnmatch.fnmatchcase(
-                os.path.abspath(file), pattern)
-        return True
+            return _config.match_module(g, module)
+        return g.match(file)
+
+    def _glob(self) -> Optional[_config.Glob]:
+        # gitignore-style (anydev._config), compiled on first use
+        g = self.__dict__.get("_compiled", _UNSET)
+        if g is _UNSET:
+            if self.module is not None:
+                g = _config.module_glob(self.module)
+            elif self.path is not None:
+                g = _config.runtime_path_glob(self.path, self.base)
+            else:
+                g = None
+            object.__setattr__(self, "_compiled", g)
+        return g
+
+
+_UNSET = object()
 
 
 def _check_action(action: object, where: str) -> str:
-    if action not in POLICIES:
-        raise PolicyError(f"{where}: {action!r} is not a policy; expected one of "
-                          f"{', '.join(POLICIES)}")
-    return str(action)
+    try:
+        return _config.check_policy(action, where)
+    except _config.ConfigError as e:
+        raise PolicyError(str(e)) from None
 
 
 def _rule_for(action: str, pattern: Optional[str], where: str, base: Optional[str] = None) -> _Rule:
@@ -141,15 +153,11 @@ def _parse_env(value: str) -> list[_Rule]:
 
 
 def _find_pyproject(start: str) -> Optional[str]:
-    d = os.path.abspath(start)
-    while True:
-        candidate = os.path.join(d, "pyproject.toml")
-        if os.path.isfile(candidate):
-            return candidate
-        parent = os.path.dirname(d)
-        if parent == d:
-            return None
-        d = parent
+    """The configuration file that applies at ``start`` (see anydev._config)."""
+    try:
+        return _config.find(start)
+    except _config.ConfigError as e:
+        raise PolicyError(str(e)) from None
 
 
 def _pyproject_rules(file: str) -> list[_Rule]:
@@ -165,45 +173,28 @@ def _pyproject_rules(file: str) -> list[_Rule]:
 
 
 def _load_pyproject(path: str) -> list[_Rule]:
+    """The rules of ``legacy`` and ``legacy-override`` in one configuration
+    file, read by the one reader (anydev._config); unknown keys warn once."""
     try:
-        import tomllib
-    except ImportError:  # Python < 3.11
-        try:
-            import tomli as tomllib  # type: ignore[no-redef]
-        except ImportError:
-            return []
-    try:
-        with open(path, "rb") as f:
-            data = tomllib.load(f)
-    except (OSError, ValueError) as e:
-        raise PolicyError(f"{path}: cannot read [tool.anydev]: {e}") from None
-    section = data.get("tool", {}).get("anydev", {})
-    if not isinstance(section, dict):
-        raise PolicyError(f"{path}: [tool.anydev] must be a table")
-    base = os.path.dirname(path)
+        cfg = _config.load_file(path).check(("legacy", "legacy-override"))
+    except _config.ConfigError as e:
+        raise PolicyError(str(e)) from None
+    for w in cfg.warnings:
+        if w not in _warned:
+            _warned.add(w)
+            warnings.warn(w, _config.ConfigWarning, stacklevel=2)
     rules = []
-    if "legacy" in section:
-        rules.append(_rule_for(section["legacy"], None, f"{path}: [tool.anydev] legacy"))
-    overrides = section.get("legacy-override", [])
-    if not isinstance(overrides, list):
-        raise PolicyError(f"{path}: [tool.anydev] legacy-override must be an array of tables")
-    for i, o in enumerate(overrides):
-        where = f"{path}: [[tool.anydev.legacy-override]] #{i + 1}"
-        if not isinstance(o, dict):
-            raise PolicyError(f"{where} must be a table")
-        unknown = set(o) - {"module", "path", "policy"}
-        if unknown:
-            raise PolicyError(f"{where}: unknown key(s) {', '.join(sorted(unknown))}")
-        if ("module" in o) == ("path" in o):
-            raise PolicyError(f"{where}: give exactly one of `module` or `path`")
-        if "policy" not in o:
-            raise PolicyError(f"{where}: `policy` is missing")
-        action = _check_action(o["policy"], f"{where} policy")
+    if cfg.legacy is not None:
+        rules.append(_Rule(cfg.legacy))
+    for o in cfg.legacy_override:
         if "module" in o:
-            rules.append(_Rule(action, module=str(o["module"])))
+            rules.append(_Rule(o["policy"], module=o["module"]))
         else:
-            rules.append(_Rule(action, path=str(o["path"]), base=base))
+            rules.append(_Rule(o["policy"], path=o["path"], base=cfg.root))
     return rules
+
+
+_warned: set[str] = set()
 
 
 def _decide(module: str, file: str) -> str:

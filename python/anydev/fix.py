@@ -1132,7 +1132,7 @@ def _fix_python(text: _Text, findings: list[_scan.Finding], unsafe: bool, path: 
 
     work.sort(key=lambda w: (is_guard(w[2]), w[0], w[1]))
     fixed_text: list[str] = []
-    covered: list[tuple[int, int]] = []  # text spans of the rewrites applied
+    covered = _fix_analysis.Covered()  # text spans of the rewrites applied
     for _, _, f, where, node in work:
         row = _row_of(f)
         why = f"{f.symbol} is not in the compat table" if row is None else _allowed(row, unsafe)
@@ -1142,7 +1142,7 @@ def _fix_python(text: _Text, findings: list[_scan.Finding], unsafe: bool, path: 
                 anchor = node if node is not None else where.node
                 if anchor is not None:
                     why = an.guarded_cuda_code(anchor, _legacy_device(row),
-                                               [*covered, text.span(anchor)], text.span)
+                                               covered, text.span)
         edits: list[_Edit] = []
         start, end = text.index_of_byte(f.start), text.index_of_byte(f.end)
         root, needs_import = ctx.torch_name(f, start, where)
@@ -1183,7 +1183,7 @@ def _fix_python(text: _Text, findings: list[_scan.Finding], unsafe: bool, path: 
             why = "overlaps another rewrite; run the fixer again"
         if why is None:
             ctx.edits.add(edits)
-            covered.append(text.span(node) if node is not None else (start, end))
+            covered.add(*(text.span(node) if node is not None else (start, end)))
             if needs_import and any(re.match(rf"{re.escape(root or '')}\b", e.text) for e in edits):
                 ctx.uses_torch = True
             applied.append(f)

@@ -59,7 +59,8 @@ the call's closing ``)``. ``symbol`` is the table spelling matched
 
 A suppression comment on the line where a finding starts drops it:
 ``# anydev: ignore``, ``# anydev: ignore[AD101]``,
-``// anydev: ignore[AD101, AD6]`` (codes or code prefixes).
+``// anydev: ignore[AD101, AD6]`` (codes or code prefixes), and in Python
+ruff's ``# noqa`` and ``# noqa: AD101`` (see :mod:`anydev._noqa`).
 
 Files that are not sound to scan are reported as :class:`ScanError` and the
 run goes on: a file over ``max_file_size`` (skipped), a binary file (NUL bytes)
@@ -194,6 +195,10 @@ def scan_source(
     raw, errs = _native().scan_source(native, data, lang)
     findings = [_finding(path, t, rows[t[0]]) for t in raw]
     errors = [ScanError(path, message, line) for message, line in errs]
+    if findings:
+        from . import _noqa  # `# noqa` comments (ruff's convention)
+
+        findings = _noqa.filter_findings(findings, lambda p: data)
     return findings, errors
 
 
@@ -375,4 +380,8 @@ def _scan_paths(paths: Sequence[str], *, select=None, ignore=None,
     if len(paths) > 1:
         result.findings.sort(key=lambda f: (f.path, f.start))
         result.errors.sort(key=lambda e: (e.path, e.line or 0))
+    if result.findings:
+        from . import _noqa  # `# noqa` comments (ruff's convention)
+
+        result.findings = _noqa.filter_findings(result.findings, _noqa.read_file)
     return result

@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""Start-up time of the ``anydev`` command and of ``import anydev``, against
+the interpreter's own start-up and (when installed) ``ruff check``, in one
+interleaved run.
+
+    .venv/bin/python benchmarks/python/bench_startup.py [--runs 30] [--json]
+
+Rows (milliseconds, the median and the best of --runs runs, each a fresh
+process; the rows are interleaved run by run so that a change in the
+machine's load touches them all alike): wall time, and CPU time (user +
+system of the child), which a loaded machine inflates much less:
+
+  * python -c pass: the floor every row pays;
+  * python -c "import anydev": the package (target: at most 25 ms);
+  * anydev --version, anydev scan one_file.py: the console script next to
+    this interpreter (target for the scan: at most 40 ms);
+  * ruff check one_file.py: for comparison, when ``ruff`` is on PATH.
+
+With hyperfine on PATH, it is also run over the same commands (--hyperfine).
+With --callgrind (valgrind on PATH), each row's instruction count is measured
+once as well: the figure that does not move with the machine's load.
+Also printed: the ten slowest imports of ``anydev scan`` by ``python -X
+importtime`` (self time, microseconds).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from typing import Optional
+
+
+def _time(argv: list[str], env: dict) -> tuple[float, float]:
+    """(wall ms, CPU ms: user + system of the child) of one run."""
+    t0 = time.perf_counter()
+    p = subprocess.Popen(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, _, ru = os.wait4(p.pid, 0)
+    wall = (time.perf_counter() - t0) * 1000
+    p.returncode = 0  # reaped by wait4
+    return wall, (ru.ru_utime + ru.ru_stime) * 1000
+
+
+def _instructions(argv: list[str], env: dict) -> Optional[int]:
+    """Instructions of one run under callgrind (the process itself, not its
+    children), or None when valgrind fails."""
+    p = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null",
+                        *argv], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                       text=True)
+    for line in p.stderr.splitlines():
+        if "Collected :" in line:
+            return int(line.split(":")[-1].strip())
+    return None
+
+
+def _importtime(argv: list[str], env: dict) -> list[tuple[int, str]]:
+    p = subprocess.run(argv, env={**env, "PYTHONPROFILEIMPORTTIME": "1"},
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    rows = []
+    for line in p.stderr.splitlines():
+        if line.startswith("import time:") and "|" in line:
+            parts = line.split("|")
+            try:
+                rows.append((int(parts[0].split(":")[1]), parts[2].rstrip()))
+            except ValueError:
+                continue
+    return sorted(rows, reverse=True)[:10]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", type=int, default=30)
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--hyperfine", action="store_true")
+    ap.add_argument("--callgrind", action="store_true",
+                    help="also count each row's instructions with valgrind's callgrind")
+    args = ap.parse_args()
+
+    py = sys.executable
+    script = os.path.join(os.path.dirname(py), "anydev")
+    if not os.path.exists(script):
+        script = shutil.which("anydev") or ""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ANYDEV_")}
+    tmp = tempfile.mkdtemp(prefix="anydev-startup-")
+    one = os.path.join(tmp, "one_file.py")
+    with open(one, "w") as f:
+        f.write("import torch\n\ntorch.cuda.synchronize()\nx = torch.cuda.current_device()\n")
+    rows: dict[str, list[str]] = {
+        "python -c pass": [py, "-c", "pass"],
+        "python -c 'import anydev'": [py, "-c", "import anydev"],
+    }
+    if script:
+        rows["anydev --version"] = [script, "--version"]
+        rows["anydev scan one_file.py"] = [script, "scan", one]
+    else:
+        rows["python -m anydev scan one_file.py"] = [py, "-m", "anydev", "scan", one]
+    ruff = shutil.which("ruff")
+    if ruff:
+        rows["ruff check one_file.py"] = [ruff, "check", "--no-cache", "--isolated", one]
+    for argv in rows.values():  # warm the caches (.pyc, the page cache)
+        _time(argv, env)
+    times: dict[str, list[tuple[float, float]]] = {k: [] for k in rows}
+    for _ in range(args.runs):
+        for name, argv in rows.items():
+            times[name].append(_time(argv, env))
+    result = {}
+    for name, t in times.items():
+        wall, cpu = [w for w, _ in t], [c for _, c in t]
+        result[name] = {"median_ms": round(statistics.median(wall), 2),
+                        "best_ms": round(min(wall), 2),
+                        "cpu_median_ms": round(statistics.median(cpu), 2),
+                        "cpu_best_ms": round(min(cpu), 2)}
+    floor = result["python -c pass"]["median_ms"]
+    if args.callgrind and shutil.which("valgrind"):
+        for name, argv in rows.items():
+            result[name]["instructions"] = _instructions(argv, env)
+    slow = _importtime([py, "-X", "importtime", "-c",
+                        "import sys; from anydev import cli; "
+                        f"sys.exit(cli.main(['scan', {one!r}]))"], env)
+    if args.json:
+        print(json.dumps({"rows": result, "slowest_imports_us": slow}, indent=1))
+    else:
+        print(f"{'command':32} {'wall median':>11} {'best':>6} {'over python':>11}  "
+              f"{'cpu median':>10} {'best':>6}")
+        for name, r in result.items():
+            print(f"{name:32} {r['median_ms']:11.1f} {r['best_ms']:6.1f} "
+                  f"{r['median_ms'] - floor:11.1f}  {r['cpu_median_ms']:10.1f} "
+                  f"{r['cpu_best_ms']:6.1f}")
+        if args.callgrind:
+            base = result["python -c pass"].get("instructions")
+            print(f"\n{'command':32} {'instructions':>14} {'x python -c pass':>17}")
+            for name, r in result.items():
+                n = r.get("instructions")
+                if n:
+                    ratio = f"{n / base:17.2f}" if base else ""
+                    print(f"{name:32} {n:14,d} {ratio}")
+        print("\nslowest imports of `anydev scan one_file.py` (self, us):")
+        for us, mod in slow:
+            print(f"  {us:8d}  {mod.strip()}")
+    if args.hyperfine and shutil.which("hyperfine"):
+        subprocess.run(["hyperfine", "-N", "--warmup", "3",
+                        *[" ".join(a) for a in rows.values()]], check=False)
+    shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
