@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Literal, Optional, Tuple
-
 from . import _C
 
-__all__ = ["Graph"]
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # `typing` costs `import anydev` a few milliseconds
+    from typing import Literal, Optional, Tuple
 
-_CaptureErrorMode = Literal["default", "global", "thread_local", "relaxed"]
+    _CaptureErrorMode = Literal["default", "global", "thread_local", "relaxed"]
+
+__all__ = ["Graph"]
 
 
 class Graph(_C._Graph):
@@ -35,12 +37,12 @@ class Graph(_C._Graph):
         g.replay()                  # runs it
     """
 
-    def __new__(cls, keep_graph: bool = False, *, pool: Optional[Tuple[int, int]] = None,
-                capture_error_mode: _CaptureErrorMode = "default") -> "Graph":
+    def __new__(cls, keep_graph: bool = False, *, pool: "Optional[Tuple[int, int]]" = None,
+                capture_error_mode: "_CaptureErrorMode" = "default") -> "Graph":
         return super().__new__(cls, keep_graph)
 
-    def __init__(self, keep_graph: bool = False, *, pool: Optional[Tuple[int, int]] = None,
-                 capture_error_mode: _CaptureErrorMode = "default") -> None:
+    def __init__(self, keep_graph: bool = False, *, pool: "Optional[Tuple[int, int]]" = None,
+                 capture_error_mode: "_CaptureErrorMode" = "default") -> None:
         super().__init__(keep_graph)
         self.graph_pool = pool
         self.capture_error_mode = capture_error_mode
@@ -67,7 +69,7 @@ class Graph(_C._Graph):
         """Drops the graph; this object can capture again."""
         super().reset()
 
-    def pool(self) -> Tuple[int, int]:
+    def pool(self) -> "Tuple[int, int]":
         """Returns the id of this graph's memory pool, which another graph's
         ``pool=`` can share."""
         return super().pool()

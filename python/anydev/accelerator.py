@@ -10,7 +10,6 @@ belong to the calling thread.
 from __future__ import annotations
 
 import sys as _sys
-from typing import Any
 
 from . import _C
 from . import _accelerator_memory as memory
