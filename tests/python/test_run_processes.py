@@ -82,11 +82,13 @@ def _counts(report: dict, path: Path) -> dict[str, int]:
 
 
 def test_every_process_of_a_run_is_counted(tmp_path):
+    # Seven Pythons import torch here (the run, 2 spawned, the forkserver and,
+    # forked, the workers): seconds on an idle machine, minutes on a loaded one.
     script = tmp_path / "multi.py"
     script.write_text(SCRIPT)
     out = tmp_path / "report.json"
     rc, _, err = run_command([sys.executable, "-m", "anydev", "run", "--torch", "--report",
-                              str(out), str(script)], timeout=300)
+                              str(out), str(script)], timeout=900)
     assert rc == 0, err
     report = json.loads(out.read_text())
     assert _counts(report, script) == {"spawned": 6, "pooled": 4, "served": 2, "loaded": 4,
@@ -106,7 +108,7 @@ def test_torchrun_ranks_are_counted_with_their_rank(tmp_path):
     out = tmp_path / "report.json"
     rc, _, err = run_command([sys.executable, "-m", "anydev", "run", "--torch", "--report",
                               str(out), "-m", "torch.distributed.run", "--standalone",
-                              "--nproc-per-node", "2", str(worker)], timeout=300)
+                              "--nproc-per-node", "2", str(worker)], timeout=900)
     if rc != 0 and "gloo" in err.lower() and "unavailable" in err.lower():
         pytest.skip(f"this torch cannot run gloo here: {err[-300:]}")
     assert rc == 0, err
