@@ -214,8 +214,17 @@ class Gen:
         return "\n".join(out) + "\n"
 
 
-def generate(out_dir: str, size_mb: float, seed: int = 20250101) -> tuple[int, int]:
-    """Writes the corpus; returns (files, bytes)."""
+def plain(text: str) -> str:
+    """The same code with no GPU API in it: every `cuda` renamed (a file of
+    a mixed tree that never touches the device)."""
+    return text.replace("cuda", "core").replace("CUDA", "Core").replace("__global__ ", "")
+
+
+def generate(out_dir: str, size_mb: float, seed: int = 20250101,
+             legacy_share: float = 1.0) -> tuple[int, int]:
+    """Writes the corpus; returns (files, bytes). ``legacy_share``: the
+    fraction of the files that use the GPU API (1: all, the default; a
+    mixed real-style tree has 0.1 to 0.3); the others are :func:`plain`."""
     g = Gen(seed)
     if os.path.exists(out_dir):
         shutil.rmtree(out_dir)
@@ -233,6 +242,9 @@ def generate(out_dir: str, size_mb: float, seed: int = 20250101) -> tuple[int, i
             cuda = g.r.random() < 0.5
             text = g.cpp_file(g.r.randint(2_000, 60_000), cuda)
             path = os.path.join(pkg, f"{g.name()}_{files}.{'cu' if cuda else 'cpp'}")
+        if legacy_share < 1 and g.r.random() >= legacy_share:
+            text = plain(text)
+            path = path.replace(".cu", ".cpp") if path.endswith(".cu") else path
         data = text.encode("utf-8")
         with open(path, "wb") as f:
             f.write(data)
@@ -246,8 +258,10 @@ def main() -> None:
     ap.add_argument("--size-mb", type=float, default=100)
     ap.add_argument("--out", default="build/scan-corpus")
     ap.add_argument("--seed", type=int, default=20250101)
+    ap.add_argument("--legacy-share", type=float, default=1.0,
+                    help="fraction of files that use the GPU API (default 1: all)")
     a = ap.parse_args()
-    files, total = generate(a.out, a.size_mb, a.seed)
+    files, total = generate(a.out, a.size_mb, a.seed, a.legacy_share)
     print(f"wrote {files} files, {total / 1e6:.1f} MB to {a.out}")
 
 

@@ -813,6 +813,8 @@ def _scan_main(args: argparse.Namespace) -> int:
             colour = not args.output and use_colour(sys.stdout)
             text = render_text(findings, result.errors, result.files, colour=colour,
                                summary=not args.quiet, show_fixes=args.show_fixes)
+        text = (c for p in (text, [] if args.quiet else [_scanner().ignore_summary(result)])
+                for c in p)
     elif fmt == "json":
         text = render_json(findings, result.errors)
     elif fmt == "sarif":

@@ -36,6 +36,7 @@ import hashlib
 import json
 import os
 import pathlib
+import re
 import sys
 import uuid
 from typing import Any, Iterable, Optional
@@ -43,7 +44,8 @@ from typing import Any, Iterable, Optional
 from . import _C
 from ._files import replace_atomically
 
-__all__ = ["ReportError", "expand_path", "load", "merge", "render", "snapshot", "write"]
+__all__ = ["ReportError", "expand_path", "load", "merge", "parse", "render", "snapshot",
+           "write"]
 
 FORMAT = "anydev-report"
 VERSION = 1
@@ -182,13 +184,70 @@ def load(path: str) -> dict[str, Any]:
             raw = f.read()
     except OSError as e:
         raise _fail(path, f"cannot read: {e.strerror or e}") from None
+    return parse(raw, path)
+
+
+def parse(raw: bytes, path: str = "<report>") -> dict[str, Any]:
+    """Parses and validates a report's bytes; ReportError names ``path`` and
+    the problem, whatever the bytes (fuzz/report_fuzz.py holds it to that)."""
     try:
-        data = json.loads(raw.decode("utf-8"))
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
         raise _fail(path, f"not UTF-8 text (byte {e.start})") from None
+    # Note [Hostile reports]: a report is data from elsewhere (another
+    # machine's ranks). Its nesting is bounded before the recursive parser
+    # sees it, and so is the size of its numbers, so neither a 100,000-deep
+    # array nor a 5,000-digit integer becomes a RecursionError or ValueError
+    # traceback: each is a ReportError (exit 2 on the command line).
+    depth = _max_depth(text)
+    if depth > MAX_DEPTH:
+        raise _fail(path, f"nested {depth} levels deep; a report nests at most {MAX_DEPTH}")
+    try:
+        data = json.loads(text, parse_int=_parse_int, parse_constant=_parse_constant)
     except json.JSONDecodeError as e:
         raise _fail(path, f"corrupt JSON at line {e.lineno}, column {e.colno}: {e.msg}") from None
+    except _NumberError as e:
+        raise _fail(path, str(e)) from None
+    except RecursionError:  # not reached below MAX_DEPTH; kept as a guard
+        raise _fail(path, "nested too deeply") from None
     return validate(data, path)
+
+
+MAX_DEPTH = 64      # levels of arrays and objects in a report (it uses 4)
+MAX_DIGITS = 40     # digits of an integer (a count or a line is at most 20)
+
+
+class _NumberError(ValueError):
+    pass
+
+
+def _parse_int(s: str) -> int:
+    digits = len(s) - (s[0] == "-")
+    if digits > MAX_DIGITS:
+        raise _NumberError(f"an integer of {digits} digits (at most {MAX_DIGITS} are read)")
+    return int(s)
+
+
+def _parse_constant(name: str) -> Any:
+    raise _NumberError(f"{name} is not JSON (a report has no such number)")
+
+
+_BRACKETS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def _max_depth(text: str) -> int:
+    """The deepest nesting of [ and { in JSON text, strings skipped; one
+    regular-expression pass, no recursion."""
+    depth = best = 0
+    for m in _BRACKETS.finditer(text):
+        c = m.group()
+        if c == "[" or c == "{":
+            depth += 1
+            if depth > best:
+                best = depth
+        elif c == "]" or c == "}":
+            depth -= 1
+    return best
 
 
 def merge(reports: Iterable[dict[str, Any]]) -> dict[str, Any]:

@@ -15,7 +15,11 @@ findings (they still win the longest-prefix match, so
 The work is native (``anydev._C._scan``, from ``core/scan/``): files are walked
 in C++ (``.gitignore`` files, ``.git/info/exclude``, ``exclude`` globs) and
 lexed on ``jobs`` threads, one file at a time per thread, so memory does not
-grow with the size of the tree.
+grow with the size of the tree. Inside a git work tree, the files git tracks
+are scanned even where an ignore rule matches them (as ``git grep`` does;
+``git ls-files`` lists them, and without git only the ignore rules count);
+``ScanResult.ignored`` counts the source files and folders the ignore rules
+skipped, ``ScanResult.tracked`` the tracked files scanned despite them.
 
 What a finding is
 -----------------
@@ -29,6 +33,17 @@ symbol resolves to a fully qualified name, and the longest table spelling
 Each name a ``from torch... import`` brings in is a finding at that name
 (``kind="import"``), and so is ``import torch.cuda.amp`` (a module row).
 A chain followed by ``(`` is a ``"call"``, any other use a ``"reference"``.
+A test's patch target is a ``"mock"`` finding: ``mock.patch("torch.cuda.X")``
+(also ``patch``, ``mocker.patch``, ``monkeypatch.setattr("torch.cuda.X", v)``,
+``delattr``), where the target is an import path (it starts with ``torch``;
+the file's aliases do not apply) and the finding is the string literal with its
+quotes; and ``patch.object(torch.cuda, "X")``, ``monkeypatch.setattr(th.cuda,
+"X", v)``, ``setattr``/``delattr(torch.xpu, "X")``, where the object resolves
+through the file's imports and the finding spans ``torch.cuda, "X"`` as
+written. Only a plain literal counts (no prefix, escapes, triple quotes or
+concatenation). A patch target must move with the code it patches: ``anydev
+fix`` (``fix_paths``) rewrites it when the calls it patches in the fixed tree
+are rewritten, and otherwise leaves it with the reason.
 Strings, bytes, docstrings and comments are not code; f-string replacement
 fields are. ``self.cuda.synchronize()``, ``x.cuda()``, a name that was not
 imported from torch, a keyword argument name and a name rebound at the start of
@@ -43,7 +58,11 @@ c10::cuda::getCurrentCUDAStream;`` (a finding of ``kind="import"``, and the
 name then resolves), and names qualified relative to an enclosing ``namespace
 at {`` block (``cuda::getCurrentCUDAStream()``). Comments, string and
 character literals, raw strings and ``#if 0`` groups (and the ``#else`` of an
-``#if 1``) are not code; macro bodies are.
+``#if 1``) are not code; macro bodies are. A file that defines a legacy name
+itself in its own ``namespace at { namespace cuda {`` (or ``namespace
+c10::cuda {``) block (a function with a body, a class, ``using Name = ...;``)
+keeps that name for its callers: its references to that spelling are not
+findings (a declaration alone does not count).
 
 Positions: ``line`` and ``column`` are 1-based, of the reference's first
 character; ``end_line``/``end_column`` are exclusive. Columns count Unicode
@@ -77,14 +96,16 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Optional, Sequence, Union
+from typing import Callable, Iterable, Iterator, Optional, Sequence, Union
 
 __all__ = [
     "Finding",
     "ScanError",
     "ScanResult",
+    "iter_scan_paths",
     "language_of",
     "message_for",
+    "quote_path",
     "rule_filter",
     "scan_paths",
     "scan_source",
@@ -116,7 +137,7 @@ class Finding:
     rule: str
     fix: str  # "safe" | "unsafe" | "none", from the row
     message: str
-    kind: str  # "call" | "reference" | "import"
+    kind: str  # "call" | "reference" | "import" | "mock"
     start: int
     end: int
     call_end: Optional[int]
@@ -139,6 +160,8 @@ class ScanResult:
     errors: list[ScanError] = field(default_factory=list)
     files: int = 0  # files scanned
     bytes: int = 0  # bytes read
+    ignored: int = 0  # source files and folders ignore rules matched (a folder once)
+    tracked: int = 0  # files git tracks among them (or inside them), scanned anyway
 
 
 def language_of(path: str) -> Optional[str]:
@@ -178,6 +201,61 @@ def scan_paths(
     return _scan_paths(paths, select=select, ignore=ignore,
                        excludes=[(p, "") for p in exclude], jobs=jobs,
                        respect_gitignore=respect_gitignore, max_file_size=max_file_size)
+
+
+def iter_scan_paths(
+    paths: Sequence[str],
+    *,
+    select: Optional[Iterable[str]] = None,
+    ignore: Optional[Iterable[str]] = None,
+    exclude: Sequence[str] = (),
+    jobs: Optional[int] = None,
+    respect_gitignore: bool = True,
+    max_file_size: int = 20 << 20,
+    batch: int = 128,
+) -> Iterator[ScanResult]:
+    """:func:`scan_paths` in parts, for output that is written as it comes
+    (text, GitHub annotations, JSON lines): the tree is walked first, then
+    scanned ``batch`` files at a time, and one :class:`ScanResult` is
+    yielded per batch, its ``files`` and ``bytes`` counting that batch (the
+    first also holds the errors of the paths themselves). Memory then
+    follows one batch's findings, not the whole tree's. The findings, in
+    order, are those of :func:`scan_paths` on one path."""
+    return _iter_scan_paths(paths, keep=rule_filter(select, ignore),
+                            excludes=[(p, "") for p in exclude], jobs=jobs,
+                            respect_gitignore=respect_gitignore, max_file_size=max_file_size,
+                            batch=batch)
+
+
+def _iter_scan_paths(paths: Sequence[str], *, keep: Callable[[str], bool],
+                     excludes: Sequence[tuple[str, str]] = (), jobs: Optional[int] = None,
+                     respect_gitignore: bool = True, max_file_size: int = 20 << 20,
+                     batch: int = 128) -> Iterator[ScanResult]:
+    """iter_scan_paths with excludes as (pattern, base folder) pairs, as
+    _scan_paths takes them."""
+    if isinstance(paths, str):
+        paths = [paths]
+    if batch < 1:
+        raise ValueError("batch must be >= 1")
+    if jobs is not None and jobs < 0:
+        raise ValueError("jobs must be >= 0")
+    native, rows = _rules()
+    cwd = os.getcwd()
+    files, path_errors = _native().list_files(
+        [os.fsencode(p) for p in paths],
+        [(os.fsencode(p), os.fsencode(b or cwd)) for p, b in excludes], respect_gitignore)
+    return _batches(files, path_errors, native, rows, cwd, keep, jobs, max_file_size, batch)
+
+
+def _batches(files, path_errors, native, rows, cwd, keep, jobs, max_file_size,
+             batch) -> Iterator[ScanResult]:
+    keep_rows = [keep(r.code) for r in rows]
+    pending = path_errors
+    for at in range(0, max(len(files), 1), batch):
+        part, nfiles, nbytes = _native().scan_files(native, files[at:at + batch], int(jobs or 0),
+                                                    int(max_file_size), keep_rows)
+        yield _result(pending + part, nfiles, nbytes, rows, cwd)
+        pending = []
 
 
 def scan_source(
@@ -347,6 +425,87 @@ def _display_path(path: str, cwd: str) -> str:
     return path
 
 
+def quote_path(raw: bytes) -> str:
+    """A file name that is not UTF-8, as git shows it (core.quotePath): in
+    double quotes, with ``\\``, ``\"``, C escapes for control characters and
+    octal escapes for every byte from 0x80 (``"caf\\351.py"``)."""
+    out = ['"']
+    for b in raw:
+        c = chr(b)
+        if c in '"\\':
+            out.append("\\" + c)
+        elif c in _C_ESCAPES:
+            out.append(_C_ESCAPES[c])
+        elif b < 0x20 or b >= 0x7F:
+            out.append(f"\\{b:03o}")
+        else:
+            out.append(c)
+    out.append('"')
+    return "".join(out)
+
+
+_C_ESCAPES = {"\a": "\\a", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\v": "\\v",
+              "\f": "\\f", "\r": "\\r"}
+
+
+def _path_str(raw: bytes) -> str:
+    """A path from the native walk as str. Note [File names]: a name that is
+    UTF-8 is itself; one that is not (a Latin-1 name from an old archive) is
+    scanned all the same and shown as git shows it (:func:`quote_path`), so
+    every output format can print it; such a display name is not a path
+    ``anydev fix`` can open, and it says so for that file."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return quote_path(raw)
+
+
+def ignore_summary(result: ScanResult) -> str:
+    """The line of the text summary about what ignore rules skipped ("" when
+    they skipped nothing)."""
+    if not result.ignored and not result.tracked:
+        return ""
+    n, t = result.ignored, result.tracked
+    line = f"Ignore rules skipped {n} source file{'s' if n != 1 else ''} or folder{'s' if n != 1 else ''}"
+    if t:
+        line += f", of which {t} file{'s' if t != 1 else ''} that git tracks {'were' if t != 1 else 'was'} scanned anyway"
+    return line + " (--no-gitignore scans everything).\n"
+
+
+def _tracked_ignored(paths: Sequence[str]) -> list[str]:
+    """The source files under the given folders that git tracks although an
+    ignore rule matches them (``git ls-files -ci --exclude-standard``), as
+    paths spelled from the folder given. Empty outside a git work tree or
+    without git (then the ignore rules alone decide)."""
+    import subprocess  # here: `import anydev` stays fast
+
+    out: list[str] = []
+    seen: set[str] = set()
+    for p in paths:
+        if not os.path.isdir(p):
+            continue
+        try:
+            proc = subprocess.run(
+                ["git", "-C", p, "ls-files", "-z", "--cached", "--ignored", "--exclude-standard",
+                 "--", "."], capture_output=True, timeout=120, check=False)
+        except (OSError, subprocess.SubprocessError):
+            return out
+        if proc.returncode != 0:
+            continue  # not a work tree (or git failed): the walk's rules decide
+        for raw in proc.stdout.split(b"\0"):
+            if not raw:
+                continue
+            rel = os.fsdecode(raw)
+            full = os.path.join(p, rel) if p not in (".", "./") else rel
+            if language_of(full) is None or not os.path.isfile(full):
+                continue
+            key = os.path.realpath(full)
+            if key not in seen:
+                seen.add(key)
+                out.append(full)
+    return out
+
+
 def _scan_paths(paths: Sequence[str], *, select=None, ignore=None,
                 excludes: Sequence[tuple[str, str]] = (), jobs: Optional[int] = None,
                 respect_gitignore: bool = True, max_file_size: int = 20 << 20,
@@ -361,27 +520,37 @@ def _scan_paths(paths: Sequence[str], *, select=None, ignore=None,
         raise ValueError("jobs must be >= 0")
     native, rows = _rules()
     cwd = os.getcwd()
-    files, path_errors, nfiles, nbytes = _native().scan_paths(
-        native, [os.fspath(p) for p in paths], [(p, b or cwd) for p, b in excludes],
+    tracked = _tracked_ignored([os.fspath(p) for p in paths]) if respect_gitignore else []
+    files, path_errors, nfiles, nbytes, nignored = _native().scan_paths(
+        native, [os.fsencode(p) for p in [*paths, *tracked]],
+        [(os.fsencode(p), os.fsencode(b or cwd)) for p, b in excludes],
         respect_gitignore, int(jobs or 0), int(max_file_size), [keep(r.code) for r in rows])
-    result = ScanResult(files=nfiles, bytes=nbytes)
-    append = result.findings.append
-    entries = path_errors + files
-    del files
-    for i, (path, _lang, found, errs) in enumerate(entries):
-        entries[i] = None  # let the raw tuples go as their findings are built
-        shown = _display_path(path, cwd)
-        for t in found:
-            append(_finding(shown, t, rows[t[0]]))
-        for message, line in errs:
-            result.errors.append(ScanError(shown, message, line))
+    result = _result(path_errors + files, nfiles, nbytes, rows, cwd)
+    result.ignored, result.tracked = nignored, len(tracked)
     # The walk already yields the files of a folder sorted by name, each
     # file's findings by position: sort only what several paths may have mixed.
-    if len(paths) > 1:
+    if len(paths) + len(tracked) > 1:
         result.findings.sort(key=lambda f: (f.path, f.start))
         result.errors.sort(key=lambda e: (e.path, e.line or 0))
     if result.findings:
         from . import _noqa  # `# noqa` comments (ruff's convention)
 
         result.findings = _noqa.filter_findings(result.findings, _noqa.read_file)
+    return result
+
+
+def _result(entries: list, nfiles: int, nbytes: int, rows, cwd: str) -> ScanResult:
+    """A ScanResult of the native (path, language, findings, errors) tuples;
+    empties `entries` as it goes."""
+    result = ScanResult(files=nfiles, bytes=nbytes)
+    append = result.findings.append
+    for i, (path, _lang, found, errs) in enumerate(entries):
+        entries[i] = None  # let the raw tuples go as their findings are built
+        shown = _display_path(path.decode("utf-8", "surrogateescape"), cwd)
+        if not shown.isascii():
+            shown = _path_str(shown.encode("utf-8", "surrogateescape"))
+        for t in found:
+            append(_finding(shown, t, rows[t[0]]))
+        for message, line in errs:
+            result.errors.append(ScanError(shown, message, line))
     return result

@@ -41,13 +41,13 @@ py::list ErrorList(const std::vector<sc::FileError>& errors) {
   return out;
 }
 
-// `keep`: by rule index, whether its findings are wanted (empty: all).
-py::tuple FileTuple(const sc::FileResult& r, const std::vector<bool>& keep = {}) {
+py::tuple FileTuple(const sc::FileResult& r) {
   py::list findings;
-  for (const sc::Finding& f : r.findings) {
-    if (keep.empty() || keep[static_cast<size_t>(f.rule)]) findings.append(FindingTuple(f));
-  }
-  return py::make_tuple(r.path, LanguageName(r.language), findings, ErrorList(r.errors));
+  for (const sc::Finding& f : r.findings) findings.append(FindingTuple(f));
+  // Paths cross as bytes: a file name need not be UTF-8 (anydev/scan.py
+  // decodes them).
+  return py::make_tuple(py::bytes(r.path), LanguageName(r.language), findings,
+                        ErrorList(r.errors));
 }
 
 using Excludes = std::vector<std::pair<std::string, std::string>>;
@@ -114,7 +114,8 @@ void BindScan(py::module_& m) {
         if (!keep.empty() && keep.size() != rules.rules().size()) {
           throw py::value_error("keep must have one entry per rule");
         }
-        const sc::ScanOptions o = Options(paths, excludes, respect_gitignore, jobs, max_file_size);
+        sc::ScanOptions o = Options(paths, excludes, respect_gitignore, jobs, max_file_size);
+        o.keep = keep;
         sc::ScanSummary summary;
         {
           py::gil_scoped_release release;
@@ -122,18 +123,46 @@ void BindScan(py::module_& m) {
         }
         py::list files, path_errors;
         for (sc::FileResult& r : summary.files) {
-          py::tuple t = FileTuple(r, keep);
-          if (!r.errors.empty() || py::len(t[2]) != 0) files.append(std::move(t));
+          files.append(FileTuple(r));
           r = sc::FileResult();  // converted: free it now
         }
         for (const sc::FileResult& r : summary.path_errors) path_errors.append(FileTuple(r));
-        return py::make_tuple(files, path_errors, summary.files_scanned, summary.bytes_scanned);
+        return py::make_tuple(files, path_errors, summary.files_scanned, summary.bytes_scanned,
+                              summary.ignored);
       },
       py::arg("rules"), py::arg("paths"), py::arg("excludes"), py::arg("respect_gitignore"),
       py::arg("jobs"), py::arg("max_file_size"), py::arg("keep") = std::vector<bool>(),
-      "Walks and scans (excludes: [(pattern, base folder)]; keep: per rule, whether to "
-      "return its findings): ([(path, language, findings, errors)] for files with either, "
-      "[path errors], files scanned, bytes scanned).");
+      "Walks and scans (paths and excludes as bytes (os.fsencode) or str; excludes: "
+      "[(pattern, base folder)]; keep: per rule, whether to return its findings): "
+      "([(path bytes, language, findings, errors)] for files with either, [path errors], "
+      "files scanned, bytes scanned).");
+
+  s.def(
+      "scan_files",
+      [](const sc::RuleSet& rules, const std::vector<std::string>& paths, int jobs,
+         uint64_t max_file_size, const std::vector<bool>& keep) {
+        if (!keep.empty() && keep.size() != rules.rules().size()) {
+          throw py::value_error("keep must have one entry per rule");
+        }
+        sc::ScanOptions o = Options({}, {}, false, jobs, max_file_size);
+        o.keep = keep;
+        sc::ScanSummary summary;
+        {
+          py::gil_scoped_release release;
+          summary = sc::ScanFiles(rules, paths, o);
+        }
+        py::list files;
+        for (sc::FileResult& r : summary.files) {
+          files.append(FileTuple(r));
+          r = sc::FileResult();
+        }
+        for (const sc::FileResult& r : summary.path_errors) files.append(FileTuple(r));
+        return py::make_tuple(files, summary.files_scanned, summary.bytes_scanned);
+      },
+      py::arg("rules"), py::arg("paths"), py::arg("jobs"), py::arg("max_file_size"),
+      py::arg("keep") = std::vector<bool>(),
+      "Scans the files `paths` (bytes or str; from list_files): ([(path bytes, language, "
+      "findings, errors)] for files with either, files scanned, bytes scanned).");
 
   s.def(
       "list_files",
@@ -145,18 +174,44 @@ void BindScan(py::module_& m) {
           py::gil_scoped_release release;
           files = sc::ListFiles(o, &errors);
         }
-        py::list path_errors;
+        py::list names, path_errors;
+        for (const std::string& f : files) names.append(py::bytes(f));
         for (const sc::FileResult& r : errors) path_errors.append(FileTuple(r));
-        return py::make_tuple(files, path_errors);
+        return py::make_tuple(names, path_errors);
       },
       py::arg("paths"), py::arg("excludes"), py::arg("respect_gitignore"),
-      "The files scan_paths would scan, in its order.");
+      "The files scan_paths would scan, in its order (paths and excludes as bytes or str; "
+      "the files as bytes).");
 
   s.def(
       "glob_match", [](const std::string& glob, const std::string& path) {
+        py::gil_scoped_release release;
         return sc::GlobMatch(glob, path);
       },
       py::arg("glob"), py::arg("path"), "Gitignore glob matching (for tests).");
+
+  s.def(
+      "ignore_match",
+      [](const std::vector<std::string>& lines, const std::string& base, const std::string& path,
+         bool is_dir) {
+        sc::IgnoreList list;
+        for (const std::string& l : lines) list.AddLine(l, base);
+        py::gil_scoped_release release;
+        return list.Match(path, is_dir);
+      },
+      py::arg("lines"), py::arg("base"), py::arg("path"), py::arg("is_dir"),
+      "IgnoreList::Match for the .gitignore `lines` of folder `base`: +1 ignored, -1 "
+      "re-included, 0 no pattern matches (for tests).");
+
+  s.def(
+      "needles",
+      [](const sc::RuleSet& rules, const std::string& language) {
+        std::vector<py::bytes> out;
+        for (const std::string& n : rules.Needles(ParseLanguage(language))) out.emplace_back(n);
+        return out;
+      },
+      py::arg("rules"), py::arg("language"),
+      "The byte strings one of which a file must contain to be lexed (the prefilter).");
 }
 
 }  // namespace anydev::python

@@ -72,6 +72,21 @@ TEST(ScanPython, QualifiedCallAndPositions) {
             V({"2:5-2:30 AD103 call `torch.cuda.current_device`"}));
 }
 
+TEST(ScanPython, PatchTargetsAreMockFindings) {
+  // Note [Mock targets]: a string target spans the literal, an object target
+  // the object and the literal.
+  EXPECT_EQ(Py("import torch as th\nmock.patch(\"torch.cuda.empty_cache\")\n"
+               "monkeypatch.setattr(th.cuda, 'current_device', f)\n"
+               "patch.object(th.cuda, \"empty_cache\")\n"),
+            V({"2:12-2:36 AD201 mock `\"torch.cuda.empty_cache\"`",
+               "3:21-3:46 AD103 mock `th.cuda, 'current_device'`",
+               "4:14-4:36 AD201 mock `th.cuda, \"empty_cache\"`"}));
+  EXPECT_EQ(Py("mock.patch(\"th.cuda.empty_cache\")\nmock.patch(f\"torch.cuda.empty_cache\")\n"
+               "mock.patch(\"torch.cuda.\" \"empty_cache\")\nx.object(torch.cuda, \"empty_cache\")\n"
+               "mock.patch(\"torch.cuda.memory\")\n"),
+            V());
+}
+
 TEST(ScanPython, NothingWithoutAnImport) {
   EXPECT_EQ(Py("torch.cuda.current_device()\n"), V());
 }
@@ -339,6 +354,21 @@ TEST(ScanCpp, AliasesAndUsing) {
             V({"2:12-2:38 AD625 call `cuda::getCurrentCUDAStream`"}));
 }
 
+TEST(ScanCpp, NamesTheFileDefinesInItsOwnShimNamespaceAreNotFindings) {
+  // Note [Shim namespaces]: a definition (a body, a class, an alias) makes the
+  // file's references to that spelling its own; a declaration does not.
+  EXPECT_EQ(Cpp("int a = c10::cuda::current_device();\n"
+                "namespace c10 { namespace cuda {\nint current_device() { return 0; }\n}}\n"
+                "int b = c10::cuda::current_device() + at::cuda::current_device();\n"),
+            V({"5:39-5:63 AD603 call `at::cuda::current_device`"}));
+  EXPECT_EQ(Cpp("namespace at::cuda { using CUDAStream = c10::Stream; int device_count(); }\n"
+                "at::cuda::CUDAStream s = x; int n = at::cuda::device_count();\n"),
+            V({"2:37-2:59 AD601 call `at::cuda::device_count`"}));
+  EXPECT_EQ(Cpp("namespace mine { int current_device() { return 0; } }\n"
+                "int n = c10::cuda::current_device();\n"),
+            V({"2:9-2:34 AD603 call `c10::cuda::current_device`"}));
+}
+
 TEST(ScanCpp, BracesAcrossPreprocessorBranches) {
   // One block opens, not two, so the directive ends with it.
   EXPECT_EQ(Cpp("#ifdef A\nvoid f(int) {\n#else\nvoid f() {\n#endif\n"
@@ -393,6 +423,127 @@ TEST(ScanIgnore, GitignoreRules) {
   EXPECT_EQ(l.Match("/r/#hash", false), 1);
   EXPECT_EQ(l.Match("/r/trailing", false), 1);
   EXPECT_EQ(l.Match("/other/top.py", false), 0);
+}
+
+TEST(ScanIgnore, DoubleStarIsSpecialOnlyAsASegment) {
+  // As git's wildmatch: `**` inside a segment is `*` and does not cross '/'.
+  EXPECT_TRUE(GlobMatch("a**b", "axxb"));
+  EXPECT_FALSE(GlobMatch("a**b", "a/x/b"));
+  EXPECT_TRUE(GlobMatch("**", "a/b/c"));
+  EXPECT_TRUE(GlobMatch("a/**/**/b", "a/b"));
+  EXPECT_TRUE(GlobMatch("a/**/**/b", "a/x/y/b"));
+  EXPECT_FALSE(GlobMatch("a/**b", "a/x/b"));
+  EXPECT_TRUE(GlobMatch("[a-c]/*.py", "b/x.py"));
+  EXPECT_FALSE(GlobMatch("[!/]x", "/x"));  // a class never matches '/'
+  EXPECT_FALSE(GlobMatch("abc\\", "abc\\"));  // a trailing '\\' matches nothing
+  EXPECT_TRUE(GlobMatch("[\xe9]", "\xe9"));  // bytes from 0x80 are bytes, not negative chars
+}
+
+// The patterns that took a backtracking matcher 69 s and over 120 s
+// (issue 14): the automaton answers at once, whatever the stars.
+TEST(ScanIgnore, GlobIsLinearForAnyPattern) {
+  const std::string name(40, 'a');
+  EXPECT_FALSE(GlobMatch("*a*a*a*a*a*a*a*a*a*a*b", name));
+  EXPECT_FALSE(GlobMatch("*a*a*a*a*a*a*a*a*a*a*a*a*b", name + name + name));
+  EXPECT_FALSE(GlobMatch("**/*a*a*a*a*a*a*a*a*a*a*a*a*b", "x/y/" + name + "/" + name));
+  EXPECT_TRUE(GlobMatch("*a*a*a*a*a*a*a*a*a*a*a", name));
+  std::string long_name(1 << 20, 'a');
+  EXPECT_FALSE(GlobMatch("*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*a*b", long_name));
+  IgnoreList l;
+  l.AddLine("*a*a*a*a*a*a*a*a*a*a*b", "/r");
+  EXPECT_EQ(l.Match("/r/" + name, false), 0);
+}
+
+// --- costs and the prefilter -----------------------------------------------------
+
+TEST(ScanSource, ManyFindingsOnOneLineHaveTheirColumns) {
+  // Each finding's column counts code points from the line start; the
+  // LineMap counts on from the last one (10k on a line took 3.4 s before).
+  std::string src = "import torch\n";
+  const int n = 20000;
+  for (int i = 0; i < n; ++i) src += "\xc3\xa9=torch.cuda.synchronize();";
+  src += "\n";
+  const FileResult r = ScanSource(Rules(), Language::kPython, src);
+  ASSERT_EQ(r.findings.size(), static_cast<size_t>(n));
+  const int width = 27;  // "é=torch.cuda.synchronize();" in code points
+  for (int i = 0; i < n; i += 997) {
+    EXPECT_EQ(r.findings[static_cast<size_t>(i)].line, 2);
+    EXPECT_EQ(r.findings[static_cast<size_t>(i)].column, i * width + 3);
+    EXPECT_EQ(r.findings[static_cast<size_t>(i)].end_column, i * width + 3 + 22);
+  }
+}
+
+TEST(ScanSource, SuppressionsAreMatchedByLine) {
+  // Many markers, many findings: each finding looks at its own line's.
+  std::string src;
+  for (int i = 0; i < 3000; ++i) {
+    src += "int a = c10::cuda::device_count(); /* anydev: ignore[AD601] */ /* anydev: "
+           "ignore[AD601] */ int b = c10::cuda::current_device();\n";
+  }
+  src += "int c = c10::cuda::device_count(); /* anydev: ignore */\n";
+  src += "int d = c10::cuda::device_count(); // anydev: ignore[AD603]\n";
+  const FileResult r = ScanSource(Rules(), Language::kCpp, src);
+  ASSERT_EQ(r.findings.size(), 3001u);
+  EXPECT_EQ(Rules().rules()[static_cast<size_t>(r.findings[0].rule)].code, "AD603");
+  EXPECT_EQ(r.findings[0].line, 1);
+  EXPECT_EQ(r.findings.back().line, 3002);
+  EXPECT_EQ(Rules().rules()[static_cast<size_t>(r.findings.back().rule)].code, "AD601");
+}
+
+TEST(ScanPrefilter, NeedlesComeFromTheRules) {
+  // One component per spelling, the most shared (ties: the longer): "cuda"
+  // covers torch.cuda.*, "current_device_idx" the one spelling without it.
+  EXPECT_EQ(Rules().Needles(Language::kPython), V({"cuda", "current_device_idx"}));
+  EXPECT_EQ(Rules().Needles(Language::kCpp), V({"cuda"}));
+  EXPECT_FALSE(Rules().MayMatch(Language::kPython, "import torch\nx = 1\n"));
+  EXPECT_TRUE(Rules().MayMatch(Language::kPython, "import torch\nx = torch.cuda\n"));
+  // Every position, including the ends and the vector loop's edge.
+  for (size_t len = 4; len < 80; ++len) {
+    for (size_t at = 0; at + 4 <= len; ++at) {
+      std::string s(len, 'x');
+      s.replace(at, 4, "cuda");
+      ASSERT_TRUE(Rules().MayMatch(Language::kCpp, s)) << len << " " << at;
+      s[at + 3] = 'b';
+      ASSERT_FALSE(Rules().MayMatch(Language::kCpp, s)) << len << " " << at;
+    }
+  }
+  // A rule may name its own needles (a rule on string literals, say).
+  const RuleSet own({{"AD900", Language::kPython, false, {"torch.cuda.nccl"}, {"\"nccl\""}},
+                     {"AD901", Language::kPython, true, {"torch.xpu.never"}}});
+  EXPECT_EQ(own.Needles(Language::kPython), V({"\"nccl\""}));
+  EXPECT_TRUE(own.Needles(Language::kCpp).empty());
+  EXPECT_FALSE(own.MayMatch(Language::kCpp, "cuda"));
+}
+
+TEST(ScanSource, TextChecksAtEveryLength) {
+  // The vectorised checks for NUL and invalid UTF-8 end exactly at the end
+  // (a file of 32k bytes once read the padding's NUL as its own).
+  for (size_t len = 39; len < 140; ++len) {
+    std::string src = "import torch\ntorch.cuda.synchronize()\n";  // 38 bytes
+    src.resize(len - 1, '#');
+    src += '\n';
+    const FileResult r = ScanSource(Rules(), Language::kPython, src);
+    ASSERT_TRUE(r.errors.empty()) << len << ": " << r.errors[0].message;
+    ASSERT_EQ(r.findings.size(), 1u) << len;
+  }
+  std::string latin = "import torch\n# \xe9\n";
+  latin.resize(64, ' ');
+  EXPECT_EQ(Py(latin), V({"! 2 invalid UTF-8 (byte 0xE9); not scanned from there on"}));
+}
+
+TEST(ScanPrefilter, AFileWithoutANeedleIsNotLexed) {
+  // Nothing in it could be a finding, so a syntax error hides none: not
+  // reported. What is wrong with its bytes still is.
+  EXPECT_EQ(Py("import torch\nx = '\n"), V());
+  EXPECT_EQ(Py("import torch\nx = '\n\xff\n"),
+            V({"! 3 invalid UTF-8 (byte 0xFF); not scanned from there on"}));
+  EXPECT_EQ(Py(std::string("x = 1\n\0", 7)), V({"! 2 binary file (a NUL byte); skipped"}));
+  // A needle only after invalid UTF-8 is in the part not scanned.
+  EXPECT_EQ(Py("import torch\nx = '\n\xff torch.cuda.synchronize()\n"),
+            V({"! 3 invalid UTF-8 (byte 0xFF); not scanned from there on"}));
+  // With one, the lexer runs and reports as before.
+  EXPECT_EQ(Py("import torch\nx = '\ntorch.cuda.synchronize()\n"),
+            V({"! 2 unterminated string literal; findings after it are not reported"}));
 }
 
 }  // namespace

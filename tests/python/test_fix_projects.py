@@ -5,7 +5,7 @@ torch, and the fixed tree is exactly the expected one.
 tests/fixtures/projects/NAME/ is a project (a pyproject.toml declaring its
 torch, a package under src/, its own tests/); tests/fixtures/projects/
 NAME.fixed/TARGET/ holds each file the fix changes, as it must be after
-`anydev fix [--target-torch TARGET] src` ("declared": no option, the target
+`anydev fix [--target-torch TARGET] .` ("declared": no option, the target
 comes from the pyproject.toml). Regenerate after a deliberate change with
 ANYDEV_UPDATE_FIXTURES=1 and review the diff.
 """
@@ -42,7 +42,7 @@ def _run_project_tests(root: Path) -> subprocess.CompletedProcess:
 
 
 def _fix(root: Path, target: str, extra: list[str]) -> subprocess.CompletedProcess:
-    args = [sys.executable, "-m", "anydev", "fix", "src", *extra]
+    args = [sys.executable, "-m", "anydev", "fix", ".", *extra]
     if target != "declared":
         args += ["--target-torch", target]
     return subprocess.run(args, cwd=root, capture_output=True, text=True, timeout=300)

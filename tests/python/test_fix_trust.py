@@ -311,3 +311,61 @@ def test_cli_target_torch(tmp_path, monkeypatch, capsys):
     (tmp_path / "pyproject.toml").write_text('[tool.anydev]\ntarget-torch = "2.6"\n')
     assert main(["fix", "."]) == 0
     assert (tmp_path / "m.py").read_text() == "import torch\ntorch.accelerator.synchronize()\n"
+
+
+# --- mock targets ---------------------------------------------------------------------------
+
+
+def _tree(tmp_path, files):
+    for rel, text in files.items():
+        p = tmp_path / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(textwrap.dedent(text))
+
+
+def test_mock_targets_move_with_the_code_they_patch(tmp_path, monkeypatch):
+    _tree(tmp_path, {
+        "pkg/m.py": "import torch\n\ndef barrier():\n    torch.cuda.synchronize()\n",
+        "tests/test_m.py": """
+            from unittest import mock
+            import torch as th
+
+            def test_a():
+                with mock.patch("torch.cuda.synchronize"):
+                    pass
+
+            def test_b(monkeypatch):
+                monkeypatch.setattr(th.cuda, "synchronize", lambda: None)
+                with mock.patch.object(th.cuda, 'empty_cache'):
+                    pass
+            """})
+    monkeypatch.chdir(tmp_path)
+    r = fix_paths(["."], target_torch="2.13")
+    test = (tmp_path / "tests" / "test_m.py").read_text()
+    assert 'mock.patch("torch.accelerator.synchronize")' in test
+    assert 'monkeypatch.setattr(th.accelerator, "synchronize", lambda: None)' in test
+    # no call of empty_cache in the tree: the code it patches is elsewhere
+    assert "mock.patch.object(th.cuda, 'empty_cache')" in test
+    left = {f.symbol: why for f, why in r.remaining if f.kind == "mock"}
+    assert "the code this patches is elsewhere" in left["torch.cuda.empty_cache"]
+
+
+def test_a_mock_stays_while_a_call_it_patches_stays(tmp_path, monkeypatch):
+    _tree(tmp_path, {
+        "pkg/m.py": """
+            import torch
+
+            def a():
+                torch.cuda.synchronize()
+
+            def b():
+                if not TORCH_GE_2_6:
+                    torch.cuda.synchronize()
+            """,
+        "tests/test_m.py": 'from unittest import mock\nP = mock.patch("torch.cuda.synchronize")\n'})
+    monkeypatch.chdir(tmp_path)
+    r = fix_paths(["."], target_torch="2.13")
+    assert (tmp_path / "tests" / "test_m.py").read_text() == \
+        'from unittest import mock\nP = mock.patch("torch.cuda.synchronize")\n'
+    [(f, why)] = [(f, w) for f, w in r.remaining if f.kind == "mock"]
+    assert "1 call(s) of torch.cuda.synchronize in the fixed tree were not rewritten, 1 were" in why

@@ -273,7 +273,7 @@ def test_cli_exit_codes(project, tmp_path):
     assert rc == 2 and "missing.py: no such file or directory" in err
     rc, _, err = run_cli("scan", "--output", str(tmp_path / "no" / "such" / "dir.json"))
     assert rc == 2 and "cannot write" in err
-    (project / "bad.py").write_text("import torch\nx = '\n")
+    (project / "bad.py").write_text("import torch\nx = '\ntorch.cuda.synchronize()\n")
     rc, _, err = run_cli("scan", "bad.py")
     # the rest of the file went unscanned: an error, and the run fails (issue 14)
     assert rc == 1 and "bad.py:2: error: unterminated string literal" in err

@@ -567,6 +567,7 @@ class Resolver {
           break;
       }
     }
+    DropShimmed();
   }
 
  private:
@@ -836,6 +837,7 @@ class Resolver {
       return i;
     }
     if (t_[i + 1].type == kColon2 && IsKeyword(name)) return i;  // `return ::x`, `const ::x`
+    if (!directive && prev != kColon2 && t_[i + 1].type != kColon2) NoteShim(i);
     bool absolute = false;
     size_t at = i;
     if (prev == kColon2) {
@@ -861,6 +863,65 @@ class Resolver {
       Add(r, RefKind::kReference, names, -1);
     }
     return last;
+  }
+
+  // Note [Shim namespaces]: a file that defines a legacy name itself, in its
+  // own `namespace at { namespace cuda {` (or `namespace c10::cuda {`) block
+  // (a function with a body, a class, `using Name = ...;`), keeps that name
+  // working for its callers: its references to that spelling are to its own
+  // definition, not findings (anywhere in the file, before or after it).
+  void NoteShim(size_t i) {
+    const Entry* ns = nullptr;
+    for (size_t k = entries_.size(); k-- > 0;) {
+      if (entries_[k].kind == kNamespace) {
+        ns = &entries_[k];
+        break;
+      }
+    }
+    if (ns == nullptr || ns->depth != depth_ || ns->target.empty() ||
+        !IsRoot(FirstComponent(ns->target))) {
+      return;
+    }
+    const Tk next = t_[i + 1].type;
+    const std::string_view before = i > 0 && t_[i - 1].type == kName ? Text(i - 1) : "";
+    bool defines = false;
+    if (before == "struct" || before == "class" || before == "union") {
+      defines = next == kLBrace || (next == kOther && Text(i + 1) == ":") ||
+                (t_[i + 1].type == kName && Text(i + 1) == "final");
+    } else if (before == "using") {
+      defines = next == kAssign;
+    } else if (next == kLParen) {
+      int d = 0;
+      size_t k = i + 1;
+      for (; t_[k].type != kEnd; ++k) {
+        if (t_[k].type == kLParen) ++d;
+        else if (t_[k].type == kRParen && --d == 0) break;
+      }
+      if (t_[k].type == kEnd) return;
+      ++k;
+      while (t_[k].type == kName && (Text(k) == "const" || Text(k) == "noexcept" ||
+                                     Text(k) == "override" || Text(k) == "final")) {
+        ++k;
+      }
+      defines = t_[k].type == kLBrace;
+    }
+    if (!defines) return;
+    std::string q = ns->target + "::" + std::string(Text(i));
+    const RuleSet::Spelling* s = nullptr;
+    if (LongestPrefix(q, &s) == Components(q)) shims_.push_back(s->text);
+  }
+
+  // Drops the findings of names the file defines itself (Note [Shim namespaces]).
+  void DropShimmed() {
+    if (shims_.empty()) return;
+    std::vector<RawFinding>& f = out_->findings;
+    size_t w = 0;
+    for (size_t k = 0; k < f.size(); ++k) {
+      bool shimmed = false;
+      for (std::string_view s : shims_) shimmed = shimmed || f[k].symbol == s;
+      if (!shimmed) f[w++] = f[k];
+    }
+    f.resize(w);
   }
 
   // `namespace a::b {`, `namespace {`, `namespace x = a::b;`.
@@ -920,7 +981,10 @@ class Resolver {
       if (t_[j].type == kName && Text(j) == "typename") ++j;
       const size_t k = Qualified(j, &names, &absolute);
       if (names.empty()) return j;
-      if (t_[k].type == kAssign) return k - 1;  // an alias declaration: its RHS is code
+      if (t_[k].type == kAssign) {  // an alias declaration: its RHS is code
+        if (names.size() == 1 && !absolute && j == i + 1) NoteShim(j);
+        return k - 1;
+      }
       if (names.size() >= 2) {
         Resolution r;
         if (Resolve(names, absolute, &r)) {
@@ -948,6 +1012,7 @@ class Resolver {
   bool pending_namespace_ = false;
   std::string pending_namespace_name_;
   bool has_lookup_entries_ = false;  // an alias, using-declaration or -directive was seen
+  std::vector<std::string_view> shims_;  // spellings the file defines (Note [Shim namespaces])
 };
 
 }  // namespace

@@ -3,6 +3,8 @@
 #define ANYDEV_SCAN_INTERNAL_H_
 
 #include <cstdint>
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -12,6 +14,24 @@
 #include "anydev/scan.h"
 
 namespace anydev::scan::internal {
+
+// A set of byte strings searched for at once (prefilter.cc; Note [Needles]).
+class NeedleSet {
+ public:
+  NeedleSet() = default;
+  explicit NeedleSet(std::vector<std::string> needles);
+  // Returns true if p[0, n) contains one of the needles. Reads up to 16 bytes
+  // past p + n - 1 only where n allows (never past the end).
+  bool FoundIn(const char* p, size_t n) const;
+  const std::vector<std::string>& needles() const { return needles_; }
+  bool always() const { return always_; }
+
+ private:
+  static constexpr size_t kMaxVector = 16;  // more needles: memmem each
+  std::vector<std::string> needles_;
+  size_t min_len_ = 0, max_len_ = 0;
+  bool always_ = false;
+};
 
 // A finding before its line and column are known.
 struct RawFinding {

@@ -619,6 +619,7 @@ class Resolver {
           continue;
         }
       }
+      if (next == kLParen && MaybePatch(name)) MockTarget(i, name);
       if (i > 0 && t_[i - 1].type == kDot) continue;  // an attribute
       if (for_depth >= 0) {
         if (name == "in" && depth == for_depth) {
@@ -839,6 +840,95 @@ class Resolver {
       Add(s->rule, RefKind::kReference, s->text, i, end_tok, -1);
     }
     return last;
+  }
+
+  // Note [Mock targets]: a test that patches a legacy symbol stops
+  // intercepting the code under test once that code is migrated, so the patch
+  // is a finding of its own (kind "mock"): `mock.patch("torch.cuda.X", ...)`,
+  // `patch("...")`, `mocker.patch("...")`, `monkeypatch.setattr("...", v)`
+  // and `delattr("...")` name the target in a string literal, which is not
+  // alias-resolved (it is an import path: it starts with the root `torch`),
+  // and the finding spans the literal, quotes included; `patch.object(torch.cuda,
+  // "X")`, `monkeypatch.setattr(th.cuda, "X", v)`, `setattr(...)` and
+  // `delattr(...)` name an object (resolved through the file's imports) and
+  // an attribute, and the finding spans both, from the object's first name to
+  // the end of the literal. Only a plain literal counts (no prefix, escape,
+  // triple quotes or concatenation), and in the object form only a row that
+  // covers the attribute (the object itself is a finding of its own).
+  static bool MaybePatch(std::string_view w) {
+    switch (w.size()) {
+      case 5: return w == "patch";
+      case 6: return w == "object";
+      case 7: return w == "setattr" || w == "delattr";
+      default: return false;
+    }
+  }
+
+  // The content of the plain string literal at token i and the offset just
+  // past its closing quote; false for any other literal.
+  bool PlainString(size_t i, std::string_view* content, uint32_t* end) const {
+    if (t_[i].type != kString || t_[i].end != t_[i].start + 1) return false;
+    const char quote = src_[t_[i].start];
+    const size_t from = t_[i].end;
+    if (from + 1 < src_.size() && src_[from] == quote && src_[from + 1] == quote) return false;
+    size_t k = from;
+    while (k < src_.size() && src_[k] != quote) {
+      const char c = src_[k];
+      if (!(c == '.' || c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+            (c >= '0' && c <= '9'))) {
+        return false;
+      }
+      ++k;
+    }
+    if (k >= src_.size() || k == from) return false;
+    *content = src_.substr(from, k - from);
+    *end = static_cast<uint32_t>(k + 1);
+    const uint8_t after = t_[i + 1].type;
+    return t_[i + 1].start >= *end && (after == kComma || after == kRParen);
+  }
+
+  // `callee(` at token i (Note [Mock targets]).
+  void MockTarget(size_t i, std::string_view callee) {
+    const bool object = callee == "object";
+    if (object && !(i >= 2 && t_[i - 1].type == kDot && t_[i - 2].type == kName &&
+                    Text(i - 2) == "patch")) {
+      return;
+    }
+    const size_t a = i + 2;  // the first argument
+    std::string_view content;
+    uint32_t end = 0;
+    if (!object && t_[a].type == kString) {
+      if (!PlainString(a, &content, &end)) return;
+      const size_t dot = content.find('.');
+      if (dot == std::string_view::npos ||
+          !rules_.IsRoot(Language::kPython, content.substr(0, dot))) {
+        return;
+      }
+      AddMock(std::string(content), 0, t_[a].start, end);
+      return;
+    }
+    if (callee == "patch" || t_[a].type != kName) return;
+    const std::string* target = Lookup(Text(a));
+    if (target == nullptr) return;
+    std::string q = *target;
+    size_t last = a;
+    while (t_[last + 1].type == kDot && t_[last + 2].type == kName) {
+      last += 2;
+      q += '.';
+      q.append(Text(last));
+    }
+    if (t_[last + 1].type != kComma || !PlainString(last + 2, &content, &end)) return;
+    const int object_components = Components(q);
+    q += '.';
+    q.append(content);
+    AddMock(q, object_components, t_[a].start, end);
+  }
+
+  void AddMock(const std::string& q, int min_components, uint32_t start, uint32_t end) {
+    const RuleSet::Spelling* s = nullptr;
+    const int m = LongestPrefix(q, &s);
+    if (m <= min_components || rules_.rules()[s->rule].kept) return;
+    out_->findings.push_back(RawFinding{s->rule, RefKind::kMock, s->text, start, end, -1});
   }
 
   size_t SkipStatement(size_t i) const {

@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "anydev/scan.h"
+#include "internal.h"
 
 namespace anydev::scan {
 
@@ -35,6 +36,7 @@ struct RuleSet::Index {
     // A quick filter before hashing, by first byte and length.
     uint32_t first_bytes[256] = {};  // bit min(len, 31) for each component's length
     int max_components = 0;
+    internal::NeedleSet needles;
   };
   std::deque<std::string> storage;  // what the namespace views point into
   PerLanguage lang[2];
@@ -72,6 +74,70 @@ RuleSet::RuleSet(std::vector<Rule> rules) : rules_(std::move(rules)), index_(new
       }
     }
   }
+  BuildNeedles();
+}
+
+// Note [Needles]: for each spelling of a rule that can report (not kept)
+// and has no needles of its own, the component of it that the most such
+// spellings share, ties going to the longer (the rarer in source) one; its
+// first component only when it has no other.
+void RuleSet::BuildNeedles() {
+  for (int l = 0; l < 2; ++l) {
+    const Language language = static_cast<Language>(l);
+    const std::string_view sep = Separator(language);
+    auto components = [&](std::string_view text) {
+      std::vector<std::string_view> out;
+      for (size_t b = 0;;) {
+        const size_t e = text.find(sep, b);
+        out.push_back(text.substr(b, e == std::string_view::npos ? e : e - b));
+        if (e == std::string_view::npos) break;
+        b = e + sep.size();
+      }
+      return out;
+    };
+    std::unordered_map<std::string_view, int> shared;
+    for (const Rule& r : rules_) {
+      if (r.language != language || r.kept || !r.needles.empty()) continue;
+      for (const std::string& s : r.spellings) {
+        std::vector<std::string_view> comps = components(s);
+        std::sort(comps.begin(), comps.end());
+        comps.erase(std::unique(comps.begin(), comps.end()), comps.end());
+        for (std::string_view c : comps) ++shared[c];
+      }
+    }
+    std::vector<std::string> needles;
+    for (const Rule& r : rules_) {
+      if (r.language != language || r.kept) continue;
+      if (!r.needles.empty()) {
+        needles.insert(needles.end(), r.needles.begin(), r.needles.end());
+        continue;
+      }
+      for (const std::string& s : r.spellings) {
+        const std::vector<std::string_view> comps = components(s);
+        std::string_view best = comps[0];
+        for (size_t k = 1; k < comps.size(); ++k) {
+          const std::string_view c = comps[k];
+          if (c.empty()) continue;
+          if (k == 1 && best == comps[0]) {
+            best = c;
+            continue;
+          }
+          const int a = shared[c], b = shared[best];
+          if (a > b || (a == b && c.size() > best.size())) best = c;
+        }
+        needles.emplace_back(best);
+      }
+    }
+    index_->lang[l].needles = internal::NeedleSet(std::move(needles));
+  }
+}
+
+bool RuleSet::MayMatch(Language language, std::string_view text) const {
+  return index_->lang[static_cast<int>(language)].needles.FoundIn(text.data(), text.size());
+}
+
+const std::vector<std::string>& RuleSet::Needles(Language language) const {
+  return index_->lang[static_cast<int>(language)].needles.needles();
 }
 
 RuleSet::~RuleSet() = default;
@@ -109,6 +175,7 @@ const char* RefKindName(RefKind kind) {
     case RefKind::kCall: return "call";
     case RefKind::kReference: return "reference";
     case RefKind::kImport: return "import";
+    case RefKind::kMock: return "mock";
   }
   return "reference";
 }

@@ -8,6 +8,10 @@
 #include <string>
 #include <string_view>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "anydev/scan.h"
 #include "internal.h"
 
@@ -61,6 +65,19 @@ void CheckText(std::string_view s, size_t begin, size_t* nul, size_t* invalid) {
   constexpr uint64_t kHigh = 0x8080808080808080ULL;
   constexpr uint64_t kOnes = 0x0101010101010101ULL;
   while (i < n) {
+#if defined(__SSE2__)
+    // 32 bytes at a time: no byte with the high bit set, none zero.
+    const __m128i zero = _mm_setzero_si128();
+    while (i + 32 <= n) {
+      const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+      const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i + 16));
+      const __m128i bad = _mm_or_si128(_mm_or_si128(a, b), _mm_or_si128(_mm_cmpeq_epi8(a, zero),
+                                                                        _mm_cmpeq_epi8(b, zero)));
+      if (_mm_movemask_epi8(bad) != 0) break;
+      i += 32;
+    }
+    if (i >= n) break;
+#endif
     if (i + 8 <= n) {
       uint64_t v;
       std::memcpy(&v, p + i, 8);
@@ -143,6 +160,21 @@ size_t CountNewlines(const char* p, size_t n) {
   constexpr uint64_t kLow7 = 0x7F7F7F7F7F7F7F7FULL;
   constexpr uint64_t kNewlines = 0x0A0A0A0A0A0A0A0AULL;
   size_t count = 0, i = 0;
+#if defined(__SSE2__)
+  // 16 at a time: each '\n' subtracts -1 from a byte counter, summed (psadbw)
+  // before any counter can wrap.
+  const __m128i nl = _mm_set1_epi8('\n');
+  while (i + 16 <= n) {
+    __m128i acc = _mm_setzero_si128();
+    for (int k = 0; k < 255 && i + 16 <= n; ++k, i += 16) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + i));
+      acc = _mm_sub_epi8(acc, _mm_cmpeq_epi8(v, nl));
+    }
+    const __m128i sums = _mm_sad_epu8(acc, _mm_setzero_si128());
+    count += static_cast<size_t>(_mm_cvtsi128_si32(sums)) +
+             static_cast<size_t>(_mm_cvtsi128_si32(_mm_unpackhi_epi64(sums, sums)));
+  }
+#endif
   for (; i + 8 <= n; i += 8) {
     uint64_t v;
     std::memcpy(&v, p + i, 8);
@@ -156,16 +188,36 @@ size_t CountNewlines(const char* p, size_t n) {
   return count;
 }
 
+// Returns the number of bytes of p[0, n) that start a UTF-8 sequence (are not
+// 10xxxxxx), eight at a time.
+size_t CountCodePoints(const char* p, size_t n) {
+  constexpr uint64_t kHigh = 0x8080808080808080ULL;
+  size_t count = 0, i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t v;
+    std::memcpy(&v, p + i, 8);
+    // A continuation byte has bit 7 set and bit 6 clear.
+    const uint64_t cont = v & ~(v << 1) & kHigh;
+    count += 8 - static_cast<size_t>(((cont >> 7) * 0x0101010101010101ULL) >> 56);
+  }
+  for (; i < n; ++i) count += (static_cast<unsigned char>(p[i]) & 0xC0) != 0x80;
+  return count;
+}
+
 // Maps byte offsets to lines and columns, moving forward (it restarts for an
 // offset behind it).
 class LineMap {
  public:
-  LineMap(std::string_view s, size_t begin, bool bytes)
-      : s_(s), begin_(begin), bytes_(bytes), pos_(begin), line_start_(begin),
-        has_cr_(std::memchr(s.data(), '\r', s.size()) != nullptr) {}
+  // `has_cr`: whether s holds a '\r' (then lines are counted byte by byte).
+  LineMap(std::string_view s, size_t begin, bool bytes, bool has_cr)
+      : s_(s), begin_(begin), bytes_(bytes), pos_(begin), line_start_(begin), has_cr_(has_cr) {}
 
   void Seek(size_t off) {
     if (off < pos_) {
+      if (off >= line_start_) {  // behind, on the same line: nothing to recount
+        pos_ = off;
+        return;
+      }
       pos_ = line_start_ = begin_;
       line_ = 1;
     }
@@ -197,14 +249,18 @@ class LineMap {
     return line_;
   }
   // Returns the 1-based column of `off` (code points since the line start).
+  // Counts on from the last column asked on the same line, so many findings
+  // on one long line cost the line's length once, not once each.
   int Column(size_t off) {
     Seek(off);
     if (bytes_) return static_cast<int>(off - line_start_) + 1;
-    int col = 1;
-    for (size_t i = line_start_; i < off; ++i) {
-      col += (static_cast<unsigned char>(s_[i]) & 0xC0) != 0x80;
+    if (col_line_ != line_start_ || off < col_pos_) {
+      col_line_ = col_pos_ = line_start_;
+      col_ = 1;
     }
-    return col;
+    col_ += static_cast<int>(CountCodePoints(s_.data() + col_pos_, off - col_pos_));
+    col_pos_ = off;
+    return col_;
   }
 
  private:
@@ -215,6 +271,9 @@ class LineMap {
   size_t line_start_;
   bool has_cr_;
   int line_ = 1;
+  size_t col_line_ = kNone;  // the line start col_pos_ is on
+  size_t col_pos_ = 0;
+  int col_ = 1;  // the column of col_pos_
 };
 
 bool CodeMatches(std::string_view code, std::string_view list) {
@@ -268,11 +327,28 @@ FileResult internal::ScanPadded(const RuleSet& rules, Language language, std::st
   size_t nul, invalid;
   CheckText(src, begin, &nul, &invalid);
   if (nul != kNone) {
-    LineMap lines(src, begin, true);
+    LineMap lines(src, begin, true, std::memchr(src.data(), '\r', src.size()) != nullptr);
     r.errors.push_back({"binary file (a NUL byte); skipped", lines.Line(nul)});
     return r;
   }
   if (bytes_mode) invalid = kNone;
+  const bool has_cr = std::memchr(src.data(), '\r', src.size()) != nullptr;
+  LineMap lines(src, begin, bytes_mode, has_cr);
+  if (invalid != kNone) {
+    const int line = lines.Line(invalid);
+    const std::string byte = Hex(static_cast<unsigned char>(src[invalid]));
+    if (python) {
+      r.errors.push_back({"invalid UTF-8 (byte " + byte + "); not scanned from there on", line});
+    } else {
+      r.errors.push_back({"invalid UTF-8 (byte " + byte + "); scanned as bytes", line});
+    }
+  }
+  // No needle, no finding (Note [Needles]): most files end here, unlexed.
+  if (!rules.MayMatch(language, src.substr(begin, (python && invalid != kNone ? invalid
+                                                                              : src.size()) -
+                                                         begin))) {
+    return r;
+  }
 
   LexOutput out;
   if (python) {
@@ -281,18 +357,8 @@ FileResult internal::ScanPadded(const RuleSet& rules, Language language, std::st
     internal::ScanCpp(rules, src, begin, &out);
   }
 
-  LineMap lines(src, begin, bytes_mode);
   size_t limit = out.has_error ? out.error_offset : src.size() + 1;
-  if (invalid != kNone) {
-    const int line = lines.Line(invalid);
-    const std::string byte = Hex(static_cast<unsigned char>(src[invalid]));
-    if (python) {
-      r.errors.push_back({"invalid UTF-8 (byte " + byte + "); not scanned from there on", line});
-      limit = std::min(limit, invalid);
-    } else {
-      r.errors.push_back({"invalid UTF-8 (byte " + byte + "); scanned as bytes", line});
-    }
-  }
+  if (invalid != kNone && python) limit = std::min(limit, invalid);
   if (out.has_error && out.error_offset < (invalid == kNone || !python ? src.size() + 1 : invalid)) {
     r.errors.push_back({out.error + "; findings after it are not reported",
                         lines.Line(out.error_offset)});
@@ -301,15 +367,35 @@ FileResult internal::ScanPadded(const RuleSet& rules, Language language, std::st
             [](const FileError& a, const FileError& b) { return a.line < b.line; });
 
   std::vector<RawFinding>& raw = out.findings;
-  std::stable_sort(raw.begin(), raw.end(),
-                   [](const RawFinding& a, const RawFinding& b) { return a.start < b.start; });
-  // The lines that carry a suppression.
+  if (!std::is_sorted(raw.begin(), raw.end(), [](const RawFinding& a, const RawFinding& b) {
+        return a.start < b.start;
+      })) {
+    std::stable_sort(raw.begin(), raw.end(),
+                     [](const RawFinding& a, const RawFinding& b) { return a.start < b.start; });
+  }
+  // The lines that carry a suppression, in order: the findings, in order
+  // too, walk them once (a merge), however many of each there are.
   std::vector<std::pair<int, std::string_view>> suppressed;
   if (!out.suppressions.empty() && !raw.empty()) {
-    for (const Suppression& s : out.suppressions) {
-      suppressed.emplace_back(lines.Line(s.offset), s.codes);
+    std::vector<Suppression>& sup = out.suppressions;
+    if (!std::is_sorted(sup.begin(), sup.end(), [](const Suppression& a, const Suppression& b) {
+          return a.offset < b.offset;
+        })) {
+      std::stable_sort(sup.begin(), sup.end(), [](const Suppression& a, const Suppression& b) {
+        return a.offset < b.offset;
+      });
     }
+    LineMap sup_lines(src, begin, true, has_cr);
+    suppressed.reserve(sup.size());
+    for (const Suppression& s : sup) suppressed.emplace_back(sup_lines.Line(s.offset), s.codes);
   }
+  size_t next_sup = 0;
+  int quiet_line = 0;       // the line `quiet` and `quiet_all` are for
+  std::vector<bool> quiet;  // by rule: quieted on quiet_line
+  bool quiet_all = false;
+  // Starts ascend: one cursor walks them; each end is counted on from its
+  // start (a copy of the cursor there), so the file is counted once.
+  LineMap starts(src, begin, bytes_mode, has_cr);
   r.findings.reserve(raw.size());
   for (const RawFinding& f : raw) {
     if (f.start >= limit) break;
@@ -320,19 +406,32 @@ FileResult internal::ScanPadded(const RuleSet& rules, Language language, std::st
     out_f.start = f.start;
     out_f.end = f.end;
     out_f.call_end = f.call_end;
-    out_f.line = lines.Line(f.start);
-    out_f.column = lines.Column(f.start);
-    bool drop = false;
-    for (const auto& [line, codes] : suppressed) {
-      if (line == out_f.line &&
-          (codes.empty() || CodeMatches(rules.rules()[static_cast<size_t>(f.rule)].code, codes))) {
-        drop = true;
-        break;
+    out_f.line = starts.Line(f.start);
+    out_f.column = starts.Column(f.start);
+    while (next_sup < suppressed.size() && suppressed[next_sup].first < out_f.line) ++next_sup;
+    if (next_sup < suppressed.size() && suppressed[next_sup].first == out_f.line) {
+      if (quiet_line != out_f.line) {  // the first finding on this line: which rules it quiets
+        quiet_line = out_f.line;
+        quiet.assign(rules.rules().size(), false);
+        quiet_all = false;
+        std::vector<std::string_view> seen;
+        for (size_t k = next_sup; k < suppressed.size() && suppressed[k].first == out_f.line;
+             ++k) {
+          const std::string_view codes = suppressed[k].second;
+          if (codes.empty()) quiet_all = true;
+          if (quiet_all) break;
+          if (std::find(seen.begin(), seen.end(), codes) != seen.end()) continue;
+          if (seen.size() < 64) seen.push_back(codes);
+          for (size_t rule = 0; rule < quiet.size(); ++rule) {
+            if (!quiet[rule] && CodeMatches(rules.rules()[rule].code, codes)) quiet[rule] = true;
+          }
+        }
       }
+      if (quiet_all || quiet[static_cast<size_t>(f.rule)]) continue;
     }
-    if (drop) continue;
-    out_f.end_line = lines.Line(f.end);
-    out_f.end_column = lines.Column(f.end);
+    LineMap ends = starts;
+    out_f.end_line = ends.Line(f.end);
+    out_f.end_column = ends.Column(f.end);
     out_f.text.assign(src.substr(f.start, f.end - f.start));
     r.findings.push_back(std::move(out_f));
   }

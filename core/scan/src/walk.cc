@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cerrno>
 #include <climits>
@@ -27,94 +28,214 @@ namespace {
 
 // ---------------------------------------------------------------------------
 // Globs.
+//
+// Note [Linear globs]: a glob is compiled to a list of steps and matched by
+// simulating the automaton it describes (the set of live steps, advanced one
+// byte at a time), so a match costs O(name length x steps) for any pattern:
+// no backtracking, none of the exponential cases of a recursive matcher on
+// `*a*a*a*a*b`. The steps follow git's wildmatch with WM_PATHNAME (what
+// .gitignore uses): `*`, `?` and `[...]` never match '/'; `**` is special
+// only as a whole segment: a leading `**/` and an inner `/**/` match zero
+// or more folders, a trailing `/**` everything below; any other `**` is `*`.
 
-// Matches the bracket expression at g (after '['); returns the position past
-// its ']' in *end, or nullptr in *end if it is not closed.
-bool MatchClass(const char* g, const char* ge, char c, const char** end) {
+}  // namespace
+
+// One step of a compiled glob.
+struct GlobStep {
+  enum Kind : uint8_t {
+    kByte,   // one byte, `c`
+    kOne,    // `?`: any byte but '/'
+    kClass,  // `[...]`: set[c], never '/'
+    kStar,   // `*`: any run of bytes but '/'
+    kAll,    // `**` at the end: any run of bytes
+    kDirs,   // `**/`: zero or more folders, `([^/]*/)*`; at a folder boundary
+    kDirsIn,  // always right after kDirs: inside one of its folder names
+  };
+  Kind kind;
+  unsigned char c;
+  int set;  // index into CompiledGlob::sets for kClass
+};
+
+struct CompiledGlob {
+  std::vector<GlobStep> steps;
+  std::vector<std::array<bool, 256>> sets;
+  bool never = false;  // a trailing lone '\': matches nothing (as git)
+};
+
+namespace {
+
+// Parses the bracket expression at g (just after '['); returns the position
+// past its ']', or nullptr if it is not closed (then '[' is a literal).
+const char* ParseClass(const char* g, const char* ge, std::array<bool, 256>* set) {
+  set->fill(false);
   bool negate = false;
   if (g < ge && (*g == '!' || *g == '^')) {
     negate = true;
     ++g;
   }
-  bool matched = false;
   bool first = true;
   while (g < ge && (*g != ']' || first)) {
     first = false;
-    char lo = *g;
-    if (lo == '\\' && g + 1 < ge) lo = *++g;
-    char hi = lo;
+    unsigned char lo = static_cast<unsigned char>(*g);
+    if (lo == '\\' && g + 1 < ge) lo = static_cast<unsigned char>(*++g);
+    unsigned char hi = lo;
     if (g + 2 < ge && g[1] == '-' && g[2] != ']') {
-      hi = g[2];
+      hi = static_cast<unsigned char>(g[2]);
       if (hi == '\\' && g + 3 < ge) {
-        hi = g[3];
+        hi = static_cast<unsigned char>(g[3]);
         ++g;
       }
       g += 2;
     }
-    if (c >= lo && c <= hi) matched = true;
+    for (int c = lo; c <= hi; ++c) (*set)[static_cast<size_t>(c)] = true;
     ++g;
   }
-  if (g >= ge) {
-    *end = nullptr;
-    return false;
+  if (g >= ge) return nullptr;
+  if (negate) {
+    for (bool& b : *set) b = !b;
   }
-  *end = g + 1;
-  return matched != negate;
+  (*set)['/'] = false;
+  return g + 1;
 }
 
-bool Glob(const char* g, const char* ge, const char* s, const char* se) {
+CompiledGlob CompileGlob(std::string_view glob) {
+  CompiledGlob out;
+  const char* const g0 = glob.data();
+  const char* const ge = g0 + glob.size();
+  const char* g = g0;
   while (g < ge) {
     const char c = *g;
     if (c == '*') {
-      if (g + 1 < ge && g[1] == '*') {
-        g += 2;
-        while (g < ge && *g == '*') ++g;
-        if (g == ge) return true;  // trailing "**": everything below
-        if (*g == '/') {
-          ++g;  // "**/": zero or more folders
-          for (const char* k = s;; ++k) {
-            if (Glob(g, ge, k, se)) return true;
-            while (k < se && *k != '/') ++k;
-            if (k >= se) return false;
-          }
+      const char* run = g;
+      while (g < ge && *g == '*') ++g;
+      const bool segment_start = run == g0 || run[-1] == '/';
+      if (g - run >= 2 && segment_start && (g == ge || *g == '/')) {
+        if (g == ge) {
+          out.steps.push_back({GlobStep::kAll, 0, 0});
+        } else {
+          out.steps.push_back({GlobStep::kDirs, 0, 0});
+          out.steps.push_back({GlobStep::kDirsIn, 0, 0});
+          ++g;  // the '/' is part of the step
         }
-        // "**" elsewhere: as '*' that also crosses '/'
-        for (const char* k = s; k <= se; ++k) {
-          if (Glob(g, ge, k, se)) return true;
-        }
-        return false;
+      } else if (out.steps.empty() || out.steps.back().kind != GlobStep::kStar) {
+        out.steps.push_back({GlobStep::kStar, 0, 0});
       }
-      ++g;
-      for (const char* k = s;; ++k) {
-        if (Glob(g, ge, k, se)) return true;
-        if (k >= se || *k == '/') return false;
-      }
+      continue;
     }
-    if (s >= se) return false;
     if (c == '?') {
-      if (*s == '/') return false;
+      out.steps.push_back({GlobStep::kOne, 0, 0});
       ++g;
-      ++s;
       continue;
     }
     if (c == '[') {
-      const char* end = nullptr;
-      const bool m = *s != '/' && MatchClass(g + 1, ge, *s, &end);
-      if (end != nullptr) {
-        if (!m) return false;
+      std::array<bool, 256> set;
+      if (const char* end = ParseClass(g + 1, ge, &set)) {
+        out.sets.push_back(set);
+        out.steps.push_back({GlobStep::kClass, 0, static_cast<int>(out.sets.size() - 1)});
         g = end;
-        ++s;
         continue;
       }
       // An unclosed '[' is a literal.
     }
-    char lit = c;
-    if (c == '\\' && g + 1 < ge) lit = *++g;
-    if (*s != lit) return false;
+    if (c == '\\') {
+      if (g + 1 == ge) {
+        out.never = true;
+        return out;
+      }
+      ++g;
+    }
+    out.steps.push_back({GlobStep::kByte, static_cast<unsigned char>(*g), 0});
     ++g;
-    ++s;
   }
-  return s == se;
+  return out;
+}
+
+// Adds step k to the live set, and every step an empty match reaches from it.
+inline void Enter(const CompiledGlob& cg, size_t k, uint8_t* live) {
+  const size_t n = cg.steps.size();
+  while (k < n && !live[k]) {
+    live[k] = 1;
+    const GlobStep::Kind kind = cg.steps[k].kind;
+    if (kind == GlobStep::kStar || kind == GlobStep::kAll) {
+      ++k;  // may match nothing
+    } else if (kind == GlobStep::kDirs) {
+      k += 2;  // no folder at all: past its kDirsIn too
+    } else {
+      return;
+    }
+  }
+  if (k == n) live[n] = 1;
+}
+
+bool RunGlob(const CompiledGlob& cg, std::string_view path) {
+  if (cg.never) return false;
+  const size_t n = cg.steps.size();
+  // Fast paths: no wildcard at all; one leading `*` then bytes (`*.pyc`).
+  bool plain = true;
+  for (size_t k = 0; k < n && plain; ++k) plain = cg.steps[k].kind == GlobStep::kByte;
+  if (plain) {
+    if (path.size() != n) return false;
+    for (size_t k = 0; k < n; ++k) {
+      if (static_cast<unsigned char>(path[k]) != cg.steps[k].c) return false;
+    }
+    return true;
+  }
+  uint8_t small[2][64];
+  std::vector<uint8_t> big;
+  uint8_t* cur = small[0];
+  uint8_t* nxt = small[1];
+  if (n + 1 > sizeof small[0]) {
+    big.assign(2 * (n + 1), 0);
+    cur = big.data();
+    nxt = big.data() + n + 1;
+  }
+  std::memset(cur, 0, n + 1);
+  Enter(cg, 0, cur);
+  for (const char ch : path) {
+    const unsigned char b = static_cast<unsigned char>(ch);
+    std::memset(nxt, 0, n + 1);
+    bool any = false;
+    for (size_t k = 0; k < n; ++k) {
+      if (!cur[k]) continue;
+      const GlobStep& s = cg.steps[k];
+      switch (s.kind) {
+        case GlobStep::kByte:
+          if (b == s.c) Enter(cg, k + 1, nxt), any = true;
+          break;
+        case GlobStep::kOne:
+          if (b != '/') Enter(cg, k + 1, nxt), any = true;
+          break;
+        case GlobStep::kClass:
+          if (cg.sets[static_cast<size_t>(s.set)][b]) Enter(cg, k + 1, nxt), any = true;
+          break;
+        case GlobStep::kStar:
+          if (b != '/') Enter(cg, k, nxt), any = true;
+          break;
+        case GlobStep::kAll:
+          Enter(cg, k, nxt), any = true;
+          break;
+        case GlobStep::kDirs:  // at a boundary: a folder name starts (or an empty one ends)
+          if (b == '/') {
+            Enter(cg, k, nxt);
+          } else {
+            nxt[k + 1] = 1;
+          }
+          any = true;
+          break;
+        case GlobStep::kDirsIn:  // inside a folder name: its '/' ends it
+          if (b == '/') {
+            Enter(cg, k - 1, nxt);
+          } else {
+            nxt[k] = 1;
+          }
+          any = true;
+          break;
+      }
+    }
+    if (!any) return false;
+    std::swap(cur, nxt);
+  }
+  return cur[n] != 0;
 }
 
 // ---------------------------------------------------------------------------
@@ -177,8 +298,40 @@ std::string Dirname(const std::string& path) {
   return path.substr(0, cut);
 }
 
+const char* FileKind(mode_t mode) {
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISSOCK(mode)) return "a socket";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISDIR(mode)) return "a folder";
+  return "not a plain file";
+}
+
+// Opens `path` for reading without blocking on a FIFO (O_NONBLOCK), and
+// keeps the descriptor only if it is a regular file. Returns -1 with errno
+// set, or with *kind set to what the path is when it is not a regular file.
+int OpenRegular(const std::string& path, struct stat* st, const char** kind) {
+  *kind = nullptr;
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) return -1;
+  if (fstat(fd, st) != 0) {
+    const int e = errno;
+    close(fd);
+    errno = e;
+    return -1;
+  }
+  if (!S_ISREG(st->st_mode)) {
+    *kind = FileKind(st->st_mode);
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
 bool ReadSmallFile(const std::string& path, std::string* out) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  const char* kind;
+  const int fd = OpenRegular(path, &st, &kind);
   if (fd < 0) return false;
   out->clear();
   char buf[65536];
@@ -221,6 +374,9 @@ class Walker {
     }
   }
 
+  // Source files and folders skipped by ignore rules (ScanSummary::ignored).
+  uint64_t ignored() const { return ignored_; }
+
   std::vector<WalkedFile> Run() {
     for (const std::string& given : options_.paths) {
       std::string path = given;
@@ -233,6 +389,12 @@ class Walker {
       }
       const bool is_dir = S_ISDIR(st.st_mode);
       if (ExcludedWithParents(abs, is_dir)) continue;
+      if (!is_dir && !S_ISREG(st.st_mode)) {
+        // Opening a FIFO would wait for a writer; a device is no source.
+        PathError(given, std::string("not a regular file (") + FileKind(st.st_mode) +
+                             "); skipped");
+        continue;
+      }
       if (!is_dir) {
         Language lang;
         if (!LanguageOfPath(path, &lang)) {
@@ -305,9 +467,11 @@ class Walker {
     }
   }
 
-  bool Ignored(const std::string& abs, bool is_dir, const IgnoreList& ignores) const {
+  bool Ignored(const std::string& abs, bool is_dir, const IgnoreList& ignores) {
     if (excludes_.Match(abs, is_dir) > 0) return true;
-    return options_.respect_gitignore && ignores.Match(abs, is_dir) > 0;
+    if (!options_.respect_gitignore || ignores.Match(abs, is_dir) <= 0) return false;
+    ++ignored_;
+    return true;
   }
 
   void Walk(const std::string& dir, const std::string& abs, const IgnoreList* parent) {
@@ -378,20 +542,18 @@ class Walker {
   std::string root_real_;
   std::vector<std::pair<dev_t, ino_t>> ancestors_;  // the folders being walked, for cycles
   std::vector<WalkedFile> files_;
+  uint64_t ignored_ = 0;
 };
 
 // Reads the whole file into *buf (grown as needed); returns an error
 // message, or "" on success.
 std::string ReadFile(const std::string& path, uint64_t max_size, std::unique_ptr<char[]>* buf,
                      size_t* cap, size_t* size) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::string("cannot read: ") + std::strerror(errno);
   struct stat st;
-  if (fstat(fd, &st) != 0) {
-    const int e = errno;
-    close(fd);
-    return std::string("cannot read: ") + std::strerror(e);
-  }
+  const char* kind;
+  const int fd = OpenRegular(path, &st, &kind);
+  if (fd < 0 && kind != nullptr) return std::string("not a regular file (") + kind + "); skipped";
+  if (fd < 0) return std::string("cannot read: ") + std::strerror(errno);
   if (static_cast<uint64_t>(st.st_size) > max_size) {
     close(fd);
     return "file is " + std::to_string(st.st_size) + " bytes, over the limit of " +
@@ -411,7 +573,8 @@ std::string ReadFile(const std::string& path, uint64_t max_size, std::unique_ptr
       *buf = std::move(bigger);
       *cap *= 2;
     }
-    const ssize_t k = read(fd, buf->get() + got, *cap - got - internal::kPadding);
+    const size_t asked = *cap - got - internal::kPadding;
+    const ssize_t k = read(fd, buf->get() + got, asked);
     if (k < 0 && errno == EINTR) continue;
     if (k < 0) {
       const int e = errno;
@@ -420,6 +583,9 @@ std::string ReadFile(const std::string& path, uint64_t max_size, std::unique_ptr
     }
     if (k == 0) break;
     got += static_cast<size_t>(k);
+    // The size fstat gave, in one read that asked for more: the whole file,
+    // without a second read to see the end (one syscall per file).
+    if (got == static_cast<size_t>(st.st_size) && static_cast<size_t>(k) < asked) break;
   }
   close(fd);
   std::memset(buf->get() + got, 0, internal::kPadding);
@@ -456,6 +622,13 @@ void IgnoreList::AddLine(std::string_view line, std::string_view base) {
   while (!line.empty() && line.front() == '/') line.remove_prefix(1);
   if (line.empty()) return;
   p.glob = std::string(line);
+  // As git (dir.c, match_pathname): a path pattern's bytes before its first
+  // wildcard are compared as they are, and only the rest is a glob, so a
+  // `**` right after them counts as a segment's start (`x**/y` is `x` then
+  // `**/y`).
+  if (p.anchored) p.prefix = p.glob.substr(0, p.glob.find_first_of("*?[\\"));
+  p.compiled = std::make_shared<const CompiledGlob>(
+      CompileGlob(std::string_view(p.glob).substr(p.prefix.size())));
   p.base = std::string(base);
   while (p.base.size() > 1 && p.base.back() == '/') p.base.pop_back();
   patterns_.push_back(std::move(p));
@@ -477,7 +650,7 @@ int IgnoreList::Match(std::string_view path, bool is_dir) const {
           // Not below the base: an unanchored pattern still matches a name.
           const size_t slash = rel.rfind('/');
           if (slash != std::string_view::npos) rel.remove_prefix(slash + 1);
-          if (GlobMatch(p.glob, rel)) return p.negated ? -1 : 1;
+          if (RunGlob(*p.compiled, rel)) return p.negated ? -1 : 1;
           continue;
         }
         rel.remove_prefix(p.base.size() + 1);
@@ -487,13 +660,17 @@ int IgnoreList::Match(std::string_view path, bool is_dir) const {
       const size_t slash = rel.rfind('/');
       if (slash != std::string_view::npos) rel.remove_prefix(slash + 1);
     }
-    if (GlobMatch(p.glob, rel)) return p.negated ? -1 : 1;
+    if (!p.prefix.empty()) {
+      if (rel.compare(0, p.prefix.size(), p.prefix) != 0) continue;
+      rel.remove_prefix(p.prefix.size());
+    }
+    if (RunGlob(*p.compiled, rel)) return p.negated ? -1 : 1;
   }
   return 0;
 }
 
 bool GlobMatch(std::string_view glob, std::string_view path) {
-  return Glob(glob.data(), glob.data() + glob.size(), path.data(), path.data() + path.size());
+  return RunGlob(CompileGlob(glob), path);
 }
 
 std::vector<std::string> ListFiles(const ScanOptions& options,
@@ -506,9 +683,22 @@ std::vector<std::string> ListFiles(const ScanOptions& options,
   return out;
 }
 
-ScanSummary ScanPaths(const RuleSet& rules, const ScanOptions& options) {
-  ScanSummary summary;
-  const std::vector<WalkedFile> files = Walker(options, &summary.path_errors).Run();
+namespace {
+
+bool KeepMismatch(const RuleSet& rules, const ScanOptions& options, ScanSummary* summary) {
+  if (options.keep.empty() || options.keep.size() == rules.rules().size()) return false;
+  FileResult r;
+  r.errors.push_back({"internal error: ScanOptions::keep has " +
+                          std::to_string(options.keep.size()) + " entries for " +
+                          std::to_string(rules.rules().size()) + " rules",
+                      0});
+  summary->path_errors.push_back(std::move(r));
+  return true;
+}
+
+void ScanWalked(const RuleSet& rules, const std::vector<WalkedFile>& files,
+                const ScanOptions& options, ScanSummary* out) {
+  ScanSummary& summary = *out;
   int jobs = options.jobs > 0 ? options.jobs : static_cast<int>(std::thread::hardware_concurrency());
   if (jobs < 1) jobs = 1;
   if (static_cast<size_t>(jobs) > files.size()) jobs = static_cast<int>(std::max<size_t>(files.size(), 1));
@@ -531,6 +721,13 @@ ScanSummary ScanPaths(const RuleSet& rules, const ScanOptions& options) {
         r.errors.push_back({std::move(err), 0});
       } else {
         r = internal::ScanPadded(rules, f.language, std::string_view(buf.get(), size));
+        if (!options.keep.empty()) {
+          r.findings.erase(std::remove_if(r.findings.begin(), r.findings.end(),
+                                          [&](const Finding& x) {
+                                            return !options.keep[static_cast<size_t>(x.rule)];
+                                          }),
+                           r.findings.end());
+        }
         scanned.fetch_add(1, std::memory_order_relaxed);
         bytes.fetch_add(size, std::memory_order_relaxed);
       }
@@ -564,6 +761,38 @@ ScanSummary ScanPaths(const RuleSet& rules, const ScanOptions& options) {
   for (auto& e : all) summary.files.push_back(std::move(e.second));
   summary.files_scanned = scanned.load();
   summary.bytes_scanned = bytes.load();
+}
+
+}  // namespace
+
+ScanSummary ScanPaths(const RuleSet& rules, const ScanOptions& options) {
+  ScanSummary summary;
+  if (KeepMismatch(rules, options, &summary)) return summary;
+  Walker walker(options, &summary.path_errors);
+  const std::vector<WalkedFile> files = walker.Run();
+  summary.ignored = walker.ignored();
+  ScanWalked(rules, files, options, &summary);
+  return summary;
+}
+
+ScanSummary ScanFiles(const RuleSet& rules, const std::vector<std::string>& paths,
+                      const ScanOptions& options) {
+  ScanSummary summary;
+  if (KeepMismatch(rules, options, &summary)) return summary;
+  std::vector<WalkedFile> files;
+  files.reserve(paths.size());
+  for (const std::string& p : paths) {
+    Language lang;
+    if (!LanguageOfPath(p, &lang)) {
+      FileResult r;
+      r.path = p;
+      r.errors.push_back({"not a Python or C/C++/CUDA/HIP source (by its extension); skipped", 0});
+      summary.path_errors.push_back(std::move(r));
+      continue;
+    }
+    files.push_back({p, lang});
+  }
+  ScanWalked(rules, files, options, &summary);
   return summary;
 }
 

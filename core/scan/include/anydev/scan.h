@@ -39,6 +39,12 @@ struct Rule {
   Language language;                   // which files it applies to
   bool kept;                           // a kept row: matches, but is never a finding
   std::vector<std::string> spellings;  // legacy name first, then `also`; "." or "::" separated
+  // Byte strings one of which every file with a finding of this rule
+  // contains (Note [Needles] in prefilter.cc). Empty: the spellings' own
+  // components serve. A rule that matches anything but qualified names of
+  // its spellings (a string literal, say) must give them; an empty string
+  // turns the prefilter off for the language.
+  std::vector<std::string> needles = {};
 };
 
 // The rules, indexed for longest-prefix lookup of qualified names.
@@ -71,10 +77,18 @@ class RuleSet {
   bool IsNamespace(Language language, std::string_view qualified) const;
   // The largest number of components of any spelling of the language.
   int MaxComponents(Language language) const;
+  // Returns false only if no rule of the language can have a finding in
+  // `text` (it contains none of their needles). Vectorised; reads nothing
+  // outside `text`.
+  bool MayMatch(Language language, std::string_view text) const;
+  // The needles MayMatch looks for (for tests and tools).
+  const std::vector<std::string>& Needles(Language language) const;
 
   struct Index;
 
  private:
+  void BuildNeedles();
+
   std::vector<Rule> rules_;
   std::unique_ptr<Index> index_;
 };
@@ -83,6 +97,7 @@ enum class RefKind : uint8_t {
   kCall,       // the reference is followed by `(`
   kReference,  // any other use: attribute read, isinstance, annotation, decorator
   kImport,     // a name a `from ... import` or `using ...;` brings in, or `import a.b`
+  kMock,       // a test's patch target: `mock.patch("torch.cuda.X")`, `patch.object(torch.cuda, "X")`
 };
 
 const char* RefKindName(RefKind kind);
@@ -132,6 +147,9 @@ struct ScanOptions {
   bool respect_gitignore = true;      // .gitignore files and .git/info/exclude
   int jobs = 0;                       // threads; 0: all cores
   uint64_t max_file_size = 20u << 20;
+  // By rule index, whether its findings are wanted (empty: all). The others
+  // are dropped as each file is scanned, never held.
+  std::vector<bool> keep;
 };
 
 struct ScanSummary {
@@ -141,14 +159,25 @@ struct ScanSummary {
   std::vector<FileResult> path_errors;
   uint64_t files_scanned = 0;
   uint64_t bytes_scanned = 0;
+  // Source files and folders that .gitignore or .git/info/exclude rules kept
+  // out of the walk (a folder counts once; what it holds is not looked at).
+  uint64_t ignored = 0;
 };
 
 ScanSummary ScanPaths(const RuleSet& rules, const ScanOptions& options);
+
+// Scans the files `paths` as ScanPaths scans what it walks (options.paths,
+// excludes and gitignore unused): with ListFiles, a tree in batches, so that
+// a caller streaming its output holds one batch's findings at a time.
+ScanSummary ScanFiles(const RuleSet& rules, const std::vector<std::string>& paths,
+                      const ScanOptions& options);
 
 // Lists the source files ScanPaths would scan, in the same order (for tests
 // and tools).
 std::vector<std::string> ListFiles(const ScanOptions& options,
                                    std::vector<FileResult>* path_errors);
+
+struct CompiledGlob;  // walk.cc
 
 // Gitignore pattern matching, exposed for tests.
 class IgnoreList {
@@ -164,6 +193,8 @@ class IgnoreList {
  private:
   struct Pattern {
     std::string glob;  // without '!', leading '/', trailing '/'
+    std::string prefix;  // anchored: glob's bytes before its first wildcard
+    std::shared_ptr<const CompiledGlob> compiled;  // the rest of glob, compiled once
     std::string base;  // folder of the file, no trailing '/'
     bool negated = false;
     bool dir_only = false;
@@ -173,7 +204,9 @@ class IgnoreList {
 };
 
 // Matches a gitignore glob (`*`, `?`, `[...]`, `**`) against a '/'-separated
-// path; `*` and `?` do not match '/'.
+// path as git's wildmatch does for .gitignore: `*`, `?` and `[...]` do not
+// match '/'; `**/`, `/**/` and a trailing `/**` cross folders, any other `**`
+// is `*`. Linear in the path's length for any glob (Note [Linear globs]).
 bool GlobMatch(std::string_view glob, std::string_view path);
 
 }  // namespace anydev::scan

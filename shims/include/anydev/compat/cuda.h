@@ -104,17 +104,17 @@ namespace CUDACachingAllocator {
 }
 
 // c10::cuda::CUDACachingAllocator::getDeviceStats -> at::accelerator::getDeviceStats [AD702]
-[[deprecated("use anydev::acc::GetDeviceStats (compat_map/cpp.toml:505)")]] inline auto getDeviceStats(int device) {
+[[deprecated("use anydev::acc::GetDeviceStats (compat_map/cpp.toml:506)")]] inline auto getDeviceStats(int device) {
   return ::anydev::compat::Value(::anydev::acc::GetDeviceStats(device));
 }
 
 // c10::cuda::CUDACachingAllocator::resetAccumulatedStats -> at::accelerator::resetAccumulatedStats [AD703]
-[[deprecated("use anydev::acc::ResetAccumulatedStats (compat_map/cpp.toml:520)")]] inline void resetAccumulatedStats(int device) {
+[[deprecated("use anydev::acc::ResetAccumulatedStats (compat_map/cpp.toml:521)")]] inline void resetAccumulatedStats(int device) {
   ::anydev::compat::Check(::anydev::acc::ResetAccumulatedStats(device));
 }
 
 // c10::cuda::CUDACachingAllocator::resetPeakStats -> at::accelerator::resetPeakStats [AD704]
-[[deprecated("use anydev::acc::ResetPeakStats (compat_map/cpp.toml:535)")]] inline void resetPeakStats(int device) {
+[[deprecated("use anydev::acc::ResetPeakStats (compat_map/cpp.toml:536)")]] inline void resetPeakStats(int device) {
   ::anydev::compat::Check(::anydev::acc::ResetPeakStats(device));
 }
 

@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""Costs of the scanner that must grow linearly with the input (issue 14),
+each on a generated input at two sizes, with the ratio of the times printed
+(linear: about the size ratio; quadratic: its square). Not a test: the
+ratios are read, not asserted.
+
+    python benchmarks/scan/bench_costs.py            # sizes N and 4N
+    python benchmarks/scan/bench_costs.py --scale 2  # N = 2x the default
+
+- columns: N findings on one line (LineMap::Column used to count from the
+  line start for each: 10k took 3.4 s, 80k 131 s);
+- long line: a one-line file of N x 100 bytes with a finding every 100;
+- suppressions: N lines, each a finding and an `# anydev: ignore` comment
+  (every finding used to loop over every marker: 80k lines took 38 s);
+- glob: a `*a*a*...*b` .gitignore line against ever longer names (a
+  backtracking matcher is exponential in the stars; this one is linear in
+  the name);
+- memory: the peak resident memory a child process adds while it scans a
+  tree of N files of 200 findings each, streamed (iter_scan_paths, one
+  batch held at a time: must not grow with N) and whole (scan_paths: the
+  result holds every finding, so it grows).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+from anydev import _C
+from anydev.scan import scan_source
+
+
+def best(fn, runs: int) -> float:
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return min(times)
+
+
+def columns(n: int) -> bytes:
+    return b"import torch\n" + b"x=torch.cuda.synchronize();" * n + b"\n"
+
+
+def long_line(n: int) -> bytes:
+    chunk = b"torch.cuda.synchronize()+" + b"a" * 75  # 100 bytes
+    return b"import torch\n" + chunk * n + b"0\n"
+
+
+def suppressions(n: int) -> bytes:
+    return b"import torch\n" + b"torch.cuda.synchronize()  # anydev: ignore[AD107]\n" * n
+
+
+def glob_case(n: int) -> tuple[str, str]:
+    return "*a" * 12 + "*b", "a" * n
+
+
+# VmHWM, not ru_maxrss: a child's ru_maxrss starts at its parent's.
+MEMORY_CHILD = r"""
+import sys
+from anydev import scan
+def hwm():
+    with open("/proc/self/status") as f:
+        return int(next(l for l in f if l.startswith("VmHWM:")).split()[1])
+root, mode = sys.argv[1], sys.argv[2]
+scan._rules()
+before = hwm()
+if mode == "stream":  # what a streamed format holds: one batch at a time
+    n = sum(len(part.findings) for part in scan.iter_scan_paths([root], jobs=1))
+else:  # the whole result at once
+    n = len(scan.scan_paths([root], jobs=1).findings)
+print(hwm() - before, n)
+"""
+
+
+def tree(base: str, n: int) -> str:
+    root = os.path.join(base, f"tree-{n}")
+    os.makedirs(root, exist_ok=True)
+    body = b"import torch\n" + b"torch.cuda.synchronize()\n" * 200
+    for i in range(n):
+        with open(os.path.join(root, f"m{i:06d}.py"), "wb") as f:
+            f.write(body)
+    return root
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--scale", type=float, default=1.0)
+    ap.add_argument("--runs", type=int, default=3)
+    a = ap.parse_args()
+    k = a.scale
+
+    cases = [
+        ("columns", columns, int(20_000 * k), lambda d: scan_source(d, "x.py")),
+        ("long line", long_line, int(100_000 * k), lambda d: scan_source(d, "x.py")),
+        ("suppressions", suppressions, int(20_000 * k), lambda d: scan_source(d, "x.py")),
+    ]
+    print(f"{'case':14} {'N':>9} {'time N':>9} {'time 4N':>9} {'ratio':>6}  (linear: ~4)")
+    for name, make, n, run in cases:
+        small, big = make(n), make(4 * n)
+        t1 = best(lambda: run(small), a.runs)
+        t4 = best(lambda: run(big), a.runs)
+        print(f"{name:14} {n:9d} {t1:9.4f} {t4:9.4f} {t4 / t1:6.2f}", flush=True)
+
+    g, n = glob_case(int(100_000 * k))
+    _, n4 = glob_case(int(400_000 * k))
+    t1 = best(lambda: _C._scan.glob_match(g, n), a.runs)
+    t4 = best(lambda: _C._scan.glob_match(g, n4), a.runs)
+    print(f"{'glob':14} {len(n):9d} {t1:9.4f} {t4:9.4f} {t4 / t1:6.2f}", flush=True)
+
+    with tempfile.TemporaryDirectory(prefix="anydev-costs-") as tmp:
+        files = int(250 * k)
+        roots = [tree(tmp, n) for n in (files, 4 * files)]
+        for mode in ("stream", "whole"):
+            rss, found = [], []
+            for root in roots:
+                out = subprocess.run([sys.executable, "-c", MEMORY_CHILD, root, mode],
+                                     check=True, capture_output=True, text=True).stdout.split()
+                rss.append(max(int(out[0]), 1))
+                found.append(int(out[1]))
+            print(f"{'memory ' + mode:14} {files:9d} {rss[0]:9d} {rss[1]:9d} {rss[1] / rss[0]:6.2f}"
+                  f"  (KiB over the import, {found[0]} and {found[1]} findings; "
+                  f"{'flat: ~1' if mode == 'stream' else 'grows with the findings'})",
+                  flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,142 @@
+#!/usr/bin/env python3
+"""`anydev scan` against ripgrep and GNU grep on generated trees, measured
+interleaved in one run (issue 14's target: at most 1.5x `rg -n`).
+
+    python benchmarks/scan/bench_vs_rg.py                  # 200 MB, all files GPU code
+    python benchmarks/scan/bench_vs_rg.py --size-mb 200 --legacy-share 0.2   # mixed tree
+    python benchmarks/scan/bench_vs_rg.py --size-mb 20 --callgrind           # + instructions/byte
+
+Each round runs, in turn: ``rg -n -e A -e B ... CORPUS`` and ``grep -rEn
+'A|B|...' CORPUS`` with the prefilter's own needles as the alternatives (the
+byte strings one of which every finding contains: the same work of
+finding them, none of the work of telling a call from a comment), writing
+their matches to a file; then ``anydev scan --no-config --format json
+--output FILE CORPUS``, the command users run, start-up and report
+included; and the native scan alone (``scan_native``, built by
+tools/setup.sh) to separate the scanner from the interpreter. The best of
+--runs rounds is reported, with the ratios to rg.
+
+--callgrind also counts the native scanner's instructions per byte of the
+corpus (valgrind's callgrind, one thread; the corpus should be small, it
+runs ~50x slower), and rg's (-j1) for comparison.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, HERE)
+import gen_corpus  # noqa: E402
+
+
+def corpus(base: str, size_mb: float, seed: int, share: float) -> tuple[str, int, int]:
+    path = os.path.join(base, f"corpus-{size_mb:g}mb-{share:g}")
+    stamp = os.path.join(path, ".stamp")
+    want = f"{size_mb} {seed} {share} {os.path.getmtime(gen_corpus.__file__)}"
+    if not (os.path.exists(stamp) and open(stamp).read().split("|")[0] == want):
+        print(f"generating a {size_mb:g} MB corpus in {path} ...", file=sys.stderr, flush=True)
+        files, total = gen_corpus.generate(path, size_mb, seed, share)
+        with open(stamp, "w") as f:
+            f.write(f"{want}|{files} {total}")
+    files, total = map(int, open(stamp).read().split("|")[1].split())
+    return path, files, total
+
+
+def rules_tsv(path: str) -> list[str]:
+    """Writes the compat table's rules for scan_native; returns the needles."""
+    from anydev import scan
+    native, rows = scan._rules()
+    with open(path, "w") as f:
+        for r in rows:
+            f.write("\t".join([r.code, r.language, "1" if r.status == "kept" else "0",
+                               r.legacy, *r.also]) + "\n")
+    needles = []
+    for lang in ("python", "cpp"):
+        for n in scan._native().needles(native, lang):
+            if n.decode() not in needles:
+                needles.append(n.decode())
+    return needles
+
+
+def timed(argv: list[str], out: str) -> float:
+    with open(out, "wb") as f:
+        t0 = time.perf_counter()
+        p = subprocess.run(argv, stdout=f, stderr=subprocess.PIPE)
+        wall = time.perf_counter() - t0
+    if p.returncode not in (0, 1):
+        raise SystemExit(f"{argv[0]} exited {p.returncode}: {p.stderr.decode()[-2000:]}")
+    return wall
+
+
+def callgrind(argv: list[str], tmp: str) -> int:
+    out = os.path.join(tmp, "callgrind.out")
+    p = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *argv],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    m = re.search(r"Collected : (\d+)", p.stderr)
+    if not m:
+        raise SystemExit(f"callgrind failed: {p.stderr[-2000:]}")
+    return int(m.group(1))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--size-mb", type=float, default=200)
+    ap.add_argument("--legacy-share", type=float, default=1.0,
+                    help="fraction of files that use the GPU API (gen_corpus.py)")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--seed", type=int, default=20250101)
+    ap.add_argument("--corpus-dir", default=os.path.join(ROOT, "build", "scan-bench"))
+    ap.add_argument("--scan-native", default=os.path.join(ROOT, "build", "py", "benchmarks",
+                                                          "scan", "scan_native"))
+    ap.add_argument("--callgrind", action="store_true", help="also count instructions per byte")
+    a = ap.parse_args()
+
+    path, files, total = corpus(os.path.abspath(a.corpus_dir), a.size_mb, a.seed, a.legacy_share)
+    tmp = tempfile.mkdtemp(prefix="anydev-vs-rg-")
+    tsv = os.path.join(tmp, "rules.tsv")
+    needles = rules_tsv(tsv)
+    tools = {}
+    if shutil.which("rg"):
+        tools["rg"] = ["rg", "-n", "--no-config", *sum((["-e", n] for n in needles), []), path]
+    tools["grep"] = ["grep", "-rEn", "|".join(needles), path]
+    tools["anydev"] = [sys.executable, "-m", "anydev", "scan", "--no-config", "--format", "json",
+                       "--output", os.path.join(tmp, "scan.json"), path]
+    if os.path.exists(a.scan_native):
+        tools["scan_native"] = [a.scan_native, tsv, path]
+    print(f"{total / 1e6:.1f} MB in {files} files ({a.legacy_share:g} of them GPU code), "
+          f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}; needles: {' '.join(needles)}",
+          flush=True)
+    best: dict[str, float] = {}
+    for name, argv in tools.items():  # warm-up: the page cache, the interpreter
+        timed(argv, os.path.join(tmp, name + ".out"))
+    for _ in range(a.runs):
+        for name, argv in tools.items():
+            w = timed(argv, os.path.join(tmp, name + ".out"))
+            best[name] = min(best.get(name, w), w)
+    base = best.get("rg") or best["grep"]
+    for name, w in best.items():
+        print(f"  {name:12} {w:8.3f} s  {total / 1e6 / w:8.1f} MB/s  x{w / base:5.2f} of "
+              f"{'rg' if 'rg' in best else 'grep'}", flush=True)
+    if a.callgrind:
+        per_byte = {}
+        if os.path.exists(a.scan_native):
+            per_byte["scan_native"] = callgrind([a.scan_native, tsv, "--jobs", "1", path], tmp)
+        if "rg" in tools:
+            per_byte["rg -j1"] = callgrind(["rg", "-j1", *tools["rg"][1:]], tmp)
+        for name, n in per_byte.items():
+            print(f"  {name:12} {n / total:8.2f} instructions/byte (callgrind, whole process)")
+    shutil.rmtree(tmp, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

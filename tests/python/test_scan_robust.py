@@ -1,0 +1,237 @@
+"""Bad input to the scanner's native side and to the report loader (issue 14):
+file names that are not UTF-8, FIFOs, globs that a backtracking matcher
+could not finish, reports nested 100,000 deep or with 5,000-digit numbers,
+and the parts of files that were not scanned. Each must give a result or a
+clear error, never a hang or a traceback. Pairs with tests/cpp/scan_test.cc.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from anydev import _C
+from anydev.scan import quote_path, scan_paths
+
+from conftest import run_cli, run_command
+
+LEGACY = b"import torch\ntorch.cuda.synchronize()\n"
+
+
+# --- file names that are not UTF-8 -------------------------------------------------
+
+def test_quote_path_is_gits():
+    assert quote_path(b"caf\xe9.py") == '"caf\\351.py"'
+    assert quote_path(b'a"b\\c\n\xff.py') == '"a\\"b\\\\c\\n\\377.py"'
+
+
+@pytest.fixture(name="latin1_tree")
+def latin1_tree_fixture(tmp_path, monkeypatch):
+    """A tree with a Latin-1 file name beside two ordinary files."""
+    monkeypatch.chdir(tmp_path)
+    src = tmp_path / "src"
+    src.mkdir()
+    bad = os.path.join(os.fsencode(src), b"caf\xe9.py")
+    with open(bad, "wb") as f:
+        f.write(LEGACY)
+    (src / "a.py").write_bytes(LEGACY)
+    (src / "z.py").write_bytes(LEGACY)
+    return src, bad
+
+
+def test_non_utf8_names_in_a_walk_are_scanned_and_quoted(latin1_tree):
+    r = scan_paths(["src"])
+    assert [f.path for f in r.findings] == ["src/a.py", '"src/caf\\351.py"', "src/z.py"]
+    assert r.files == 3 and r.errors == []
+
+
+def test_non_utf8_names_given_directly(latin1_tree):
+    _, bad = latin1_tree
+    r = scan_paths([os.fsdecode(bad), "src/a.py"])  # as sys.argv has it: surrogateescape
+    assert sorted(f.path for f in r.findings) == ['"src/caf\\351.py"', "src/a.py"]
+    assert r.errors == []
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "github"])
+def test_cli_reports_a_non_utf8_name_in_every_format(latin1_tree, fmt):
+    # A real process: its stdout is a UTF-8 stream that a surrogate would break.
+    rc, out, err = run_command([sys.executable, "-m", "anydev", "scan", "--no-config",
+                                "--format", fmt, "src"])
+    assert "Traceback" not in err, err
+    assert rc in (0, 1), err
+    # SARIF has it as a URI: percent-encoded.
+    assert "caf\\351.py" in out.replace("\\\\", "\\").replace("%5C", "\\")
+    assert "z.py" in out
+
+
+def test_fix_goes_on_past_a_non_utf8_name(latin1_tree):
+    src, _ = latin1_tree
+    rc, out, err = run_command([sys.executable, "-m", "anydev", "fix", "--no-config", "src"])
+    assert "Traceback" not in err, err
+    assert b"synchronize" not in (src / "a.py").read_bytes() or rc != 0
+
+
+# --- non-regular files ---------------------------------------------------------------
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs")
+def test_a_fifo_named_directly_is_refused_at_once(tmp_path):
+    fifo = tmp_path / "pipe.py"
+    os.mkfifo(fifo)
+    (tmp_path / "ok.py").write_bytes(LEGACY)
+    # In a child, so that a hang fails the test instead of stalling the suite.
+    code = ("import sys; from anydev.scan import scan_paths; "
+            "r = scan_paths(sys.argv[1:]); "
+            "print([e.message for e in r.errors], len(r.findings))")
+    p = subprocess.run([sys.executable, "-c", code, str(fifo), str(tmp_path / "ok.py")],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert "not a regular file (a FIFO); skipped" in p.stdout and p.stdout.rstrip().endswith("1")
+
+
+def test_a_device_named_directly_is_refused(tmp_path):
+    r = scan_paths(["/dev/null"])
+    assert [e.message for e in r.errors] == ["not a regular file (a character device); skipped"]
+
+
+# --- globs against git ---------------------------------------------------------------
+
+def _random_glob(r: random.Random) -> str:
+    """A glob of the pieces git gives meaning to (never a trailing '/')."""
+    parts = []
+    for _ in range(r.randint(1, 5)):
+        parts.append(r.choice(["a", "b", "ab", "*", "**", "?", "[ab]", "[!a]", "/", "**/",
+                               "/**/", "a*", "*b", "x"]))
+    g = "".join(parts).strip("/")
+    return g.replace("///", "/").replace("//", "/") or "a"
+
+
+def _random_path(r: random.Random) -> str:
+    segs = ["".join(r.choice("abx") for _ in range(r.randint(1, 4)))
+            for _ in range(r.randint(1, 4))]
+    return "/".join(segs)
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_gitignore_matches_like_git_check_ignore(tmp_path):
+    """Generated .gitignore lines (anchored with a leading '/', or matched
+    against the name at any depth) and paths, against `git check-ignore`.
+    git also ignores what is below an ignored folder, so a path counts as
+    ignored when it, or a folder above it, matches."""
+    r = random.Random(14)
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    base = str(repo)
+    mismatches = []
+    for case in range(200):
+        line = ("/" if case % 2 == 0 else "") + _random_glob(r)
+        if case % 2 and "/" not in line and r.random() < 0.3:
+            line = "*" + line
+        paths = sorted({_random_path(r) for _ in range(40)})
+        (repo / ".gitignore").write_text(line + "\n")
+        p = subprocess.run(["git", "-c", "core.quotePath=false", "check-ignore", "--no-index",
+                            "--stdin"], cwd=repo, input="\n".join(paths) + "\n",
+                           capture_output=True, text=True)
+        assert p.returncode in (0, 1), p.stderr
+        git = set(p.stdout.split())
+        for path in paths:
+            segs = path.split("/")
+            ours = any(_C._scan.ignore_match([line], base, base + "/" + "/".join(segs[:k]),
+                                             k < len(segs)) > 0
+                       for k in range(1, len(segs) + 1))
+            if ours != (path in git):
+                mismatches.append((line, path, path in git))
+    assert mismatches == []
+
+
+def test_pathological_globs_finish(tmp_path, monkeypatch):
+    # 69 s and over 120 s with the old backtracking matcher.
+    monkeypatch.chdir(tmp_path)
+    name = "a" * 40
+    (tmp_path / (name + ".py")).write_bytes(LEGACY)
+    (tmp_path / ".gitignore").write_text("*a*a*a*a*a*a*a*a*a*a*b\n")
+    r = scan_paths(["."], exclude=["*a*a*a*a*a*a*a*a*a*a*a*a*b"])
+    assert len(r.findings) == 1
+
+
+# --- reports that are not reports ---------------------------------------------------
+
+def _report(calls=(), processes=()):
+    from anydev import report
+    return {"format": report.FORMAT, "version": report.VERSION, "processes": list(processes),
+            "calls": list(calls)}
+
+
+@pytest.mark.parametrize("text,what", [
+    ("[" * 100_000 + "]" * 100_000, "nested 100000 levels deep"),
+    ('{"a": ' * 100_000 + "1" + "}" * 100_000, "nested 100000 levels deep"),
+    ("[" + "9" * 5000 + "]", "an integer of 5000 digits"),
+    ('{"format": "anydev-report", "version": 1, "processes": [], "calls": [{"count": '
+     + "1" * 4301 + "}]}", "an integer of 4301 digits"),
+    ("[NaN]", "NaN is not JSON"),
+])
+@pytest.mark.parametrize("action", ["show", "merge"])
+def test_report_hostile_json_is_a_clear_error(tmp_path, text, what, action):
+    path = tmp_path / "r.json"
+    path.write_text(text)
+    if action == "show":
+        rc, out, err = run_cli("report", "show", str(path))
+    else:
+        rc, out, err = run_cli("report", "merge", str(path), "-o", str(tmp_path / "m.json"))
+    assert rc == 2, (out, err)
+    assert what in err and str(path) in err
+    assert "Traceback" not in err
+
+
+def test_report_depth_counts_brackets_outside_strings(tmp_path):
+    from anydev import report
+    deep_string = "[" * 1000
+    r = _report(processes=[{"argv": [deep_string, "a\\\"[", "{"]}])
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(r))
+    assert report.load(str(path))["processes"][0]["argv"][0] == deep_string
+
+
+# --- parts not scanned are errors ----------------------------------------------------
+
+def test_unscanned_parts_are_errors(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a_utf8.py").write_bytes(LEGACY + b"x = '\xff'\ntorch.cuda.empty_cache()\n")
+    (tmp_path / "b_nul.py").write_bytes(LEGACY + b"\x00")
+    (tmp_path / "c_big.py").write_bytes(LEGACY + b"#" * 5000 + b"\n")
+    r = scan_paths(["."], max_file_size=1000)
+    errors = {e.path: (e.line, e.message) for e in r.errors}
+    assert errors == {
+        "a_utf8.py": (3, "invalid UTF-8 (byte 0xFF); not scanned from there on"),
+        "b_nul.py": (3, "binary file (a NUL byte); skipped"),
+        "c_big.py": (None, "file is 5039 bytes, over the limit of 1000 (a generated file?); "
+                           "skipped"),
+    }
+    assert [(f.path, f.line) for f in r.findings] == [("a_utf8.py", 2)]
+
+
+# --- streaming -----------------------------------------------------------------------
+
+def test_iter_scan_paths_gives_scan_paths_in_batches(tmp_path, monkeypatch):
+    from anydev.scan import iter_scan_paths
+    monkeypatch.chdir(tmp_path)
+    for i in range(7):
+        (tmp_path / f"m{i}.py").write_bytes(LEGACY * (i + 1) if i != 3 else b"x = 1\n")
+    (tmp_path / "bad.py").write_bytes(b"\x00")
+    whole = scan_paths(["."], select=["AD1"])
+    parts = list(iter_scan_paths(["."], select=["AD1"], batch=3))
+    assert len(parts) == 3
+    assert [f for p in parts for f in p.findings] == whole.findings
+    assert [e for p in parts for e in p.errors] == whole.errors
+    assert sum(p.files for p in parts) == whole.files and sum(p.bytes for p in parts) == whole.bytes
+    missing = list(iter_scan_paths(["nope.py", "m0.py"]))
+    assert [e.message for e in missing[0].errors][0].startswith("cannot read")
+    assert [f.path for f in missing[0].findings] == ["m0.py"]
+    with pytest.raises(ValueError):
+        iter_scan_paths(["."], batch=0)
