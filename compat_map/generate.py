@@ -41,21 +41,30 @@ except ImportError:  # Python < 3.11
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TABLE_DIR = os.path.join(ROOT, "compat_map")
-ROW_FILES = ("python.toml", "xpu.toml", "cpp.toml")
+ROW_FILES = ("python.toml", "xpu.toml", "cpp.toml", "literals.toml")
 
 KEYS = ["code", "legacy", "also", "kind", "status", "replacement", "anydev", "fix", "signature",
-        "template", "rename", "deprecated_in", "since", "note", "shim"]
+        "template", "rename", "deprecated_in", "since", "note", "shim",
+        "language", "detect", "covers", "opt_in", "example"]
+# The native detectors of literal rows (core/scan/src/literal_rules.cc), by language.
+DETECTORS = {
+    "python": ("py.device_call", "py.device_keyword", "py.to_call", "py.amp_device",
+               "py.availability", "py.availability_statement", "py.cuda_method", "py.is_cuda",
+               "py.device_type_compare", "py.nccl_backend"),
+    "cpp": ("cpp.device_type", "cpp.cuda_method", "cpp.is_cuda"),
+}
 # The newest PyTorch release the table's `since` claims were checked against
 # (tests/python/test_compat_versions.py); `since = "main"` means no release up
 # to this one has the replacement.
 NEWEST_TORCH = "2.13"
-KINDS = ("call", "context_manager", "class", "attribute", "module", "decorator")
-STATUSES = ("deprecated", "kept")
+KINDS = ("call", "context_manager", "class", "attribute", "module", "decorator", "literal", "idiom")
+STATUSES = ("deprecated", "kept", "literal")
 FIXES = ("safe", "unsafe", "none")
 AREAS = {  # code range -> (files it may appear in, legacy prefix)
     1: ("python.toml", "torch.cuda."), 2: ("python.toml", "torch.cuda."),
     3: ("python.toml", "torch.cuda"), 4: ("xpu.toml", "torch.xpu"),
     5: ("python.toml", "torch."), 6: ("cpp.toml", ""), 7: ("cpp.toml", ""), 8: ("cpp.toml", ""),
+    9: ("literals.toml", ""),
 }
 GENERATED = "@generated from compat_map/{src} by compat_map/generate.py -- do not edit"
 
@@ -89,7 +98,7 @@ class Row:
 
     @property
     def is_cpp(self) -> bool:
-        return self.file == "cpp.toml"
+        return self.file == "cpp.toml" or self.data.get("language") == "cpp"
 
 
 @dataclass
@@ -267,8 +276,8 @@ def validate(table: Table) -> None:
         if status == "deprecated" and d.get("replacement") and "since" not in d:
             err(row, None, "a deprecated row with a replacement needs `since` (the first PyTorch "
                            "release that has it)")
-        if "since" in d and not (status == "deprecated" and d.get("replacement")):
-            err(row, "since", "`since` is for deprecated rows with a replacement")
+        if "since" in d and not (status in ("deprecated", "literal") and d.get("replacement")):
+            err(row, "since", "`since` is for deprecated and literal rows with a replacement")
         if isinstance(since, str) and since != "main" and re.fullmatch(r"\d+\.\d+", since) and \
                 tuple(map(int, since.split("."))) > tuple(map(int, NEWEST_TORCH.split("."))):
             err(row, "since", f"since {since} is newer than the newest release the table knows "
@@ -293,6 +302,7 @@ def validate(table: Table) -> None:
             for key in ("fix", "template", "shim"):
                 if key in d:
                     err(row, key, f"a kept row has no `{key}` (it is never rewritten)")
+        _validate_literal(row, err)
         anydev = d.get("anydev")
         if isinstance(anydev, str):
             agroup = "anydev_cpp" if row.is_cpp else "anydev_python"
@@ -317,7 +327,7 @@ def validate(table: Table) -> None:
             if fix == "none":
                 err(row, "template", "a row with fix = \"none\" has no template")
             for ph in PLACEHOLDER.findall(tpl):
-                if ph == "*":
+                if ph == "*" or (ph == "attr" and "covers" in d):
                     continue
                 if params is None or ph not in params:
                     err(row, "template", f"template placeholder {{{ph}}} is not a parameter of "
@@ -341,6 +351,21 @@ def validate(table: Table) -> None:
                     err(row, "shim", "a function shim needs `returns` and `body`")
                 if not isinstance(anydev, str):
                     err(row, "shim", "a shim forwards to its row's `anydev` target, which is missing")
+    kept_names = {r.legacy: r for r in table.rows if r.status == "kept"}
+    covered: dict[str, Row] = {}
+    for row in table.rows:
+        covers = row.data.get("covers")
+        if not isinstance(covers, list):
+            continue
+        for name in covers:
+            target = kept_names.get(name)
+            if target is None:
+                err(row, "covers", f"covers {name!r}, which is not the legacy name of a kept row")
+            elif target.is_cpp != row.is_cpp:
+                err(row, "covers", f"covers {name!r}, a row of the other language")
+            elif name in covered:
+                err(row, "covers", f"{name!r} is already covered by {covered[name].source}")
+            covered[name] = row
     used = {g: set() for g in table.targets}
     for row in table.rows:
         group = "cpp" if row.is_cpp else "python"
@@ -354,6 +379,56 @@ def validate(table: Table) -> None:
                           f"[{g}] is used by no row")
     if errors:
         raise TableError("\n".join(errors))
+
+
+def _validate_literal(row: Row, err) -> None:
+    """The keys of literal rows (literals.toml; SCHEMA.md, "Literal rows")."""
+    d = row.data
+    literal = row.file == "literals.toml"
+    if not literal:
+        for key in ("language", "detect", "covers", "opt_in", "example"):
+            if key in d:
+                err(row, key, f"`{key}` is for the rows of compat_map/literals.toml")
+        if d.get("status") == "literal":
+            err(row, "status", "status = \"literal\" is for the rows of compat_map/literals.toml")
+        return
+    if d.get("status") != "literal":
+        err(row, "status", "a row of compat_map/literals.toml has status = \"literal\"")
+    language = d.get("language")
+    if language not in DETECTORS:
+        err(row, "language" if "language" in d else None,
+            f"`language` must be one of {', '.join(DETECTORS)}")
+    for key in ("replacement", "fix"):
+        if key not in d:
+            err(row, None, f"a literal row needs `{key}`")
+    if d.get("replacement") and "since" not in d:
+        err(row, None, "a literal row with a replacement needs `since` (the first PyTorch "
+                       "release that has what its template uses)")
+    if d.get("fix") == "none" and "template" in d:
+        err(row, "template", "a row with fix = \"none\" has no template")
+    if d.get("fix") in ("safe", "unsafe") and "template" not in d:
+        err(row, "fix", "a literal row with a fix needs a `template`")
+    if "opt_in" in d and not isinstance(d["opt_in"], bool):
+        err(row, "opt_in", "`opt_in` must be true or false")
+    detect, covers = d.get("detect"), d.get("covers")
+    if (detect is None) == (covers is None):
+        err(row, None, "a literal row has exactly one of `detect` (a native detector) and "
+                       "`covers` (the kept rows it hints at)")
+    if detect is not None and (not isinstance(detect, str) or
+                               detect not in DETECTORS.get(language, ())):
+        err(row, "detect", f"detect {detect!r} is not a {language} detector (known: "
+                           f"{', '.join(DETECTORS.get(language, ()))})")
+    if covers is not None and (not isinstance(covers, list) or not covers or
+                               not all(isinstance(c, str) for c in covers)):
+        err(row, "covers", "`covers` must be a non-empty list of strings")
+    if "also" in d:
+        err(row, "also", "a literal row has no `also` (its detector or `covers` finds it)")
+    ex = d.get("example")
+    if not (isinstance(ex, dict) and set(ex) == {"before", "after"} and
+            all(isinstance(v, str) and v for v in ex.values())):
+        err(row, "example" if "example" in d else None,
+            "a literal row needs `example = { before = \"...\", after = \"...\" }` (for "
+            "`anydev rule`)")
 
 
 # --- outputs ---------------------------------------------------------------------
@@ -386,6 +461,8 @@ def message(row: Row, shim_name: str) -> str:
 
 def shim_module_of(row: Row) -> Optional[tuple[str, str]]:
     """(anydev module, attribute) of a Python row's shim, or None."""
+    if row.status == "literal":
+        return None  # source code, not an entry point: nothing to forward
     legacy = row.legacy
     for prefix, module in (("torch.cuda.amp.", "anydev.cuda.amp"), ("torch.cuda.", "anydev.cuda"),
                            ("torch.xpu.", "anydev.xpu"),
@@ -424,18 +501,25 @@ def gen_table_module(table: Table) -> str:
            "    note: str",
            "    source: str",
            "    language: str",
+           "    detect: Optional[str] = None  # literal rows: the native detector",
+           "    covers: tuple[str, ...] = ()  # literal rows: the kept rows it hints at",
+           "    opt_in: bool = False  # off unless selected (`--select CODE`)",
+           "    example: tuple[str, ...] = ()  # literal rows: (before, after) for `anydev rule`",
            "",
            "",
            "ROWS: tuple[Row, ...] = ("]
     for r in table.rows:
         fix = r.fix or "none"
-        rename = r.data.get("rename", fix != "none")
+        rename = r.data.get("rename", fix != "none" and r.status != "literal")
         out.append(
             f"    Row({py_str(r.code)}, {py_str(r.legacy)}, {tuple(r.also or ())!r}, "
             f"{py_str(r.kind)}, {py_str(r.status)}, {py_str(r.replacement or '')}, "
             f"{r.anydev!r}, {py_str(fix)}, {r.signature!r}, {r.template!r}, {rename!r}, "
             f"{py_str(r.deprecated_in)}, {r.since!r}, {py_str(r.note)}, {py_str(r.source)}, "
-            f"{py_str('cpp' if r.is_cpp else 'python')}),")
+            f"{py_str('cpp' if r.is_cpp else 'python')}"
+            + (f", {r.detect!r}, {tuple(r.covers or ())!r}, {bool(r.opt_in)!r}, "
+               f"{(r.example['before'], r.example['after']) if isinstance(r.example, dict) else ()!r}"
+               if r.file == "literals.toml" else "") + "),")
     out += [")",
             "",
             "ROWS_BY_CODE: dict[str, Row] = {r.code: r for r in ROWS}",
@@ -637,11 +721,11 @@ def gen_cpp_header(table: Table, ns: str) -> str:
 
 
 def gen_guide(table: Table) -> str:
-    py = [r for r in table.rows if not r.is_cpp]
-    cpp = [r for r in table.rows if r.is_cpp]
+    py = [r for r in table.rows if not r.is_cpp and r.status != "literal"]
+    cpp = [r for r in table.rows if r.is_cpp and r.status != "literal"]
 
     def counts(rows: list[Row]) -> tuple[int, int, int, int, int]:
-        dep = [r for r in rows if r.status == "deprecated"]
+        dep = [r for r in rows if r.status in ("deprecated", "literal")]
         return (len(rows), len(dep), len(rows) - len(dep),
                 sum(1 for r in dep if r.fix in ("safe", "unsafe")),
                 sum(1 for r in dep if r.anydev))
@@ -652,7 +736,8 @@ def gen_guide(table: Table) -> str:
               ("torch.accelerator aliases", [r for r in py if r.legacy.startswith("torch.accelerator.")]),
               ("c10::cuda / at::cuda", [r for r in cpp if r.legacy.startswith(("c10::cuda::", "at::cuda::")) and "CachingAllocator" not in r.legacy]),
               ("CUDACachingAllocator", [r for r in cpp if "CUDACachingAllocator" in r.legacy]),
-              ("c10::xpu", [r for r in cpp if r.legacy.startswith("c10::xpu::")])]
+              ("c10::xpu", [r for r in cpp if r.legacy.startswith("c10::xpu::")]),
+              ("device literals and idioms", [r for r in table.rows if r.status == "literal"])]
     spellings = sum(1 + len(r.also or ()) for r in table.rows)
     lines = [f"<!-- {GENERATED.format(src='*.toml')} -->",
              "# Migration guide: from torch.cuda / torch.xpu to the device-generic API",

@@ -37,6 +37,8 @@ sys.path.insert(0, HERE)
 import gen_corpus  # noqa: E402
 
 PATTERN = r"torch\.cuda\.|at::cuda::|c10::cuda::"
+# --literals: grep for the device literals and idioms too (the AD9xx rules).
+LITERAL_PATTERN = PATTERN + r"|\"cuda|\.cuda\(|is_cuda|kCUDA|DeviceType::CUDA|\"nccl\""
 
 
 def corpus(base: str, size_mb: int, seed: int) -> tuple[str, int, int]:
@@ -85,6 +87,9 @@ def main() -> int:
     ap.add_argument("--anydev", default=f"{sys.executable} -m anydev",
                     help="the command to run (default: this interpreter's -m anydev)")
     ap.add_argument("--json", metavar="FILE", help="also write the figures here")
+    ap.add_argument("--literals", action="store_true",
+                    help="grep for the device literals and idioms too (anydev scans for them "
+                         "by default)")
     a = ap.parse_args()
 
     jobs = a.jobs or os.cpu_count() or 1
@@ -93,7 +98,7 @@ def main() -> int:
     for size in [int(s) for s in a.sizes.split(",")]:
         path, files, total = corpus(os.path.abspath(a.corpus_dir), size, a.seed)
         warm(path)
-        grep = ["grep", "-rEn", PATTERN, path]
+        grep = ["grep", "-rEn", LITERAL_PATTERN if a.literals else PATTERN, path]
         scan = [*a.anydev.split(), "scan", "--no-config", "--format", "json",
                 "--output", os.path.join(tmp, "scan.json"), "--jobs", str(jobs), path]
         run(grep, os.path.join(tmp, "grep.txt"), (0, 1))  # warm-up
@@ -108,7 +113,9 @@ def main() -> int:
         quiet[quiet.index("--output") + 1] = os.path.join(tmp, "quiet.json")
         _, scan_rss = run(quiet, os.devnull, (0, 1))
         grep_lines = sum(1 for _ in open(os.path.join(tmp, "grep.txt"), "rb"))
-        findings = len(json.load(open(os.path.join(tmp, "scan.json")))["findings"])
+        report = json.load(open(os.path.join(tmp, "scan.json")))["findings"]
+        findings = len(report)
+        literal = sum(1 for f in report if f["rule"].startswith("AD9"))
         gw, sw = min(w for w, _ in g), min(w for w, _ in s)
         row = {
             "size_mb": round(total / 1e6, 1), "files": files,
@@ -122,13 +129,15 @@ def main() -> int:
             "anydev_rss_mb": round(max(r for _, r in s) / 1024, 1),
             "anydev_rss_no_findings_mb": round(scan_rss / 1024, 1),
             "grep_lines": grep_lines, "findings": findings,
+            "findings_api": findings - literal, "findings_literal": literal,
         }
         rows.append(row)
         print(f"{row['size_mb']:7.1f} MB {files:6d} files  grep {gw:6.3f} s  anydev {sw:6.3f} s"
               f"  ratio {row['ratio']:4.2f}x  {row['anydev_mb_s_per_core']:6.1f} MB/s/core "
               f"({jobs} threads)  RSS grep {row['grep_rss_mb']:.0f} MB, anydev "
               f"{row['anydev_rss_mb']:.0f} MB ({row['anydev_rss_no_findings_mb']:.0f} MB with no "
-              f"finding kept)  ({grep_lines} grep lines, {findings} findings)",
+              f"finding kept)  ({grep_lines} grep lines, {findings} findings: "
+              f"{findings - literal} API, {literal} literals and idioms)",
               flush=True)
     if len(rows) > 1:
         small, big = rows[0], rows[-1]

@@ -8,7 +8,8 @@ The files look like a training code base and its extension kernels: module
 docstrings, imports in every form the scanner resolves (`import torch as th`,
 `from torch.cuda import ...`, imports inside functions), classes and functions
 of ordinary code (arithmetic, loops, logging, f-strings), legacy calls here and
-there (about one line in 60), and the look-alikes and non-code a scanner must
+there (about one line in 60), device literals and idioms (`device="cuda"`, the
+availability idiom, `at::kCUDA`: about one line in 100), and the look-alikes and non-code a scanner must
 skip: `x.cuda()`, `self.cuda.synchronize()`, legacy names in comments, strings,
 docstrings and `#if 0` groups. About 70% of the bytes are Python, 30% C++.
 The same seed and size give the same bytes. Do not commit the output.
@@ -35,6 +36,18 @@ PY_KEPT = ["torch.cuda.get_device_name(0)", "torch.cuda.get_device_properties(de
 WORDS = ("loss batch model optim sched step grad weight bias input output hidden state "
          "mask logits target epoch rank world scale norm layer block head token embed "
          "value key query cache buffer param metric total count index shape size").split()
+# Device literals and idioms (the AD9xx rules): about one line in 100 of each language.
+PY_LITERAL = [
+    'torch.zeros(8, device="cuda")', 'torch.device("cuda", rank)', '{x}.to("cuda")',
+    '"cuda" if torch.cuda.is_available() else "cpu"', '{x}.is_cuda',
+    'torch.device(f"cuda:{{rank}}")', 'torch.load(path, map_location="cuda")',
+    'torch.autocast("cuda")', '{x}.device.type == "cuda"',
+    'torch.empty(4, device="cuda:0" if torch.cuda.device_count() > 0 else "cpu")',
+]
+CPP_LITERAL = [
+    "{x}.options().device(at::kCUDA)", "{x}.is_cuda()", "{x}.cuda()",
+    "{x}.device().type() == c10::DeviceType::CUDA", "torch::Device(torch::kCUDA, 0)",
+]
 CPP_LEGACY = [
     "at::cuda::getCurrentCUDAStream()", "c10::cuda::current_device()",
     "c10::cuda::device_count()", "at::cuda::getStreamFromPool()",
@@ -88,6 +101,8 @@ class Gen:
             return f"{ind}self.cuda.synchronize()  # not torch's"
         if k < 0.13:
             return f"{ind}msg = \"call torch.cuda.empty_cache() between {self.w()}s\""
+        if k < 0.14:
+            return f"{ind}{self.name()} = {r.choice(PY_LITERAL).format(x=self.name())}"
         if k < 0.40:
             return f"{ind}{self.name()} = {self.expr()}"
         if k < 0.50:
@@ -164,6 +179,8 @@ class Gen:
             return f"{ind}// keep c10::cuda::current_device() in sync with {self.w()}"
         if k < 0.05:
             return f"{ind}TORCH_CHECK({self.name()} >= 0, \"at::cuda::{self.w()} failed\");"
+        if k < 0.055:
+            return f"{ind}auto {self.name()} = {r.choice(CPP_LITERAL).format(x=self.name())};"
         if k < 0.06:
             return f"{ind}c10::cuda::CUDAGuard guard({self.name()});"
         if k < 0.35:

@@ -108,7 +108,8 @@ def _fix_main(args: argparse.Namespace) -> int:
         sys.stderr.writelines(render_fix_list(
             applied, "Would fix {n}:" if args.diff else "Fixed {n}:"))
     changed = sum(1 for fr in result.files if fr.changed)
-    hint = "" if args.unsafe_fixes or not any(f.fix == "unsafe" for f, _ in remaining) else \
+    hint = "" if args.unsafe_fixes or not any(
+        f.fix == "unsafe" and not f.rule.startswith("AD9") for f, _ in remaining) else \
         " (--unsafe-fixes applies the unsafe ones)"
     if not args.quiet:
         print(f"anydev fix: {verb} {result.applied} finding(s) in {changed} file(s); "

@@ -302,7 +302,7 @@ def sarif_rules(keep) -> list:
 
     out = []
     for row in _compat_table.ROWS:
-        if row.status != "deprecated" or not keep(row.code):
+        if row.status == "kept" or not keep(row.code):  # literal rows are rules too
             continue
         repl = row.replacement or "(no drop-in replacement)"
         fix = {"safe": "`anydev fix` rewrites it.",
@@ -467,7 +467,11 @@ def render_statistics(findings, files: int, nbytes: int, target: Optional[str] =
     else:
         out.append("  (none)")
     out.append(f"By kind: {per_kind['call']} calls, {per_kind['reference']} references, "
-               f"{per_kind['import']} imports.")
+               f"{per_kind['import']} imports, {per_kind['literal']} literals, "
+               f"{per_kind['idiom']} idioms.")
+    from ._literals import statistics_lines
+
+    out += statistics_lines(findings, by_code)
     out.append(f"By fix: {fixes['safe']} safe, {fixes['unsafe']} unsafe, "
                f"{fixes['none']} without a fix.")
     out += render_unlocks(findings, target)
@@ -874,7 +878,7 @@ def cmd_rule(args: argparse.Namespace) -> int:
             return 0
         w = max(len(r.legacy) for r in rows)
         for r in rows:
-            status = r.fix if r.status == "deprecated" else "kept"
+            status = r.fix if r.status != "kept" else "kept"
             print(f"{r.code}  {status:6}  {r.legacy:{w}}  {r.replacement or '-'}")
         return 0
     if not args.code:
@@ -944,7 +948,7 @@ def explain(row) -> str:
     wrap = lambda s: textwrap.fill(s, 88, initial_indent="  ", subsequent_indent="  ")  # noqa: E731
     out = [f"{row.code}: {row.legacy}", ""]
     out.append(f"  legacy:         {row.legacy}  ({row.language}, {row.kind.replace('_', ' ')})")
-    out.append(f"  spellings:      {', '.join([row.legacy, *row.also])}")
+    out.append(f"  spellings:      {', '.join([row.legacy, *row.also, *row.covers])}")
     if row.status == "kept":
         out.append(f"  status:         kept: device-specific (rule 4), never reported "
                    f"(checked against PyTorch {row.deprecated_in})")
@@ -957,7 +961,7 @@ def explain(row) -> str:
     out.append(f"  defined at:     {row.source}")
     out += ["", "Why", wrap(row.note)]
     before, after = examples(row)
-    if row.status == "deprecated":
+    if row.status != "kept":
         out += ["", "Example"]
         for b, a in zip(before, after):
             out.append("  before:")
@@ -1044,6 +1048,10 @@ def expand_template(template: str, args: list[str], bound: dict[str, str]) -> st
 def examples(row) -> tuple[list[str], list[str]]:
     """Before/after examples for a row: a call with its required arguments,
     and, when the template adapts an optional one, a call passing it."""
+    if row.status == "literal":
+        from ._literals import examples as literal_examples
+
+        return literal_examples(row)
     params = _params(row)
     required = [n for n, req in params if req]
     optional = [n for n, req in params if not req]

@@ -658,6 +658,7 @@ class _State:
     quiet_filter: tuple
     targets: dict[str, str] = field(default_factory=dict)
     no_device: dict[str, str] = field(default_factory=dict)
+    methods: list = field(default_factory=list)  # _CountedMethod, see _install_methods
 
 
 _state: Optional[_State] = None
@@ -710,6 +711,7 @@ def status() -> dict[str, Any]:
         "backport": list(state.backport),
         "targets": dict(state.targets),
         "no_device": dict(state.no_device),
+        "counted": {m.legacy: "method" for m in state.methods},
     }
 
 
@@ -792,6 +794,7 @@ def install(mode: str = "observe", packages: Optional[Iterable[str]] = None,
                 f"torch.{legacy} has no device on this machine: {n} legacy "
                 f"call{'s' if n != 1 else ''} run the original, since forwarding would change "
                 f"what {'they do' if n != 1 else 'it does'} here (see targets)")
+        _install_methods(_state)
         compat._changed()  # every site resolves its scope and policy again
     return status()
 
@@ -810,6 +813,7 @@ def uninstall() -> None:
             if w.module.__dict__.get(w.attr) is w.replacement:
                 setattr(w.module, w.attr, w.original)
             _C._compat.set_scoped(w.index, None, False)
+        _uninstall_methods(state)
         _state = None
         _scope_cache.clear()
         _C._compat.set_scope_resolver(None)
@@ -818,3 +822,92 @@ def uninstall() -> None:
             warnings.filters.remove(state.quiet_filter)
         backport.uninstall()
         compat._changed()
+
+
+# --- .cuda() calls, counted (AD907) --------------------------------------------------
+#
+# Tensor.cuda() and Module.cuda() are no table entry points but the most
+# common CUDA-specific calls left after a migration (the literal rule AD907).
+# anydev.torch counts the calls that run, per call site, so the report shows
+# which .cuda() sites are on the hot path. Observation only, in both modes:
+# the call always reaches the original method (nothing is redirected), and an
+# in-scope site warns once like the other legacy calls. A call is counted
+# before the original runs, so on a PyTorch without CUDA (where .cuda()
+# raises) it is counted too.
+
+# (class, attribute, the replacement the warning names)
+_COUNTED_METHODS = (
+    ("torch.Tensor", "cuda", "Tensor.to(torch.accelerator.current_accelerator())"),
+    ("torch.nn.Module", "cuda", "Module.to(torch.accelerator.current_accelerator())"),
+)
+
+
+class _CountedMethod:
+    """A method of a torch class whose calls anydev's engine counts.
+
+    Reading it from an instance binds the engine's native forwarder to the
+    instance (a bound method object), so the call itself runs no Python
+    frame of anydev's: the forwarder sees the caller's frame as its call site
+    and resolves its scope as for any legacy call. Reading it from the class
+    gives the forwarder (``torch.Tensor.cuda(x)`` is counted too)."""
+
+    __slots__ = ("fwd", "original", "cls", "attr", "legacy", "index", "own")
+
+    def __init__(self, fwd: Any, original: Any, cls: type, attr: str, legacy: str, index: int,
+                 own: bool):
+        self.fwd = fwd
+        self.original = original
+        self.cls = cls
+        self.attr = attr
+        self.legacy = legacy
+        self.index = index
+        self.own = own  # the class defined the attribute itself (else it inherited it)
+
+    def __get__(self, obj: Any, cls: Any = None) -> Any:
+        if obj is None:
+            return self.fwd
+        return types.MethodType(self.fwd, obj)
+
+
+def _install_methods(state: _State) -> None:
+    """Puts a _CountedMethod on each of _COUNTED_METHODS that this PyTorch has."""
+    import importlib
+
+    row = next((r for r in ROWS if r.detect == "py.cuda_method"), None)
+    if row is None:
+        return
+    for cls_name, attr, replacement in _COUNTED_METHODS:
+        module_name, _, name = cls_name.rpartition(".")
+        try:
+            cls = getattr(importlib.import_module(module_name), name)
+        except (ImportError, AttributeError):
+            state.skipped[f"{cls_name}.{attr}"] = f"this PyTorch has no {cls_name}"
+            continue
+        original = getattr(cls, attr, None)
+        if original is None:
+            state.skipped[f"{cls_name}.{attr}"] = "this PyTorch has no such method"
+            continue
+        legacy = f"{cls_name}.{attr}"
+        message = (f"{legacy}() is CUDA-specific; use {replacement} [{row.code}]")
+        index = _C._compat.register_scoped(legacy, replacement, row.code, message, original, "")
+        fwd = _C._compat.Forwarder(index, attr, f"{name}.{attr}", module_name,
+                                   getattr(original, "__doc__", None))
+        fwd.__wrapped__ = original
+        fwd.__anydev_original__ = original
+        method = _CountedMethod(fwd, original, cls, attr, legacy, index, attr in cls.__dict__)
+        _C._compat.set_scoped(index, None, True)  # always the original: observation only
+        setattr(cls, attr, method)
+        state.methods.append(method)
+
+
+def _uninstall_methods(state: _State) -> None:
+    """Puts the original methods back (an inherited one by removing the
+    class's own attribute again)."""
+    for m in state.methods:
+        if m.cls.__dict__.get(m.attr) is m:
+            if m.own:
+                setattr(m.cls, m.attr, m.original)
+            else:
+                delattr(m.cls, m.attr)
+        _C._compat.set_scoped(m.index, None, False)
+    state.methods.clear()

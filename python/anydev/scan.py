@@ -259,19 +259,22 @@ def _batches(files, path_errors, native, rows, cwd, keep, jobs, max_file_size,
 
 
 def scan_source(
-    source: Union[bytes, str], path: str, *, language: Optional[str] = None
+    source: Union[bytes, str], path: str, *, language: Optional[str] = None,
+    select: Optional[Iterable[str]] = None, ignore: Optional[Iterable[str]] = None,
 ) -> tuple[list[Finding], list[ScanError]]:
     """Scans one file's content as if it were read from ``path`` (which is
     reported as given). ``language``: "python" or "cpp"; default: from the
     extension of ``path`` (ValueError if it has none the scanner knows). A
-    ``str`` is encoded as UTF-8."""
+    ``str`` is encoded as UTF-8. ``select``/``ignore`` as for
+    :func:`scan_paths` (by default every rule but the opt-in ones)."""
     lang = language or language_of(path)
     if lang not in EXTENSIONS:
         raise ValueError(f"{path}: cannot tell the language (give language='python' or 'cpp')")
     data = source.encode("utf-8") if isinstance(source, str) else bytes(source)
-    native, rows = _rules()
+    keep = rule_filter(select, ignore)
+    native, rows = _rules(keep)
     raw, errs = _native().scan_source(native, data, lang)
-    findings = [_finding(path, t, rows[t[0]]) for t in raw]
+    findings = [_finding(path, t, rows[t[0]]) for t in raw if keep(rows[t[0]].code)]
     errors = [ScanError(path, message, line) for message, line in errs]
     if findings:
         from . import _noqa  # `# noqa` comments (ruff's convention)
@@ -285,9 +288,12 @@ def rule_filter(select: Optional[Iterable[str]] = None,
     """Returns a predicate on rule codes for ``select``/``ignore`` (see
     :func:`scan_paths`); ValueError names an entry that is not a code or a
     prefix of one."""
-    codes = [r.code for r in _table().ROWS]
+    rows = _table().ROWS
+    codes = [r.code for r in rows]
     sel = [""] if select is None else _prefixes(select, codes, "select")
     ign = [] if ignore is None else _prefixes(ignore, codes, "ignore")
+    # Opt-in rules (a portability hint such as AD911) are on only when selected.
+    off = {r.code for r in rows if r.opt_in} if select is None else set()
     memo: dict[str, bool] = {}
 
     def keep(code: str) -> bool:
@@ -295,7 +301,7 @@ def rule_filter(select: Optional[Iterable[str]] = None,
         if v is None:
             s = max((len(p) for p in sel if code.startswith(p)), default=-1)
             i = max((len(p) for p in ign if code.startswith(p)), default=-1)
-            v = memo[code] = s >= 0 and s > i
+            v = memo[code] = s >= 0 and s > i and code not in off
         return v
 
     return keep
@@ -360,17 +366,30 @@ def _native():
     return _scan
 
 
-def _rules():
+def _rules(keep: Optional[Callable[[str], bool]] = None):
     """The native RuleSet built from the table, and the table's rows (a rule's
-    index in one is its index in the other)."""
-    r = _state.get("rules")
+    index in one is its index in the other). With ``keep``, the literal rules
+    it drops have no detector in the RuleSet, so they cost nothing."""
+    rows = _table().ROWS
+    off = frozenset() if keep is None else frozenset(
+        row.code for row in rows if row.detect and not keep(row.code))
+    r = _state.get(("rules", off))
     if r is None:
-        rows = _table().ROWS
-        native = _native().RuleSet(
-            [(row.code, row.language, row.status == "kept", [row.legacy, *row.also])
-             for row in rows])
-        r = _state["rules"] = (native, rows)
+        covered = {n for row in rows for n in row.covers}
+        native = _native().RuleSet([_native_rule(row, covered, row.code in off) for row in rows])
+        r = _state[("rules", off)] = (native, rows)
     return r
+
+
+def _native_rule(row, covered: set, off: bool = False) -> tuple:
+    """A row as the native RuleSet takes it: (code, language, kept, spellings,
+    detector). A literal row is found by its detector, or by the spellings of
+    the kept rows it ``covers``, which they give up to it (so they are still
+    matched, and found as the literal row's when it is on)."""
+    if row.status == "literal":
+        return (row.code, row.language, False, list(row.covers), "" if off else row.detect or "")
+    spellings = [s for s in (row.legacy, *row.also) if s not in covered]
+    return (row.code, row.language, row.status == "kept", spellings, "")
 
 
 def _prefixes(entries: Iterable[str], codes: list[str], what: str) -> list[str]:
@@ -394,6 +413,11 @@ def _prefixes(entries: Iterable[str], codes: list[str], what: str) -> list[str]:
 
 def message_for(symbol: str, row) -> str:
     """The message of a finding of `row` that matched `symbol`."""
+    if row.status == "literal":
+        what = symbol if row.covers else row.legacy
+        hint = "portable through" if row.opt_in else "device-generic:"
+        return (f"`{what}` is CUDA-specific; {hint} `{row.replacement}` "
+                f"(`anydev rule {row.code}`)")
     if row.replacement:
         return f"`{symbol}` is deprecated; use `{row.replacement}`"
     return f"`{symbol}` is deprecated and has no drop-in replacement (`anydev rule {row.code}`)"
@@ -404,7 +428,7 @@ _messages: dict = {}
 
 def _finding(path: str, t: tuple, row) -> Finding:
     # t: (rule, kind, symbol, line, column, end_line, end_column, start, end, call_end, text)
-    symbol = t[2]
+    symbol = row.legacy if row.detect else t[2]
     key = (row.code, symbol)
     msg = _messages.get(key)
     if msg is None:
@@ -518,7 +542,7 @@ def _scan_paths(paths: Sequence[str], *, select=None, ignore=None,
         keep = rule_filter(select, ignore)
     if jobs is not None and jobs < 0:
         raise ValueError("jobs must be >= 0")
-    native, rows = _rules()
+    native, rows = _rules(keep)
     cwd = os.getcwd()
     tracked = _tracked_ignored([os.fspath(p) for p in paths]) if respect_gitignore else []
     files, path_errors, nfiles, nbytes, nignored = _native().scan_paths(

@@ -70,17 +70,30 @@ void BindScan(py::module_& m) {
 
   py::class_<sc::RuleSet, std::shared_ptr<sc::RuleSet>>(s, "RuleSet")
       .def(py::init([](const std::vector<std::tuple<std::string, std::string, bool,
-                                                    std::vector<std::string>>>& rows) {
+                                                    std::vector<std::string>, std::string>>&
+                           rows) {
              std::vector<sc::Rule> rules;
              rules.reserve(rows.size());
-             for (const auto& [code, language, kept, spellings] : rows) {
-               rules.push_back(sc::Rule{code, ParseLanguage(language), kept, spellings});
+             for (const auto& [code, language, kept, spellings, detector] : rows) {
+               if (!detector.empty() && !sc::IsKnownDetector(detector)) {
+                 throw py::value_error(code + ": unknown detector '" + detector + "'");
+               }
+               rules.push_back(
+                   sc::Rule{code, ParseLanguage(language), kept, spellings, {}, detector});
              }
              return std::make_shared<sc::RuleSet>(std::move(rules));
            }),
            py::arg("rows"),
-           "Builds the rules from (code, language, kept, spellings) rows; a rule's index is "
-           "its position in `rows`.")
+           "Builds the rules from (code, language, kept, spellings, detector) rows; a rule's "
+           "index is its position in `rows`; `detector` names the native detector of a "
+           "literal rule, \"\" for a rule of spellings.")
+      .def("detector_needles",
+           [](const sc::RuleSet& r, const std::string& language) {
+             return r.DetectorNeedles(ParseLanguage(language));
+           },
+           py::arg("language"),
+           "The strings a file must contain for the literal rules of `language` to find "
+           "anything in it.")
       .def("__len__", [](const sc::RuleSet& r) { return r.rules().size(); });
 
   s.def(

@@ -546,5 +546,72 @@ TEST(ScanPrefilter, AFileWithoutANeedleIsNotLexed) {
             V({"! 2 unterminated string literal; findings after it are not reported"}));
 }
 
+// --- the literal rules' detectors (core/scan/src/literal_rules.cc) ---------------------
+
+const RuleSet& LiteralRules() {
+  static const RuleSet* rules = new RuleSet({
+      {"AD101", Language::kPython, false, {"torch.cuda.is_available"}},
+      {"AD901", Language::kPython, false, {}, {}, "py.device_call"},
+      {"AD905", Language::kPython, false, {}, {}, "py.availability"},
+      {"AD907", Language::kPython, false, {}, {}, "py.cuda_method"},
+      {"AD951", Language::kCpp, false, {}, {}, "cpp.device_type"},
+      {"AD952", Language::kCpp, false, {}, {}, "cpp.cuda_method"},
+  });
+  return *rules;
+}
+
+std::vector<std::string> ScanLiterals(Language lang, std::string_view src) {
+  const FileResult r = ScanSource(LiteralRules(), lang, src);
+  std::vector<std::string> out;
+  for (const Finding& f : r.findings) {
+    out.push_back(std::to_string(f.line) + ":" + std::to_string(f.column) + " " +
+                  LiteralRules().rules()[static_cast<size_t>(f.rule)].code + " " +
+                  RefKindName(f.kind) + " `" + f.text + "`" +
+                  (f.call_end >= 0 ? " ->" + std::to_string(f.call_end) : ""));
+  }
+  return out;
+}
+
+TEST(LiteralRules, DetectorsAreIndexedWithTheirNeedles) {
+  EXPECT_TRUE(IsKnownDetector("py.device_call"));
+  EXPECT_FALSE(IsKnownDetector("py.nothing"));
+  EXPECT_FALSE(IsKnownDetector(""));
+  EXPECT_TRUE(LiteralRules().HasDetectors(Language::kPython));
+  EXPECT_TRUE(LiteralRules().HasDetectors(Language::kCpp));
+  EXPECT_FALSE(Rules().HasDetectors(Language::kPython));
+  EXPECT_EQ(LiteralRules().DetectorNeedles(Language::kPython), std::vector<std::string>{"cuda"});
+  EXPECT_EQ(LiteralRules().DetectorNeedles(Language::kCpp),
+            (std::vector<std::string>{"CUDA", "cuda"}));
+}
+
+TEST(LiteralRules, PythonDeviceCallIdiomAndMethod) {
+  EXPECT_EQ(ScanLiterals(Language::kPython,
+                         "import torch as th\n"
+                         "d = th.device('cuda', 1)\n"
+                         "e = 'cuda' if th.cuda.is_available() else 'cpu'\n"
+                         "x = y.cuda()\n"
+                         "print('cuda')\n"),
+            (std::vector<std::string>{"2:5 AD901 call `th.device` ->43",
+                                      "3:5 AD905 idiom `'cuda' if th.cuda.is_available() else 'cpu'`",
+                                      "3:15 AD101 call `th.cuda.is_available` ->80",
+                                      "4:7 AD907 call `cuda` ->104"}));
+}
+
+TEST(LiteralRules, WithoutItsRuleADetectorFindsNothing) {
+  EXPECT_EQ(Scan(Language::kPython, "import torch\nd = torch.device('cuda')\nx.cuda()\n"),
+            std::vector<std::string>{});
+}
+
+TEST(LiteralRules, CppDeviceTypeButNotDispatchKey) {
+  EXPECT_EQ(ScanLiterals(Language::kCpp,
+                         "auto o = x.options().device(at::kCUDA);\n"
+                         "auto k = c10::DispatchKey::CUDA;\n"
+                         "auto t = c10::DeviceType::CUDA;\n"
+                         "auto y = x.cuda();\n"),
+            (std::vector<std::string>{"1:29 AD951 literal `at::kCUDA`",
+                                      "3:10 AD951 literal `c10::DeviceType::CUDA`",
+                                      "4:12 AD952 call `cuda` ->122"}));
+}
+
 }  // namespace
 }  // namespace anydev::scan

@@ -145,7 +145,42 @@ def _unused_target(root: Path) -> tuple[str, int]:
     return "targets.toml", _line_of(p, "torch.accelerator.unused_thing")
 
 
+def _unknown_detector(root: Path) -> tuple[str, int]:
+    p = root / "compat_map" / "literals.toml"
+    _edit(p, 'detect = "py.to_call"', 'detect = "py.to_kall"')
+    return "literals.toml", _row_line(p, "AD903", "detect")
+
+
+def _covers_a_deprecated_row(root: Path) -> tuple[str, int]:
+    p = root / "compat_map" / "literals.toml"
+    _edit(p, 'covers = ["torch.cuda.get_device_name", ', 'covers = ["torch.cuda.synchronize", ')
+    return "literals.toml", _row_line(p, "AD911", "covers")
+
+
+def _literal_without_example(root: Path) -> tuple[str, int]:
+    p = root / "compat_map" / "literals.toml"
+    line = _line_of(p, 'code = "AD904"') - 1
+    text = p.read_text().splitlines(keepends=True)
+    start = _row_line(p, "AD904", "example") - 1
+    del text[start]
+    p.write_text("".join(text))
+    return "literals.toml", line
+
+
+def _literal_key_in_api_row(root: Path) -> tuple[str, int]:
+    p = root / "compat_map" / "python.toml"
+    _edit(p, AD103, AD103 + 'detect = "py.device_call"\n')
+    return "python.toml", _row_line(p, "AD103", "detect")
+
+
 INJECTIONS: dict[str, tuple[Callable[[Path], tuple[str, int]], str]] = {
+    "unknown detector": (_unknown_detector, r"detect 'py\.to_kall' is not a python detector"),
+    "covers a row that is not kept": (_covers_a_deprecated_row,
+                                      r"covers 'torch\.cuda\.synchronize', which is not the "
+                                      r"legacy name of a kept row"),
+    "literal row without example": (_literal_without_example, r"a literal row needs `example"),
+    "literal key in an API row": (_literal_key_in_api_row,
+                                  r"`detect` is for the rows of compat_map/literals\.toml"),
     # name: (edit, a regex the message after "file:line:" must match)
     "duplicate key": (_dup_key, r"Cannot overwrite a value"),
     "unknown key": (_unknown_key, r"unknown key `colour`"),
@@ -299,10 +334,15 @@ def test_rows_are_well_formed():
     codes = [r.code for r in ROWS]
     assert len(codes) == len(set(codes))
     for r in ROWS:
-        assert re.fullmatch(r"AD[1-8]\d\d", r.code), r
-        assert r.status in ("deprecated", "kept"), r
+        assert re.fullmatch(r"AD[1-9]\d\d", r.code), r
+        assert r.status in ("deprecated", "kept", "literal"), r
+        assert (r.status == "literal") == r.code.startswith("AD9") == \
+            r.source.startswith("compat_map/literals.toml"), r
         assert r.note, r
-        assert re.fullmatch(r"compat_map/(python|xpu|cpp)\.toml:\d+", r.source), r
+        assert re.fullmatch(r"compat_map/(python|xpu|cpp|literals)\.toml:\d+", r.source), r
+        if r.status == "literal":
+            assert bool(r.detect) != bool(r.covers) and len(r.example) == 2, r
+            assert r.template and r.since and r.fix == "unsafe", r
         if r.status == "kept":
             assert r.fix == "none" and r.template is None, r
         if r.fix == "none":
@@ -313,7 +353,7 @@ def test_rows_are_well_formed():
 
 def test_row_sources_point_at_their_rows():
     texts = {f: (REPO / "compat_map" / f).read_text().splitlines()
-             for f in ("python.toml", "xpu.toml", "cpp.toml")}
+             for f in ("python.toml", "xpu.toml", "cpp.toml", "literals.toml")}
     for r in ROWS:
         fname, line = r.source.split("/")[1].split(":")
         lines = texts[fname]
@@ -348,7 +388,7 @@ def test_anydev_target_resolves_at_runtime(row):
 
 
 def _counts(rows) -> tuple[int, int, int, int, int]:
-    dep = [r for r in rows if r.status == "deprecated"]
+    dep = [r for r in rows if r.status in ("deprecated", "literal")]
     return (len(rows), len(dep), len(rows) - len(dep),
             sum(1 for r in dep if r.fix in ("safe", "unsafe")),
             sum(1 for r in dep if r.anydev))
@@ -356,6 +396,8 @@ def _counts(rows) -> tuple[int, int, int, int, int]:
 
 def _area(r) -> str:
     n = r.legacy
+    if r.status == "literal":
+        return "device literals and idioms"
     if n.startswith("torch.cuda.amp."):
         return "torch.cuda.amp"
     if n.startswith("torch.cuda."):

@@ -279,9 +279,9 @@ def test_per_file_ignores_and_keep(project):
     assert "torch.cuda.synchronize()" in (project / "tests" / "test_x.py").read_text()
     assert "torch.accelerator.current_device_index()" in (project / "train.py").read_text()
     (project / "pyproject.toml").write_text('[tool.anydev]\nper-file-ignores = '
-                                            '{ "*.py" = ["AD9"] }\n')
+                                            '{ "*.py" = ["AD0"] }\n')
     rc, _, err = run_cli("scan")
-    assert rc == 2 and "`per-file-ignores` '*.py'" in err and "'AD9'" in err
+    assert rc == 2 and "`per-file-ignores` '*.py'" in err and "'AD0'" in err
 
 
 def test_selection_carries_target_torch_and_keep(project, monkeypatch):

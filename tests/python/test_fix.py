@@ -65,7 +65,10 @@ def _normalize_error(message: str) -> str:
 
 
 def _run(data: bytes, name: str, unsafe: bool):
-    findings, _ = scan_source(data, name)
+    # The API rows only: the device literals and idioms (AD9xx) are a family of
+    # their own, which this fixer leaves to migrate by hand (and which its own
+    # rewrites can introduce: torch.amp.autocast("cuda", ...)).
+    findings, _ = scan_source(data, name, ignore=["AD9"])
     try:
         new, applied, skipped = fix_source(data, name, findings, unsafe=unsafe)
     except ValueError as e:
@@ -159,7 +162,9 @@ def test_fixture_invariants(src: Path, out: Path):
         assert applied2 == []
         assert len(findings2) == len(skipped)
         assert sorted((f.rule, f.kind) for f in findings2) == sorted((f.rule, f.kind) for f, _ in skipped)
-        if unsafe and out is FIX:
+        # literals*: the availability checks guard CUDA literals, so the fixer leaves them
+        # (Note [Half-migrated guards] in fix.py)
+        if unsafe and out is FIX and not src.name.startswith("literals"):
             # patch targets (kind "mock") move only with the code they patch
             assert [f for f in findings2 if f.fix != "none" and f.kind != "mock"
                     and not _unreleased(f)] == [], \
@@ -493,17 +498,21 @@ def test_cli_exit_codes(project):
     assert rc == 1, err  # the unsafe set_device is left
     assert "train.py: fixed 4" not in err and "train.py: fixed 3" in err and "ops.cu: fixed 1" in err
     assert "train.py:9:5: AD104 torch.cuda.set_device: not fixed: AD104's fix changes behaviour" in err
-    rc, _, err = run_cli("fix", "--unsafe-fixes")
+    # The API rows only (--ignore AD9): the "cuda" of torch.amp.autocast("cuda", ...),
+    # which the AD313 rewrite writes, is a device literal (AD904) this fixer leaves.
+    rc, _, err = run_cli("fix", "--unsafe-fixes", "--ignore", "AD9")
     assert rc == 0, err
     assert "fixed 1 finding(s) in 1 file(s); 0 left to migrate by hand" in err
-    rc, _, _ = run_cli("fix")
+    rc, _, _ = run_cli("fix", "--ignore", "AD9")
     assert rc == 0  # nothing left
+    rc, _, err = run_cli("fix")
+    assert rc == 1 and 'AD904 torch.amp.autocast("cuda"): not fixed' in err
     (project / "s.py").write_text("import torch\nwith torch.cuda.stream(None):\n    pass\n")
     assert run_cli("fix", "--unsafe-fixes")[0] == 1  # a row without a fix is left
     rc, _, err = run_cli("fix", "missing.py")
     assert rc == 2 and "missing.py: no such file or directory" in err
-    rc, _, err = run_cli("fix", "--select", "AD9")
-    assert rc == 2 and "'AD9' is not a rule code" in err
+    rc, _, err = run_cli("fix", "--select", "AD0")
+    assert rc == 2 and "'AD0' is not a rule code" in err
     (project / "pyproject.toml").write_text("[tool.anydev]\nselect = [\n")
     rc, _, err = run_cli("fix")
     assert rc == 2 and "not valid TOML" in err
@@ -523,7 +532,7 @@ def test_cli_select_ignore_exclude_and_config(project):
     text = (project / "train.py").read_text()
     assert 'torch.amp.autocast("cuda"' in text and "torch.cuda.synchronize()" in text
     assert "at::cuda::device_count" in (project / "ops.cu").read_text()
-    assert run_cli("fix", "--no-config", "--unsafe-fixes")[0] == 0
+    assert run_cli("fix", "--no-config", "--unsafe-fixes", "--ignore", "AD9")[0] == 0
     assert "at::accelerator::deviceCount" in (project / "ops.cu").read_text()
 
 
@@ -649,11 +658,14 @@ def test_end_to_end_on_a_generated_repository(tmp_path):
     p = _cli(tmp_path, "scan", "--format", "json")
     assert p.returncode == 1
     left = json.loads(p.stdout)["findings"]
+    # The API rows without a fix, and the "cuda" the autocast/GradScaler rewrites wrote:
+    # device literals (AD904), which this fixer leaves.
     assert sorted((f["path"], f["rule"]) for f in left) == [
-        ("pkg_a/streams.py", "AD111"), ("pkg_b/csrc/ops.cpp", "AD625")]
-    assert {f["fix"] for f in left} == {"none"}
+        ("pkg_a/streams.py", "AD111"), ("pkg_a/train.py", "AD904"), ("pkg_a/train.py", "AD904"),
+        ("pkg_b/csrc/ops.cpp", "AD625")]
+    assert {f["fix"] for f in left if not f["rule"].startswith("AD9")} == {"none"}
 
     after = _snapshot(tmp_path)
     p = _cli(tmp_path, "fix", "--unsafe-fixes")
-    assert p.returncode == 1 and "fixed 0 finding(s) in 0 file(s); 2 left" in p.stderr
+    assert p.returncode == 1 and "fixed 0 finding(s) in 0 file(s); 4 left" in p.stderr
     assert _snapshot(tmp_path) == after

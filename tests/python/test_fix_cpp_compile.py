@@ -59,7 +59,8 @@ def _cuda_include() -> Path | None:
 
 def _fixed(name: str) -> tuple[str, str, list, list]:
     data = (FIXTURES / name).read_bytes()
-    findings, errors = scan.scan_source(data, name)
+    # The API rows: the device literals (at::kCUDA: AD951) are left by this fixer.
+    findings, errors = scan.scan_source(data, name, ignore=["AD9"])
     assert not errors
     new, applied, skipped = fix.fix_source(data, name, findings, unsafe=True)
     return data.decode(), new.decode(), applied, skipped

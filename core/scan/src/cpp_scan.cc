@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "internal.h"
+#include "literal_rules.h"
 
 namespace anydev::scan::internal {
 namespace {
@@ -1015,6 +1016,81 @@ class Resolver {
   std::vector<std::string_view> shims_;  // spellings the file defines (Note [Shim namespaces])
 };
 
+// ---------------------------------------------------------------------------
+// The literal rules for C++ (Note [Literal rules] in python_scan.cc): the
+// CUDA device type (at::kCUDA, c10::DeviceType::CUDA; never
+// DispatchKey::CUDA or Backend::CUDA), and the Tensor methods .cuda() and
+// .is_cuda(). Hints: whether a rewrite compiles is for the fixer to check.
+
+class CppLiterals {
+ public:
+  CppLiterals(const RuleSet& rules, std::string_view src, const TokenBuffer<Tok>& toks,
+              LexOutput* out)
+      : rules_(rules), src_(src), t_(toks), out_(out) {}
+
+  void Run() {
+    const size_t n = t_.size() - kSentinels;
+    for (size_t k = 0; k < n; ++k) {
+      if (t_[k].type != kName) continue;
+      const uint32_t len = t_[k].end - t_[k].start;
+      if (len != 4 && len != 5 && len != 7) continue;  // cuda CUDA kCUDA is_cuda
+      const char c0 = src_[t_[k].start];
+      if (c0 != 'c' && c0 != 'C' && c0 != 'k' && c0 != 'i') continue;
+      const std::string_view w = Text(k);
+      if (w == "kCUDA") {
+        Add(kCppDeviceType, RefKind::kLiteral, QualifiedStart(k), t_[k].end, -1);
+      } else if (w == "CUDA") {
+        // DeviceType::CUDA, optionally qualified (c10::DeviceType::CUDA).
+        if (k >= 2 && t_[k - 1].type == kColon2 && t_[k - 2].type == kName &&
+            Text(k - 2) == "DeviceType") {
+          Add(kCppDeviceType, RefKind::kLiteral, QualifiedStart(k), t_[k].end, -1);
+        }
+      } else if ((w == "cuda" || w == "is_cuda") && k > 0 &&
+                 (t_[k - 1].type == kDot || t_[k - 1].type == kArrow) &&
+                 t_[k + 1].type == kLParen) {
+        Add(w == "cuda" ? kCppCudaMethod : kCppIsCuda, RefKind::kCall, t_[k].start, t_[k].end,
+            MatchingParen(k + 1, n));
+      }
+    }
+  }
+
+ private:
+  std::string_view Text(size_t k) const {
+    return src_.substr(t_[k].start, t_[k].end - t_[k].start);
+  }
+
+  // The start of `a::b::NAME` ending at token k (a leading `::` excluded).
+  uint32_t QualifiedStart(size_t k) const {
+    size_t j = k;
+    while (j >= 2 && t_[j - 1].type == kColon2 && t_[j - 2].type == kName) j -= 2;
+    return t_[j].start;
+  }
+
+  int64_t MatchingParen(size_t i, size_t n) const {
+    int d = 0;
+    for (size_t k = i; k < n; ++k) {
+      if (t_[k].type == kLParen) {
+        ++d;
+      } else if (t_[k].type == kRParen && --d == 0) {
+        return t_[k].end;
+      }
+    }
+    return -1;
+  }
+
+  void Add(Detector d, RefKind kind, uint32_t start, uint32_t end, int64_t call_end) {
+    const int rule = rules_.DetectorRule(d);
+    if (rule < 0) return;
+    out_->findings.push_back(RawFinding{rule, kind, rules_.rules()[rule].detector, start, end,
+                                        call_end});
+  }
+
+  const RuleSet& rules_;
+  std::string_view src_;
+  const TokenBuffer<Tok>& t_;
+  LexOutput* out_;
+};
+
 }  // namespace
 
 void ScanCpp(const RuleSet& rules, std::string_view src, size_t begin, LexOutput* out) {
@@ -1026,6 +1102,7 @@ void ScanCpp(const RuleSet& rules, std::string_view src, size_t begin, LexOutput
                       false, false};
   }
   Resolver(rules, src, toks, out).Run();
+  if (rules.HasDetectors(Language::kCpp)) CppLiterals(rules, src, toks, out).Run();
   toks.Trim(size_t{1} << 22);
 }
 

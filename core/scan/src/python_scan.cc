@@ -8,12 +8,14 @@
 // ends; at module level it lasts to the end of the file (flow-insensitive, as
 // the common `try: import torch / except ImportError: torch = None` needs:
 // `NAME = None` does not unbind). Parameters shadow the enclosing names.
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "internal.h"
+#include "literal_rules.h"
 
 namespace anydev::scan::internal {
 namespace {
@@ -510,6 +512,48 @@ class Lexer {
 };
 
 // ---------------------------------------------------------------------------
+// What the resolver tells the literal rules: the chains that resolve to the
+// few torch names their positions depend on.
+
+enum ChainKind : uint8_t {
+  kChainTorchDevice,     // torch.device
+  kChainAutocast,        // torch.autocast, torch.amp.autocast
+  kChainGradScaler,      // torch.amp.GradScaler
+  kChainAvailability,    // (torch.cuda|torch.accelerator).(is_available|device_count)
+  kChainInitProcessGroup,
+  kChainDistributed,     // any other torch.distributed.*
+};
+
+struct ResolvedChain {
+  uint32_t first, last;  // token indices
+  ChainKind kind;
+};
+
+void NoteChain(size_t first, size_t last, std::string_view q, std::vector<ResolvedChain>* out) {
+  if (q.size() < 12 || q.compare(0, 6, "torch.") != 0) return;
+  ChainKind kind;
+  if (q == "torch.device") {
+    kind = kChainTorchDevice;
+  } else if (q == "torch.autocast" || q == "torch.amp.autocast" ||
+             q == "torch.amp.autocast_mode.autocast") {
+    kind = kChainAutocast;
+  } else if (q == "torch.amp.GradScaler" || q == "torch.amp.grad_scaler.GradScaler") {
+    kind = kChainGradScaler;
+  } else if (q == "torch.cuda.is_available" || q == "torch.cuda.device_count" ||
+             q == "torch.accelerator.is_available" || q == "torch.accelerator.device_count") {
+    // torch.accelerator's: the half-migrated idiom, "cuda" behind a generic check
+    kind = kChainAvailability;
+  } else if (q == "torch.distributed.init_process_group") {
+    kind = kChainInitProcessGroup;
+  } else if (q.compare(0, 18, "torch.distributed.") == 0) {
+    kind = kChainDistributed;
+  } else {
+    return;
+  }
+  out->push_back(ResolvedChain{static_cast<uint32_t>(first), static_cast<uint32_t>(last), kind});
+}
+
+// ---------------------------------------------------------------------------
 // The resolver: walks the tokens, tracking bindings per scope.
 
 class Resolver {
@@ -826,6 +870,7 @@ class Resolver {
         q.append(Text(last));
       }
     }
+    if (chains_ != nullptr) NoteChain(i, last, q, chains_);
     const RuleSet::Spelling* s = nullptr;
     const int m = LongestPrefix(q, &s);
     if (m == 0) return last;
@@ -1059,11 +1104,504 @@ class Resolver {
   std::string_view src_;
   const TokenBuffer<Tok>& t_;
   LexOutput* out_;
+
+ public:
+  // Where the chains the literal rules ask about are recorded; null when no
+  // literal rule is on (see PyLiterals).
+  std::vector<ResolvedChain>* chains_ = nullptr;
+
+ private:
   std::vector<Scope> scopes_;
   std::vector<Binding> bindings_;
   bool bound_first_[256] = {};  // first bytes of the names ever bound
   std::string_view pending_name_;  // see AliasAssignment
   std::string pending_target_;
+};
+
+// ---------------------------------------------------------------------------
+// Note [Literal rules]: the detectors of compat_map/literals.toml (device
+// literals and idioms) run over the same tokens after the resolver, which
+// hands them the chains that resolve to torch.device, autocast, GradScaler,
+// torch.cuda.is_available/device_count and torch.distributed.*. A string is a
+// device literal only in a device position: the device argument of those
+// calls, a `device=`/`map_location=` keyword of any call, `.to(...)`, a
+// comparison with a device's `.type`, or a branch of the availability idiom.
+// Everything else ("cuda" in a message, a dict key, a subscript, a
+// comparison with a user's value, a mock.patch target) is no finding. A
+// finding inside an idiom's span is left to the idiom.
+
+class PyLiterals {
+ public:
+  PyLiterals(const RuleSet& rules, std::string_view src, const TokenBuffer<Tok>& toks,
+             const std::vector<ResolvedChain>& chains, LexOutput* out)
+      : rules_(rules), src_(src), t_(toks), chains_(chains), out_(out) {
+    for (const ResolvedChain& c : chains_) availability_ |= c.kind == kChainAvailability;
+  }
+
+  static constexpr size_t kNoChain = ~size_t{0};
+
+  // One pass over the tokens that looks closer only at the few that can start
+  // a finding: a string whose text starts with 'c' or 'n' ("cuda", "cpu",
+  // "nccl"), a torch.device chain, `.cuda`/`.is_cuda`, and an `if` that
+  // starts a statement when the file asks torch whether it has a device. The
+  // position of a candidate (which call's argument it is) is read backwards
+  // from it, so ordinary tokens cost a type check.
+  void Run() {
+    n_ = t_.size() - kSentinels;
+    // torch.device chains matter only as the value of an idiom.
+    size_t next_device = availability_ ? NextDeviceChain() : kNoChain;
+    for (size_t k = 0; k < n_; ++k) {
+      const Tok& tok = t_[k];
+      if (tok.type == kString) {
+        const char c = src_[tok.end];
+        if (c == 'c' || c == 'n') OnValue(k);
+      } else if (tok.type == kName) {
+        if (k == next_device) {
+          if (!Covered(tok.start)) {
+            const Value v = ValueAt(k);
+            if (v.text != DeviceText::kOther) Idiom(k, v);
+          }
+          next_device = NextDeviceChain();
+          continue;
+        }
+        const uint32_t len = tok.end - tok.start;
+        if (len == 4 || len == 7) {
+          const char c0 = src_[tok.start];
+          if ((c0 == 'c' || c0 == 'i') && k > 0 && t_[k - 1].type == kDot) Method(k);
+        } else if (len == 2 && tok.first && availability_ && src_[tok.start] == 'i' &&
+                   src_[tok.start + 1] == 'f') {
+          Statement(k);
+        }
+      }
+    }
+  }
+
+  // The first token of the next torch.device chain after the cursor.
+  size_t NextDeviceChain() {
+    while (chain_ < chains_.size() && chains_[chain_].kind != kChainTorchDevice) ++chain_;
+    return chain_ < chains_.size() ? chains_[chain_++].first : kNoChain;
+  }
+
+ private:
+  enum Callee : uint8_t { kNotCall, kCall, kTo, kTorchDevice, kAutocast, kGradScaler,
+                          kInitProcessGroup, kDistributed };
+  // The bracket a token is inside of, as far as the detectors care.
+  struct Context {
+    size_t open = 0;      // the bracket's token (valid when callee != kNotCall)
+    Callee callee = kNotCall;
+    size_t callee_first = 0;  // first token of the callee chain (kTorchDevice)
+    int arg = 0;              // index of the argument the token is in
+  };
+  // A value in a device position: a string, an f"cuda:{i}" or torch.device(...).
+  struct Value {
+    DeviceText text = DeviceText::kOther;
+    size_t next = 0;  // the token after it
+    uint32_t start = 0, end = 0;
+  };
+
+  static bool IsCudaText(DeviceText t) {
+    return t == DeviceText::kCuda || t == DeviceText::kCudaIndex;
+  }
+
+  std::string_view Text(size_t k) const {
+    return src_.substr(t_[k].start, t_[k].end - t_[k].start);
+  }
+  bool NameIs(size_t k, std::string_view w) const {
+    return t_[k].type == kName && Text(k) == w;
+  }
+
+  // The index of the bracket that closes the one at k (n_ if none).
+  size_t Close(size_t k) const {
+    int d = 0;
+    for (size_t j = k; j < n_; ++j) {
+      if (IsOpen(t_[j].type)) {
+        ++d;
+      } else if (IsClose(t_[j].type) && --d == 0) {
+        return j;
+      }
+    }
+    return n_;
+  }
+
+  // The chain whose first token is k, or null.
+  const ResolvedChain* ChainAt(size_t k) const {
+    auto it = std::lower_bound(chains_.begin(), chains_.end(), k,
+                               [](const ResolvedChain& c, size_t v) { return c.first < v; });
+    return it != chains_.end() && it->first == k ? &*it : nullptr;
+  }
+  // The chain whose last token is k, or null.
+  const ResolvedChain* ChainEndingAt(size_t k) const {
+    auto it = std::upper_bound(chains_.begin(), chains_.end(), k,
+                               [](size_t v, const ResolvedChain& c) { return v < c.first; });
+    if (it == chains_.begin()) return nullptr;
+    --it;
+    return it->last == k ? &*it : nullptr;
+  }
+  bool AvailabilityIn(size_t a, size_t b) const {
+    auto it = std::lower_bound(chains_.begin(), chains_.end(), a,
+                               [](const ResolvedChain& c, size_t v) { return c.first < v; });
+    for (; it != chains_.end() && it->first < b; ++it) {
+      if (it->kind == kChainAvailability) return true;
+    }
+    return false;
+  }
+
+  static bool IsNotCallee(std::string_view w) {
+    switch (w.size()) {
+      case 2: return w == "if" || w == "in" || w == "or" || w == "is";
+      case 3: return w == "and" || w == "not" || w == "for";
+      case 4: return w == "elif" || w == "else" || w == "with";
+      case 5: return w == "while" || w == "yield" || w == "await" || w == "raise";
+      case 6: return w == "return" || w == "assert" || w == "lambda";
+      default: return false;
+    }
+  }
+
+  // The innermost bracket around token k, read backwards (within the
+  // statement: no newline token is emitted inside brackets).
+  Context ContextOf(size_t k) const {
+    Context c;
+    int depth = 0;
+    int commas = 0;
+    for (size_t j = k; j-- > 0;) {
+      const uint8_t type = t_[j].type;
+      if (IsClose(type)) {
+        ++depth;
+      } else if (IsOpen(type)) {
+        if (depth-- > 0) continue;
+        if (type == kLParen) FindCallee(j, &c);
+        c.arg = commas;
+        return c;
+      } else if (depth == 0) {
+        if (type == kComma) ++commas;
+        if (type == kNewline || type == kSemi) return c;
+      }
+    }
+    return c;
+  }
+
+  // What the '(' at j calls.
+  void FindCallee(size_t j, Context* c) const {
+    if (j == 0) return;
+    c->open = j;
+    const Tok& prev = t_[j - 1];
+    if (prev.type == kRParen || prev.type == kRBrack) {
+      c->callee = kCall;
+      return;
+    }
+    if (prev.type != kName || IsNotCallee(Text(j - 1)) ||
+        (j >= 2 && t_[j - 2].type == kName && (Text(j - 2) == "def" || Text(j - 2) == "class"))) {
+      return;
+    }
+    c->callee = kCall;
+    if (const ResolvedChain* ch = ChainEndingAt(j - 1)) {
+      c->callee_first = ch->first;
+      switch (ch->kind) {
+        case kChainTorchDevice: c->callee = kTorchDevice; break;
+        case kChainAutocast: c->callee = kAutocast; break;
+        case kChainGradScaler: c->callee = kGradScaler; break;
+        case kChainInitProcessGroup: c->callee = kInitProcessGroup; break;
+        case kChainDistributed: c->callee = kDistributed; break;
+        default: break;
+      }
+    } else if (j >= 2 && t_[j - 2].type == kDot && Text(j - 1) == "to") {
+      c->callee = kTo;
+    }
+  }
+
+  // The value starting at token k, if it is one the rules read.
+  Value ValueAt(size_t k) const {
+    Value v;
+    const Tok& t = t_[k];
+    if (t.type == kString) {
+      const size_t open_end = t.end;
+      const char quote = src_[open_end - 1];
+      size_t prefix_end = t.start;
+      while (prefix_end < open_end && src_[prefix_end] != '"' && src_[prefix_end] != '\'') {
+        ++prefix_end;
+      }
+      if (open_end - prefix_end != 1) return v;  // triple-quoted
+      bool fmt = false;
+      for (size_t p = t.start; p < prefix_end; ++p) {
+        const char c = static_cast<char>(src_[p] | 0x20);
+        if (c == 'b' || c == 't') return v;  // bytes, template strings
+        if (c == 'f') fmt = true;
+      }
+      if (fmt) {
+        // f"cuda:{expr}" and nothing else
+        if (src_.compare(open_end, 5, "cuda:") != 0 || t_[k + 1].type != kFieldOpen ||
+            t_[k + 1].start != open_end + 5) {
+          return v;
+        }
+        const size_t close = Close(k + 1);
+        if (close >= n_ || src_[t_[close].end] != quote) return v;
+        v.text = DeviceText::kCudaIndex;
+        v.next = close + 1;
+        v.start = t.start;
+        v.end = t_[close].end + 1;
+        return v;
+      }
+      size_t q = open_end;
+      while (q < open_end + 12 && q < src_.size() && src_[q] != quote && src_[q] != '\\' &&
+             src_[q] != '\n') {
+        ++q;
+      }
+      if (q >= src_.size() || src_[q] != quote) return v;
+      if (t_[k + 1].type == kString) return v;  // implicit concatenation
+      v.text = ClassifyDeviceText(src_.substr(open_end, q - open_end));
+      v.next = k + 1;
+      v.start = t.start;
+      v.end = static_cast<uint32_t>(q + 1);
+      return v;
+    }
+    if (t.type == kName) {
+      const ResolvedChain* c = ChainAt(k);
+      if (c == nullptr || c->kind != kChainTorchDevice || t_[c->last + 1].type != kLParen) {
+        return v;
+      }
+      const size_t open = c->last + 1;
+      const size_t close = Close(open);
+      if (close >= n_) return v;
+      const Value inner = ValueAt(open + 1);
+      if (inner.text == DeviceText::kOther || inner.text == DeviceText::kNccl) return v;
+      if (t_[inner.next].type != kRParen && t_[inner.next].type != kComma) return v;
+      v.text = inner.text;
+      v.next = close + 1;
+      v.start = t.start;
+      v.end = t_[close].end;
+    }
+    return v;
+  }
+
+  static bool EndsExpression(uint8_t type) {
+    return type == kNewline || type == kSemi || type == kRParen || type == kComma ||
+           type == kRBrack || type == kRBrace || type == kEnd || type == kColon ||
+           type == kFieldClose;
+  }
+  static bool EndsArgument(uint8_t type) { return type == kComma || type == kRParen; }
+
+  bool Covered(uint32_t offset) const {
+    return offset >= covered_start_ && offset < covered_end_;
+  }
+  void Cover(uint32_t start, uint32_t end) {
+    covered_start_ = start;
+    covered_end_ = end;
+  }
+
+  void Add(Detector d, RefKind kind, uint32_t start, uint32_t end, int64_t call_end) {
+    const int rule = rules_.DetectorRule(d);
+    if (rule < 0) return;
+    if (Covered(start)) return;  // inside an idiom
+    out_->findings.push_back(RawFinding{rule, kind, rules_.rules()[rule].detector, start, end,
+                                        call_end});
+  }
+
+  // `V1 if COND else V2` at k, one branch CUDA and the other the CPU, COND
+  // asking torch whether it has a device. Returns true if found.
+  bool Idiom(size_t k, const Value& v1) {
+    if (!availability_ || !NameIs(v1.next, "if")) return false;
+    size_t j = v1.next + 1;
+    for (; j < n_; ++j) {
+      const uint8_t type = t_[j].type;
+      if (IsOpen(type)) {
+        j = Close(j);
+        continue;
+      }
+      if (type == kName && Text(j) == "else") break;
+      if (EndsExpression(type) || (type == kName && Text(j) == "lambda")) return false;
+    }
+    if (j >= n_ || !AvailabilityIn(v1.next + 1, j)) return false;
+    const Value v2 = ValueAt(j + 1);
+    if (!((IsCudaText(v1.text) && v2.text == DeviceText::kCpu) ||
+          (v1.text == DeviceText::kCpu && IsCudaText(v2.text)))) {
+      return false;
+    }
+    if (!EndsExpression(t_[v2.next].type)) return false;
+    uint32_t start = v1.start, end = v2.end;
+    // torch.device(IDIOM): the finding is the whole call.
+    if (k > 0 && t_[k - 1].type == kLParen && t_[v2.next].type == kRParen) {
+      Context c;
+      FindCallee(k - 1, &c);
+      if (c.callee == kTorchDevice && Close(k - 1) == v2.next) {
+        start = t_[c.callee_first].start;
+        end = t_[v2.next].end;
+      }
+    }
+    Add(kPyAvailability, RefKind::kIdiom, start, end, -1);
+    Cover(start, end);
+    return true;
+  }
+
+  void OnValue(size_t k) {
+    if (Covered(t_[k].start)) return;
+    const Value v = ValueAt(k);
+    if (v.text == DeviceText::kOther) return;
+    if (v.text != DeviceText::kNccl && Idiom(k, v)) return;
+    if (v.text == DeviceText::kCpu) return;
+    const bool cuda = IsCudaText(v.text);
+    // x.device.type == "cuda" / "cuda" != x.device.type
+    if (cuda && v.text == DeviceText::kCuda && (ComparedWithTypeBefore(k) ||
+                                                ComparedWithTypeAfter(v.next))) {
+      Add(kPyDeviceTypeCompare, RefKind::kLiteral, v.start, v.end, -1);
+      return;
+    }
+    if (k < 2 || !EndsArgument(t_[v.next].type)) return;
+    const uint8_t prev = t_[k - 1].type;
+    std::string_view keyword;
+    if (prev == kAssign && k >= 3 && t_[k - 2].type == kName &&
+        (t_[k - 3].type == kLParen || t_[k - 3].type == kComma)) {
+      keyword = Text(k - 2);
+    } else if (!(prev == kLParen || prev == kComma)) {
+      return;  // part of a larger expression
+    }
+    const Context o = ContextOf(k);
+    if (o.callee == kNotCall) return;
+    const bool first = keyword.empty() && o.arg == 0;
+    switch (o.callee) {
+      case kTorchDevice:
+        if (cuda && (first || keyword == "type")) {
+          const size_t close = Close(o.open);
+          Add(kPyDeviceCall, RefKind::kCall, t_[o.callee_first].start, t_[o.open - 1].end,
+              close < n_ ? t_[close].end : -1);
+        }
+        return;
+      case kTo:
+        if (cuda && (first || keyword == "device")) {
+          Add(kPyToCall, RefKind::kLiteral, v.start, v.end, -1);
+        }
+        return;
+      case kAutocast:
+      case kGradScaler:
+        if (cuda && (first || keyword == "device_type" || keyword == "device")) {
+          Add(kPyAmpDevice, RefKind::kLiteral, v.start, v.end, -1);
+        }
+        return;
+      case kInitProcessGroup:
+      case kDistributed:
+        if (v.text == DeviceText::kNccl &&
+            (keyword == "backend" || (first && o.callee == kInitProcessGroup))) {
+          Add(kPyNcclBackend, RefKind::kLiteral, v.start, v.end, -1);
+          return;
+        }
+        break;
+      default:
+        break;
+    }
+    if (cuda && (keyword == "device" || keyword == "map_location")) {
+      Add(kPyDeviceKeyword, RefKind::kLiteral, v.start, v.end, -1);
+    }
+  }
+
+  // `...device.type ==` or `...).type ==` just before the string at k.
+  bool ComparedWithTypeBefore(size_t k) const {
+    if (k < 4 || t_[k - 1].type != kOther) return false;
+    const std::string_view op = Text(k - 1);
+    if (op != "==" && op != "!=") return false;
+    return DeviceTypeAttribute(k - 2);
+  }
+  // `"cuda" == x.device.type`: the chain after the operator ends in such a `.type`.
+  bool ComparedWithTypeAfter(size_t k) const {
+    if (t_[k].type != kOther) return false;
+    const std::string_view op = Text(k);
+    if (op != "==" && op != "!=") return false;
+    size_t j = k + 1;
+    if (t_[j].type != kName) return false;
+    while (t_[j + 1].type == kDot && t_[j + 2].type == kName) j += 2;
+    if (t_[j + 1].type == kLParen || t_[j + 1].type == kLBrack) return false;  // not its end
+    return DeviceTypeAttribute(j);
+  }
+  // Token k is the `type` of `<device>.type`, where <device> is a name
+  // containing "device" (x.device, device, self.device) or a call's `)`.
+  bool DeviceTypeAttribute(size_t k) const {
+    if (k < 2 || !NameIs(k, "type") || t_[k - 1].type != kDot) return false;
+    const Tok& base = t_[k - 2];
+    if (base.type == kRParen) return true;
+    if (base.type != kName) return false;
+    const std::string_view b = Text(k - 2);
+    return b.find("device") != std::string_view::npos || b == "dev";
+  }
+
+  // `.cuda(...)` and `.is_cuda` at token k (a name after a '.').
+  void Method(size_t k) {
+    const Tok& tok = t_[k];
+    const std::string_view w = Text(k);
+    if (w == "cuda" && t_[k + 1].type == kLParen) {
+      const size_t close = Close(k + 1);
+      Add(kPyCudaMethod, RefKind::kCall, tok.start, tok.end, close < n_ ? t_[close].end : -1);
+    } else if (w == "is_cuda" && t_[k + 1].type != kLParen) {
+      Add(kPyIsCuda, RefKind::kReference, tok.start, tok.end, -1);
+    }
+  }
+
+  // One `TARGET = VALUE` statement from token k; returns the token after the
+  // value (a newline) or 0, and the target's text and the value.
+  size_t Assignment(size_t k, std::string_view* target, Value* v) const {
+    if (t_[k].type != kName) return 0;
+    size_t j = k;
+    while (t_[j + 1].type == kDot && t_[j + 2].type == kName) j += 2;
+    if (t_[j + 1].type != kAssign) return 0;
+    *target = src_.substr(t_[k].start, t_[j].end - t_[k].start);
+    *v = ValueAt(j + 2);
+    if (v->text == DeviceText::kOther || v->text == DeviceText::kNccl) return 0;
+    if (t_[v->next].type != kNewline) return 0;
+    return v->next;
+  }
+
+  // The body of `if`/`else` whose ':' is at token c: one assignment, on the
+  // same line or indented on the next. Returns the newline after it or 0.
+  size_t Body(size_t c, int indent, std::string_view* target, Value* v) const {
+    size_t j = c + 1;
+    if (t_[j].type == kNewline) {
+      ++j;
+      if (!t_[j].first || t_[j].indent <= indent) return 0;
+    }
+    return Assignment(j, target, v);
+  }
+
+  // if COND:\n  T = CUDA\nelse:\n  T = CPU  (either order), COND asking torch.
+  void Statement(size_t k) {
+    const int indent = t_[k].indent;
+    size_t colon = k + 1;
+    for (; colon < n_; ++colon) {
+      const uint8_t type = t_[colon].type;
+      if (IsOpen(type)) {
+        colon = Close(colon);
+        continue;
+      }
+      if (type == kColon) break;
+      if (type == kNewline || type == kSemi) return;
+    }
+    if (colon >= n_ || !AvailabilityIn(k + 1, colon)) return;
+    std::string_view t1, t2;
+    Value v1, v2;
+    const size_t e1 = Body(colon, indent, &t1, &v1);
+    if (e1 == 0) return;
+    const size_t el = e1 + 1;
+    if (!(t_[el].first && t_[el].indent == indent && NameIs(el, "else") &&
+          t_[el + 1].type == kColon)) {
+      return;
+    }
+    const size_t e2 = Body(el + 1, indent, &t2, &v2);
+    if (e2 == 0 || t1 != t2) return;
+    if (!((IsCudaText(v1.text) && v2.text == DeviceText::kCpu) ||
+          (v1.text == DeviceText::kCpu && IsCudaText(v2.text)))) {
+      return;
+    }
+    const Tok& after = t_[e2 + 1];
+    if (after.type != kEnd && !(after.first && after.indent <= indent)) return;
+    Add(kPyAvailabilityStatement, RefKind::kIdiom, t_[k].start, v2.end, -1);
+    Cover(t_[k].start, v2.end);
+  }
+
+  const RuleSet& rules_;
+  std::string_view src_;
+  const TokenBuffer<Tok>& t_;
+  const std::vector<ResolvedChain>& chains_;
+  LexOutput* out_;
+  size_t n_ = 0;
+  size_t chain_ = 0;  // the next chain NextDeviceChain looks at
+  bool availability_ = false;  // some chain asks torch whether it has a device
+  uint32_t covered_start_ = 0, covered_end_ = 0;
 };
 
 }  // namespace
@@ -1077,7 +1615,15 @@ void ScanPython(const RuleSet& rules, std::string_view src, size_t begin, LexOut
     *toks.Add() = Tok{static_cast<uint32_t>(src.size()), static_cast<uint32_t>(src.size()), 0,
                       kEnd, false};
   }
-  Resolver(rules, src, toks, out).Run();
+  if (rules.HasDetectors(Language::kPython)) {
+    std::vector<ResolvedChain> chains;
+    Resolver resolver(rules, src, toks, out);
+    resolver.chains_ = &chains;
+    resolver.Run();
+    PyLiterals(rules, src, toks, chains, out).Run();
+  } else {
+    Resolver(rules, src, toks, out).Run();
+  }
   toks.Trim(size_t{1} << 22);  // do not hoard what a huge file took
 }
 

@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "anydev/scan.h"
+#include "literal_rules.h"
 #include "internal.h"
 
 namespace anydev::scan {
@@ -40,9 +41,15 @@ struct RuleSet::Index {
   };
   std::deque<std::string> storage;  // what the namespace views point into
   PerLanguage lang[2];
+  // Literal rules: the rule of each detector (-1: none), and per language
+  // whether any is present and the needles they need.
+  int detector_rule[internal::kDetectorCount];
+  bool has_detectors[2] = {false, false};
+  std::vector<std::string> needles[2];
 };
 
 RuleSet::RuleSet(std::vector<Rule> rules) : rules_(std::move(rules)), index_(new Index) {
+  IndexDetectors();
   for (size_t i = 0; i < rules_.size(); ++i) {
     const Rule& r = rules_[i];
     Index::PerLanguage& li = index_->lang[static_cast<int>(r.language)];
@@ -112,6 +119,11 @@ void RuleSet::BuildNeedles() {
         needles.insert(needles.end(), r.needles.begin(), r.needles.end());
         continue;
       }
+      if (!r.detector.empty()) {  // a literal rule: its detector's needle
+        const int d = internal::DetectorByName(r.detector);
+        if (d >= 0) needles.emplace_back(internal::kDetectors[d].needle);
+        continue;
+      }
       for (const std::string& s : r.spellings) {
         const std::vector<std::string_view> comps = components(s);
         std::string_view best = comps[0];
@@ -141,6 +153,36 @@ const std::vector<std::string>& RuleSet::Needles(Language language) const {
 }
 
 RuleSet::~RuleSet() = default;
+
+void RuleSet::IndexDetectors() {
+  for (int& d : index_->detector_rule) d = -1;
+  for (size_t i = 0; i < rules_.size(); ++i) {
+    const int d = internal::DetectorByName(rules_[i].detector);
+    if (d < 0 || index_->detector_rule[d] >= 0) continue;  // unknown (refused by the binding) or twice
+    const internal::DetectorInfo& info = internal::kDetectors[d];
+    if (info.language != rules_[i].language) continue;
+    index_->detector_rule[d] = static_cast<int>(i);
+    const int lang = static_cast<int>(info.language);
+    index_->has_detectors[lang] = true;
+    std::vector<std::string>& needles = index_->needles[lang];
+    if (std::find(needles.begin(), needles.end(), info.needle) == needles.end()) {
+      needles.emplace_back(info.needle);
+    }
+  }
+}
+
+int RuleSet::DetectorRule(int detector) const {
+  return detector >= 0 && detector < internal::kDetectorCount ? index_->detector_rule[detector]
+                                                               : -1;
+}
+
+bool RuleSet::HasDetectors(Language language) const {
+  return index_->has_detectors[static_cast<int>(language)];
+}
+
+const std::vector<std::string>& RuleSet::DetectorNeedles(Language language) const {
+  return index_->needles[static_cast<int>(language)];
+}
 
 const RuleSet::Spelling* RuleSet::Find(Language language, std::string_view qualified) const {
   const auto& m = index_->lang[static_cast<int>(language)].spellings;
@@ -175,6 +217,8 @@ const char* RefKindName(RefKind kind) {
     case RefKind::kCall: return "call";
     case RefKind::kReference: return "reference";
     case RefKind::kImport: return "import";
+    case RefKind::kLiteral: return "literal";
+    case RefKind::kIdiom: return "idiom";
     case RefKind::kMock: return "mock";
   }
   return "reference";

@@ -45,7 +45,13 @@ struct Rule {
   // its spellings (a string literal, say) must give them; an empty string
   // turns the prefilter off for the language.
   std::vector<std::string> needles = {};
+  // A literal rule (compat_map/literals.toml): the native detector that finds
+  // it ("py.device_call", see IsKnownDetector); empty for a rule of spellings.
+  std::string detector = {};
 };
+
+// Returns true if `name` is a detector a Rule may name (core/scan/src/literal_rules.cc).
+bool IsKnownDetector(std::string_view name);
 
 // The rules, indexed for longest-prefix lookup of qualified names.
 class RuleSet {
@@ -84,9 +90,20 @@ class RuleSet {
   // The needles MayMatch looks for (for tests and tools).
   const std::vector<std::string>& Needles(Language language) const;
 
+  // The index of the rule whose detector is `detector` (a value of the
+  // internal enum in literal_rules.h), or -1 when no rule names it.
+  int DetectorRule(int detector) const;
+  // True if some rule of the language names a detector.
+  bool HasDetectors(Language language) const;
+  // The strings a file must contain for the detectors of the language to
+  // find anything in it ("cuda", "nccl", "CUDA"): a prefilter that skips a
+  // file without any of them loses no literal finding.
+  const std::vector<std::string>& DetectorNeedles(Language language) const;
+
   struct Index;
 
  private:
+  void IndexDetectors();
   void BuildNeedles();
 
   std::vector<Rule> rules_;
@@ -98,6 +115,8 @@ enum class RefKind : uint8_t {
   kReference,  // any other use: attribute read, isinstance, annotation, decorator
   kImport,     // a name a `from ... import` or `using ...;` brings in, or `import a.b`
   kMock,       // a test's patch target: `mock.patch("torch.cuda.X")`, `patch.object(torch.cuda, "X")`
+  kLiteral,    // a literal rule's device literal in a device position ("cuda", at::kCUDA)
+  kIdiom,      // a literal rule's idiom, spanning the whole expression or statement
 };
 
 const char* RefKindName(RefKind kind);
