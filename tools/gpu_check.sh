@@ -2,8 +2,9 @@
 # Checks anydev on a machine with an NVIDIA GPU: builds it there, runs the
 # accelerator conformance suite on the `cuda` backend (C++ and Python), the
 # memory suite and the vendor backend tests, the overhead benchmark
-# (bench_vendor) and the caching allocator's benchmark on cuda (bench_memory:
-# the cached pair against malloc+free and cudaMalloc+cudaFree), the fix proof
+# (bench_vendor), the caching allocator's benchmark on cuda (bench_memory:
+# the cached pair against malloc+free and cudaMalloc+cudaFree), the graph
+# benchmark (bench_graph: N launches against one replay), the fix proof
 # (tools/prove_fixes.py) on this machine's PyTorch, and prints a summary.
 # Made for a machine with no network: CUDA (headers under
 # /usr/local/cuda or $CUDA_HOME, and a driver), Python 3 with pybind11 and
@@ -227,7 +228,7 @@ pytest_counts() { grep -E '^(=+ )?[0-9]+ (passed|failed|skipped|error)' "$1" | t
 if ((cuda_available)); then
   if run_logged py_conformance_cuda 900 env ANYDEV_ACCELERATOR=cuda "$python" -m pytest -q \
       -p no:cacheprovider -rs "$root/tests/python/test_accelerator_conformance.py" \
-      "$root/tests/python/test_vendor_backends.py"; then
+      "$root/tests/python/test_vendor_backends.py" "$root/tests/python/test_graph.py"; then
     note "Python conformance (cuda)" "PASS: $(pytest_counts "$logs/py_conformance_cuda.log")"
   else
     fail "Python conformance (cuda)" "$(pytest_counts "$logs/py_conformance_cuda.log") ($logs/py_conformance_cuda.log)"
@@ -292,6 +293,33 @@ PY
 )
   else
     fail "bench_memory" "bench_memory failed ($logs/bench_memory.log)"
+  fi
+fi
+
+# --- 7a'. graphs on cuda: N direct launches against one replay of the same N ----------------
+# bench_graph's x_direct is the replay's speed-up over the direct run of the same
+# N fills, measured in one run; a graph that is not faster at N=256 is a miss.
+if ((cuda_available)); then
+  if run_logged bench_graph 600 env ANYDEV_ACCELERATOR=cuda "$build/benchmarks/cpp/bench_graph" \
+      --benchmark_min_time=0.2 --benchmark_out="$logs/bench_graph.json" \
+      --benchmark_out_format=json --benchmark_color=false; then
+    while read -r line; do
+      note "bench_graph" "$line"
+    done < <("$python" - "$logs/bench_graph.json" <<'PY'
+import json, sys
+runs = json.load(open(sys.argv[1]))["benchmarks"]
+for r in runs:
+    if r.get("error_occurred"):
+        print(f"{r['name']}: not measured: {r.get('error_message', '?')}")
+    elif r["name"].startswith("BM_GraphReplay/"):
+        n = r["name"].split("/")[1]
+        x = r.get("x_direct", 0.0)
+        print(f"cuda N={n:>3}: {r['ops/s'] / 1e6:.2f} M fills/s replayed, x_direct {x:.2f}"
+              + ("  MISSED" if n == "256" and x <= 1.0 else ""))
+PY
+)
+  else
+    fail "bench_graph" "bench_graph failed ($logs/bench_graph.log)"
   fi
 fi
 

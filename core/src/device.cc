@@ -11,7 +11,7 @@
 namespace anydev {
 namespace {
 
-constexpr const char* kTypeList = "cpu, cuda, hip, xpu, sim";
+constexpr const char* kTypeList = "cpu, cuda, hip, xpu, sim, mps, meta, privateuseone";
 
 }  // namespace
 
@@ -22,6 +22,9 @@ absl::string_view DeviceTypeName(DeviceType t) {
     case DeviceType::kHIP: return "hip";
     case DeviceType::kXPU: return "xpu";
     case DeviceType::kSim: return "sim";
+    case DeviceType::kMPS: return "mps";
+    case DeviceType::kMeta: return "meta";
+    case DeviceType::kPrivateUse1: return "privateuseone";
   }
   return "unknown";
 }
@@ -40,7 +43,8 @@ absl::StatusOr<DeviceType> DeviceTypeFromInt(int64_t value) {
     if (static_cast<int64_t>(t) == value) return t;
   }
   return absl::InvalidArgumentError(absl::StrCat(
-      "Unknown device type ", value, "; anydev knows cpu=0, cuda=1, hip=6, xpu=12, sim=20"));
+      "Unknown device type ", value,
+      "; anydev knows cpu=0, cuda=1, hip=6, xpu=12, mps=13, meta=14, sim=20, privateuseone=64"));
 }
 
 // Note [Device string grammar]: c10/core/Device.cpp matches

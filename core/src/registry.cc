@@ -85,7 +85,7 @@ int DeviceCountOf(DeviceType type) { return internal::ProbedSlot(type).count; }
 
 std::vector<BackendInfo> ListBackends() {
   std::vector<BackendInfo> out;
-  for (DeviceType type : kAllDeviceTypes) {
+  for (DeviceType type : kBackendTypes) {
     internal::Slot& slot = internal::ProbedSlot(type);
     BackendInfo info;
     info.type = type;

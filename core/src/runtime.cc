@@ -63,6 +63,9 @@ inline StreamId CurrentStreamId(DeviceType type, int index) {
 struct AcceleratorChoice {
   absl::Status status;                // a bad configuration
   std::optional<DeviceType> type;     // nullopt: none
+  // ANYDEV_ACCELERATOR's type when its backend is built but has no usable
+  // device (what current_accelerator() names, as torch's compile-time answer).
+  std::optional<DeviceType> configured;
   int dense = -1;                     // DenseIndex(*type) when usable, else -1
   int count = 0;                      // its device count
   Backend* backend = nullptr;         // its backend, when usable
@@ -87,6 +90,7 @@ const AcceleratorChoice& ResolveAccelerator() {
             "ANYDEV_ACCELERATOR='cpu': the CPU is never an accelerator; unset "
             "ANYDEV_ACCELERATOR to run without one");
       } else if (absl::StatusOr<Backend*> b = GetBackend(*type); !b.ok()) {
+        if (b.status().code() == absl::StatusCode::kUnavailable) c->configured = *type;
         // A malformed configuration of the forced backend keeps its code
         // (InvalidArgument), as it has without ANYDEV_ACCELERATOR.
         c->status = absl::Status(
@@ -280,6 +284,12 @@ absl::StatusOr<std::optional<DeviceType>> CurrentAccelerator() {
   const AcceleratorChoice& c = Choice();
   if (!c.status.ok()) return c.status;
   return c.type;
+}
+
+std::optional<DeviceType> ConfiguredAccelerator() {
+  const AcceleratorChoice& c = Choice();
+  if (c.status.ok()) return c.type;
+  return c.configured;
 }
 
 int DeviceCount() {

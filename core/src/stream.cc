@@ -59,6 +59,16 @@ absl::Status Stream::Sleep(absl::Duration duration) const {
   return backend->SleepAsync(duration, device_index(), id_);
 }
 
+absl::StatusOr<bool> Stream::IsCapturing() const {
+  ANYDEV_ASSIGN_OR_RETURN(Backend * backend, GetBackend(device_type()));
+  return backend->IsCapturing(device_index(), id_);
+}
+
+absl::StatusOr<uintptr_t> Stream::NativeHandle() const {
+  ANYDEV_ASSIGN_OR_RETURN(Backend * backend, GetBackend(device_type()));
+  return backend->NativeStreamHandle(device_index(), id_);
+}
+
 std::string Stream::ToString() const {
   return absl::StrCat("stream ", id_, " on ", device_.ToString());
 }

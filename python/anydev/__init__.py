@@ -30,7 +30,7 @@ from ._C import (
     is_available,
     synchronize,
 )
-from ._memory import (Buffer, empty_cache, get_memory_info, max_memory_allocated,  # noqa: F401
+from ._memory import (Buffer, HostBuffer, empty_cache, get_memory_info, max_memory_allocated,  # noqa: F401
                       max_memory_reserved, memory_allocated, memory_reserved, memory_stats,
                       reset_accumulated_memory_stats, reset_peak_memory_stats)
 
@@ -51,6 +51,7 @@ __all__ = [
     "BackendInfo",
     "Buffer",
     "Event",
+    "HostBuffer",
     "OutOfMemoryError",
     "Stream",
     "acc",

@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # `typing` and `collections` cost `import anydev` start-up ti
 
 __all__ = [
     "empty_cache",
+    "empty_host_cache",
     "get_memory_info",
     "max_memory_allocated",
     "max_memory_reserved",
@@ -38,6 +39,14 @@ def empty_cache() -> None:
     other processes and libraries can then use it). Memory in use is not
     touched. Waits for the device when there is something to release."""
     _C._acc_empty_cache()
+
+
+def empty_host_cache() -> None:
+    """Returns the pinned host memory the host caching allocator holds unused
+    to the system (page-locked memory of the current accelerator, ordinary
+    host memory where it has none), as ``torch.accelerator.empty_host_cache``.
+    Memory in use is not touched."""
+    _C._acc_empty_host_cache()
 
 
 def memory_stats(device_index: _Device = None, /) -> "OrderedDict[str, Any]":

@@ -129,9 +129,23 @@ def _device_of(device_index: Callable[[Any], Any]) -> Callable[[Any], Any]:
     return device_of
 
 
+def _device_context(device_index: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    def device(device: Any) -> Any:
+        """torch.cuda.device(device): an int, a device or a device string (its
+        index; none: the current one); None or a negative int switches
+        nothing. device_index itself takes an int or None only, as torch's."""
+        if device is None or (isinstance(device, int) and device < 0):
+            return device_index(None)
+        if isinstance(device, int):
+            return device_index(device)
+        return device_index(_C._acc_device_index_of(device, True))
+
+    return device
+
+
 # Call adapters for forwarders whose legacy arguments differ from the
 # target's: attribute name -> (target -> callable).
-_CALL_ADAPTERS = {"device_of": _device_of}
+_CALL_ADAPTERS = {"device_of": _device_of, "device": _device_context}
 
 
 def _positional_params(signature: Optional[str]) -> list[str]:

@@ -6,6 +6,7 @@ current accelerator, else the CPU, and :class:`Buffer`.
     anydev.memory_allocated("sim:1")      # a given device
     anydev.empty_cache("sim")             # every sim device
     buf = anydev.Buffer(1 << 20)          # 1 MiB on the current device
+    host = anydev.HostBuffer(1 << 20)     # 1 MiB of pinned host memory
 
 A ``device`` may be an ``anydev.device``, a string (``"sim:1"``, ``"sim"`` for
 the current sim device), or an int (an index of the current accelerator).
@@ -19,10 +20,11 @@ if TYPE_CHECKING:  # `typing` and `collections` cost `import anydev` start-up ti
     from typing import Any
 
 from . import _C
-from ._C import Buffer
+from ._C import Buffer, HostBuffer
 
 __all__ = [
     "Buffer",
+    "HostBuffer",
     "empty_cache",
     "get_memory_info",
     "max_memory_allocated",

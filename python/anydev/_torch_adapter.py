@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import abc
 import ast
+import inspect
 import os
 import re
 import sys
@@ -400,6 +401,20 @@ class _StreamContext:
             self.stream.__exit__(*exc)
 
 
+def _device_present(legacy: str) -> bool:
+    """Whether torch.<legacy> (cuda, xpu) has a device on this machine, asked
+    through its own, unwrapped is_available."""
+    module = sys.modules.get(f"torch.{legacy}")
+    is_available = None if module is None else module.__dict__.get("is_available")
+    if is_available is None:
+        return False
+    original = getattr(is_available, "__anydev_original__", is_available)
+    try:
+        return bool(original())
+    except Exception:  # noqa: BLE001 - a broken runtime has no device to forward to
+        return False
+
+
 def _special(attr: str, original: Any) -> Optional[Callable[[_Devices], Optional[Callable]]]:
     """Rows whose forward form is not a template (fix = none or an argument
     the replacement rejects): attribute name -> factory."""
@@ -428,6 +443,50 @@ def _special(attr: str, original: Any) -> Optional[Callable[[_Devices], Optional
         return forward
 
     return {"set_stream": set_stream, "stream": stream, "StreamContext": stream}.get(attr)
+
+
+def _outcome(fn: Callable[[], Any]) -> tuple[str, str]:
+    """What calling ``fn()`` does here: ("ok", the result's type and repr) or
+    ("raise", the exception's type)."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            result = fn()
+    except Exception as e:  # noqa: BLE001 - the outcome is what is compared
+        return "raise", type(e).__name__
+    return "ok", f"{type(result).__name__}: {result!r}"
+
+
+def _keeps_behaviour_here(row: Row, original: Any, target: Callable) -> Optional[str]:
+    """Note [Forwarding without the device]: on a machine where the legacy
+    module's device is missing (torch.cuda on a CPU-only machine), a legacy
+    call and its replacement often differ: torch.cuda.empty_cache() is a
+    no-op where torch.accelerator.empty_cache() raises, memory_allocated()
+    is 0 where the replacement raises, torch.cuda.current_device() raises
+    AssertionError where the replacement raises RuntimeError. So there a row
+    is forwarded only when the two are seen to do the same here: both called
+    once with no arguments, at install, with the same result (type and repr)
+    or the same exception type. A row whose call needs arguments, or that
+    makes an object or a context (a seed, a device, a class), cannot be
+    probed without side effects and keeps its original. Returns None when the
+    row keeps its behaviour here, else why not."""
+    if row.legacy.rsplit(".", 1)[1].startswith("manual_seed"):
+        return "it seeds the generators, so it cannot be compared here without side effects"
+    if row.kind != "call":
+        return f"a {row.kind.replace('_', ' ')} cannot be compared here without side effects"
+    try:
+        params = inspect.signature(original).parameters.values()
+    except (TypeError, ValueError):
+        return "its signature cannot be read"
+    if any(p.default is p.empty and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+           for p in params):
+        return "it takes arguments, so it cannot be compared here without side effects"
+    legacy, replacement = _outcome(original), _outcome(target)
+    if legacy == replacement:
+        return None
+    what = {"ok": "returns", "raise": "raises"}
+    return (f"here the original {what[legacy[0]]} {legacy[1]} where the replacement "
+            f"{what[replacement[0]]} {replacement[1]}")
 
 
 def _forward_target(row: Row, original: Any, legacy: str, devices: _Devices) -> Optional[Callable]:
@@ -598,6 +657,7 @@ class _State:
     backport: list[str]
     quiet_filter: tuple
     targets: dict[str, str] = field(default_factory=dict)
+    no_device: dict[str, str] = field(default_factory=dict)
     methods: list = field(default_factory=list)  # _CountedMethod, see _install_methods
 
 
@@ -650,6 +710,7 @@ def status() -> dict[str, Any]:
         "skipped": dict(state.skipped),
         "backport": list(state.backport),
         "targets": dict(state.targets),
+        "no_device": dict(state.no_device),
         "counted": {m.legacy: "method" for m in state.methods},
     }
 
@@ -705,18 +766,34 @@ def install(mode: str = "observe", packages: Optional[Iterable[str]] = None,
         _state = _State(mode, scope, wrapped, skipped, added, quiet)
         _C._compat.set_quiet_filter(quiet, _quiet_front)
         _C._compat.set_scope_resolver(_resolve_scope)
+        have_device: dict[str, bool] = {}
+        kept_here: dict[str, int] = {}
         for w in wrapped:
             target = None
+            why_not = None
             if mode == "forward":
                 legacy = _LEGACY_TYPE[w.module.__name__]
                 dev = devices.setdefault(legacy, _Devices(legacy))
                 target = _forward_target(w.row, w.original, legacy, dev)
+                if legacy not in have_device:
+                    have_device[legacy] = _device_present(legacy)
+                if target is not None and not have_device[legacy]:
+                    why_not = _keeps_behaviour_here(w.row, w.original, target)
+                    if why_not is not None:
+                        target = None
+                        kept_here[legacy] = kept_here.get(legacy, 0) + 1
             _state.targets[w.row.legacy] = (
-                "original" if target is None
+                f"original ({why_not})" if why_not is not None
+                else "original" if target is None
                 else (w.row.template or w.row.replacement if _special(w.attr, w.original) is None
                       else f"{w.row.replacement} (adapted)"))
             _C._compat.set_scoped(w.index, target, True)
             setattr(w.module, w.attr, w.replacement)
+        for legacy, n in sorted(kept_here.items()):
+            _state.no_device[legacy] = (
+                f"torch.{legacy} has no device on this machine: {n} legacy "
+                f"call{'s' if n != 1 else ''} run the original, since forwarding would change "
+                f"what {'they do' if n != 1 else 'it does'} here (see targets)")
         _install_methods(_state)
         compat._changed()  # every site resolves its scope and policy again
     return status()

@@ -3,8 +3,8 @@
 PyTorch added ``torch.accelerator`` in 2.6 (``device_count``, ``is_available``,
 ``current_accelerator``, ``set_stream``, ``current_stream``, ``synchronize``),
 ``current_device_index``/``set_device_index`` in 2.7, the ``device_index``
-context manager in 2.8, the memory functions in 2.9 and ``get_memory_info``
-about 2.10. Code that ``anydev fix`` migrated calls them; this module gives an
+context manager in 2.8, the memory functions in 2.9, ``get_memory_info``
+about 2.10 and ``empty_host_cache`` later. Code that ``anydev fix`` migrated calls them; this module gives an
 older PyTorch the missing ones, written over the device module of the
 accelerator the build has (``torch.cuda``, ``torch.xpu``, ``torch.mps``) with
 the answers and errors of PyTorch 2.13's own:
@@ -38,7 +38,7 @@ NAMES = (
     "set_device_index", "device_index", "current_stream", "set_stream", "synchronize",
     "empty_cache", "memory_stats", "memory_allocated", "max_memory_allocated",
     "memory_reserved", "max_memory_reserved", "reset_accumulated_memory_stats",
-    "reset_peak_memory_stats", "get_memory_info",
+    "reset_peak_memory_stats", "get_memory_info", "empty_host_cache",
 )
 
 
@@ -191,6 +191,16 @@ def empty_cache() -> None:
     mod = _module()
     if _initialized(mod):
         mod.empty_cache()
+
+
+def empty_host_cache() -> None:
+    """Frees the cached pinned host memory (PyTorch's CachingHostAllocator,
+    through ``torch._C._host_emptyCache`` where this PyTorch has it); a no-op
+    before the accelerator is initialized."""
+    mod = _module()
+    host_empty = getattr(_torch()._C, "_host_emptyCache", None)
+    if host_empty is not None and _initialized(mod):
+        host_empty()
 
 
 def memory_stats(device_index: Any = None, /) -> "OrderedDict[str, Any]":

@@ -171,6 +171,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
         except (ImportError, ValueError) as e:
             print(f"anydev run --torch: {e}", file=sys.stderr)
             return 2
+    # Every process of the run counts into its report (anydev._run_child);
+    # before the report's own exit hook, whose output it must outlive.
+    from . import _run_child
+
+    _run_child.prepare(torch=bool(args.torch or args.mode), facade=bool(args.facade),
+                       mode=args.mode, project=os.getcwd() if args.module else args.target)
     template = args.report or os.environ.get("ANYDEV_REPORT")
     if template:
         try:
@@ -207,7 +213,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         status = 1
     finally:
         sys.stdout.flush()
-        print(report.render(report.snapshot()), end="", file=sys.stderr)
+        print(report.render(report.run_snapshot()), end="", file=sys.stderr)
     return status
 
 

@@ -14,11 +14,18 @@ module turns the counts into a report:
 Format (``"version": 1``)::
 
     {"format": "anydev-report", "version": 1,
-     "processes": [{"pid": 12, "rank": 0, "argv": [...], "started": "...", "written": "..."}],
+     "processes": [{"id": "3f2a...", "pid": 12, "rank": 0, "argv": [...], "started": "...",
+                    "written": "..."}],
      "calls": [{"file": "train.py", "line": 41, "module": "__main__",
                 "legacy": "torch.cuda.current_device",
                 "replacement": "torch.accelerator.current_device_index",
                 "rule": "AD103", "count": 1000, "first_seen": "2026-11-29T20:41:07.123Z"}]}
+
+Each process has an ``id`` (random, new in every process, a forked child
+included), so merging the same report twice counts it once. Under
+``anydev run`` every process of the run writes its counts (spawned, forked
+and forkserver children, subprocesses of the same Python: see
+:mod:`anydev._run_child`) and the run's report merges them.
 """
 
 from __future__ import annotations
@@ -31,6 +38,7 @@ import os
 import pathlib
 import re
 import sys
+import uuid
 from typing import Any, Iterable, Optional
 
 from . import _C
@@ -42,6 +50,17 @@ __all__ = ["ReportError", "expand_path", "load", "merge", "parse", "render", "sn
 FORMAT = "anydev-report"
 VERSION = 1
 _started = _dt.datetime.now(_dt.timezone.utc)
+_process_id = uuid.uuid4().hex
+# The folder the children of an `anydev run` write their reports to, in the
+# run's own process (anydev._run_child sets it); None elsewhere.
+_children_dir: Optional[str] = None
+
+
+def _new_process() -> None:
+    """Gives a forked child its own id and start time (see anydev._run_child)."""
+    global _process_id, _started
+    _process_id = uuid.uuid4().hex
+    _started = _dt.datetime.now(_dt.timezone.utc)
 
 
 class ReportError(ValueError):
@@ -75,10 +94,11 @@ def snapshot() -> dict[str, Any]:
     return {
         "format": FORMAT,
         "version": VERSION,
-        "processes": [{
-            "pid": os.getpid(), "rank": _rank(), "argv": list(sys.argv),
+        "processes": [dict({
+            "id": _process_id, "pid": os.getpid(), "rank": _rank(), "argv": list(sys.argv),
             "started": _iso(_started), "written": _iso(_dt.datetime.now(_dt.timezone.utc)),
-        }],
+        }, **({"world_size": int(os.environ["WORLD_SIZE"])}
+              if os.environ.get("WORLD_SIZE", "").isdigit() else {}))],
         "calls": calls,
     }
 
@@ -110,7 +130,16 @@ def write(path: str, report: Optional[dict[str, Any]] = None) -> str:
     sees a partial report. Returns the path written."""
     check_writable(path)
     data = json.dumps(report if report is not None else snapshot(), indent=1, sort_keys=True)
-    replace_atomically(path, [(data + "\n").encode("utf-8")], prefix=".anydev-report-")
+    # A new file gets the umask's mode (as `open` would give it), a replaced
+    # one keeps its own: the temporary file's 0600 would hide it from the team.
+    try:
+        mode = os.stat(path).st_mode & 0o7777
+    except OSError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    replace_atomically(path, [(data + "\n").encode("utf-8")], mode=mode,
+                       prefix=".anydev-report-")
     return path
 
 
@@ -224,10 +253,24 @@ def _max_depth(text: str) -> int:
 def merge(reports: Iterable[dict[str, Any]]) -> dict[str, Any]:
     """Merges reports (one per process, e.g. the ranks of a distributed job):
     counts of the same (file, line, legacy entry point) add up, the earliest
-    first_seen is kept, and every process is listed."""
+    first_seen is kept, and every process is listed. A report whose processes
+    are all in the merge already (the same file given twice, or a part of a
+    merged report merged with it again) adds nothing; one that shares only
+    some of its processes with the merge is a ReportError, since its counts
+    cannot be split between them. Reports without process ids (from anydev
+    before they had them) are always added."""
     processes: list[dict[str, Any]] = []
     calls: dict[tuple[str, int, str], dict[str, Any]] = {}
-    for r in reports:
+    seen: set[str] = set()
+    for n, r in enumerate(reports):
+        ids = {p["id"] for p in r["processes"] if isinstance(p, dict) and isinstance(p.get("id"), str)}
+        if ids and ids <= seen:
+            continue  # already counted
+        if ids & seen:
+            raise ReportError(
+                f"report {n + 1} shares processes {', '.join(sorted(ids & seen))} with the "
+                "reports before it but not all of them; merge the original per-process reports")
+        seen |= ids
         processes.extend(r["processes"])
         for c in r["calls"]:
             key = (c["file"], c["line"], c["legacy"])
@@ -275,9 +318,13 @@ def render(report: dict[str, Any], fmt: str = "text", root: Optional[str] = None
         return "\n".join(lines) + "\n"
     if fmt != "text":
         raise ReportError(f"unknown format {fmt!r}; expected text, markdown, json or sarif")
+    who = "anydev"
+    procs = report["processes"]
+    if len(procs) == 1 and isinstance(procs[0], dict) and "world_size" in procs[0]:
+        who = f"anydev [rank {procs[0].get('rank', 0)}/{procs[0]['world_size']}]"
     if not calls:
-        return "anydev: no legacy calls ran.\n"
-    out = [f"anydev: {total} legacy call{'s' if total != 1 else ''} from {len(calls)} call "
+        return f"{who}: no legacy calls ran.\n"
+    out = [f"{who}: {total} legacy call{'s' if total != 1 else ''} from {len(calls)} call "
            f"site{'s' if len(calls) != 1 else ''}:"]
     width = max(len(str(c["count"])) for c in calls)
     for c in calls:
@@ -367,10 +414,30 @@ def _sarif(report: dict[str, Any], root: str) -> dict[str, Any]:
 _registered: Optional[str] = None
 
 
+def run_snapshot() -> dict[str, Any]:
+    """This process's report merged with those its children of an ``anydev
+    run`` wrote so far (just :func:`snapshot` outside a run's own process)."""
+    own = snapshot()
+    if _children_dir is None:
+        return own
+    children = []
+    try:
+        names = sorted(os.listdir(_children_dir))
+    except OSError:
+        names = []
+    for name in names:
+        if name.startswith("child-") and name.endswith(".json"):
+            try:
+                children.append(load(os.path.join(_children_dir, name)))
+            except ReportError as e:
+                print(f"anydev: a child's runtime report is unreadable: {e}", file=sys.stderr)
+    return merge([own, *children])
+
+
 def _write_at_exit(template: str) -> None:
     try:
         path = expand_path(template)
-        write(path)
+        write(path, run_snapshot())
     except (ReportError, OSError) as e:
         print(f"anydev: could not write the runtime report: {e}", file=sys.stderr)
 

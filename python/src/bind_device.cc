@@ -3,7 +3,9 @@
 #include <pybind11/pybind11.h>
 
 #include <climits>
+#include <cstring>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "common.h"
@@ -50,6 +52,33 @@ absl::StatusOr<Device> ParseWithIndex(const std::string& text, py::handle index)
   return Device::Create(d->type(), i);
 }
 
+// Note [device as a context manager]: `with anydev.device("sim:1"):` makes
+// that index current for the block and restores the previous one, as a
+// device guard; a device without an index, or of a type that is not the
+// current accelerator (the CPU), switches nothing. (torch.device's context
+// manager sets the default device of tensor factories; anydev has no tensor
+// factories, so the device guard is what the block can mean.) The saved
+// indices are per thread, a stack, so nesting and re-entry work.
+thread_local std::vector<int> tls_device_contexts;
+
+void EnterDevice(const Device& d) {
+  absl::StatusOr<std::optional<DeviceType>> acc = acc::CurrentAccelerator();
+  if (!d.has_index() || !acc.ok() || !acc->has_value() || **acc != d.type()) {
+    tls_device_contexts.push_back(-1);
+    return;
+  }
+  tls_device_contexts.push_back(Unwrap(acc::ExchangeDeviceIndex(d.index())));
+}
+
+void ExitDevice() {
+  if (tls_device_contexts.empty()) {
+    Throw(absl::FailedPreconditionError("device.__exit__ without a matching __enter__"));
+  }
+  const int prev = tls_device_contexts.back();
+  tls_device_contexts.pop_back();
+  if (prev >= 0) Check(acc::MaybeExchangeDeviceIndex(prev).status());
+}
+
 }  // namespace
 
 PyObject* OutOfMemoryErrorType() { return g_oom_type; }
@@ -81,9 +110,23 @@ py::object MakePyDevice(Device d) {
                        d.has_index() ? py::object(py::int_(d.index())) : py::object(py::none()));
 }
 
+// Note [torch objects]: anydev and torch objects meet in one program (a
+// training script that uses both), so every argument that takes an
+// anydev.device also takes a torch.device, recognised by its type's name
+// (`torch.device`) without importing torch, and read through its string form,
+// which torch.device prints exactly as anydev.device parses it. A torch
+// device type anydev does not know ("xla:0") is the parse error naming it.
+bool IsTorchObject(py::handle h, const char* name) {
+  PyTypeObject* t = Py_TYPE(h.ptr());
+  const char* dot = std::strrchr(t->tp_name, '.');
+  if (dot == nullptr || std::strcmp(dot + 1, name) != 0) return false;
+  return std::strncmp(t->tp_name, "torch.", 6) == 0;
+}
+
 std::optional<Device> DeviceOfPy(py::handle h) {
-  if (!py::isinstance(h, g_device_type)) return std::nullopt;
-  return h.cast<Device>();
+  if (py::isinstance(h, g_device_type)) return h.cast<Device>();
+  if (IsTorchObject(h, "device")) return Unwrap(Device::Parse(py::str(h).cast<std::string>()));
+  return std::nullopt;
 }
 
 absl::StatusOr<Device> DeviceFromPy(py::handle h, std::optional<Device> fallback) {
@@ -121,14 +164,16 @@ absl::StatusOr<int> AccDeviceIndexFromPy(py::handle h, bool optional) {
     if (overflow < 0 || v < INT_MIN) return -1;
     return static_cast<int>(v);
   }
-  ANYDEV_ASSIGN_OR_RETURN(DeviceType acc, acc::GetAccelerator());
   if (h.is_none()) {
+    // As _get_device_index: a missing index is the caller's mistake
+    // (ValueError) before any accelerator is looked up.
     if (!optional) {
       return internal::ValueError(
           "Expected a device with a specified index or an integer, but got:None");
     }
     return acc::CurrentDeviceIndex();
   }
+  ANYDEV_ASSIGN_OR_RETURN(DeviceType acc, acc::GetAccelerator());
   Device d(DeviceType::kCPU);
   if (std::optional<Device> dev = DeviceOfPy(h)) {
     d = *dev;
@@ -189,6 +234,29 @@ parsed and printed exactly as torch.device.
                                if (!d.has_index()) return py::none();
                                return py::int_(d.index());
                              })
+      .def(
+          "to_torch",
+          [](const Device& d) -> py::object {
+            // sim has no torch device type; the other types print as torch
+            // parses them.
+            if (d.type() == DeviceType::kSim) {
+              Throw(internal::ValueError(absl::StrCat(
+                  "anydev.device('", d.ToString(),
+                  "') has no torch.device: torch has no simulated accelerator")));
+            }
+            return py::module_::import("torch").attr("device")(d.ToString());
+          },
+          "Returns this device as a torch.device (imports torch); ValueError for sim.")
+      .def("__enter__",
+           [](py::object self) {
+             EnterDevice(self.cast<Device>());
+             return self;
+           })
+      .def("__exit__",
+           [](py::handle, py::args) {
+             ExitDevice();
+             return false;
+           })
       .def("__str__", &Device::ToString)
       .def("__repr__",
            [](const Device& d) {

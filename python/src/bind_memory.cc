@@ -77,6 +77,9 @@ DLDevice DlpackDeviceOf(Device d) {
     case DeviceType::kXPU: return {kDLOneAPI, d.index()};
     case DeviceType::kSim:
     case DeviceType::kCPU: return {kDLCPU, 0};
+    case DeviceType::kMPS:          // no backend: no buffer of these types
+    case DeviceType::kMeta:         // exists to be exported
+    case DeviceType::kPrivateUse1: break;
   }
   return {kDLCPU, 0};
 }
@@ -209,12 +212,9 @@ py::handle g_stream_type;
 
 std::optional<Stream> OptionalStreamArg(py::handle h, const char* what) {
   if (h.is_none()) return std::nullopt;
-  if (!py::isinstance(h, g_stream_type)) {
-    Throw(internal::TypeError(absl::StrCat(what, ": stream must be an anydev.Stream or None, got ",
-                                           std::string(py::str(py::repr(h))))));
-  }
-  const Device d = Unwrap(DeviceFromPy(h.attr("device"), std::nullopt));
-  return Stream(d, h.attr("stream_id").cast<StreamId>());
+  if (std::optional<Stream> s = StreamOfPy(h)) return s;  // anydev's or torch's
+  Throw(internal::TypeError(absl::StrCat(what, ": stream must be an anydev.Stream or None, got ",
+                                         std::string(py::str(py::repr(h))))));
 }
 
 // Reads a non-negative size or offset given as a Python int.
@@ -260,6 +260,25 @@ int64_t StatValue(const DeviceStats& s, int which) {
     default: return s.reserved_bytes[0].peak;
   }
 }
+
+// --- anydev.HostBuffer ----------------------------------------------------------------
+
+// A block of the host caching allocator, returned to it when the object goes
+// (a memoryview of it keeps it alive, so there is no explicit free).
+struct PyHostBuffer {
+  void* ptr = nullptr;
+  size_t nbytes = 0;
+  DeviceType type = DeviceType::kCPU;
+  PyHostBuffer() = default;
+  PyHostBuffer(const PyHostBuffer&) = delete;
+  PyHostBuffer& operator=(const PyHostBuffer&) = delete;
+  PyHostBuffer(PyHostBuffer&& o) noexcept : ptr(o.ptr), nbytes(o.nbytes), type(o.type) {
+    o.ptr = nullptr;
+  }
+  ~PyHostBuffer() {
+    if (ptr != nullptr) HostFree(ptr).IgnoreError();  // it is one of ours: cannot fail
+  }
+};
 
 // --- anydev.Buffer ------------------------------------------------------------------
 
@@ -460,6 +479,60 @@ void BindMemory(py::module_& m) {
   m.def("_acc_reset_accumulated_memory_stats", [](py::handle device_index) {
     Check(acc::ResetAccumulatedStats(Unwrap(AccDeviceIndexFromPy(device_index, true))));
   });
+  m.def("_acc_empty_host_cache", [] { Check(WithoutGil([] { return acc::EmptyHostCache(); })); });
+  m.def("_host_memory_stats", [] {
+    const HostMemoryStats st = GetHostMemoryStats();
+    py::dict d;
+    auto put = [&d](const char* name, const Stat& s) {
+      d[py::str(absl::StrCat(name, ".current"))] = s.current;
+      d[py::str(absl::StrCat(name, ".peak"))] = s.peak;
+      d[py::str(absl::StrCat(name, ".allocated"))] = s.allocated;
+      d[py::str(absl::StrCat(name, ".freed"))] = s.freed;
+    };
+    put("allocated_bytes", st.allocated_bytes);
+    put("reserved_bytes", st.reserved_bytes);
+    d["num_host_alloc"] = st.num_host_alloc;
+    d["num_host_free"] = st.num_host_free;
+    return d;
+  });
+  py::class_<PyHostBuffer>(m, "HostBuffer", py::buffer_protocol(), R"doc(
+Pinned host memory from the host caching allocator, as torch's pin_memory.
+
+    HostBuffer(nbytes)
+
+Page-locked memory of the current accelerator's runtime (cudaMallocHost,
+hipHostMalloc) where it has one, ordinary host memory on cpu and sim. It
+supports the buffer protocol (memoryview(hb), numpy.frombuffer(hb)), so it is
+what Buffer.copy_from_host/copy_to_host copy from and to. The block goes back
+to the cache when the object (and every view of it) is gone;
+anydev.accelerator.empty_host_cache() returns the cached blocks to the system.
+)doc")
+      .def(py::init([](py::handle nbytes) {
+             const size_t n = SizeArg(nbytes, "HostBuffer size");
+             if (n == 0) Throw(internal::ValueError("HostBuffer size must be positive"));
+             absl::StatusOr<DeviceType> type = DefaultDeviceType();
+             PyHostBuffer out;
+             out.type = Unwrap(type);
+             out.ptr = Unwrap(HostAlloc(n, out.type));
+             out.nbytes = n;
+             return out;
+           }),
+           py::arg("nbytes"))
+      .def_property_readonly("nbytes", [](const PyHostBuffer& b) { return b.nbytes; })
+      .def_property_readonly("data_ptr",
+                             [](const PyHostBuffer& b) { return reinterpret_cast<uintptr_t>(b.ptr); })
+      .def_property_readonly("pinned_for", [](const PyHostBuffer& b) {
+        return std::string(DeviceTypeName(b.type));
+      }, "The device type whose runtime pinned the memory ('cpu' when none did).")
+      .def_buffer([](PyHostBuffer& b) {
+        return py::buffer_info(b.ptr, 1, py::format_descriptor<uint8_t>::format(), 1,
+                               {static_cast<py::ssize_t>(b.nbytes)}, {py::ssize_t{1}});
+      })
+      .def("__len__", [](const PyHostBuffer& b) { return b.nbytes; })
+      .def("__repr__", [](const PyHostBuffer& b) {
+        return absl::StrCat("anydev.HostBuffer(nbytes=", b.nbytes, ", pinned_for='",
+                            DeviceTypeName(b.type), "')");
+      });
   m.def("_acc_empty_cache", [] {
     PollPendingHost();
     Check(WithoutGil([] { return acc::EmptyCache(); }));

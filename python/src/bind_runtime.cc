@@ -132,9 +132,25 @@ void BindRuntime(py::module_& m) {
   m.def(
       "_acc_current_accelerator",
       [](bool check_available) -> py::object {
-        std::optional<DeviceType> t = Unwrap(acc::CurrentAccelerator());
-        if (!t || (check_available && !acc::IsAvailable())) return py::none();
-        return MakePyDevice(Device(*t));
+        // Note [current_accelerator never fails when checked]: as torch's,
+        // current_accelerator(check_available=True) answers None for any
+        // accelerator that cannot be used, a misconfigured ANYDEV_* variable
+        // included; the calls that need the device, and `anydev doctor`,
+        // report why. Unchecked, a type forced by ANYDEV_ACCELERATOR whose
+        // backend is built is named even without a device (torch's
+        // compile-time answer); only a bad configuration raises.
+        if (check_available) {
+          if (!acc::IsAvailable()) return py::none();
+          return MakePyDevice(Device(Unwrap(acc::GetAccelerator())));
+        }
+        absl::StatusOr<std::optional<DeviceType>> t = acc::CurrentAccelerator();
+        if (!t.ok()) {
+          std::optional<DeviceType> configured = acc::ConfiguredAccelerator();
+          if (!configured) Throw(t.status());
+          return MakePyDevice(Device(*configured));
+        }
+        if (!*t) return py::none();
+        return MakePyDevice(Device(**t));
       },
       py::arg("check_available") = false);
   m.def(
@@ -150,12 +166,18 @@ void BindRuntime(py::module_& m) {
       },
       py::arg("device") = py::none());
   m.def("_acc_set_stream", [](py::handle stream) {
-    if (!py::hasattr(stream, "stream_id") || !py::hasattr(stream, "device")) {
-      Throw(internal::TypeError(absl::StrCat("set_stream() expects an anydev.Stream, got ",
-                                             std::string(py::str(py::repr(stream))))));
+    std::optional<Stream> s = StreamOfPy(stream);
+    if (!s) {
+      Throw(internal::TypeError(
+          absl::StrCat("set_stream() expects an anydev.Stream (or torch.Stream), got ",
+                       std::string(py::str(py::repr(stream))))));
     }
-    const Device d = Unwrap(DeviceFromPy(stream.attr("device"), std::nullopt));
-    Check(acc::SetCurrentStream(Stream(d, stream.attr("stream_id").cast<StreamId>())));
+    Check(acc::SetCurrentStream(*s));
+  });
+  m.def("_acc_check_index", [](int index) {
+    // The accelerator's range check (current_stream's): RuntimeError for an
+    // index past the device count, or without an accelerator.
+    Check(acc::CurrentStream(index).status());
   });
   m.def("_acc_device_index_of", [](py::handle device, bool optional) {
     return Unwrap(AccDeviceIndexFromPy(device, optional));

@@ -2,6 +2,9 @@
 #include <pybind11/pybind11.h>
 
 #include <cstdint>
+#include <cstring>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -49,12 +52,36 @@ Stream DefaultStreamFor(const Event& e) {
   return CurrentStreamOfType(e.device().type(), e.device().index());
 }
 
-Stream StreamArg(py::handle h, const char* what) {
-  if (!py::isinstance(h, g_stream_type)) {
-    Throw(internal::TypeError(absl::StrCat(what, " expects an anydev.Stream, got ",
-                                           std::string(py::str(py::repr(h))))));
+// Reads a torch.Stream (see Note [torch objects] in bind_device.cc) by its
+// three numbers, as torch.Stream(stream_id=, device_index=, device_type=)
+// rebuilds one: the default stream (id 0) is the same stream in both; other
+// ids are anydev's own and are checked as such.
+std::optional<Stream> TorchStreamOfPy(py::handle h) {
+  PyTypeObject* t = Py_TYPE(h.ptr());
+  if (std::strncmp(t->tp_name, "torch.", 6) != 0 || !py::hasattr(h, "stream_id") ||
+      !py::hasattr(h, "device_index") || !py::hasattr(h, "device_type")) {
+    return std::nullopt;
   }
-  return h.cast<PyStream&>().stream;
+  const int64_t device_type = h.attr("device_type").cast<int64_t>();
+  const int64_t index = h.attr("device_index").cast<int64_t>();
+  // torch's CPU stream has index -1; anydev's CPU device is 0.
+  return Unwrap(Stream::Unpack3(h.attr("stream_id").cast<StreamId>(),
+                                device_type == 0 && index < 0 ? 0 : index, device_type));
+}
+
+}  // namespace
+
+std::optional<Stream> StreamOfPy(py::handle h) {
+  if (py::isinstance(h, g_stream_type)) return h.cast<PyStream&>().stream;
+  return TorchStreamOfPy(h);
+}
+
+namespace {
+
+Stream StreamArg(py::handle h, const char* what) {
+  if (std::optional<Stream> s = StreamOfPy(h)) return *s;
+  Throw(internal::TypeError(absl::StrCat(what, " expects an anydev.Stream (or torch.Stream), got ",
+                                         std::string(py::str(py::repr(h))))));
 }
 
 PyEvent& EventArg(py::handle h, const char* what) {
@@ -144,6 +171,12 @@ its device) current for the block.
                              [](const PyStream& s) { return MakePyDevice(s.stream.device()); })
       .def_property_readonly("priority",
                              [](const PyStream& s) { return Unwrap(s.stream.Priority()); })
+      .def_property_readonly(
+          "native_handle", [](const PyStream& s) { return Unwrap(s.stream.NativeHandle()); },
+          "The vendor's stream handle (cudaStream_t ...) as an int, as torch.Stream.native_handle; "
+          "RuntimeError for backends without one (cpu, sim).")
+      .def("is_capturing", [](const PyStream& s) { return Unwrap(s.stream.IsCapturing()); },
+           "True while a graph capture (anydev.accelerator.Graph) records this stream's work.")
       .def("query", [](const PyStream& s) { return Unwrap(s.stream.Query()); },
            "True when all work queued on the stream has finished.")
       .def(
@@ -277,6 +310,50 @@ effect (as in torch.Event); IPC is not supported.
                             ", enable_timing=", e.event.enable_timing() ? "True" : "False",
                             ", event_id=", reinterpret_cast<uintptr_t>(e.event.handle()));
       });
+
+  // The base of anydev.accelerator.Graph (python/anydev/_graph.py), as
+  // torch._C._acceleratorGraph is torch.accelerator.Graph's.
+  py::class_<Graph>(m, "_Graph", "Capture and replay of a stream's work (anydev/graph.h).")
+      .def(py::init<bool>(), py::arg("keep_graph") = false)
+      .def(
+          "capture_begin",
+          [](Graph& g, py::handle pool, const std::string& mode) {
+            std::optional<MempoolId> id;
+            if (!pool.is_none()) {
+              py::tuple t = py::reinterpret_borrow<py::tuple>(pool);
+              if (!py::isinstance<py::tuple>(pool) || t.size() != 2) {
+                Throw(internal::TypeError(absl::StrCat(
+                    "pool must be a tuple of two ints (a Graph.pool()), got ",
+                    std::string(py::str(py::repr(pool))))));
+              }
+              id = MempoolId{t[0].cast<uint64_t>(), t[1].cast<uint64_t>()};
+            }
+            Check(g.CaptureBegin(id, Unwrap(ParseCaptureMode(mode))));
+          },
+          py::arg("pool") = py::none(), py::arg("capture_error_mode") = "default")
+      .def("capture_end", [](Graph& g) { Check(g.CaptureEnd()); })
+      .def("instantiate", [](Graph& g) { Check(g.Instantiate()); })
+      .def("replay",
+           [](Graph& g) {
+             absl::Status st;
+             {
+               py::gil_scoped_release release;
+               st = g.Replay();
+             }
+             Check(st);
+           })
+      .def("reset", [](Graph& g) { g.Reset(); })
+      .def("pool",
+           [](const Graph& g) {
+             if (!g.capturing() && !g.has_graph()) {
+               Throw(absl::FailedPreconditionError(
+                   "Called Graph.pool() without a preceding successful capture."));
+             }
+             return py::make_tuple(g.Pool().first, g.Pool().second);
+           })
+      .def("enable_debug_mode", [](Graph& g) { g.EnableDebugMode(); })
+      .def("debug_dump", [](const Graph& g, const std::string& path) { Check(g.DebugDump(path)); },
+           py::arg("path"));
 
   m.def(
       "_sleep",

@@ -66,6 +66,10 @@ void BindFastCalls(py::module_& m);
 void BindCompat(py::module_& m);
 void BindScan(py::module_& m);
 
+// Returns the stream an anydev.Stream or a torch.Stream (read by its three
+// numbers, without importing torch) stands for; nullopt for anything else.
+std::optional<Stream> StreamOfPy(py::handle h);
+
 // Returns an anydev.Stream object for `s` (interned: the same object for the
 // same stream, so hot calls like current_stream() allocate nothing).
 py::object StreamToPy(const Stream& s);

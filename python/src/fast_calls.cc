@@ -108,6 +108,8 @@ struct DeviceIndexObject {
   int index;                 // -1: None (no switch)
   int prev;                  // the index to restore, -1: nothing
   std::vector<int>* outer;   // saved `prev` values when entered re-entrantly
+  PyObject* bad;             // an argument that is not an int (reported by __enter__)
+  bool negative;             // an int below 0 (reported by __enter__)
 };
 
 PyObject* DeviceIndexNew(PyTypeObject* type, int index) {
@@ -116,27 +118,52 @@ PyObject* DeviceIndexNew(PyTypeObject* type, int index) {
   self->index = index;
   self->prev = -1;
   self->outer = nullptr;
+  self->bad = nullptr;
+  self->negative = false;
   return reinterpret_cast<PyObject*>(self);
 }
 
+// Note [device_index arguments]: as torch.accelerator.device_index, the
+// constructor takes one positional argument and keeps it; __enter__ hands it
+// to the exchange, which takes an int only. So device_index("sim:0") and
+// device_index(anydev.device(...)) raise TypeError, and device_index(-1)
+// RuntimeError (no device has that index), when entered, not when built.
 PyObject* DeviceIndexVectorcall(PyObject* type, PyObject* const* args, size_t nargsf,
                                 PyObject* kwnames) {
   const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-  if (nargs != 1 || (kwnames != nullptr && PyTuple_GET_SIZE(kwnames) != 0)) {
-    PyErr_SetString(PyExc_TypeError,
-                    "device_index() takes exactly one positional argument (an int or None)");
+  if (kwnames != nullptr && PyTuple_GET_SIZE(kwnames) != 0) {
+    PyErr_Format(PyExc_TypeError, "device_index() got an unexpected keyword argument '%U'",
+                 PyTuple_GET_ITEM(kwnames, 0));
     return nullptr;
   }
-  int index = -1;
-  if (args[0] != Py_None && !FastIndex(args[0], &index)) {
-    absl::StatusOr<int> i = AccDeviceIndexFromPy(args[0], /*optional=*/false);
-    if (!i.ok()) {
-      SetPyError(i.status());
-      return nullptr;
-    }
-    index = *i;
+  if (nargs != 1) {
+    PyErr_Format(PyExc_TypeError,
+                 "device_index() takes exactly one positional argument (%zd given)", nargs);
+    return nullptr;
   }
-  return DeviceIndexNew(reinterpret_cast<PyTypeObject*>(type), index);
+  PyObject* arg = args[0];
+  if (arg == Py_None) return DeviceIndexNew(reinterpret_cast<PyTypeObject*>(type), -1);
+  int index = 0;
+  if (!FastIndex(arg, &index)) {
+    if (!PyIndex_Check(arg)) {
+      PyObject* made = DeviceIndexNew(reinterpret_cast<PyTypeObject*>(type), -1);
+      if (made != nullptr) {
+        Py_INCREF(arg);
+        reinterpret_cast<DeviceIndexObject*>(made)->bad = arg;
+      }
+      return made;
+    }
+    PyObject* as_int = PyNumber_Index(arg);
+    if (as_int == nullptr) return nullptr;
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(as_int, &overflow);
+    Py_DECREF(as_int);
+    index = overflow > 0 || v > INT_MAX ? INT_MAX : overflow < 0 || v < INT_MIN
+                                                        ? -2 : static_cast<int>(v);
+  }
+  PyObject* made = DeviceIndexNew(reinterpret_cast<PyTypeObject*>(type), index < 0 ? -1 : index);
+  if (made != nullptr && index < 0) reinterpret_cast<DeviceIndexObject*>(made)->negative = true;
+  return made;
 }
 
 PyObject* DeviceIndexTpNew(PyTypeObject* type, PyObject* args, PyObject* kwargs) {
@@ -145,7 +172,11 @@ PyObject* DeviceIndexTpNew(PyTypeObject* type, PyObject* args, PyObject* kwargs)
   std::vector<PyObject*> v(static_cast<size_t>(n));
   for (Py_ssize_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = PyTuple_GET_ITEM(args, i);
   if (kwargs != nullptr && PyDict_GET_SIZE(kwargs) != 0) {
-    PyErr_SetString(PyExc_TypeError, "device_index() takes no keyword arguments");
+    PyObject* key = nullptr;
+    PyObject* value = nullptr;
+    Py_ssize_t pos = 0;
+    PyDict_Next(kwargs, &pos, &key, &value);
+    PyErr_Format(PyExc_TypeError, "device_index() got an unexpected keyword argument '%U'", key);
     return nullptr;
   }
   PyObject* made = DeviceIndexVectorcall(reinterpret_cast<PyObject*>(type), v.data(),
@@ -156,11 +187,24 @@ PyObject* DeviceIndexTpNew(PyTypeObject* type, PyObject* args, PyObject* kwargs)
 void DeviceIndexDealloc(PyObject* obj) {
   auto* self = reinterpret_cast<DeviceIndexObject*>(obj);
   delete self->outer;
+  Py_XDECREF(self->bad);
   Py_TYPE(obj)->tp_free(obj);
 }
 
 PyObject* DeviceIndexEnter(PyObject* obj, PyObject*) {
   auto* self = reinterpret_cast<DeviceIndexObject*>(obj);
+  if (self->bad != nullptr) {
+    PyErr_Format(PyExc_TypeError,
+                 "device_index(): expected a device index (int) or None, got %R of type %s",
+                 self->bad, Py_TYPE(self->bad)->tp_name);
+    return nullptr;
+  }
+  if (self->negative) {
+    PyErr_SetString(PyExc_RuntimeError,
+                    "device_index(): a negative device index is not a device (use None for "
+                    "no switch)");
+    return nullptr;
+  }
   if (self->index < 0) Py_RETURN_NONE;
   absl::StatusOr<int> prev = acc::ExchangeDeviceIndex(self->index);
   if (!prev.ok()) {
@@ -194,12 +238,16 @@ PyObject* DeviceIndexExit(PyObject* obj, PyObject* const*, Py_ssize_t) {
 
 PyObject* DeviceIndexGetIdx(PyObject* obj, void*) {
   auto* self = reinterpret_cast<DeviceIndexObject*>(obj);
+  if (self->bad != nullptr) return Py_NewRef(self->bad);
+  if (self->negative) return PyLong_FromLong(-1);
   if (self->index < 0) Py_RETURN_NONE;
   return PyLong_FromLong(self->index);
 }
 
 PyObject* DeviceIndexRepr(PyObject* obj) {
   auto* self = reinterpret_cast<DeviceIndexObject*>(obj);
+  if (self->bad != nullptr) return PyUnicode_FromFormat("anydev.accelerator.device_index(%R)", self->bad);
+  if (self->negative) return PyUnicode_FromString("anydev.accelerator.device_index(-1)");
   if (self->index < 0) return PyUnicode_FromString("anydev.accelerator.device_index(None)");
   return PyUnicode_FromFormat("anydev.accelerator.device_index(%d)", self->index);
 }
@@ -219,15 +267,15 @@ PyTypeObject g_device_index_type = {PyVarObject_HEAD_INIT(nullptr, 0) nullptr};
 
 PyMethodDef kFastMethods[] = {
     {"current_device_index", AccCurrentDeviceIndex, METH_NOARGS,
-     "current_device_index() -> int\n\nReturns the index of the calling thread's current "
+     "current_device_index($module, /)\n--\n\nReturns the index of the calling thread's current "
      "device of the current accelerator."},
     {"set_device_index", AccSetDeviceIndex, METH_O,
-     "set_device_index(device, /) -> None\n\nMakes `device` (an int, or a device of the "
+     "set_device_index($module, device, /)\n--\n\nMakes `device` (an int, or a device of the "
      "current accelerator type with an index) the calling thread's current device. A "
      "negative index is a no-op."},
     {"current_stream",
      reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)()>(AccCurrentStream)), METH_FASTCALL,
-     "current_stream(device=None, /) -> anydev.Stream\n\nReturns the calling thread's current "
+     "current_stream($module, device=None, /)\n--\n\nReturns the calling thread's current "
      "stream of `device` (default: the current device)."},
     {nullptr, nullptr, 0, nullptr}};
 
@@ -242,7 +290,7 @@ void BindFastCalls(py::module_& m) {
   t.tp_basicsize = sizeof(DeviceIndexObject);
   t.tp_flags = Py_TPFLAGS_DEFAULT;
   t.tp_doc =
-      "device_index(device, /)\n\nContext manager that makes the device index `device` "
+      "device_index(device, /)\n--\n\nContext manager that makes the device index `device` "
       "current for the block and restores the previous one after; None does nothing.";
   t.tp_new = DeviceIndexTpNew;
   t.tp_vectorcall = DeviceIndexVectorcall;

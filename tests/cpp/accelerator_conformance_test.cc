@@ -768,5 +768,178 @@ TEST_F(AcceleratorConformance, SimAllocationBeyondCapacityIsResourceExhausted) {
   EXPECT_EQ(after.first, info.first);
 }
 
+// --- graphs (anydev::Graph, as torch.accelerator.Graph) ----------------------------
+
+// Skips a test on a backend without graph capture (Level Zero, an old runtime).
+#define REQUIRE_GRAPHS(status)                                                     \
+  do {                                                                             \
+    const absl::Status require_graphs_ = (status);                                 \
+    if (require_graphs_.code() == absl::StatusCode::kUnimplemented)                \
+      GTEST_SKIP() << require_graphs_;                                             \
+    ASSERT_OK(require_graphs_);                                                    \
+  } while (0)
+
+TEST_F(AcceleratorConformance, GraphCapturedWorkRunsOnlyOnReplay) {
+  ASSERT_OK_AND_ASSIGN(Stream s, Stream::New(Dev(0)));
+  ASSERT_OK_AND_ASSIGN(Buffer buf, Buffer::Create(4096, Dev(0), s));
+  ASSERT_OK(buf.Fill(1, s));
+  ASSERT_OK(s.Synchronize());
+  ASSERT_OK_AND_ASSIGN(acc::StreamGuard use, acc::StreamGuard::Make(s));
+  Graph g;
+  ASSERT_OK_AND_ASSIGN(bool capturing, s.IsCapturing());
+  EXPECT_FALSE(capturing);
+  REQUIRE_GRAPHS(g.CaptureBegin());
+  ASSERT_OK_AND_ASSIGN(capturing, s.IsCapturing());
+  EXPECT_TRUE(capturing);
+  EXPECT_TRUE(g.capturing());
+  ASSERT_OK(buf.Fill(7, s));  // recorded, not run
+  ASSERT_OK(g.CaptureEnd());
+  ASSERT_OK_AND_ASSIGN(capturing, s.IsCapturing());
+  EXPECT_FALSE(capturing);
+  std::vector<uint8_t> host(4096, 0);
+  ASSERT_OK(buf.CopyToHost(host.data(), host.size()));
+  EXPECT_EQ(host[0], 1);
+  EXPECT_EQ(host[4095], 1);
+  ASSERT_OK(g.Replay());
+  ASSERT_OK(s.Synchronize());
+  ASSERT_OK(buf.CopyToHost(host.data(), host.size()));
+  EXPECT_EQ(host[0], 7);
+  EXPECT_EQ(host[4095], 7);
+  // Replays repeat the work.
+  ASSERT_OK(buf.Fill(2, s));
+  ASSERT_OK(g.Replay());
+  ASSERT_OK(g.Replay());
+  ASSERT_OK(s.Synchronize());
+  ASSERT_OK(buf.CopyToHost(host.data(), host.size()));
+  EXPECT_EQ(host[100], 7);
+}
+
+TEST_F(AcceleratorConformance, GraphReplaysInStreamOrder) {
+  ASSERT_OK_AND_ASSIGN(Stream s, Stream::New(Dev(0)));
+  ASSERT_OK_AND_ASSIGN(Buffer a, Buffer::Create(1024, Dev(0), s));
+  ASSERT_OK_AND_ASSIGN(Buffer b, Buffer::Create(1024, Dev(0), s));
+  ASSERT_OK_AND_ASSIGN(acc::StreamGuard use, acc::StreamGuard::Make(s));
+  Graph g(/*keep_graph=*/true);
+  REQUIRE_GRAPHS(g.CaptureBegin());
+  ASSERT_OK(a.Fill(5, s));
+  ASSERT_OK(b.CopyFrom(a, s));  // must see the fill before it
+  ASSERT_OK(g.CaptureEnd());
+  ASSERT_OK(a.Fill(0, s));
+  ASSERT_OK(b.Fill(0, s));
+  ASSERT_OK(g.Instantiate());
+  ASSERT_OK(g.Replay());
+  std::vector<uint8_t> host(1024, 0);
+  ASSERT_OK(b.CopyToHost(host.data(), host.size(), s));
+  ASSERT_OK(s.Synchronize());
+  EXPECT_EQ(host[0], 5);
+  EXPECT_EQ(host[1023], 5);
+}
+
+TEST_F(AcceleratorConformance, GraphMisuseIsAnError) {
+  Graph g;
+  EXPECT_STATUS(g.Replay(), kFailedPrecondition, "without a preceding successful capture");
+  EXPECT_STATUS(g.CaptureEnd(), kFailedPrecondition, "without a matching capture_begin");
+  EXPECT_STATUS(g.Instantiate(), kFailedPrecondition, "needs a finished capture");
+  // The default stream cannot capture (as PyTorch's CUDA graphs).
+  EXPECT_STATUS(g.CaptureBegin(), kFailedPrecondition, "non-default stream");
+  ASSERT_OK_AND_ASSIGN(Stream s, Stream::New(Dev(0)));
+  ASSERT_OK_AND_ASSIGN(Stream other, Stream::New(Dev(0)));
+  {
+    ASSERT_OK_AND_ASSIGN(acc::StreamGuard use, acc::StreamGuard::Make(s));
+    REQUIRE_GRAPHS(g.CaptureBegin());
+    EXPECT_STATUS(g.CaptureBegin(), kFailedPrecondition, "already holds a capture");
+    ASSERT_OK_AND_ASSIGN(acc::StreamGuard elsewhere, acc::StreamGuard::Make(other));
+    EXPECT_STATUS(g.CaptureEnd(), kFailedPrecondition, "same stream it began on");
+  }
+  {
+    ASSERT_OK_AND_ASSIGN(acc::StreamGuard use, acc::StreamGuard::Make(s));
+    ASSERT_OK(g.CaptureEnd());
+    EXPECT_STATUS(g.CaptureBegin(), kFailedPrecondition, "call reset()");
+    g.Reset();
+    EXPECT_FALSE(g.has_graph());
+    ASSERT_OK(g.CaptureBegin());  // reusable after reset
+    ASSERT_OK(g.CaptureEnd());
+  }
+  ASSERT_OK_AND_ASSIGN(bool capturing, s.IsCapturing());
+  EXPECT_FALSE(capturing);
+  // Reset abandons a capture in progress, leaving the stream usable.
+  {
+    ASSERT_OK_AND_ASSIGN(acc::StreamGuard use, acc::StreamGuard::Make(s));
+    Graph abandoned;
+    ASSERT_OK(abandoned.CaptureBegin());
+    abandoned.Reset();
+  }
+  ASSERT_OK_AND_ASSIGN(capturing, s.IsCapturing());
+  EXPECT_FALSE(capturing);
+  ASSERT_OK(s.Synchronize());
+}
+
+TEST_F(AcceleratorConformance, CapturingStreamCannotBeWaitedFor) {
+  ASSERT_OK_AND_ASSIGN(Stream s, Stream::New(Dev(0)));
+  {
+    ASSERT_OK_AND_ASSIGN(acc::StreamGuard use, acc::StreamGuard::Make(s));
+    Graph g;
+    REQUIRE_GRAPHS(g.CaptureBegin());
+    // As under CUDA stream capture (which also invalidates the capture).
+    EXPECT_FALSE(s.Synchronize().ok());
+    g.Reset();
+  }
+  ASSERT_OK_AND_ASSIGN(bool capturing, s.IsCapturing());
+  EXPECT_FALSE(capturing);
+  ASSERT_OK(s.Synchronize());
+}
+
+TEST_F(AcceleratorConformance, GraphPoolIdsAreSharedWhenGiven) {
+  ASSERT_OK_AND_ASSIGN(Stream s, Stream::New(Dev(0)));
+  ASSERT_OK_AND_ASSIGN(acc::StreamGuard use, acc::StreamGuard::Make(s));
+  Graph g1, g2;
+  REQUIRE_GRAPHS(g1.CaptureBegin());
+  ASSERT_OK(g1.CaptureEnd());
+  ASSERT_OK(g2.CaptureBegin(g1.Pool()));
+  ASSERT_OK(g2.CaptureEnd());
+  EXPECT_EQ(g1.Pool(), g2.Pool());
+  Graph g3;
+  ASSERT_OK(g3.CaptureBegin());
+  ASSERT_OK(g3.CaptureEnd());
+  EXPECT_NE(g3.Pool(), g1.Pool());
+}
+
+TEST_F(AcceleratorConformance, NativeHandleOfAPoolStream) {
+  ASSERT_OK_AND_ASSIGN(Stream s, Stream::New(Dev(0)));
+  absl::StatusOr<uintptr_t> h = s.NativeHandle();
+  if (type_ == DeviceType::kSim) {
+    EXPECT_STATUS(h, kUnimplemented, "doesn't support getting stream native handle");
+    return;
+  }
+  if (h.status().code() == absl::StatusCode::kUnimplemented) GTEST_SKIP() << h.status();
+  ASSERT_OK(h.status());
+  EXPECT_NE(*h, 0u);  // a created stream, not the legacy default one
+}
+
+TEST_F(AcceleratorConformance, PinnedHostMemoryIsCachedAndReturned) {
+  ASSERT_OK(EmptyHostCache());
+  const HostMemoryStats before = GetHostMemoryStats();
+  ASSERT_OK_AND_ASSIGN(void* p, HostAlloc(1000));
+  EXPECT_EQ(HostBlockSize(p), 1024u);  // rounded up to a power of two
+  std::memset(p, 3, 1000);
+  ASSERT_OK_AND_ASSIGN(Buffer buf, Buffer::Create(1000, Dev(0)));
+  ASSERT_OK(buf.CopyFromHost(p, 1000));
+  ASSERT_OK(HostFree(p));
+  EXPECT_STATUS(HostFree(p), kInvalidArgument, "freed twice");
+  ASSERT_OK_AND_ASSIGN(void* again, HostAlloc(600));  // the same size class: reused
+  EXPECT_EQ(again, p);
+  const HostMemoryStats mid = GetHostMemoryStats();
+  EXPECT_EQ(mid.num_host_alloc - before.num_host_alloc, 1);
+  EXPECT_EQ(mid.allocated_bytes.current - before.allocated_bytes.current, 1024);
+  ASSERT_OK(buf.CopyToHost(again, 1000));
+  EXPECT_EQ(static_cast<uint8_t*>(again)[999], 3);
+  ASSERT_OK(HostFree(again));
+  ASSERT_OK(acc::EmptyHostCache());
+  const HostMemoryStats after = GetHostMemoryStats();
+  EXPECT_EQ(after.reserved_bytes.current, before.reserved_bytes.current);
+  EXPECT_EQ(after.num_host_free - before.num_host_free, 1);
+  EXPECT_EQ(HostBlockSize(p), 0u);
+}
+
 }  // namespace
 }  // namespace anydev

@@ -75,8 +75,8 @@ TEST(DeviceParse, ErrorMessagesMatchPyTorch) {
   EXPECT_STATUS(Device::Parse("sim:1:2"), kInvalidArgument, "Invalid device string: 'sim:1:2'");
   EXPECT_STATUS(Device::Parse(" cuda"), kInvalidArgument, "Invalid device string: ' cuda'");
   EXPECT_STATUS(Device::Parse("foo:0"), kInvalidArgument,
-                "Expected one of cpu, cuda, hip, xpu, sim device type at start of device "
-                "string: foo:0");
+                "Expected one of cpu, cuda, hip, xpu, sim, mps, meta, privateuseone device type "
+                "at start of device string: foo:0");
   EXPECT_STATUS(Device::Parse("CUDA"), kInvalidArgument,
                 "device type at start of device string: CUDA");
   EXPECT_STATUS(Device::Parse("cuda:300"), kInvalidArgument,
@@ -146,7 +146,11 @@ TEST(DeviceType, ValuesAreC10s) {
   EXPECT_EQ(static_cast<int>(DeviceType::kCUDA), 1);
   EXPECT_EQ(static_cast<int>(DeviceType::kHIP), 6);
   EXPECT_EQ(static_cast<int>(DeviceType::kXPU), 12);
+  EXPECT_EQ(static_cast<int>(DeviceType::kMPS), 13);
+  EXPECT_EQ(static_cast<int>(DeviceType::kMeta), 14);
   EXPECT_EQ(static_cast<int>(DeviceType::kSim), 20);  // PrivateUse1
+  // sim holds PrivateUse1's number; privateuseone has an anydev-only one.
+  EXPECT_EQ(static_cast<int>(DeviceType::kPrivateUse1), 64);
 }
 
 TEST(DeviceType, FromIntRoundTrips) {
@@ -154,7 +158,7 @@ TEST(DeviceType, FromIntRoundTrips) {
     ASSERT_OK_AND_ASSIGN(DeviceType back, DeviceTypeFromInt(static_cast<int64_t>(t)));
     EXPECT_EQ(back, t);
   }
-  for (int64_t bad : {int64_t{-1}, int64_t{2}, int64_t{19}, int64_t{21}, int64_t{1} << 40}) {
+  for (int64_t bad : {int64_t{-1}, int64_t{2}, int64_t{19}, int64_t{21}, int64_t{65}, int64_t{1} << 40}) {
     EXPECT_STATUS(DeviceTypeFromInt(bad), kInvalidArgument,
                   absl::StrCat("Unknown device type ", bad));
   }
@@ -167,10 +171,15 @@ TEST(DeviceType, ParseAcceptsExactlyTheNames) {
   }
   EXPECT_EQ(DeviceTypeName(DeviceType::kCUDA), "cuda");
   EXPECT_EQ(DeviceTypeName(DeviceType::kSim), "sim");
-  for (const char* bad : {"", "CUDA", "cuda:0", "gpu", " cpu", "privateuseone"}) {
+  // The names torch.device parses that anydev has no backend for.
+  EXPECT_EQ(*ParseDeviceType("mps"), DeviceType::kMPS);
+  EXPECT_EQ(*ParseDeviceType("meta"), DeviceType::kMeta);
+  EXPECT_EQ(*ParseDeviceType("privateuseone"), DeviceType::kPrivateUse1);
+  for (const char* bad : {"", "CUDA", "cuda:0", "gpu", " cpu", "privateuse1"}) {
     SCOPED_TRACE(bad);
     // The error lists the valid names.
-    EXPECT_STATUS(ParseDeviceType(bad), kInvalidArgument, "cpu, cuda, hip, xpu, sim");
+    EXPECT_STATUS(ParseDeviceType(bad), kInvalidArgument,
+                  "cpu, cuda, hip, xpu, sim, mps, meta, privateuseone");
   }
 }
 
@@ -188,11 +197,12 @@ TEST(DeviceType, DenseIndexIsAPermutation) {
   EXPECT_EQ(kAllDeviceTypes[kNumDeviceTypes - 1], DeviceType::kCPU);
 }
 
-TEST(DeviceType, OnlyTheCpuIsNotAnAccelerator) {
+TEST(DeviceType, CpuAndMetaAreNotAccelerators) {
   for (DeviceType t : kAllDeviceTypes) {
-    EXPECT_EQ(IsAcceleratorType(t), t != DeviceType::kCPU) << t;
+    EXPECT_EQ(IsAcceleratorType(t), t != DeviceType::kCPU && t != DeviceType::kMeta) << t;
   }
 }
+
 
 }  // namespace
 }  // namespace anydev

@@ -354,14 +354,17 @@ def test_device_index_restores_on_exception(multi_device):
     assert acc.current_device_index() == 0
 
 
-def test_device_index_accepts_device_and_string(multi_device):
+def test_device_index_takes_only_an_int(multi_device):
+    # As torch.accelerator.device_index, whose __enter__ hands its argument to
+    # _accelerator_exchangeDevice(int): a device or a string is a TypeError,
+    # and nothing switches.
     acc = multi_device
     acc.set_device_index(0)
-    with acc.device_index(dev(acc, 1)):
-        assert acc.current_device_index() == 1
-    with acc.device_index(str(dev(acc, 1))):
-        assert acc.current_device_index() == 1
-    assert acc.current_device_index() == 0
+    for bad in (dev(acc, 1), str(dev(acc, 1))):
+        with pytest.raises(TypeError, match="expected a device index"):
+            with acc.device_index(bad):
+                pass
+        assert acc.current_device_index() == 0
 
 
 def test_set_device_index_negative_is_noop(acc):

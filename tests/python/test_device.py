@@ -12,7 +12,7 @@ import pytest
 import anydev
 
 TYPES = ["cpu", "cuda", "hip", "xpu", "sim"]
-TYPE_LIST = "cpu, cuda, hip, xpu, sim"
+TYPE_LIST = "cpu, cuda, hip, xpu, sim, mps, meta, privateuseone"
 
 
 @pytest.mark.parametrize("type_", TYPES)
@@ -47,7 +47,7 @@ def test_empty_device_string():
         anydev.device("")
 
 
-@pytest.mark.parametrize("text", ["foo:0", "SIM", "Sim:1", "mps", "gpu:0"])
+@pytest.mark.parametrize("text", ["foo:0", "SIM", "Sim:1", "xla", "gpu:0"])
 def test_unknown_device_type(text):
     # torch names the type part ("...: foo" for "foo:0"); either way the
     # message names what was given.

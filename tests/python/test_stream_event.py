@@ -371,15 +371,28 @@ def test_cpu_stream():
     assert s.query()
     s.synchronize()
     assert s == anydev.Stream("cpu")  # the CPU has a single stream
-    e = s.record_event()
-    assert e.query()
-    e.synchronize()
-    e2 = anydev.Event("cpu")
-    e2.record(s)
-    assert e2.query()
-    s.wait_event(e2)
-    s.wait_stream(anydev.Stream("cpu"))
     anydev.synchronize("cpu")
+
+
+def test_cpu_has_no_events_as_torch():
+    # torch: "cpu backend doesn't support events." (RuntimeError) for every
+    # record or wait; an event never recorded queries as done.
+    torch = pytest.importorskip("torch")
+    s = anydev.Stream("cpu")
+    ts = torch.Stream("cpu")
+    for ours, theirs in ((s.record_event, ts.record_event),
+                         (lambda: anydev.Event("cpu").record(s),
+                          lambda: torch.Event("cpu").record(ts)),
+                         (lambda: s.wait_stream(s), lambda: ts.wait_stream(ts))):
+        with pytest.raises(RuntimeError) as theirs_info:
+            theirs()
+        with pytest.raises(RuntimeError) as ours_info:
+            ours()
+        assert str(ours_info.value) == str(theirs_info.value)
+    e, te = anydev.Event("cpu"), torch.Event("cpu")
+    assert e.query() is te.query() is True
+    e.synchronize()
+    te.synchronize()
 
 
 def test_cpu_stream_context_is_noop(acc):

@@ -11,6 +11,7 @@ tools/test.sh runs too. Skipped where torch cannot be imported.
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import subprocess
 import sys
@@ -425,28 +426,76 @@ def test_observe_calls_the_original(fresh, pkgs):
 def test_forward_sends_in_scope_calls_to_the_replacement(fresh, pkgs):
     st = adapter.install(mode="forward", packages=[pkgs.inside_name])
     assert st["targets"]["torch.cuda.device_count"] == "torch.accelerator.device_count"
-    assert st["targets"]["torch.cuda.set_device"] == "torch.accelerator.set_device_index({device})"
     assert st["targets"]["torch.cuda.graph"] == "original"  # no mechanical replacement
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if HAVE_CUDA:  # the same answers through torch.accelerator
+            assert st["targets"]["torch.cuda.set_device"] == \
+                "torch.accelerator.set_device_index({device})"
             assert pkgs.inside.current_device() == pkgs.outside.current_device()
         else:
-            # In scope: torch.accelerator's answer (the backport's on an old PyTorch).
-            with pytest.raises(RuntimeError, match=NO_ACCELERATOR):
+            # No CUDA device here: a replacement that would change the call's
+            # behaviour on this machine is not used (see the next test).
+            assert st["targets"]["torch.cuda.set_device"].startswith("original (")
+            with pytest.raises(AssertionError, match="not compiled with CUDA"):
                 pkgs.inside.current_device()
-            # Outside the scope: the original, unchanged.
             with pytest.raises(AssertionError, match="not compiled with CUDA"):
                 pkgs.outside.current_device()
         assert pkgs.inside.is_available() is HAVE_CUDA and pkgs.outside.is_available() is HAVE_CUDA
         scaler = pkgs.inside.grad_scaler()
-        if hasattr(torch.amp, "GradScaler"):
+        if HAVE_CUDA and hasattr(torch.amp, "GradScaler"):
             assert type(scaler) is torch.amp.GradScaler
             assert st["targets"]["torch.cuda.amp.GradScaler"] == 'torch.amp.GradScaler("cuda", {*})'
-        else:  # PyTorch < 2.3: no torch.amp.GradScaler, so the original
-            assert st["targets"]["torch.cuda.amp.GradScaler"] == "original"
+        else:  # PyTorch < 2.3 (no torch.amp.GradScaler), or no CUDA device: the original
+            assert st["targets"]["torch.cuda.amp.GradScaler"].startswith("original")
             assert isinstance(scaler, torch.cuda.amp.GradScaler)
         assert type(pkgs.outside.grad_scaler()).__module__.startswith("torch.cuda.amp")
+
+
+@pytest.mark.skipif(HAVE_CUDA, reason="the machine has a CUDA device")
+def test_forward_without_the_device_keeps_the_legacy_behaviour(fresh, tmp_path, run_python):
+    # On a CPU-only machine these legacy calls are no-ops or answer 0, and
+    # their replacements raise: forward mode calls the originals, says so once
+    # per module in status(), and forwards what is seen to behave the same.
+    script = tmp_path / "legacy_cpu.py"
+    script.write_text(textwrap.dedent("""
+        import json, warnings
+        import torch
+        import anydev.torch as at
+        st = at.install(mode="forward")
+        warnings.simplefilter("ignore")
+        out = {
+            "empty_cache": repr(torch.cuda.empty_cache()),
+            "memory_allocated": torch.cuda.memory_allocated(),
+            "memory_stats": dict(torch.cuda.memory_stats()),
+            "manual_seed_all": repr(torch.cuda.manual_seed_all(0)),
+            "device_count": torch.cuda.device_count(),
+        }
+        with torch.cuda.device(-1):
+            out["device_minus_one"] = "no-op"
+        try:
+            torch.cuda.current_device()
+        except Exception as e:
+            out["current_device"] = type(e).__name__
+        out["no_device"] = st["no_device"]
+        out["targets"] = {k: v for k, v in st["targets"].items() if k.startswith("torch.cuda.")}
+        print(json.dumps(out))
+    """))
+    rc, out, err = run_python(f"import runpy; runpy.run_path({str(script)!r}, run_name='__main__')")
+    assert rc == 0, err
+    got = json.loads(out)
+    assert got["empty_cache"] == "None"
+    assert got["memory_allocated"] == 0
+    assert got["memory_stats"] == {}
+    assert got["manual_seed_all"] == "None"
+    assert got["device_minus_one"] == "no-op"
+    assert got["current_device"] == "AssertionError"
+    assert got["device_count"] == 0
+    assert "torch.cuda has no device on this machine" in got["no_device"]["cuda"]
+    targets = got["targets"]
+    assert targets["torch.cuda.device_count"] == "torch.accelerator.device_count"  # same here
+    assert targets["torch.cuda.empty_cache"].startswith("original (here the original returns")
+    assert targets["torch.cuda.manual_seed_all"].startswith("original (it seeds")
 
 
 def test_forward_templates_map_the_arguments(monkeypatch):
@@ -550,7 +599,7 @@ def test_backport_answers_without_an_accelerator():
                      (b.memory_stats, ()), (b.memory_allocated, ()), (b.max_memory_allocated, ()),
                      (b.memory_reserved, ()), (b.max_memory_reserved, ()),
                      (b.reset_accumulated_memory_stats, ()), (b.reset_peak_memory_stats, ()),
-                     (b.get_memory_info, ())]:
+                     (b.get_memory_info, ()), (b.empty_host_cache, ())]:
         with pytest.raises(RuntimeError, match=NO_ACCELERATOR):
             fn(*args)
     with b.device_index(None):

@@ -1,10 +1,9 @@
 // The host CPU as a device: one device, one stream (the default, id 0), and
-// every operation complete when it returns, so queries are always true and
-// events stamp the time at which they were recorded. It is never the current
+// every operation complete when it returns, so queries are always true; as in
+// c10 it has no events (recording one is an error). It is never the current
 // accelerator; it is what device-generic calls fall back to without one.
 #include <unistd.h>
 
-#include <chrono>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -22,13 +21,6 @@
 
 namespace anydev {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-struct CpuEvent {
-  bool timing;
-  int64_t recorded_ns = -1;
-};
 
 std::string CpuModelName() {
   std::ifstream in("/proc/cpuinfo");
@@ -99,28 +91,17 @@ class CpuBackend final : public Backend {
   absl::Status SynchronizeStream(int, StreamId) override { return absl::OkStatus(); }
   absl::Status SynchronizeDevice(int) override { return absl::OkStatus(); }
 
-  absl::StatusOr<void*> CreateEvent(int, bool enable_timing) override {
-    return static_cast<void*>(new CpuEvent{enable_timing});
-  }
-  void DestroyEvent(int, void* event) noexcept override { delete static_cast<CpuEvent*>(event); }
-  absl::Status RecordEvent(void* event, int, StreamId) override {
-    static_cast<CpuEvent*>(event)->recorded_ns =
-        std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
-            .count();
-    return absl::OkStatus();
-  }
-  absl::Status StreamWaitEvent(int, StreamId, void*) override { return absl::OkStatus(); }
-  absl::StatusOr<bool> QueryEvent(void*) override { return true; }
-  absl::Status SynchronizeEvent(void*) override { return absl::OkStatus(); }
-  absl::StatusOr<double> ElapsedTime(void* start, void* end) override {
-    auto* a = static_cast<CpuEvent*>(start);
-    auto* b = static_cast<CpuEvent*>(end);
-    if (!a->timing || !b->timing) {
-      return internal::ValueError(
-          "Both events must be created with argument 'enable_timing=True'.");
-    }
-    return static_cast<double>(b->recorded_ns - a->recorded_ns) / 1e6;
-  }
+  // As c10's CPU guard (NoOpDeviceGuardImpl), the CPU has no events: work
+  // on its one stream is done when the call returns, so there is nothing to
+  // mark. Recording or waiting is the error torch gives ("cpu backend doesn't
+  // support events."); an event never recorded still queries as done.
+  absl::StatusOr<void*> CreateEvent(int, bool) override { return NoEvents(); }
+  void DestroyEvent(int, void*) noexcept override {}
+  absl::Status RecordEvent(void*, int, StreamId) override { return NoEvents(); }
+  absl::Status StreamWaitEvent(int, StreamId, void*) override { return NoEvents(); }
+  absl::StatusOr<bool> QueryEvent(void*) override { return NoEvents(); }
+  absl::Status SynchronizeEvent(void*) override { return NoEvents(); }
+  absl::StatusOr<double> ElapsedTime(void*, void*) override { return NoEvents(); }
 
   absl::StatusOr<void*> Allocate(int, size_t nbytes) override { return memory_.Allocate(nbytes); }
   absl::Status Free(int, void* ptr) override { return memory_.Free(ptr); }
@@ -153,6 +134,10 @@ class CpuBackend final : public Backend {
   }
 
  private:
+  static absl::Status NoEvents() {
+    return absl::UnimplementedError("cpu backend doesn't support events.");
+  }
+
   internal::TrackedHostMemory memory_;
 };
 

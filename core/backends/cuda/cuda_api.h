@@ -56,6 +56,21 @@
   _(MemsetAsync, cudaMemsetAsync)                                    \
   _(PointerGetAttributes, cudaPointerGetAttributes)
 
+// Stream capture (graphs) and page-locked host memory: optional, so a runtime
+// without them still loads; Graph calls then answer Unimplemented and host
+// memory is ordinary. Field names shared with HIP's where the calls match.
+#define ANYDEV_CUDART_GRAPH_SYMBOLS(_)                               \
+  _(StreamBeginCapture, cudaStreamBeginCapture)                      \
+  _(StreamEndCapture, cudaStreamEndCapture)                          \
+  _(StreamIsCapturing, cudaStreamIsCapturing)                        \
+  _(GraphInstantiateWithFlags, cudaGraphInstantiateWithFlags)        \
+  _(GraphLaunch, cudaGraphLaunch)                                    \
+  _(GraphDestroy, cudaGraphDestroy)                                  \
+  _(GraphExecDestroy, cudaGraphExecDestroy)                          \
+  _(GraphDebugDotPrint, cudaGraphDebugDotPrint)                      \
+  _(MallocHost, cudaMallocHost)                                      \
+  _(FreeHost, cudaFreeHost)
+
 namespace anydev::cuda {
 
 struct CudaApi;
@@ -64,6 +79,7 @@ struct CudaApi;
 struct CudaRt {
   using Api = CudaApi;
   ANYDEV_CUDART_SYMBOLS(ANYDEV_DECLARE_VENDOR_FN)
+  ANYDEV_CUDART_GRAPH_SYMBOLS(ANYDEV_DECLARE_VENDOR_FN)
 
   // Returns the symbol behind a field name ("SetDevice" -> "cudaSetDevice").
   static const char* SymbolOf(absl::string_view field);
@@ -75,6 +91,10 @@ struct CudaApi {
   using Stream = cudaStream_t;
   using Event = cudaEvent_t;
   using MemcpyKind = cudaMemcpyKind;
+  using Graph = cudaGraph_t;
+  using GraphExec = cudaGraphExec_t;
+  using CaptureStatus = cudaStreamCaptureStatus;
+  using VendorCaptureMode = cudaStreamCaptureMode;
 
   static constexpr DeviceType kDeviceType = DeviceType::kCUDA;
   static constexpr const internal::VendorLibrarySpec& kLibrary = internal::kCudaRuntimeLibrary;
@@ -90,6 +110,10 @@ struct CudaApi {
   static constexpr MemcpyKind kHostToDevice = cudaMemcpyHostToDevice;
   static constexpr MemcpyKind kDeviceToHost = cudaMemcpyDeviceToHost;
   static constexpr MemcpyKind kDeviceToDevice = cudaMemcpyDeviceToDevice;
+  static constexpr CaptureStatus kCaptureNone = cudaStreamCaptureStatusNone;
+  static constexpr VendorCaptureMode kCaptureGlobal = cudaStreamCaptureModeGlobal;
+  static constexpr VendorCaptureMode kCaptureThreadLocal = cudaStreamCaptureModeThreadLocal;
+  static constexpr VendorCaptureMode kCaptureRelaxed = cudaStreamCaptureModeRelaxed;
 
   // Resolves every symbol of ANYDEV_CUDART_SYMBOLS from `lib` into `table`.
   static absl::Status Load(const internal::VendorLibrary& lib, CudaRt* table);
@@ -105,6 +129,15 @@ struct CudaApi {
                                           void* arg);
   // True when the runtime knows `ptr` as device or managed memory.
   static bool IsDeviceMemory(const CudaRt& rt, const void* ptr);
+  // Page-locked host memory (cudaMallocHost); false when the runtime lacks it.
+  static bool HasPinnedHost(const CudaRt& rt) {
+    return rt.MallocHost != nullptr && rt.FreeHost != nullptr;
+  }
+  static Error MallocHost(const CudaRt& rt, void** ptr, size_t nbytes) {
+    return rt.MallocHost(ptr, nbytes);
+  }
+  // Writes `graph` as Graphviz DOT (cudaGraphDebugDotPrint, verbose).
+  static absl::Status DumpGraph(const CudaRt& rt, Graph graph, const std::string& path);
 };
 
 // Returns the loaded runtime's table when the CUDA backend probed available,

@@ -54,12 +54,14 @@ const char* CudaRt::SymbolOf(absl::string_view field) {
 #define ANYDEV_CUDA_SYMBOL_OF_(f, s) \
   if (field == #f) return f##Symbol;
   ANYDEV_CUDART_SYMBOLS(ANYDEV_CUDA_SYMBOL_OF_)
+  ANYDEV_CUDART_GRAPH_SYMBOLS(ANYDEV_CUDA_SYMBOL_OF_)
 #undef ANYDEV_CUDA_SYMBOL_OF_
   return nullptr;
 }
 
 absl::Status CudaApi::Load(const internal::VendorLibrary& lib, CudaRt* table) {
   ANYDEV_CUDART_SYMBOLS(ANYDEV_RESOLVE_VENDOR_FN)
+  ANYDEV_CUDART_GRAPH_SYMBOLS(ANYDEV_RESOLVE_OPTIONAL_VENDOR_FN)
   return absl::OkStatus();
 }
 
@@ -178,6 +180,14 @@ bool CudaApi::IsDeviceMemory(const CudaRt& rt, const void* ptr) {
     return false;
   }
   return attributes.type == cudaMemoryTypeDevice || attributes.type == cudaMemoryTypeManaged;
+}
+
+absl::Status CudaApi::DumpGraph(const CudaRt& rt, Graph graph, const std::string& path) {
+  if (rt.GraphDebugDotPrint == nullptr) {
+    return absl::UnimplementedError("cuda: this runtime has no cudaGraphDebugDotPrint");
+  }
+  ANYDEV_GPU_CHECK(rt, GraphDebugDotPrint(graph, path.c_str(), 1u /* verbose */));
+  return absl::OkStatus();
 }
 
 using CudaBackend = gpu::GpuBackend<CudaApi>;

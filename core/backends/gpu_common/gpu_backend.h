@@ -36,6 +36,11 @@
 // device they are given for their duration and switch back (ScopedDevice), so
 // they are right even when other code changed the runtime's current device.
 //
+// Graphs. Stream capture on a pool stream (cudaStreamBeginCapture ...
+// EndCapture), made executable with cudaGraphInstantiateWithFlags and queued
+// with cudaGraphLaunch; the HIP twins on ROCm. The graph entry points are
+// optional symbols: a runtime without them answers Unimplemented.
+//
 // Memory. Every block Allocate hands out is recorded (DeviceBlocks), so a copy
 // or fill that runs past the end of a block is OutOfRange and a double free is
 // InvalidArgument, at the call. A device pointer in no block of anydev's
@@ -90,6 +95,8 @@ class GpuBackend final : public Backend {
   using Error = typename Api::Error;
   using VendorStream = typename Api::Stream;
   using VendorEvent = typename Api::Event;
+  using VendorGraph = typename Api::Graph;
+  using VendorGraphExec = typename Api::GraphExec;
 
   DeviceType type() const override { return Api::kDeviceType; }
 
@@ -343,7 +350,111 @@ class GpuBackend final : public Backend {
     return status;
   }
 
+  // --- host memory -----------------------------------------------------------
+
+  absl::StatusOr<void*> AllocateHost(size_t nbytes) override {
+    if (!Api::HasPinnedHost(*rt_)) return Backend::AllocateHost(nbytes);
+    void* ptr = nullptr;
+    const Error error = Api::MallocHost(*rt_, &ptr, nbytes);
+    if (error == Api::kOutOfMemory) {
+      (void)rt_->GetLastError();
+      return absl::ResourceExhaustedError(absl::StrCat(
+          DeviceTypeName(Api::kDeviceType), ": out of page-locked host memory: tried to allocate ",
+          nbytes, " bytes (", ErrorText(*rt_, error), ")"));
+    }
+    if (error != Api::kSuccess) return ANYDEV_GPU_FAILED(*rt_, error, MallocHost(&ptr, nbytes));
+    return ptr;
+  }
+
+  absl::Status FreeHost(void* ptr) override {
+    if (!Api::HasPinnedHost(*rt_)) return Backend::FreeHost(ptr);
+    ANYDEV_GPU_CHECK(*rt_, FreeHost(ptr));
+    return absl::OkStatus();
+  }
+
+  // --- graphs --------------------------------------------------------------
+
+  absl::Status BeginCapture(int device, StreamId stream, CaptureMode mode) override {
+    ANYDEV_RETURN_IF_ERROR(HasGraphs());
+    ANYDEV_ASSIGN_OR_RETURN(VendorStream s, GetStream(device, stream));
+    const typename Api::VendorCaptureMode m = mode == CaptureMode::kRelaxed ? Api::kCaptureRelaxed
+                                              : mode == CaptureMode::kThreadLocal
+                                                  ? Api::kCaptureThreadLocal
+                                                  : Api::kCaptureGlobal;
+    ANYDEV_GPU_CHECK(*rt_, StreamBeginCapture(s, m));
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<void*> EndCapture(int device, StreamId stream) override {
+    ANYDEV_RETURN_IF_ERROR(HasGraphs());
+    ANYDEV_ASSIGN_OR_RETURN(VendorStream s, GetStream(device, stream));
+    VendorGraph g{};
+    ANYDEV_GPU_CHECK(*rt_, StreamEndCapture(s, &g));
+    return static_cast<void*>(g);
+  }
+
+  absl::StatusOr<bool> IsCapturing(int device, StreamId stream) override {
+    if (rt_->StreamIsCapturing == nullptr) return false;  // no graphs: never capturing
+    ANYDEV_ASSIGN_OR_RETURN(VendorStream s, GetStream(device, stream));
+    ScopedDevice guard;
+    if (stream == 0) ANYDEV_RETURN_IF_ERROR(guard.Enter(*rt_, device));
+    typename Api::CaptureStatus status = Api::kCaptureNone;
+    ANYDEV_GPU_CHECK(*rt_, StreamIsCapturing(s, &status));
+    return status != Api::kCaptureNone;
+  }
+
+  absl::StatusOr<void*> InstantiateGraph(int device, void* graph) override {
+    ANYDEV_RETURN_IF_ERROR(HasGraphs());
+    ScopedDevice guard;
+    ANYDEV_RETURN_IF_ERROR(guard.Enter(*rt_, device));
+    VendorGraphExec exec{};
+    ANYDEV_GPU_CHECK(*rt_, GraphInstantiateWithFlags(&exec, static_cast<VendorGraph>(graph), 0));
+    return static_cast<void*>(exec);
+  }
+
+  absl::Status LaunchGraph(int device, void* exec, StreamId stream) override {
+    ANYDEV_RETURN_IF_ERROR(HasGraphs());
+    ANYDEV_ASSIGN_OR_RETURN(VendorStream s, GetStream(device, stream));
+    ScopedDevice guard;
+    if (stream == 0) ANYDEV_RETURN_IF_ERROR(guard.Enter(*rt_, device));
+    ANYDEV_GPU_CHECK(*rt_, GraphLaunch(static_cast<VendorGraphExec>(exec), s));
+    return absl::OkStatus();
+  }
+
+  // See Note [Runtime unloading at exit]: a destructor has nowhere to report.
+  void DestroyGraph(int, void* graph, void* exec) noexcept override {
+    if (rt_->GraphDestroy == nullptr) return;
+    if (exec != nullptr && rt_->GraphExecDestroy(static_cast<VendorGraphExec>(exec)) !=
+                               Api::kSuccess) {
+      (void)rt_->GetLastError();
+    }
+    if (graph != nullptr && rt_->GraphDestroy(static_cast<VendorGraph>(graph)) != Api::kSuccess) {
+      (void)rt_->GetLastError();
+    }
+  }
+
+  absl::Status DumpGraph(int, void* graph, const std::string& path) override {
+    return Api::DumpGraph(*rt_, static_cast<VendorGraph>(graph), path);
+  }
+
+  absl::StatusOr<uintptr_t> NativeStreamHandle(int device, StreamId stream) override {
+    ANYDEV_ASSIGN_OR_RETURN(VendorStream s, GetStream(device, stream));
+    return reinterpret_cast<uintptr_t>(s);  // 0: the legacy default stream
+  }
+
  private:
+  absl::Status HasGraphs() const {
+    if (rt_->StreamBeginCapture == nullptr || rt_->StreamEndCapture == nullptr ||
+        rt_->StreamIsCapturing == nullptr || rt_->GraphInstantiateWithFlags == nullptr ||
+        rt_->GraphLaunch == nullptr || rt_->GraphDestroy == nullptr ||
+        rt_->GraphExecDestroy == nullptr) {
+      return absl::UnimplementedError(absl::StrCat(
+          DeviceTypeName(Api::kDeviceType),
+          " does not support graph capture: the loaded runtime lacks the stream-capture calls"));
+    }
+    return absl::OkStatus();
+  }
+
   struct PerDevice {
     explicit PerDevice(std::string name) : blocks(std::move(name)) {}
     // Pool streams by id, created on first use; [0] (the default) stays null.

@@ -62,12 +62,25 @@
 // Entry points that older or newer runtimes may lack; null when absent.
 #define ANYDEV_HIP_OPTIONAL_SYMBOLS(_)            \
   _(DeviceGetUuid, hipDeviceGetUuid)              \
-  _(GetDeviceProperties, hipGetDeviceProperties)
+  _(GetDeviceProperties, hipGetDeviceProperties)                  \
+  _(StreamBeginCapture, hipStreamBeginCapture)                    \
+  _(StreamEndCapture, hipStreamEndCapture)                        \
+  _(StreamIsCapturing, hipStreamIsCapturing)                      \
+  _(GraphInstantiateWithFlags, hipGraphInstantiateWithFlags)      \
+  _(GraphLaunch, hipGraphLaunch)                                  \
+  _(GraphDestroy, hipGraphDestroy)                                \
+  _(GraphExecDestroy, hipGraphExecDestroy)                        \
+  _(FreeHost, hipHostFree)
+
+// Optional entry points the header overloads: _(field, symbol, type).
+#define ANYDEV_HIP_OPTIONAL_TYPED_SYMBOLS(_) \
+  _(HostMalloc, hipHostMalloc, ::anydev::hip::HipHostMallocFn)
 
 namespace anydev::hip {
 
 struct HipApi;
 using HipMallocFn = hipError_t (*)(void**, size_t);
+using HipHostMallocFn = hipError_t (*)(void**, size_t, unsigned int);
 
 // The HIP runtime's entry points, resolved from the loaded libamdhip64.
 struct HipRt {
@@ -75,6 +88,7 @@ struct HipRt {
   ANYDEV_HIP_SYMBOLS(ANYDEV_DECLARE_VENDOR_FN)
   ANYDEV_HIP_TYPED_SYMBOLS(ANYDEV_DECLARE_TYPED_VENDOR_FN)
   ANYDEV_HIP_OPTIONAL_SYMBOLS(ANYDEV_DECLARE_VENDOR_FN)
+  ANYDEV_HIP_OPTIONAL_TYPED_SYMBOLS(ANYDEV_DECLARE_TYPED_VENDOR_FN)
 
   // Returns the symbol behind a field name ("SetDevice" -> "hipSetDevice").
   static const char* SymbolOf(absl::string_view field);
@@ -86,6 +100,10 @@ struct HipApi {
   using Stream = hipStream_t;
   using Event = hipEvent_t;
   using MemcpyKind = hipMemcpyKind;
+  using Graph = hipGraph_t;
+  using GraphExec = hipGraphExec_t;
+  using CaptureStatus = hipStreamCaptureStatus;
+  using VendorCaptureMode = hipStreamCaptureMode;
 
   static constexpr DeviceType kDeviceType = DeviceType::kHIP;
   static constexpr const internal::VendorLibrarySpec& kLibrary = internal::kHipRuntimeLibrary;
@@ -101,6 +119,10 @@ struct HipApi {
   static constexpr MemcpyKind kHostToDevice = hipMemcpyHostToDevice;
   static constexpr MemcpyKind kDeviceToHost = hipMemcpyDeviceToHost;
   static constexpr MemcpyKind kDeviceToDevice = hipMemcpyDeviceToDevice;
+  static constexpr CaptureStatus kCaptureNone = hipStreamCaptureStatusNone;
+  static constexpr VendorCaptureMode kCaptureGlobal = hipStreamCaptureModeGlobal;
+  static constexpr VendorCaptureMode kCaptureThreadLocal = hipStreamCaptureModeThreadLocal;
+  static constexpr VendorCaptureMode kCaptureRelaxed = hipStreamCaptureModeRelaxed;
 
   static absl::Status Load(const internal::VendorLibrary& lib, HipRt* table);
   static absl::StatusCode CodeOf(Error error);
@@ -113,6 +135,16 @@ struct HipApi {
                                           void* arg);
   // True when the runtime knows `ptr` as device memory.
   static bool IsDeviceMemory(const HipRt& rt, const void* ptr);
+  // Page-locked host memory (hipHostMalloc); false when the runtime lacks it.
+  static bool HasPinnedHost(const HipRt& rt) {
+    return rt.HostMalloc != nullptr && rt.FreeHost != nullptr;
+  }
+  static Error MallocHost(const HipRt& rt, void** ptr, size_t nbytes) {
+    return rt.HostMalloc(ptr, nbytes, 0u /* hipHostMallocDefault */);
+  }
+  // Unimplemented: the HIP headers anydev builds with declare no
+  // hipGraphDebugDotPrint.
+  static absl::Status DumpGraph(const HipRt& rt, Graph graph, const std::string& path);
 };
 
 }  // namespace anydev::hip

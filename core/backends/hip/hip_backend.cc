@@ -64,6 +64,7 @@ const char* HipRt::SymbolOf(absl::string_view field) {
   ANYDEV_HIP_SYMBOLS(ANYDEV_HIP_SYMBOL_OF_)
   ANYDEV_HIP_TYPED_SYMBOLS(ANYDEV_HIP_TYPED_SYMBOL_OF_)
   ANYDEV_HIP_OPTIONAL_SYMBOLS(ANYDEV_HIP_SYMBOL_OF_)
+  ANYDEV_HIP_OPTIONAL_TYPED_SYMBOLS(ANYDEV_HIP_TYPED_SYMBOL_OF_)
 #undef ANYDEV_HIP_TYPED_SYMBOL_OF_
 #undef ANYDEV_HIP_SYMBOL_OF_
   return nullptr;
@@ -73,6 +74,9 @@ absl::Status HipApi::Load(const internal::VendorLibrary& lib, HipRt* table) {
   ANYDEV_HIP_SYMBOLS(ANYDEV_RESOLVE_VENDOR_FN)
   ANYDEV_HIP_TYPED_SYMBOLS(ANYDEV_RESOLVE_TYPED_VENDOR_FN)
   ANYDEV_HIP_OPTIONAL_SYMBOLS(ANYDEV_RESOLVE_OPTIONAL_VENDOR_FN)
+#define ANYDEV_HIP_RESOLVE_OPTIONAL_TYPED_(f, s, t) ANYDEV_RESOLVE_OPTIONAL_VENDOR_FN(f, s)
+  ANYDEV_HIP_OPTIONAL_TYPED_SYMBOLS(ANYDEV_HIP_RESOLVE_OPTIONAL_TYPED_)
+#undef ANYDEV_HIP_RESOLVE_OPTIONAL_TYPED_
   return absl::OkStatus();
 }
 
@@ -206,6 +210,12 @@ bool HipApi::IsDeviceMemory(const HipRt& rt, const void* ptr) {
     return false;
   }
   return base != nullptr;
+}
+
+absl::Status HipApi::DumpGraph(const HipRt&, Graph, const std::string&) {
+  return absl::UnimplementedError(
+      "hip: debug_dump is not supported (no hipGraphDebugDotPrint in the HIP headers anydev "
+      "is built with)");
 }
 
 using HipBackend = gpu::GpuBackend<HipApi>;

@@ -296,6 +296,9 @@ class ZeStream {
   ZeStream(const ZeLoader* ze, EventPool* pool, ze_command_list_handle_t list)
       : ze_(ze), pool_(pool), list_(list) {}
 
+  // The immediate command list (torch's xpu native_handle is its queue's).
+  ze_command_list_handle_t list() const { return list_; }
+
   // Appends a command: `append(list, signal, num_waits, waits)` with a fresh
   // pool event to signal, which becomes the stream's tail, and the previous
   // tail and `extra_waits` to wait on. Returns the signal event.
@@ -749,6 +752,21 @@ class LevelZeroBackend final : public Backend {
       (void)ze->zeEventHostSignal(host_signalled->handle);
     }).detach();
     return absl::OkStatus();
+  }
+
+  // Graphs. An anydev stream here is an immediate command list, which runs
+  // what is appended at once and cannot record it for later, so there is no
+  // capture to begin; a regular command list replayed on a queue could carry
+  // a graph, and would need a stream model of its own.
+  absl::Status BeginCapture(int, StreamId, CaptureMode) override {
+    return absl::UnimplementedError(
+        "xpu does not support graph capture: anydev's Level Zero streams are immediate command "
+        "lists, which run work as it is queued and cannot record it for replay");
+  }
+
+  absl::StatusOr<uintptr_t> NativeStreamHandle(int device, StreamId stream) override {
+    ANYDEV_ASSIGN_OR_RETURN(ZeStream * s, GetStream(device, stream));
+    return reinterpret_cast<uintptr_t>(s->list());
   }
 
  private:

@@ -16,11 +16,18 @@
 // captures (stream, sequence number) of the event's last record at the time
 // of the call, so a later re-record does not change an earlier wait, and a
 // destroyed event does not break a pending one.
+//
+// Graphs. While a stream captures, Enqueue appends the item (and a label for
+// debug_dump) to the capture instead of the queue, so nothing captured runs;
+// a replay queues one item that runs the captured ones in order. As under
+// CUDA stream capture, querying or synchronising a capturing stream and
+// recording an event on it are errors.
 #include <array>
 #include <atomic>
 #include <chrono>
 #include <cstring>
 #include <deque>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <string>
@@ -49,13 +56,38 @@ constexpr uint64_t kDefaultMemory = uint64_t{1} << 30;
 
 using Clock = std::chrono::steady_clock;
 
+// Captured work: the items, in order, each with what it does (for the dump).
+struct SimGraph {
+  std::vector<std::function<void()>> tasks;
+  std::vector<std::string> labels;
+};
+
+// An executable graph: the same items, shared by every replay in flight.
+struct SimGraphExec {
+  std::shared_ptr<const std::vector<std::function<void()>>> tasks;
+};
+
+absl::Status CaptureUnsupported(const char* what) {
+  return absl::FailedPreconditionError(
+      absl::StrCat("sim: ", what, ": operation not permitted when stream is capturing"));
+}
+
 class SimStream {
  public:
   SimStream(int device, StreamId id) : device_(device), id_(id) {}
 
-  // Queues `task`; returns its sequence number (1-based).
-  uint64_t Enqueue(std::function<void()> task) {
+  // Queues `task` (or, while capturing, adds it to the capture); returns its
+  // sequence number (1-based; 0 for a captured item).
+  // `what` and `amount` label a captured item ("memcpy", 1024): formatted
+  // only while capturing, so the hot path pays nothing for them.
+  uint64_t Enqueue(std::function<void()> task, const char* what = "host task",
+                   int64_t amount = -1) {
     absl::MutexLock lock(&mu_);
+    if (capture_ != nullptr) {
+      capture_->tasks.push_back(std::move(task));
+      capture_->labels.push_back(amount < 0 ? std::string(what) : absl::StrCat(what, " ", amount));
+      return 0;
+    }
     if (!started_) {
       started_ = true;
       // Detached: a worker may still be running at process exit; the backend
@@ -88,6 +120,30 @@ class SimStream {
     absl::MutexLock lock(&mu_);
     const Target target{&completed_, seq};
     mu_.Await(absl::Condition(&target, &Target::Done));
+  }
+
+  bool Capturing() const {
+    absl::MutexLock lock(&mu_);
+    return capture_ != nullptr;
+  }
+
+  absl::Status BeginCapture() {
+    absl::MutexLock lock(&mu_);
+    if (capture_ != nullptr) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("sim:", device_, " stream ", id_, " is already capturing"));
+    }
+    capture_ = std::make_unique<SimGraph>();
+    return absl::OkStatus();
+  }
+
+  absl::StatusOr<std::unique_ptr<SimGraph>> EndCapture() {
+    absl::MutexLock lock(&mu_);
+    if (capture_ == nullptr) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("sim:", device_, " stream ", id_, " is not capturing"));
+    }
+    return std::move(capture_);
   }
 
   int device() const { return device_; }
@@ -123,6 +179,7 @@ class SimStream {
   std::deque<std::function<void()>> queue_ ABSL_GUARDED_BY(mu_);
   uint64_t enqueued_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t completed_ ABSL_GUARDED_BY(mu_) = 0;
+  std::unique_ptr<SimGraph> capture_ ABSL_GUARDED_BY(mu_);
 };
 
 // One record of an event: where it was recorded and, once the stream got
@@ -204,11 +261,14 @@ class SimBackend final : public Backend {
   }
 
   absl::StatusOr<bool> QueryStream(int device, StreamId id) override {
-    return GetStream(device, id)->Idle();
+    SimStream* s = GetStream(device, id);
+    if (s->Capturing()) return CaptureUnsupported("query");
+    return s->Idle();
   }
 
   absl::Status SynchronizeStream(int device, StreamId id) override {
     SimStream* s = GetStream(device, id);
+    if (s->Capturing()) return CaptureUnsupported("synchronize");
     s->WaitFor(s->Enqueued());
     return absl::OkStatus();
   }
@@ -231,6 +291,11 @@ class SimBackend final : public Backend {
 
   absl::Status RecordEvent(void* event, int device, StreamId stream) override {
     auto* e = static_cast<SimEvent*>(event);
+    if (GetStream(device, stream)->Capturing()) {
+      return absl::UnimplementedError(
+          "sim: recording an event on a capturing stream is not supported (capture one stream "
+          "at a time)");
+    }
     auto mark = std::make_shared<Mark>();
     mark->stream = GetStream(device, stream);
     mark->seq = mark->stream->Enqueue([mark] {
@@ -251,7 +316,8 @@ class SimBackend final : public Backend {
     SimStream* source = mark->stream;
     const uint64_t seq = mark->seq;
     if (source == waiter) return absl::OkStatus();  // in-order already
-    waiter->Enqueue([source, seq] { source->WaitFor(seq); });
+    waiter->Enqueue([source, seq] { source->WaitFor(seq); },
+                    "wait for stream", source->id());
     return absl::OkStatus();
   }
 
@@ -304,7 +370,8 @@ class SimBackend final : public Backend {
       ANYDEV_RETURN_IF_ERROR(mem.CheckRange(dst, nbytes, "copy destination"));
     }
     if (nbytes == 0) return absl::OkStatus();
-    GetStream(device, stream)->Enqueue([dst, src, nbytes] { std::memmove(dst, src, nbytes); });
+    GetStream(device, stream)->Enqueue([dst, src, nbytes] { std::memmove(dst, src, nbytes); },
+                                       "memcpy bytes", static_cast<int64_t>(nbytes));
     return absl::OkStatus();
   }
 
@@ -312,12 +379,72 @@ class SimBackend final : public Backend {
                          StreamId stream) override {
     ANYDEV_RETURN_IF_ERROR(devices_[device]->memory.CheckRange(dst, nbytes, "fill destination"));
     if (nbytes == 0) return absl::OkStatus();
-    GetStream(device, stream)->Enqueue([dst, value, nbytes] { std::memset(dst, value, nbytes); });
+    GetStream(device, stream)->Enqueue([dst, value, nbytes] { std::memset(dst, value, nbytes); },
+                                       "memset bytes", static_cast<int64_t>(nbytes));
     return absl::OkStatus();
   }
 
   absl::Status SleepAsync(absl::Duration duration, int device, StreamId stream) override {
-    GetStream(device, stream)->Enqueue([duration] { absl::SleepFor(duration); });
+    GetStream(device, stream)->Enqueue([duration] { absl::SleepFor(duration); },
+                                       "sleep us", absl::ToInt64Microseconds(duration));
+    return absl::OkStatus();
+  }
+
+  // --- graphs ----------------------------------------------------------------
+
+  absl::Status BeginCapture(int device, StreamId stream, CaptureMode) override {
+    return GetStream(device, stream)->BeginCapture();
+  }
+
+  absl::StatusOr<void*> EndCapture(int device, StreamId stream) override {
+    ANYDEV_ASSIGN_OR_RETURN(std::unique_ptr<SimGraph> g, GetStream(device, stream)->EndCapture());
+    return static_cast<void*>(g.release());
+  }
+
+  absl::StatusOr<bool> IsCapturing(int device, StreamId stream) override {
+    return GetStream(device, stream)->Capturing();
+  }
+
+  absl::StatusOr<void*> InstantiateGraph(int, void* graph) override {
+    auto* exec = new SimGraphExec();
+    exec->tasks = std::make_shared<const std::vector<std::function<void()>>>(
+        static_cast<SimGraph*>(graph)->tasks);
+    return static_cast<void*>(exec);
+  }
+
+  absl::Status LaunchGraph(int device, void* exec, StreamId stream) override {
+    std::shared_ptr<const std::vector<std::function<void()>>> tasks =
+        static_cast<SimGraphExec*>(exec)->tasks;
+    const size_t n = tasks->size();
+    GetStream(device, stream)->Enqueue(
+        [tasks = std::move(tasks)] {
+          for (const std::function<void()>& task : *tasks) task();
+        },
+        "graph items", static_cast<int64_t>(n));
+    return absl::OkStatus();
+  }
+
+  void DestroyGraph(int, void* graph, void* exec) noexcept override {
+    delete static_cast<SimGraph*>(graph);
+    delete static_cast<SimGraphExec*>(exec);
+  }
+
+  absl::Status DumpGraph(int device, void* graph, const std::string& path) override {
+    const auto* g = static_cast<const SimGraph*>(graph);
+    std::ofstream out(path, std::ios::trunc);
+    if (!out) {
+      return absl::InvalidArgumentError(absl::StrCat("debug_dump: cannot write '", path, "'"));
+    }
+    out << "digraph sim" << device << "_graph {\n";
+    for (size_t i = 0; i < g->labels.size(); ++i) {
+      out << "  n" << i << " [label=\"" << g->labels[i] << "\"];\n";
+      if (i > 0) out << "  n" << i - 1 << " -> n" << i << ";\n";
+    }
+    out << "}\n";
+    out.close();
+    if (!out) {
+      return absl::InternalError(absl::StrCat("debug_dump: writing '", path, "' failed"));
+    }
     return absl::OkStatus();
   }
 

@@ -32,6 +32,12 @@ namespace anydev::acc {
 // Fails only when ANYDEV_ACCELERATOR (or another ANYDEV_ variable) is bad.
 [[nodiscard]] absl::StatusOr<std::optional<DeviceType>> CurrentAccelerator();
 
+// Returns the accelerator torch.accelerator.current_accelerator() names: the
+// current one, or the type ANYDEV_ACCELERATOR forces when its backend is built
+// but has no usable device (torch's compile-time answer); nullopt otherwise,
+// a bad configuration included. Never fails.
+std::optional<DeviceType> ConfiguredAccelerator();
+
 // Returns the number of devices of the current accelerator, 0 if none.
 // Never fails (as at::accelerator::deviceCount).
 int DeviceCount();

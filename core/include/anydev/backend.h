@@ -62,6 +62,10 @@ struct DeviceProperties {
 // The direction of a copy. Device pointers come from Backend::Allocate.
 enum class CopyKind { kHostToDevice, kDeviceToHost, kDeviceToDevice };
 
+// How strictly a stream capture forbids calls that could interfere with it
+// (cudaStreamCaptureMode): kGlobal is CUDA's and PyTorch's default.
+enum class CaptureMode { kGlobal, kThreadLocal, kRelaxed };
+
 // Priorities: lower numbers are higher priorities, as in CUDA. A backend
 // clamps a requested priority into [greatest, least].
 struct PriorityRange {
@@ -153,6 +157,47 @@ class Backend {
   // torch.cuda._sleep). Optional: Unimplemented where the backend cannot.
   virtual absl::Status SleepAsync(absl::Duration duration, int device,
                                   StreamId stream) = 0;
+
+  // --- host memory -----------------------------------------------------------
+
+  // Allocates `nbytes` (> 0) of host memory the device copies from and to
+  // fastest: page-locked (cudaMallocHost, hipHostMalloc) where the runtime
+  // has it. The default, for backends without page-locking (cpu, sim), is
+  // ordinary host memory, 256-byte aligned. Used by the host caching
+  // allocator (anydev::HostAlloc), which owns what it returns.
+  virtual absl::StatusOr<void*> AllocateHost(size_t nbytes);
+  // Frees memory from AllocateHost.
+  virtual absl::Status FreeHost(void* ptr);
+
+  // --- graphs (stream capture) ---------------------------------------------
+  // Optional: the defaults answer Unimplemented("<name> does not support
+  // graph capture"), and a stream of such a backend is never capturing.
+  // While a stream captures, the work queued on it is recorded into a graph
+  // instead of run; EndCapture returns that graph (an opaque handle), which
+  // InstantiateGraph turns into an executable one that LaunchGraph queues on
+  // a stream as one unit. The generic layer (anydev::Graph) owns the handles.
+
+  // Starts capturing the work queued on `stream` (not the default stream;
+  // the generic layer checks). FailedPrecondition if it is capturing.
+  virtual absl::Status BeginCapture(int device, StreamId stream, CaptureMode mode);
+  // Ends the capture of `stream` and returns the graph it recorded.
+  virtual absl::StatusOr<void*> EndCapture(int device, StreamId stream);
+  // True while `stream` is capturing.
+  virtual absl::StatusOr<bool> IsCapturing(int device, StreamId stream);
+  // Returns an executable graph made from `graph` (which stays valid).
+  virtual absl::StatusOr<void*> InstantiateGraph(int device, void* graph);
+  // Queues the executable graph `exec` on `stream`.
+  virtual absl::Status LaunchGraph(int device, void* exec, StreamId stream);
+  // Frees a graph from EndCapture / an executable one from InstantiateGraph
+  // (either may be null). Never fails.
+  virtual void DestroyGraph(int device, void* graph, void* exec) noexcept;
+  // Writes a description of `graph` to `path` (Graphviz DOT where the vendor
+  // writes one, as cudaGraphDebugDotPrint).
+  virtual absl::Status DumpGraph(int device, void* graph, const std::string& path);
+
+  // Returns the vendor's handle of `stream` (a cudaStream_t, hipStream_t,
+  // ze_command_queue_handle_t) as an integer, as torch.Stream.native_handle.
+  virtual absl::StatusOr<uintptr_t> NativeStreamHandle(int device, StreamId stream);
 };
 
 // What the registry knows about one device type.

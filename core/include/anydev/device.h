@@ -23,20 +23,37 @@ namespace anydev {
 // Device types anydev knows. The values are c10::DeviceType's, so packed
 // streams and DLPack conversions line up with PyTorch; `kSim` takes the
 // PrivateUse1 slot, which is what an out-of-tree backend uses in PyTorch.
+//
+// `kMPS`, `kMeta` and `kPrivateUse1` parse and print as torch.device does
+// ("mps", "meta:0", "privateuseone:1") so that code naming them reads the
+// same here; anydev has no backend for them, so they are never available
+// ("backend 'mps' is not enabled in this build"). Because sim holds c10's
+// PrivateUse1 number (20), `kPrivateUse1` has an anydev-only number (64):
+// a packed stream of type 20 is a sim stream.
 enum class DeviceType : int8_t {
   kCPU = 0,
   kCUDA = 1,
   kHIP = 6,
   kXPU = 12,
+  kMPS = 13,
+  kMeta = 14,
   kSim = 20,
+  kPrivateUse1 = 64,
 };
 
 // The number of device types, and a dense 0..kNumDeviceTypes-1 numbering for
 // per-type tables.
-inline constexpr int kNumDeviceTypes = 5;
+inline constexpr int kNumDeviceTypes = 8;
 // Every device type in the order the accelerator is chosen (cpu last: it is
 // never an accelerator).
 inline constexpr DeviceType kAllDeviceTypes[kNumDeviceTypes] = {
+    DeviceType::kCUDA, DeviceType::kHIP,  DeviceType::kXPU,          DeviceType::kSim,
+    DeviceType::kMPS,  DeviceType::kMeta, DeviceType::kPrivateUse1, DeviceType::kCPU};
+
+// The device types anydev has a backend folder for (what anydev.backends()
+// and `anydev doctor` list), in the same order.
+inline constexpr int kNumBackendTypes = 5;
+inline constexpr DeviceType kBackendTypes[kNumBackendTypes] = {
     DeviceType::kCUDA, DeviceType::kHIP, DeviceType::kXPU, DeviceType::kSim,
     DeviceType::kCPU};
 
@@ -51,9 +68,12 @@ constexpr int DenseIndex(DeviceType t) {
     case DeviceType::kHIP: return 1;
     case DeviceType::kXPU: return 2;
     case DeviceType::kSim: return 3;
-    case DeviceType::kCPU: return 4;
+    case DeviceType::kMPS: return 4;
+    case DeviceType::kMeta: return 5;
+    case DeviceType::kPrivateUse1: return 6;
+    case DeviceType::kCPU: return 7;
   }
-  return 4;
+  return 7;
 }
 
 // Returns the lower-case name of `t` ("cuda").
@@ -65,8 +85,11 @@ absl::StatusOr<DeviceType> ParseDeviceType(absl::string_view name);
 // Converts a c10-style integer device type (1 for CUDA) to a DeviceType.
 absl::StatusOr<DeviceType> DeviceTypeFromInt(int64_t value);
 
-// True for the types that can be the current accelerator (all but the CPU).
-constexpr bool IsAcceleratorType(DeviceType t) { return t != DeviceType::kCPU; }
+// True for the types that can be the current accelerator (all but the CPU
+// and meta, as c10's isAccelerator).
+constexpr bool IsAcceleratorType(DeviceType t) {
+  return t != DeviceType::kCPU && t != DeviceType::kMeta;
+}
 
 class Device {
  public:

@@ -193,7 +193,43 @@ class Buffer {
   bool live_ = false;
 };
 
+// --- pinned host memory --------------------------------------------------------
+//
+// Host memory for copies to and from the accelerator: page-locked memory of
+// the accelerator's runtime (cudaMallocHost, hipHostMalloc) where it has it,
+// ordinary host memory on backends without (cpu, sim). Cached as PyTorch's
+// CachingHostAllocator: a request is rounded up to a power of two (at least
+// 512 bytes); a freed block goes back to the free list of its size and serves
+// the next request of that size; EmptyHostCache returns the cached blocks to
+// the system. Unlike PyTorch's, a freed block is reusable at once: free it
+// after the copies that use it have finished.
+
+struct HostMemoryStats {
+  Stat allocated_bytes;       // bytes of blocks handed out (rounded)
+  Stat reserved_bytes;        // bytes obtained from the backend (handed out or cached)
+  int64_t num_host_alloc = 0;  // Backend::AllocateHost calls
+  int64_t num_host_free = 0;   // Backend::FreeHost calls
+};
+
+// Returns a block of at least `nbytes` (> 0) of pinned host memory for
+// `type` (default: the current accelerator, else the CPU).
+[[nodiscard]] absl::StatusOr<void*> HostAlloc(size_t nbytes,
+                                              std::optional<DeviceType> type = std::nullopt);
+// Returns a block from HostAlloc to the cache; InvalidArgument for any other
+// pointer (a double free included).
+[[nodiscard]] absl::Status HostFree(void* ptr);
+// Returns the size of the block at `ptr` (from HostAlloc), or 0 if none.
+size_t HostBlockSize(const void* ptr);
+// Returns the host caching allocator's statistics (all types together).
+HostMemoryStats GetHostMemoryStats();
+// Returns every cached, unused host block of every type to the system.
+[[nodiscard]] absl::Status EmptyHostCache();
+
 namespace acc {
+
+// Returns the cached pinned host memory to the system (all of it: the cache
+// is per process), as torch.accelerator.empty_host_cache.
+[[nodiscard]] absl::Status EmptyHostCache();
 
 // The allocator calls of the current accelerator, as at::accelerator's;
 // `index` -1 is the current device.

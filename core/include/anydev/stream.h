@@ -76,6 +76,11 @@ class Stream {
   [[nodiscard]] absl::StatusOr<int> Priority() const;
   // Queues work that keeps the stream busy for `duration` (testing aid).
   [[nodiscard]] absl::Status Sleep(absl::Duration duration) const;
+  // True while a graph capture (anydev::Graph) records this stream's work.
+  [[nodiscard]] absl::StatusOr<bool> IsCapturing() const;
+  // Returns the vendor's handle of this stream (cudaStream_t ...) as an
+  // integer; Unimplemented for backends without one (the CPU, sim).
+  [[nodiscard]] absl::StatusOr<uintptr_t> NativeHandle() const;
 
   std::string ToString() const;
 

@@ -13,6 +13,10 @@
 //     time their stream reaches them; a wait captures the event's last record;
 //   * a query of unfinished work answers "not ready" (600) and records it as
 //     the last error, as the real runtimes do.
+//   * stream capture: while a pool stream captures, work queued on it is
+//     recorded, not run; querying or synchronising it is
+//     cudaErrorStreamCaptureUnsupported (900); a launched graph runs its
+//     items in order on the launching stream.
 // It is not a GPU: no kernels, and memory is host memory.
 //
 // Environment: FAKE_GPU_DEVICES (default 2), FAKE_GPU_FAIL=<error> makes
@@ -53,6 +57,8 @@ constexpr int kNoDevice = 100;
 constexpr int kInvalidDevice = 101;
 constexpr int kInvalidHandle = 400;
 constexpr int kNotReady = 600;
+constexpr int kCaptureUnsupported = 900;
+constexpr int kCaptureInvalidated = 901;
 constexpr size_t kMemoryPerDevice = size_t{256} << 20;
 
 using Clock = std::chrono::steady_clock;
@@ -70,6 +76,8 @@ int Fail(int error) {
   return error;
 }
 
+using Tasks = std::vector<std::function<void()>>;
+
 class FakeStream {
  public:
   explicit FakeStream(int device) : device_(device) {
@@ -78,6 +86,10 @@ class FakeStream {
 
   uint64_t Enqueue(std::function<void()> task) {
     std::lock_guard<std::mutex> lock(mu_);
+    if (capture_ != nullptr) {
+      capture_->push_back(std::move(task));
+      return 0;
+    }
     queue_.push_back(std::move(task));
     cv_.notify_all();
     return ++enqueued_;
@@ -95,6 +107,21 @@ class FakeStream {
     return enqueued_;
   }
   int device() const { return device_; }
+
+  bool Capturing() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return capture_ != nullptr;
+  }
+  bool BeginCapture() {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (capture_ != nullptr) return false;
+    capture_ = std::make_unique<Tasks>();
+    return true;
+  }
+  std::unique_ptr<Tasks> EndCapture() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return std::move(capture_);
+  }
 
  private:
   void Run() {
@@ -119,6 +146,7 @@ class FakeStream {
   std::deque<std::function<void()>> queue_;
   uint64_t enqueued_ = 0;
   uint64_t completed_ = 0;
+  std::unique_ptr<Tasks> capture_;
 };
 
 struct Mark {
@@ -183,6 +211,8 @@ const char* ErrorName(int e) {
     case kInvalidDevice: return FAKE_PREFIX "ErrorInvalidDevice";
     case kInvalidHandle: return FAKE_PREFIX "ErrorInvalidResourceHandle";
     case kNotReady: return FAKE_PREFIX "ErrorNotReady";
+    case kCaptureUnsupported: return FAKE_PREFIX "ErrorStreamCaptureUnsupported";
+    case kCaptureInvalidated: return FAKE_PREFIX "ErrorStreamCaptureInvalidated";
     default: return FAKE_PREFIX "ErrorUnknown";
   }
 }
@@ -259,10 +289,12 @@ FAKE_EXPORT int FAKE_API(StreamCreateWithPriority)(void** stream, unsigned, int)
 }
 FAKE_EXPORT int FAKE_API(StreamQuery)(void* stream) {
   FakeStream* s = Resolve(stream);
+  if (s->Capturing()) return Fail(kCaptureUnsupported);
   return s->Reached(s->Enqueued()) ? kSuccess : Fail(kNotReady);
 }
 FAKE_EXPORT int FAKE_API(StreamSynchronize)(void* stream) {
   FakeStream* s = Resolve(stream);
+  if (s->Capturing()) return Fail(kCaptureUnsupported);
   s->WaitFor(s->Enqueued());
   return kSuccess;
 }
@@ -354,7 +386,60 @@ FAKE_EXPORT int FAKE_API(MemsetAsync)(void* dst, int value, size_t n, void* stre
   return kSuccess;
 }
 
+// --- stream capture ----------------------------------------------------------
+// A graph is the captured items; an executable graph shares them.
+struct FakeGraph {
+  std::shared_ptr<const Tasks> tasks;
+};
+
+FAKE_EXPORT int FAKE_API(StreamBeginCapture)(void* stream, int) {
+  if (stream == nullptr) return Fail(kCaptureUnsupported);  // the legacy stream cannot capture
+  return static_cast<FakeStream*>(stream)->BeginCapture() ? kSuccess : Fail(kInvalidValue);
+}
+FAKE_EXPORT int FAKE_API(StreamEndCapture)(void* stream, void** graph) {
+  if (stream == nullptr) return Fail(kInvalidValue);
+  std::unique_ptr<Tasks> tasks = static_cast<FakeStream*>(stream)->EndCapture();
+  if (tasks == nullptr) return Fail(kCaptureInvalidated);
+  *graph = new FakeGraph{std::shared_ptr<const Tasks>(std::move(tasks))};
+  return kSuccess;
+}
+FAKE_EXPORT int FAKE_API(StreamIsCapturing)(void* stream, int* status) {
+  *status = stream != nullptr && static_cast<FakeStream*>(stream)->Capturing() ? 1 : 0;
+  return kSuccess;
+}
+FAKE_EXPORT int FAKE_API(GraphInstantiateWithFlags)(void** exec, void* graph, unsigned long long) {
+  if (graph == nullptr) return Fail(kInvalidValue);
+  *exec = new FakeGraph{static_cast<FakeGraph*>(graph)->tasks};
+  return kSuccess;
+}
+FAKE_EXPORT int FAKE_API(GraphLaunch)(void* exec, void* stream) {
+  if (exec == nullptr) return Fail(kInvalidValue);
+  std::shared_ptr<const Tasks> tasks = static_cast<FakeGraph*>(exec)->tasks;
+  Resolve(stream)->Enqueue([tasks] {
+    for (const auto& task : *tasks) task();
+  });
+  return kSuccess;
+}
+FAKE_EXPORT int FAKE_API(GraphDestroy)(void* graph) {
+  delete static_cast<FakeGraph*>(graph);
+  return kSuccess;
+}
+FAKE_EXPORT int FAKE_API(GraphExecDestroy)(void* exec) {
+  delete static_cast<FakeGraph*>(exec);
+  return kSuccess;
+}
+
 #if defined(FAKE_CUDA)
+FAKE_EXPORT int cudaGraphDebugDotPrint(void* graph, const char* path, unsigned) {
+  std::FILE* f = std::fopen(path, "w");
+  if (f == nullptr) return Fail(kInvalidValue);
+  std::fprintf(f, "digraph fake_cuda_graph {\n");
+  const size_t n = static_cast<FakeGraph*>(graph)->tasks->size();
+  for (size_t i = 0; i < n; ++i) std::fprintf(f, "  n%zu [label=\"node %zu\"];\n", i, i);
+  std::fprintf(f, "}\n");
+  std::fclose(f);
+  return kSuccess;
+}
 FAKE_EXPORT int cudaLaunchHostFunc(void* stream, void (*fn)(void*), void* arg) {
   Resolve(stream)->Enqueue([fn, arg] { fn(arg); });
   return kSuccess;
