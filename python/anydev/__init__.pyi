@@ -17,6 +17,7 @@ from . import sim as sim
 from . import testing as testing
 from . import xpu as xpu
 from ._C import Buffer as Buffer
+from ._C import HostBuffer as HostBuffer
 from ._C import Event as Event
 from ._C import OutOfMemoryError as OutOfMemoryError
 from ._C import Stream as Stream
@@ -55,6 +56,7 @@ def get_memory_info(device: _Device = None) -> tuple[int, int]: ...
 __all__ = [
     "BackendInfo",
     "Buffer",
+    "HostBuffer",
     "Event",
     "OutOfMemoryError",
     "Stream",
