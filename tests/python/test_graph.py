@@ -165,3 +165,28 @@ def test_capturing_stream_cannot_be_synchronized_on_sim(acc):
 
 def test_cpu_streams_never_capture():
     assert anydev.Stream("cpu").is_capturing() is False
+
+
+def test_the_legacy_graph_classes_forward_onto_it(acc):
+    import warnings
+
+    import anydev.cuda
+    import anydev.xpu
+
+    for legacy in (anydev.cuda.CUDAGraph, anydev.xpu.XPUGraph):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            g = legacy()
+        assert isinstance(g, Graph)
+        assert any("anydev.accelerator.Graph" in str(w.message) for w in caught)
+        s = anydev.Stream()
+        buf = anydev.Buffer(64, stream=s)
+        buf.fill_(1, stream=s)
+        s.synchronize()
+        with s:
+            _graphs_or_skip(g)
+            buf.fill_(7, stream=s)
+            g.capture_end()
+            g.replay()
+        s.synchronize()
+        assert bytes(buf.copy_to_host()) == b"\x07" * 64
