@@ -16,8 +16,8 @@ Version guards (:meth:`PyAnalysis.old_torch_only`)
 Device homes (:meth:`PyAnalysis.device_home`)
     A module, class or function named for a device (``cuda_accelerator.py``,
     ``class CUDAAccelerator``, ``def is_cuda_available``, a ``backends/cuda/``
-    folder) is that device's own implementation: rule 4 keeps it. So are the
-    files that ``[tool.anydev] keep`` globs name.
+    folder) is that device's own implementation: rule 4 keeps it. (The files that
+    ``[tool.anydev] keep`` globs name are left whole by anydev.fix before this.)
 Bindings (:meth:`PyAnalysis.other_binding`)
     A name the finding starts with that the module also binds to something
     that is not torch (``if HAS_MUSA: from torch_musa.core.amp import
@@ -43,10 +43,9 @@ from __future__ import annotations
 
 import ast
 import bisect
-import fnmatch
 import os
 import re
-from typing import Iterable, Optional, Sequence
+from typing import Optional, Sequence
 
 __all__ = ["PyAnalysis", "device_token", "int_like", "version_sense"]
 
@@ -319,11 +318,9 @@ class Covered:
 class PyAnalysis:
     """The checks of the module docstring for one parsed module."""
 
-    def __init__(self, tree: ast.Module, path: str, keep: Sequence[str] = (),
-                 root: Optional[str] = None):
+    def __init__(self, tree: ast.Module, path: str, root: Optional[str] = None):
         self.tree = tree
         self.path = path
-        self.keep = list(keep)
         self.root = root or "torch"
         self._bindings: Optional[dict[str, list[tuple[str, int, ast.AST]]]] = None
         self._parents: Optional[dict[int, ast.AST]] = None
@@ -461,11 +458,10 @@ class PyAnalysis:
 
     # -- device homes -----------------------------------------------------------
     def device_home(self, chain: Sequence[ast.AST]) -> Optional[str]:
-        """Why the node is inside a device's own implementation, or None."""
+        """Why the node is inside a device's own implementation, or None (the
+        files `[tool.anydev] keep` names never get here: anydev.fix leaves all
+        of their findings first)."""
         rel = self.path.replace(os.sep, "/")
-        for pattern in self.keep:
-            if _glob_match(pattern, rel):
-                return f"kept: {rel} matches `keep = [\"{pattern}\"]` of [tool.anydev]"
         for fn in chain:
             if isinstance(fn, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
                 word = device_token(fn.name)
@@ -731,35 +727,3 @@ class PyAnalysis:
             p = self.parent(p)
         return False
 
-
-def _glob_match(pattern: str, rel: str) -> bool:
-    """gitignore-style: a pattern without "/" matches a name at any depth; "**" any folders."""
-    pat = pattern.strip()
-    if not pat:
-        return False
-    anchored = "/" in pat.rstrip("/")
-    pat = pat.lstrip("/").rstrip("/")
-    rx = ""
-    i = 0
-    while i < len(pat):
-        if pat.startswith("**/", i):
-            rx += "(?:.*/)?"
-            i += 3
-        elif pat.startswith("**", i):
-            rx += ".*"
-            i += 2
-        elif pat[i] == "*":
-            rx += "[^/]*"
-            i += 1
-        elif pat[i] == "?":
-            rx += "[^/]"
-            i += 1
-        else:
-            rx += re.escape(pat[i])
-            i += 1
-    full = re.compile(rx + r"(?:/.*)?\Z")
-    parts = rel.split("/")
-    if anchored:
-        return bool(full.match(rel))
-    return any(full.match("/".join(parts[k:])) for k in range(len(parts))) or \
-        fnmatch.fnmatch(os.path.basename(rel), pat)

@@ -133,15 +133,13 @@ def lower_bound(requirement: str) -> Optional[Version]:
 
 
 def _load_toml(data: bytes) -> Optional[dict]:
+    from ._config import _toml  # tomllib, or tomli before Python 3.11; None without either
+
+    toml = _toml()
+    if toml is None:
+        return None
     try:
-        import tomllib  # type: ignore[import-not-found]
-    except ImportError:  # Python < 3.11
-        try:
-            import tomli as tomllib  # type: ignore[import-not-found,no-redef]
-        except ImportError:
-            return None
-    try:
-        return tomllib.loads(data.decode("utf-8"))
+        return toml.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         return None
 

@@ -99,7 +99,7 @@ import tokenize
 from dataclasses import dataclass, field
 from typing import Iterable, Iterator, Optional, Sequence
 
-from . import _fix_analysis, _signature, _versions
+from . import _config, _fix_analysis, _signature, _versions
 from ._files import replace_atomically
 from . import scan as _scan
 from ._compat_table import ROWS_BY_CODE, ROWS_BY_LEGACY, Row
@@ -1118,8 +1118,7 @@ def _refusal(an: _fix_analysis.PyAnalysis, f: _scan.Finding, row: Row,
 # leaves (anydev._fix_analysis.PyAnalysis.guarded_cuda_code).
 
 
-def _fix_python(text: _Text, findings: list[_scan.Finding], unsafe: bool, path: str,
-                keep: Sequence[str] = ()
+def _fix_python(text: _Text, findings: list[_scan.Finding], unsafe: bool, path: str
                 ) -> tuple[str, list[_scan.Finding], list[tuple[_scan.Finding, str]]]:
     version = f"Python {sys.version_info.major}.{sys.version_info.minor}"
     try:
@@ -1130,7 +1129,7 @@ def _fix_python(text: _Text, findings: list[_scan.Finding], unsafe: bool, path: 
     except ValueError as e:  # NUL bytes
         raise _FileError(f"does not parse ({e}); nothing was changed") from None
     ctx = _PyContext(text, tree, path)
-    an = ctx.analysis = _fix_analysis.PyAnalysis(tree, path, keep, ctx.root)
+    an = ctx.analysis = _fix_analysis.PyAnalysis(tree, path, ctx.root)
     applied: list[_scan.Finding] = []
     skipped: list[tuple[_scan.Finding, str]] = []
     import_findings: list[_scan.Finding] = []
@@ -1976,7 +1975,7 @@ def _target_refusals(findings: Sequence[_scan.Finding], target: Optional[_versio
     """The findings the language fixers may consider, and those the target
     torch or a `keep` glob rules out (with why)."""
     rel = path.replace(os.sep, "/")
-    kept_by = next((g for g in keep if _fix_analysis._glob_match(g, rel)), None)
+    kept_by = next((g for g in keep if _config.Glob(g, "").match(rel)), None)
     todo: list[_scan.Finding] = []
     out: list[tuple[_scan.Finding, str]] = []
     for f in findings:
@@ -2024,7 +2023,7 @@ def fix_source(data: bytes, path: str, findings: Sequence[_scan.Finding], *, uns
             skipped.sort(key=lambda s: s[0].start)
             return data, applied, skipped
         if language == "python":
-            new, applied, skipped = _fix_python(text, todo, unsafe, path, keep)
+            new, applied, skipped = _fix_python(text, todo, unsafe, path)
         else:
             new, applied, skipped = _fix_cpp(text, todo, unsafe, path)
         skipped += refused
@@ -2170,7 +2169,7 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
         pending.append((fr, data, new, st, findings, target))
 
     try:
-        _move_mock_targets(pending, unsafe, keep)
+        _move_mock_targets(pending)
     except Exception as e:  # a bug here must not stop the run: the mocks stay as they are
         for fr, *_ in pending:
             fr.skipped = [(f, why if f.kind != "mock" else
@@ -2228,7 +2227,7 @@ def _same_file_now(first: str, path: str, key: tuple[int, int]) -> bool:
 # symbol was rewritten and none was left; otherwise it stays, with the reason.
 
 
-def _move_mock_targets(pending: list, unsafe: bool, keep: Sequence[str]) -> None:
+def _move_mock_targets(pending: list) -> None:
     rewritten: dict[str, int] = {}
     left: dict[str, int] = {}
     mocks = []
