@@ -103,6 +103,7 @@ from . import _config, _fix_analysis, _signature, _versions
 from ._files import replace_atomically
 from . import scan as _scan
 from ._compat_table import ROWS_BY_CODE, ROWS_BY_LEGACY, Row
+from ._fix import literals as _fix_literals
 
 __all__ = ["FileResult", "FixResult", "fix_paths", "fix_source", "render_template"]
 
@@ -537,10 +538,9 @@ def _row_of(f: _scan.Finding) -> Optional[Row]:
 
 def _allowed(row: Row, unsafe: bool) -> Optional[str]:
     """None when the row's rewrite may be applied, else why not."""
-    if row.status == "literal":
-        return (f"{row.code} is a device literal or idiom: migrate it together with the "
-                f"guard and calls around it, by hand for now (`anydev rule {row.code}` shows "
-                "the generic spelling)")
+    if row.status == "literal":  # C++ only: Python literals go by unit (anydev._fix.literals)
+        return (f"{row.code}: C++ literals are hints; the fixer does not rewrite them "
+                f"(`anydev rule {row.code}` shows the generic spelling)")
     if row.status != "deprecated" or row.fix == "none":
         return f"{row.code} has no mechanical fix; migrate by hand (`anydev rule {row.code}`)"
     if row.fix == "unsafe" and not unsafe:
@@ -1118,8 +1118,22 @@ def _refusal(an: _fix_analysis.PyAnalysis, f: _scan.Finding, row: Row,
 # leaves (anydev._fix_analysis.PyAnalysis.guarded_cuda_code).
 
 
-def _fix_python(text: _Text, findings: list[_scan.Finding], unsafe: bool, path: str
+def _fix_python(text: _Text, findings: list[_scan.Finding], unsafe: bool, path: str,
+                refused: Sequence[tuple[_scan.Finding, str]] = ()
                 ) -> tuple[str, list[_scan.Finding], list[tuple[_scan.Finding, str]]]:
+    # device literals and idioms move with their function (Note [Literal units]):
+    # a pass whose unit falls runs again without it
+    units = _fix_literals.Units(findings, refused, unsafe)
+    for _ in range(len(findings) + 2):  # each pass that fails leaves one more unit
+        done = _fix_python_pass(text, findings, unsafe, path, units)
+        if done is not None:
+            return done
+    raise AssertionError("the literal units did not settle")  # pragma: no cover
+
+
+def _fix_python_pass(text: _Text, findings: list[_scan.Finding], unsafe: bool, path: str,
+                     units: "_fix_literals.Units"
+                     ) -> Optional[tuple[str, list[_scan.Finding], list[tuple[_scan.Finding, str]]]]:
     version = f"Python {sys.version_info.major}.{sys.version_info.minor}"
     try:
         tree = ast.parse(text.text, filename=path)
@@ -1135,9 +1149,14 @@ def _fix_python(text: _Text, findings: list[_scan.Finding], unsafe: bool, path: 
     import_findings: list[_scan.Finding] = []
     work: list[tuple[int, int, _scan.Finding, _Located, Optional[ast.Call]]] = []
 
+    covered = _fix_analysis.Covered()  # text spans of the rewrites applied
+    if units.active:
+        units.start(ctx, an, covered, findings)
     for f in findings:
         if f.kind == "import":
             import_findings.append(f)
+            continue
+        if units.owns(f):
             continue
         start, end = text.index_of_byte(f.start), text.index_of_byte(f.end)
         where = ctx.locate(start, end)
@@ -1155,12 +1174,13 @@ def _fix_python(text: _Text, findings: list[_scan.Finding], unsafe: bool, path: 
 
     work.sort(key=lambda w: (is_guard(w[2]), w[0], w[1]))
     fixed_text: list[str] = []
-    covered = _fix_analysis.Covered()  # text spans of the rewrites applied
     for _, _, f, where, node in work:
         row = _row_of(f)
         why = f"{f.symbol} is not in the compat table" if row is None else _allowed(row, unsafe)
         if why is None and row is not None:
             why = _refusal(an, f, row, where, node)
+            if why is None and units.active:
+                why = units.guard_block(f)
             if why is None and row.replacement in _GUARD_REPLACEMENTS:
                 anchor = node if node is not None else where.node
                 if anchor is not None:
@@ -1214,6 +1234,8 @@ def _fix_python(text: _Text, findings: list[_scan.Finding], unsafe: bool, path: 
         else:
             skipped.append((f, why))
 
+    if units.active and not units.finish(ctx, applied, skipped):
+        return None
     _fix_python_imports(ctx, import_findings, fixed_text, unsafe, applied, skipped)
     if ctx.uses_torch:
         at, before = _import_insert_point(tree, text)
@@ -1988,7 +2010,7 @@ def _target_refusals(findings: Sequence[_scan.Finding], target: Optional[_versio
                            "the whole tree (fix_paths), not file by file"))
             continue
         why = None
-        if row is not None and row.status == "deprecated" and row.fix != "none":
+        if row is not None and row.status in ("deprecated", "literal") and row.fix != "none":
             why = _versions.needs(row, target or _versions.DEFAULT)
         if why is not None:
             out.append((f, why))
@@ -2023,7 +2045,11 @@ def fix_source(data: bytes, path: str, findings: Sequence[_scan.Finding], *, uns
             skipped.sort(key=lambda s: s[0].start)
             return data, applied, skipped
         if language == "python":
-            new, applied, skipped = _fix_python(text, todo, unsafe, path)
+            # the unit rule needs the literals the target ruled out, to leave their units
+            units_refused = [r for r in refused if _fix_literals.is_literal_row(_row_of(r[0]))
+                             or (_row_of(r[0]) is not None
+                                 and _row_of(r[0]).replacement in _GUARD_REPLACEMENTS)]
+            new, applied, skipped = _fix_python(text, todo, unsafe, path, units_refused)
         else:
             new, applied, skipped = _fix_cpp(text, todo, unsafe, path)
         skipped += refused
