@@ -361,8 +361,12 @@ def _in_cuda_call(m: _Member, an) -> Optional[str]:
     """Why a literal is an argument of a ``torch.cuda.*`` call that stays
     (a CUDA-only object keeps its device), or None."""
     from .. import _fix_analysis  # noqa: PLC0415
-    for n in reversed(m.where.chain[:-1]):
-        if isinstance(n, ast.Call):
+    if m.row.code == "AD911":  # the finding is the torch.cuda call itself
+        return None
+    chain = m.where.chain
+    for k in range(len(chain) - 2, -1, -1):
+        n = chain[k]
+        if isinstance(n, ast.Call) and chain[k + 1] is not n.func:
             name = _fix_analysis._dotted(n.func) or ""
             parts = name.split(".")
             if len(parts) >= 3 and parts[0] in (an.root, "torch") and parts[1] == "cuda":
