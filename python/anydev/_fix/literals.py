@@ -30,7 +30,7 @@ The module is used by anydev.fix's Python fixer:
 
     units = Units(findings, refused, unsafe)      # once per file
     # per pass of the fixer over the file's findings:
-    units.start(ctx, an, covered)  # plans; marks the literal spans covered
+    units.start(ctx, an, covered, findings)  # plans; marks the literal spans covered
     units.guard_block(f)           # why a check is left for its unit, or None
     units.finish(ctx, applied, skipped)  # False: a unit fell; run the pass again
 """
@@ -40,6 +40,12 @@ from __future__ import annotations
 import ast
 import re
 from typing import Callable, Optional, Sequence
+
+from . import analysis as _analysis
+from .edits import _Edit
+from .guards import _GUARD_REPLACEMENTS
+from .rows import _row_of
+from .templates import _spell_template, _with_quote
 
 __all__ = ["Units", "is_literal_row", "ACC", "ACC_TYPE", "IDIOM"]
 
@@ -66,8 +72,14 @@ def is_literal_row(row) -> bool:
 
 
 def _guard_row(row) -> bool:
-    from .. import fix as _fix  # noqa: PLC0415 - the fixer imports this module
-    return row is not None and row.replacement in _fix._GUARD_REPLACEMENTS
+    return row is not None and row.replacement in _GUARD_REPLACEMENTS
+
+
+def unit_refusals(refused: Sequence[tuple]) -> list[tuple]:
+    """The refusals (the target torch's) of the findings that belong to units:
+    literals and availability checks; a unit with one of them is left."""
+    return [(f, why) for f, why in refused
+            if is_literal_row(_row_of(f)) or _guard_row(_row_of(f))]
 
 
 def _cuda_string(node: ast.AST) -> Optional[tuple[str, Optional[ast.AST], Optional[str]]]:
@@ -94,9 +106,8 @@ def _index_like(node: ast.AST, analysis) -> bool:
     """Whether ``node`` is a device index (an int), as ``torch.device(type, i)``
     needs: certainly (an int literal, ``int()``, ``.index``, ...) or by its
     name (``local_rank``, ``gpu_id``, ``i``)."""
-    from .. import _fix_analysis  # noqa: PLC0415
     assigned, annotated = analysis.facts(analysis.scope_of(node))
-    if _fix_analysis.int_like(node, assigned, annotated, returns_int=analysis.returns_int):
+    if _analysis.int_like(node, assigned, annotated, returns_int=analysis.returns_int):
         return True
     name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(
         node, ast.Attribute) else None
@@ -134,14 +145,13 @@ class Units:
     """The literal units of one file, across the passes of the fixer."""
 
     def __init__(self, findings: Sequence, refused: Sequence[tuple], unsafe: bool):
-        from .. import fix as _fix  # noqa: PLC0415
         self.unsafe = unsafe
-        self.literals = [f for f in findings if is_literal_row(_fix._row_of(f))
+        self.literals = [f for f in findings if is_literal_row(_row_of(f))
                          and f.kind != "mock"]
         self.refused_literals = [(f, why) for f, why in refused
-                                 if is_literal_row(_fix._row_of(f))]
+                                 if is_literal_row(_row_of(f))]
         self.refused_guards = [(f, why) for f, why in refused
-                               if _guard_row(_fix._row_of(f)) and f.kind != "mock"]
+                               if _guard_row(_row_of(f)) and f.kind != "mock"]
         self.fallen: dict[tuple, str] = {}   # unit key -> why (sticky across passes)
         self.units: dict[tuple, _Unit] = {}
         self._guard_unit: dict[int, _Unit] = {}
@@ -167,7 +177,6 @@ class Units:
         """Plans every unit of the file for one pass: groups the findings,
         decides what blocks each unit, and marks the spans of the literals that
         will be rewritten as covered (for the half-migrated guard rule)."""
-        from .. import fix as _fix  # noqa: PLC0415
         self.units, self._guard_unit = {}, {}
         text = ctx.text
         members: list[_Member] = []
@@ -175,7 +184,7 @@ class Units:
             self.handled.add(id(f))
             start, end = text.index_of_byte(f.start), text.index_of_byte(f.end)
             where = ctx.locate(start, end)
-            m = _Member(f, _fix._row_of(f), where, start, end)
+            m = _Member(f, _row_of(f), where, start, end)
             m.own = why
             m.reported = why is not None  # fix_source reports the target's refusals
             self._unit_of(ctx, where).members.append(m)
@@ -183,7 +192,7 @@ class Units:
         if not members:
             return
         for f in loop_findings:
-            if f.kind == "mock" or not _guard_row(_fix._row_of(f)):
+            if f.kind == "mock" or not _guard_row(_row_of(f)):
                 continue
             start, end = text.index_of_byte(f.start), text.index_of_byte(f.end)
             u = self.units.get(self._key_at(ctx, start, end))
@@ -225,7 +234,6 @@ class Units:
 
     def _plan(self, ctx, an, m: _Member) -> None:
         """Sets ``m.own`` (and ``m.kept``) or ``m.build`` and ``m.span``."""
-        from .. import fix as _fix  # noqa: PLC0415
         row = m.row
         if row is None:
             m.own = f"{m.f.symbol} is not in the compat table"
@@ -266,15 +274,15 @@ class Units:
 
         def build(make=make, root=root, needs_import=needs_import, s=s, e=e, m=m):
             new = make()
-            new = _fix._spell_template(new, root) or new
+            new = _spell_template(new, root) or new
             if '"' in new:
                 q = ctx.quote_at(s, m.where)
                 if q is None:
                     return None
-                new = _fix._with_quote(new, q)
+                new = _with_quote(new, q)
             if needs_import:
                 ctx.uses_torch = True
-            return [_fix._Edit(s, e, new)]
+            return [_Edit(s, e, new)]
 
         m.span, m.build = (s, e), build
 
@@ -290,7 +298,6 @@ class Units:
         """Applies the units that migrate and reports every literal finding.
         False when a check of a migrating unit was refused in the loop: that
         unit falls, and the pass must run again."""
-        from .. import fix as _fix  # noqa: PLC0415
         refused_in_loop = {id(f): why for f, why in skipped}
         again = False
         for u in self.units.values():
@@ -360,14 +367,13 @@ def _keeps(why: str) -> bool:
 def _in_cuda_call(m: _Member, an) -> Optional[str]:
     """Why a literal is an argument of a ``torch.cuda.*`` call that stays
     (a CUDA-only object keeps its device), or None."""
-    from .. import _fix_analysis  # noqa: PLC0415
     if m.row.code == "AD911":  # the finding is the torch.cuda call itself
         return None
     chain = m.where.chain
     for k in range(len(chain) - 2, -1, -1):
         n = chain[k]
         if isinstance(n, ast.Call) and chain[k + 1] is not n.func:
-            name = _fix_analysis._dotted(n.func) or ""
+            name = _analysis._dotted(n.func) or ""
             parts = name.split(".")
             if len(parts) >= 3 and parts[0] in (an.root, "torch") and parts[1] == "cuda":
                 return (f"an argument of `{name}` (line {n.lineno}), a CUDA-only object or call: "
@@ -627,8 +633,8 @@ def _plan_device_module(ctx, an, m: _Member):
 
 
 def _has_comment(src: str) -> bool:
-    from .. import fix as _fix  # noqa: PLC0415
-    return "#" in src and _fix._has_comment(src)
+    from .python_api import _has_comment as has  # noqa: PLC0415 - it imports this module
+    return "#" in src and has(src)
 
 
 _PLANNERS = {
@@ -649,7 +655,7 @@ _PLANNERS = {
 # Note [Literal units]
 # A reviewer of a migration points at `"cuda:0" if torch.accelerator.is_available()
 # else "cpu"`: half-migrated code that sends an XPU machine down the CUDA path. The
-# half-migrated guard rule (anydev._fix_analysis.PyAnalysis.guarded_cuda_code)
+# half-migrated guard rule (anydev._analysis.PyAnalysis.guarded_cuda_code)
 # keeps a check CUDA's while the code it guards stays CUDA's; this module adds the
 # other direction: the literals of a function move only with its checks, so a
 # function ends either as it was or generic throughout. The unit is the function

@@ -1,5 +1,6 @@
 """What the fixer must know about the code around a finding before it may
-rewrite it (python/anydev/fix.py asks; this module only reads the syntax tree).
+rewrite it (anydev._fix.guards and anydev._fix.python_api ask; this module only reads
+the syntax tree).
 
 Each check answers None (no objection) or the reason the finding is left:
 
