@@ -596,8 +596,8 @@ def _plan_is_cuda(ctx, an, m: _Member):
     def make():
         obj = ctx.edits.render(*ctx.text.span(attr.value))
         new = f'{obj}.device.type == getattr({ACC}, "type", None)'
-        if isinstance(parent, (ast.BoolOp, ast.If, ast.While, ast.Assert, ast.Assign, ast.Return,
-                               ast.keyword, ast.IfExp)) or \
+        if isinstance(parent, _LOOSE + (ast.BoolOp,)) or \
+                (isinstance(parent, ast.Call) and parent.func is not attr) or \
                 (isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not)):
             return new
         return f"({new})"
