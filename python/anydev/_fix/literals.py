@@ -266,7 +266,7 @@ class Units:
             m.own = f"{row.code}: no rewrite for this rule"
             return
         if isinstance(plan, str):
-            m.own = plan
+            m.own, m.kept = plan, plan.startswith("not a device: ")
             return
         (s, e), make = plan[0], plan[1]
         if len(plan) > 2:
@@ -359,8 +359,9 @@ def _key(chain: Sequence[ast.AST]) -> tuple[tuple, str]:
 
 def _keeps(why: str) -> bool:
     """Whether a refusal is one that keeps device-specific code on purpose
-    (a device home, a version-guarded fallback): it does not block a unit."""
-    return ("a device's own implementation" in why or "version-guarded fallback" in why
+    (a device home, a version-guarded fallback) or is about no device: it does
+    not block a unit."""
+    return (why.startswith("not a device: ") or "a device's own implementation" in why or "version-guarded fallback" in why
             or "fallback (line" in why or why.startswith("kept: "))
 
 
@@ -492,8 +493,37 @@ def _plan_device_arg(ctx, an, m: _Member):
     how = _cuda_string(lit) if lit is not None else None
     if how is None:
         return "the literal is not a \"cuda\" device the fixer can read; rewrite by hand"
+    why = _not_a_device_call(m, lit, an)
+    if why:
+        return why
     s, e = ctx.text.span(lit)
     return (s, e), lambda: _device_value(ctx, lit, how, ACC) or ACC
+
+
+#: Callees whose `device=` keyword is a value of the user's own, not a torch device
+#: (the scanner reports `device="cuda"` of any call).
+_NOT_DEVICE_CALLEES = {"SimpleNamespace", "Namespace", "dict", "namedtuple", "add_argument",
+                       "set_defaults", "partial", "setdefault", "update", "environ", "format",
+                       "OrderedDict", "defaultdict", "Config", "EasyDict", "OmegaConf.create"}
+_NOT_DEVICE_MODULES = {"types", "argparse", "collections", "functools", "json", "os", "dataclasses",
+                       "logging", "omegaconf", "easydict", "yaml", "configparser"}
+
+
+def _not_a_device_call(m: _Member, lit: ast.AST, an) -> Optional[str]:
+    """Why the call whose `device=` keyword holds ``lit`` takes no torch device
+    (``types.SimpleNamespace(device="cuda")``, ``dict(device="cuda")``), or None."""
+    parent = _parent(m, lit)
+    call = _parent(m, parent) if isinstance(parent, ast.keyword) else None
+    if not isinstance(call, ast.Call) or parent.arg != "device":
+        return None
+    name = _analysis._dotted(call.func) or ""
+    parts = name.split(".")
+    bound = {what for what, _, _ in an.bindings().get(parts[0], [])} if parts[0] else set()
+    if parts[-1] in _NOT_DEVICE_CALLEES or parts[0] in _NOT_DEVICE_MODULES or \
+            any(b.split(".")[0] in _NOT_DEVICE_MODULES for b in bound):
+        return (f"not a device: `device=` of `{name}` is a value of the code's own (a "
+                "configuration), not a torch device; left as it is")
+    return None
 
 
 def _plan_amp(ctx, an, m: _Member):
