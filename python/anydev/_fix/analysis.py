@@ -44,9 +44,12 @@ from __future__ import annotations
 
 import ast
 import bisect
+import functools
 import os
 import re
 from typing import Optional, Sequence
+
+from .python_tree import _LEAVES
 
 __all__ = ["PyAnalysis", "device_token", "int_like", "version_sense"]
 
@@ -69,6 +72,7 @@ def _words(name: str) -> list[str]:
     return out
 
 
+@functools.lru_cache(maxsize=4096)
 def device_token(name: str) -> Optional[str]:
     """The device word an identifier or file name is named for, if any."""
     for w in _words(name):
@@ -316,6 +320,14 @@ class Covered:
         return any(self.ends[j] >= e for j in range(max(0, k - 8), k))
 
 
+# Note [One walk]
+# The fixer used to walk each module's tree several times (parents, name uses,
+# and a descent from the root per finding to locate it), which with the parse
+# made `anydev fix` cost about 22x the scan of the same tree. One walk now
+# records what each of them needs; locating a finding is a dictionary look-up
+# and a climb through its parents (anydev._fix.python_tree._chain_to).
+
+
 class PyAnalysis:
     """The checks of the module docstring for one parsed module."""
 
@@ -325,6 +337,9 @@ class PyAnalysis:
         self.root = root or "torch"
         self._bindings: Optional[dict[str, list[tuple[str, int, ast.AST]]]] = None
         self._parents: Optional[dict[int, ast.AST]] = None
+        self._path_home: Optional[tuple[Optional[str]]] = None
+        self._uses: dict[str, int] = {}
+        self._at: dict[tuple[int, int, int, int], Optional[ast.AST]] = {}
         self._blocks: dict[int, tuple[dict[int, int], Optional[tuple[int, str]]]] = {}
         self._names: dict[tuple[int, str], list[ast.AST]] = {}
         self._attrs: dict[tuple[int, str], list[ast.AST]] = {}
@@ -340,26 +355,88 @@ class PyAnalysis:
 
     def _index(self) -> None:
         """One walk of the module: each node's parent, the loads of each name per
-        scope (function or module) and of each ``self.attr`` per class, so the
-        checks cost a look-up per finding, not a walk of its scope."""
+        scope (function or module) and of each ``self.attr`` per class, how often
+        each name is used, and the node at each position (for locating the
+        findings), so the checks cost a look-up per finding, not a walk of its
+        scope (Note [One walk])."""
         parents: dict[int, ast.AST] = {}
         names: dict[tuple[int, str], list[ast.AST]] = {}
         attrs: dict[tuple[int, str], list[ast.AST]] = {}
-        stack: list[tuple[ast.AST, ast.AST, Optional[ast.AST]]] = [(self.tree, self.tree, None)]
+        uses: dict[str, int] = {}
+        at: dict[tuple[int, int, int, int], Optional[ast.AST]] = {}
+        AST, Name, Attribute, Load = ast.AST, ast.Name, ast.Attribute, ast.Load
+        Global, Nonlocal, ClassDef = ast.Global, ast.Nonlocal, ast.ClassDef
+        functions = (ast.FunctionDef, ast.AsyncFunctionDef)
+        leaves = _LEAVES
+        tree = self.tree
+        stack: list[tuple[ast.AST, ast.AST, Optional[ast.AST]]] = [(tree, tree, None)]
+        pop, push = stack.pop, stack.append
         while stack:
-            node, scope, cls = stack.pop()
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-                names.setdefault((id(scope), node.id), []).append(node)
-            elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and \
-                    node.value.id == "self" and cls is not None:
-                attrs.setdefault((id(cls), node.attr), []).append(node)
-            inner_scope = node if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
-                else scope
-            inner_cls = node if isinstance(node, ast.ClassDef) else cls
-            for c in ast.iter_child_nodes(node):
-                parents[id(c)] = node
-                stack.append((c, inner_scope, inner_cls))
+            node, scope, cls = pop()
+            t = type(node)
+            if t is Name:
+                uses[node.id] = uses.get(node.id, 0) + 1  # type: ignore[attr-defined]
+                if type(node.ctx) is Load:  # type: ignore[attr-defined]
+                    names.setdefault((id(scope), node.id), []).append(node)  # type: ignore[attr-defined]
+            elif t is Attribute:
+                v = node.value  # type: ignore[attr-defined]
+                if cls is not None and type(v) is Name and v.id == "self":
+                    attrs.setdefault((id(cls), node.attr), []).append(node)  # type: ignore[attr-defined]
+            elif t is Global or t is Nonlocal:
+                for n in node.names:  # type: ignore[attr-defined]
+                    uses[n] = uses.get(n, 0) + 1
+            end_line = getattr(node, "end_lineno", None)
+            if end_line is not None:
+                key = (node.lineno, node.col_offset, end_line, node.end_col_offset)  # type: ignore[attr-defined]
+                if key not in at:
+                    at[key] = node
+                else:
+                    seen = at[key]
+                    p = parents.get(id(node))
+                    while p is not None and p is not seen:
+                        p = parents.get(id(p))
+                    if p is None:  # two nodes at one place, neither inside the other
+                        at[key] = None
+            if isinstance(node, functions):
+                scope = node
+            elif t is ClassDef:
+                cls = node
+            for name in node._fields:
+                v = getattr(node, name, None)
+                if type(v) is list:
+                    for c in v:
+                        if isinstance(c, AST):
+                            parents[id(c)] = node
+                            push((c, scope, cls))
+                elif isinstance(v, AST) and type(v) not in leaves:
+                    parents[id(v)] = node
+                    push((v, scope, cls))
         self._parents, self._names, self._attrs = parents, names, attrs
+        self._uses, self._at = uses, at
+
+    def name_uses(self) -> dict[str, int]:
+        """How often each name is used (loaded, stored, deleted, declared
+        global) in the module."""
+        if self._parents is None:
+            self._index()
+        return self._uses
+
+    def index(self) -> None:
+        """Makes the one walk now (it is otherwise made when a check first needs it)."""
+        if self._parents is None:
+            self._index()
+
+    @property
+    def indexed(self) -> bool:
+        """Whether the one walk was made (a check needed it)."""
+        return self._parents is not None
+
+    def node_at(self, key: tuple[int, int, int, int]) -> Optional[ast.AST]:
+        """The outermost node whose position is exactly ``key`` (line, column,
+        end line, end column), or None (none there, or two that do not nest)."""
+        if self._parents is None:
+            self._index()
+        return self._at.get(key)
 
     def name_loads(self, scope: ast.AST, name: str) -> list[ast.AST]:
         if self._parents is None:
@@ -462,7 +539,6 @@ class PyAnalysis:
         """Why the node is inside a device's own implementation, or None (the
         files `[tool.anydev] keep` names never get here: anydev.fix leaves all
         of their findings first)."""
-        rel = self.path.replace(os.sep, "/")
         for fn in chain:
             if isinstance(fn, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
                 word = device_token(fn.name)
@@ -470,6 +546,14 @@ class PyAnalysis:
                     kind = "class" if isinstance(fn, ast.ClassDef) else "def"
                     return (f"inside `{kind} {fn.name}` (line {fn.lineno}), named for {word}: a "
                             "device's own implementation keeps its device-specific calls (rule 4)")
+        if self._path_home is None:
+            self._path_home = (self._home_path(),)
+        return self._path_home[0]
+
+    def _home_path(self) -> Optional[str]:
+        """Why the module itself is a device's own implementation (its name or a
+        folder of its path), or None; device_home asks once per module."""
+        rel = self.path.replace(os.sep, "/")
         parts = [p for p in rel.split("/") if p not in ("", ".", "..")]
         for i, part in enumerate(parts):
             stem = os.path.splitext(part)[0] if i == len(parts) - 1 else part
