@@ -320,6 +320,13 @@ class Covered:
         return any(self.ends[j] >= e for j in range(max(0, k - 8), k))
 
 
+#: Fields that never hold a node (names, numbers, flags, a Name's ctx and an
+#: operator, which have no children), and each node type's other fields.
+_NOT_CHILDREN = frozenset({"id", "attr", "ctx", "op", "name", "asname", "module", "level",
+                           "arg", "kind", "is_async", "conversion", "type_comment", "simple"})
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
 # Note [One walk]
 # The fixer used to walk each module's tree several times (parents, name uses,
 # and a descent from the root per finding to locate it), which with the parse
@@ -338,6 +345,7 @@ class PyAnalysis:
         self._bindings: Optional[dict[str, list[tuple[str, int, ast.AST]]]] = None
         self._parents: Optional[dict[int, ast.AST]] = None
         self._path_home: Optional[tuple[Optional[str]]] = None
+        self._steps: dict[int, Optional[str]] = {}  # id(child) -> old_torch_only's step
         self._uses: dict[str, int] = {}
         self._at: dict[tuple[int, int, int, int], Optional[ast.AST]] = {}
         self._blocks: dict[int, tuple[dict[int, int], Optional[tuple[int, str]]]] = {}
@@ -366,8 +374,8 @@ class PyAnalysis:
         at: dict[tuple[int, int, int, int], Optional[ast.AST]] = {}
         AST, Name, Attribute, Load = ast.AST, ast.Name, ast.Attribute, ast.Load
         Global, Nonlocal, ClassDef = ast.Global, ast.Nonlocal, ast.ClassDef
-        functions = (ast.FunctionDef, ast.AsyncFunctionDef)
-        leaves = _LEAVES
+        FunctionDef, AsyncFunctionDef = ast.FunctionDef, ast.AsyncFunctionDef
+        leaves, child_fields = _LEAVES, _CHILD_FIELDS
         tree = self.tree
         stack: list[tuple[ast.AST, ast.AST, Optional[ast.AST]]] = [(tree, tree, None)]
         pop, push = stack.pop, stack.append
@@ -397,11 +405,15 @@ class PyAnalysis:
                         p = parents.get(id(p))
                     if p is None:  # two nodes at one place, neither inside the other
                         at[key] = None
-            if isinstance(node, functions):
+            if t is FunctionDef or t is AsyncFunctionDef:
                 scope = node
             elif t is ClassDef:
                 cls = node
-            for name in node._fields:
+            fields = child_fields.get(t)
+            if fields is None:
+                fields = child_fields[t] = t._fields if t.__name__ == "TypeAlias" else \
+                    tuple(f for f in t._fields if f not in _NOT_CHILDREN)  # its name is a Name
+            for name in fields:
                 v = getattr(node, name, None)
                 if type(v) is list:
                     for c in v:
@@ -471,24 +483,34 @@ class PyAnalysis:
 
     # -- version guards ------------------------------------------------------
     def old_torch_only(self, chain: Sequence[ast.AST]) -> Optional[str]:
-        """Why the node at the end of ``chain`` runs only on an older PyTorch, or None."""
+        """Why the node at the end of ``chain`` runs only on an older PyTorch, or None
+        (each step of a chain is decided once: findings share their ancestors)."""
+        steps = self._steps
         for i in range(len(chain) - 1):
-            holder, child = chain[i], chain[i + 1]
-            if isinstance(holder, (ast.If, ast.IfExp, ast.While)) and child is not holder.test:
-                in_body = (child is holder.body) if isinstance(holder, ast.IfExp) else \
-                    any(child is s for s in holder.body)
-                t_old, f_old = _old_only(holder.test)
-                if (in_body and t_old) or (not in_body and f_old):
-                    return self._guard_reason(holder.test)
-            if isinstance(holder, ast.ExceptHandler) and _handler_catches_fallback(holder):
-                caught = ast.unparse(holder.type) if holder.type is not None else "an error"
-                return (f"in the `except {caught}` fallback (line {holder.lineno}) for a PyTorch "
-                        "without the newer API; left as it is")
-            body = self._block_holding(holder, child)
-            if body is not None:
-                why = self._early_exit_before(body, child)
-                if why is not None:
-                    return why
+            key = id(chain[i + 1])
+            if key in steps:
+                why = steps[key]
+            else:
+                why = steps[key] = self._old_torch_step(chain[i], chain[i + 1])
+            if why is not None:
+                return why
+        return None
+
+    def _old_torch_step(self, holder: ast.AST, child: ast.AST) -> Optional[str]:
+        """Why ``child``, as a part of ``holder``, runs only on an older PyTorch, or None."""
+        if isinstance(holder, (ast.If, ast.IfExp, ast.While)) and child is not holder.test:
+            in_body = (child is holder.body) if isinstance(holder, ast.IfExp) else \
+                any(child is s for s in holder.body)
+            t_old, f_old = _old_only(holder.test)
+            if (in_body and t_old) or (not in_body and f_old):
+                return self._guard_reason(holder.test)
+        if isinstance(holder, ast.ExceptHandler) and _handler_catches_fallback(holder):
+            caught = ast.unparse(holder.type) if holder.type is not None else "an error"
+            return (f"in the `except {caught}` fallback (line {holder.lineno}) for a PyTorch "
+                    "without the newer API; left as it is")
+        body = self._block_holding(holder, child)
+        if body is not None:
+            return self._early_exit_before(body, child)
         return None
 
     def _early_exit_before(self, body: list, child: ast.AST) -> Optional[str]:
