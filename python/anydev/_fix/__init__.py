@@ -8,7 +8,8 @@ versions      refusals before any rewrite: the target torch, ``keep`` globs, moc
 rows          what the compat table allows for a finding (safe/unsafe, renames)
 templates     the table's templates: placeholders, call forms, torch's spelling
 text, edits   a file's text and encoding; sorted non-overlapping edits of it
-python_tree   a Python finding's node in the syntax tree, and what is around it
+python_tree   a Python finding's node in the syntax tree, and what is around it;
+              the changed statements parsed again before a file is written
 python_api    Python API calls and references (the Python driver)
 imports       Python imports made unused by the rewrites, ``import torch`` added
 guards        the code around a Python finding that forbids its rewrite

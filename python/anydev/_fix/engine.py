@@ -124,10 +124,11 @@ def fix_source(data: bytes, path: str, findings: Sequence[_scan.Finding], *, uns
             applied, skipped = [], refused
             skipped.sort(key=lambda s: s[0].start)
             return data, applied, skipped
+        pieces: Optional[list[str]] = None
         if language == "python":
             # the unit rule needs the literals and checks the target ruled out
-            new, applied, skipped = _fix_python(text, todo, unsafe, path,
-                                                _literals.unit_refusals(refused))
+            new, applied, skipped, pieces = _fix_python(text, todo, unsafe, path,
+                                                        _literals.unit_refusals(refused))
         else:
             new, applied, skipped = _fix_cpp(text, todo, unsafe, path)
         skipped += refused
@@ -136,8 +137,11 @@ def fix_source(data: bytes, path: str, findings: Sequence[_scan.Finding], *, uns
         if new == text.text:
             return data, applied, skipped
         if language == "python":
-            # the original parsed (_fix_python); the rewrite must too
-            err = _parses(new, path)
+            # the original parsed (_fix_python); the rewrite must too: the statements
+            # it changed, or the whole file (Note [Checking the rewrite])
+            err = None
+            if pieces is None or any(_parses(p, path) is not None for p in pieces):
+                err = _parses(new, path)
             if err is not None:
                 raise _FileError(f"the fixed file would not parse ({_parse_error(err)}); "
                                  "it was left as it was")
@@ -281,6 +285,7 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
                            "target was left as it was; please report it")
                           for f, why in fr.skipped]
 
+    writes: list[tuple[FileResult, bytes, os.stat_result, list[_scan.Finding]]] = []
     for fr, data, new, st, findings, _target in pending:
         path = fr.path
         if fr.error is not None or new == data:
@@ -296,19 +301,48 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
             lang = _scan.language_of(path) or findings[0].language
             fr.diff = unified_diff(path, _Text(data, lang).text, _Text(new, lang).text)
             continue
-        try:
-            now = os.stat(path, follow_symlinks=False)
-            if (now.st_ino, now.st_size, now.st_mtime_ns) != (st.st_ino, st.st_size, st.st_mtime_ns):
-                fr.changed = False
-                fr.error = "changed while it was being fixed; not written"
-                fr.applied, fr.skipped = [], [(f, fr.error) for f in findings]
-                continue
-            _write_atomic(path, new, st)
-        except OSError as e:
-            fr.changed = False
-            fr.error = f"could not write: {e.strerror or e}; it was left as it was"
-            fr.io_error = True
+        writes.append((fr, new, st, findings))
+    if len(writes) > 1:
+        # fsync waits for the disk, without the GIL: the writes overlap (Note [Writes])
+        from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415 (only when writing)
+        with ThreadPoolExecutor(max_workers=min(_WRITERS, len(writes))) as pool:
+            for _ in pool.map(lambda w: _write_checked(*w), writes):
+                pass
+    elif writes:
+        _write_checked(*writes[0])
     return result
+
+
+#: How many files are written at once.
+_WRITERS = 8
+
+
+def _write_checked(fr: FileResult, new: bytes, st: os.stat_result,
+                   findings: list[_scan.Finding]) -> None:
+    """Writes one fixed file unless it changed since it was read (``st``);
+    records a failure in ``fr``, never raises OSError."""
+    path = fr.path
+    try:
+        now = os.stat(path, follow_symlinks=False)
+        if (now.st_ino, now.st_size, now.st_mtime_ns) != (st.st_ino, st.st_size, st.st_mtime_ns):
+            fr.changed = False
+            fr.error = "changed while it was being fixed; not written"
+            fr.applied, fr.skipped = [], [(f, fr.error) for f in findings]
+            return
+        _write_atomic(path, new, st)
+    except OSError as e:
+        fr.changed = False
+        fr.error = f"could not write: {e.strerror or e}; it was left as it was"
+        fr.io_error = True
+
+
+# Note [Writes]
+# Each fixed file is flushed to the disk (fsync) before it is renamed over the
+# original, so a crash leaves the old file or the new one. One fsync at a time
+# made writing the fixed files a fifth of `anydev fix` on a tree of 400 files;
+# fsync releases the GIL, so a few threads let the disk take them together.
+# Each file is still checked, written and renamed on its own: a failure of one
+# leaves it as it was and the others go on.
 
 
 def _same_file_now(first: str, path: str, key: tuple[int, int]) -> bool:

@@ -20,12 +20,21 @@ from .edits import _Edit, _Edits, _arg_edits
 from .guards import _GUARD_REPLACEMENTS, _legacy_device, _refusal
 from .imports import (
     _dunder_all, _fix_python_imports, _import_insert_point, _torch_names, _torch_root)
-from .python_tree import _Located, _chain, _fstring_spans, _module_statements, _parse_error
+from .python_tree import (
+    _Located, _chain, _chain_to, _changed_statements, _fstring_spans, _module_statements,
+    _parse_error, _starts_cache)
 from .rows import _allowed, _python_params, _renamable, _row_of
 from .templates import (
     PLACEHOLDER, _bare_call, _call_form, _render_items, _spell_template, _with_quote,
     render_template)
 from .text import _FileError, _Text
+
+
+#: About how many descents (python_tree._chain) one walk of a module costs: a
+#: file with more findings than this is walked once first (PyAnalysis.index)
+#: and its findings are located by a look-up; an import finding needs the walk
+#: anyway (the uses of each name).
+_DESCENTS_PER_WALK = 8
 
 
 class _PyContext:
@@ -43,6 +52,10 @@ class _PyContext:
 
     def locate(self, start: int, end: int) -> _Located:
         s, e = self.text.ast_pos(start), self.text.ast_pos(end)
+        if self.analysis is not None and self.analysis.indexed:
+            chain = _chain_to(self.tree, self.analysis, s, e)
+            if chain is not None:
+                return _Located(chain, True)
         chain = _chain(self.tree, s, e)
         last = chain[-1]
         exact = getattr(last, "lineno", None) is not None and \
@@ -52,7 +65,9 @@ class _PyContext:
     @property
     def name_uses(self) -> dict[str, int]:
         """How often each name is used (loaded, stored, deleted, declared
-        global) in the module: one walk, for the import decisions."""
+        global) in the module, for the import decisions."""
+        if self.analysis is not None:
+            return self.analysis.name_uses()
         if self._name_uses is None:
             uses: dict[str, int] = {}
             Name, Global, Nonlocal = ast.Name, ast.Global, ast.Nonlocal
@@ -207,7 +222,11 @@ def _open_paren(text: str, pos: int) -> int:
     return pos
 def _fix_python(text: _Text, findings: list[_scan.Finding], unsafe: bool, path: str,
                 refused: Sequence[tuple[_scan.Finding, str]] = ()
-                ) -> tuple[str, list[_scan.Finding], list[tuple[_scan.Finding, str]]]:
+                ) -> tuple[str, list[_scan.Finding], list[tuple[_scan.Finding, str]],
+                           Optional[list[str]]]:
+    """The fixed text, the findings applied and skipped, and the fixed top-level
+    statements to parse again (None: the whole text; Note [Checking the rewrite]).
+    ``refused``: the target's refusals of literals and checks (their units stay)."""
     # device literals and idioms move with their function (Note [Literal units]):
     # a pass in which a unit falls runs again without it
     units = _literals.Units(findings, refused, unsafe)
@@ -220,7 +239,8 @@ def _fix_python(text: _Text, findings: list[_scan.Finding], unsafe: bool, path: 
 
 def _fix_python_pass(text: _Text, findings: list[_scan.Finding], unsafe: bool, path: str,
                      units: "_literals.Units"
-                     ) -> Optional[tuple[str, list[_scan.Finding], list[tuple[_scan.Finding, str]]]]:
+                     ) -> Optional[tuple[str, list[_scan.Finding], list[tuple[_scan.Finding, str]],
+                                         Optional[list[str]]]]:
     version = f"Python {sys.version_info.major}.{sys.version_info.minor}"
     try:
         tree = ast.parse(text.text, filename=path)
@@ -229,8 +249,11 @@ def _fix_python_pass(text: _Text, findings: list[_scan.Finding], unsafe: bool, p
                          "nothing was changed") from None
     except ValueError as e:  # NUL bytes
         raise _FileError(f"does not parse ({e}); nothing was changed") from None
+    _starts_cache.clear()  # one module's statement lists at a time
     ctx = _PyContext(text, tree, path)
     an = ctx.analysis = analysis.PyAnalysis(tree, path, ctx.root)
+    if len(findings) > _DESCENTS_PER_WALK or any(f.kind == "import" for f in findings):
+        an.index()  # the findings are then located by a look-up, not a descent each
     applied: list[_scan.Finding] = []
     skipped: list[tuple[_scan.Finding, str]] = []
     import_findings: list[_scan.Finding] = []
@@ -327,4 +350,5 @@ def _fix_python_pass(text: _Text, findings: list[_scan.Finding], unsafe: bool, p
     if ctx.uses_torch:
         at, before = _import_insert_point(tree, text)
         ctx.edits.add([_Edit(at, at, before + "import torch" + text.newline)])
-    return ctx.edits.apply(), applied, skipped
+    pieces = _changed_statements(tree, text.line_starts(), len(text.text), ctx.edits)
+    return ctx.edits.apply(), applied, skipped, pieces

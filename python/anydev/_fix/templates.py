@@ -4,8 +4,9 @@ callee and items, and the torch package spelled as the file spells it."""
 
 from __future__ import annotations
 
+import functools
 import re
-from typing import Iterator, Optional
+from typing import Iterator, Optional, Sequence
 
 from .._compat_table import Row
 
@@ -44,9 +45,11 @@ def _split_template_args(inner: str) -> list[str]:
     return [i.strip() for i in items]
 
 
-def _call_form(template: str) -> Optional[tuple[str, list[str]]]:
+@functools.lru_cache(maxsize=1024)
+def _call_form(template: str) -> Optional[tuple[str, tuple[str, ...]]]:
     """(callee, argument items) of a template of the form ``name(items)``
-    whose last parenthesis closes the first; None for any other template."""
+    whose last parenthesis closes the first; None for any other template
+    (once per template: the table has a few hundred)."""
     m = re.match(r"\s*([A-Za-z_][\w.]*(?:\s*::\s*[A-Za-z_]\w*)*|::[A-Za-z_][\w:]*)\s*\(", template)
     if not m or not template.rstrip().endswith(")"):
         return None
@@ -58,10 +61,10 @@ def _call_form(template: str) -> Optional[tuple[str, list[str]]]:
             return None
     if depth != 0:
         return None
-    return m.group(1).replace(" ", ""), _split_template_args(body[open_paren + 1:-1])
+    return m.group(1).replace(" ", ""), tuple(_split_template_args(body[open_paren + 1:-1]))
 
 
-def _render_items(items: list[str], bound: dict[str, str], all_items: list[str]) -> list[str]:
+def _render_items(items: Sequence[str], bound: dict[str, str], all_items: list[str]) -> list[str]:
     out: list[str] = []
     for item in items:
         if item == "{*}":
