@@ -114,7 +114,10 @@ def _event_args(retype: Callable[[Any], Any], enable_timing: bool = False, block
     return (), {"enable_timing": enable_timing, "blocking": blocking, "interprocess": interprocess}
 
 
-_CLASS_ADAPTERS = {"anydev.Stream": _stream_args, "anydev.Event": _event_args}
+# replacement class -> (adapter, how many leading positional arguments the
+# replacement takes as the legacy class does: a call with no more than these,
+# and no keyword arguments, skips the adapter; see ShimInit in bind_compat.cc).
+_CLASS_ADAPTERS = {"anydev.Stream": (_stream_args, 1), "anydev.Event": (_event_args, 0)}
 
 
 def _device_of(device_index: Callable[[Any], Any]) -> Callable[[Any], Any]:
@@ -311,18 +314,22 @@ class ShimModule:
         if base is None or not isinstance(base, type):
             return self.forwarder(code)
         index = self._register(row, base)
-        adapter = _CLASS_ADAPTERS.get(row.anydev or "")
+        adapter, positional = _CLASS_ADAPTERS.get(row.anydev or "", (None, 0))
         retype = self.retype_device
-        message = legacy_message(row, f"{self.module}.{self._attr(row)}")
-
-        def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-            _C._compat.hit(index, 1)
-            if adapter is not None:
+        name = self._attr(row)
+        message = legacy_message(row, f"{self.module}.{name}")
+        base_init = base.__init__
+        slow_init = None
+        if adapter is not None:
+            def slow_init(self: Any, *args: Any, **kwargs: Any) -> None:
                 args, kwargs = adapter(retype, *args, **kwargs)
-            base.__init__(self, *args, **kwargs)
+                base_init(self, *args, **kwargs)
 
-        cls = type(self._attr(row), (base,), {
-            "__init__": __init__,
+        # Counted and warned natively for the constructing frame, then the
+        # base's __init__ (through the adapter when the arguments need it).
+        init = _C._compat.ShimInit(index, base_init, slow_init, positional, f"{name}.__init__")
+        cls = type(name, (base,), {
+            "__init__": init,
             "__module__": self.module,
             "__doc__": f"Legacy {row.legacy}, a subclass of {row.anydev}: {row.note} [{row.code}]",
             "__deprecated__": message,
