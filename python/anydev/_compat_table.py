@@ -3,30 +3,38 @@
 
 from __future__ import annotations
 
-from typing import NamedTuple, Optional
+from collections import namedtuple
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import NamedTuple, Optional
 
-class Row(NamedTuple):
-    code: str
-    legacy: str
-    also: tuple[str, ...]
-    kind: str
-    status: str
-    replacement: str
-    anydev: Optional[str]
-    fix: str
-    signature: Optional[str]
-    template: Optional[str]
-    rename: bool
-    deprecated_in: str
-    since: Optional[str]
-    note: str
-    source: str
-    language: str
-    detect: Optional[str] = None  # literal rows: the native detector
-    covers: tuple[str, ...] = ()  # literal rows: the kept rows it hints at
-    opt_in: bool = False  # off unless selected (`--select CODE`)
-    example: tuple[str, ...] = ()  # literal rows: (before, after) for `anydev rule`
+    class Row(NamedTuple):
+        code: str
+        legacy: str
+        also: tuple[str, ...]
+        kind: str
+        status: str
+        replacement: str
+        anydev: Optional[str]
+        fix: str
+        signature: Optional[str]
+        template: Optional[str]
+        rename: bool
+        deprecated_in: str
+        since: Optional[str]
+        note: str
+        source: str
+        language: str
+        detect: Optional[str] = None  # literal rows: the native detector
+        covers: tuple[str, ...] = ()  # literal rows: the kept rows it hints at
+        opt_in: bool = False  # off unless selected (`--select CODE`)
+        example: tuple[str, ...] = ()  # literal rows: (before, after) for `anydev rule`
+else:
+    # At run time the same tuple class, made without `typing`: the
+    # scanner's start-up (benchmarks/python/bench_startup.py).
+    Row = namedtuple("Row", ['code', 'legacy', 'also', 'kind', 'status', 'replacement', 'anydev', 'fix', 'signature', 'template', 'rename', 'deprecated_in', 'since', 'note', 'source', 'language', 'detect', 'covers', 'opt_in', 'example'],
+                     defaults=(None, (), False, ()), module=__name__)
 
 
 ROWS: tuple[Row, ...] = (

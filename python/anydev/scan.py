@@ -96,7 +96,9 @@ from __future__ import annotations
 import os
 import sys
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator, Optional, Sequence, Union
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # `typing` costs `anydev scan` start-up
+    from typing import Callable, Iterable, Iterator, Optional, Sequence, Union
 
 __all__ = [
     "Finding",
@@ -501,13 +503,13 @@ def _tracked_ignored(paths: Sequence[str]) -> list[str]:
     ignore rule matches them (``git ls-files -ci --exclude-standard``), as
     paths spelled from the folder given. Empty outside a git work tree or
     without git (then the ignore rules alone decide)."""
-    import subprocess  # here: `import anydev` stays fast
-
     out: list[str] = []
     seen: set[str] = set()
     for p in paths:
         if not os.path.isdir(p):
             continue
+        import subprocess  # here: a scan of files alone never loads it
+
         try:
             proc = subprocess.run(
                 ["git", "-C", p, "ls-files", "-z", "--cached", "--ignored", "--exclude-standard",
