@@ -95,10 +95,13 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, field
 TYPE_CHECKING = False
-if TYPE_CHECKING:  # `typing` costs `anydev scan` start-up
+if TYPE_CHECKING:  # `typing` and `dataclasses` cost `anydev scan` start-up
+    from dataclasses import dataclass, field
     from typing import Callable, Iterable, Iterator, Optional, Sequence, Union
+else:  # the same classes, made without importing dataclasses (anydev/_record.py)
+    from ._record import field
+    from ._record import record as dataclass
 
 __all__ = [
     "Finding",
@@ -311,7 +314,7 @@ def rule_filter(select: Optional[Iterable[str]] = None,
 
 # --- internals ---------------------------------------------------------------
 
-_FIELDS = tuple(f for f in Finding.__dataclass_fields__)
+_FIELDS = Finding.__match_args__
 
 
 def _make_builder():
@@ -325,11 +328,10 @@ def _make_builder():
     allows between classes of the same layout: about 0.3 us, and the result is
     an ordinary frozen Finding.
     """
-    import dataclasses
+    from ._record import make_twin
 
     if _SLOTS:
-        twin = dataclasses.make_dataclass(
-            "_FindingTwin", [(f.name, f.type) for f in dataclasses.fields(Finding)], slots=True)
+        twin = make_twin(Finding, "_FindingTwin")
 
         def build(values: tuple) -> Finding:
             f = twin(*values)
