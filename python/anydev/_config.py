@@ -421,7 +421,7 @@ def _overrides(cfg: Config, value: Any) -> list[dict]:
 
 
 def _glob_match(glob: str, path: str) -> bool:
-    from ._C._scan import glob_match  # the scanner's own (linear) matcher
+    from ._scanner._scan import glob_match  # the scanner's own (linear) matcher
 
     return glob_match(glob, path)
 

@@ -365,7 +365,7 @@ def _table():
 
 
 def _native():
-    from ._C import _scan
+    from ._scanner import _scan  # the scanner alone: no device runtime to load
 
     return _scan
 
