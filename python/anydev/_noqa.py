@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import io
 import re
-from typing import Callable, Iterable, Optional
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # `typing` costs the command's start-up
+    from typing import Callable, Iterable, Optional
 
 _DIRECTIVE = (r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]+(?:[,\s]+[A-Za-z]+[0-9]+)*)"
               r"|(?P<colon>:))?")
