@@ -55,10 +55,11 @@ def rules_tsv(path: str) -> list[str]:
     """Writes the compat table's rules for scan_native; returns the needles."""
     from anydev import scan
     native, rows = scan._rules()
+    covered = {n for row in rows for n in row.covers}
     with open(path, "w") as f:
-        for r in rows:
-            f.write("\t".join([r.code, r.language, "1" if r.status == "kept" else "0",
-                               r.legacy, *r.also]) + "\n")
+        for row in rows:  # as `anydev scan` builds them: literal rules on
+            code, language, kept, spellings, detector = scan._native_rule(row, covered)
+            f.write("\t".join([code, language, "1" if kept else "0", detector, *spellings]) + "\n")
     needles = []
     for lang in ("python", "cpp"):
         for n in scan._native().needles(native, lang):

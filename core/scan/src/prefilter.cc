@@ -95,3 +95,158 @@ bool NeedleSet::FoundIn(const char* p, size_t n) const {
 }
 
 }  // namespace anydev::scan::internal
+
+// ---------------------------------------------------------------------------
+// NeedleSearch: every match of a few needles (Note [Fast path] in
+// python_scan.cc), Teddy-style. Each needle goes to one of 8 buckets; four
+// 16-entry tables map the low and high nibble of a byte to the buckets whose
+// needles can have that byte first (lo0/hi0) or second (lo1/hi1), so one
+// shuffle per nibble classifies 32 bytes at once, and a position is a
+// candidate when some bucket bit survives both bytes. Only candidates are
+// compared whole.
+
+#include <atomic>
+#include <cstdlib>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define ANYDEV_SCAN_HAVE_AVX2_KERNEL 1
+#include <immintrin.h>
+#endif
+
+namespace anydev::scan::internal {
+
+bool NeedleSearch::Add(std::string_view needle, bool word) {
+  if (needle.empty() || count_ == kMax) return false;
+  for (int k = 0; k < count_; ++k) {
+    if (needles_[k].text == needle) {
+      needles_[k].word = needles_[k].word && word;  // the weaker test serves both
+      return true;
+    }
+  }
+  needles_[count_++] = Needle{needle, word};
+  return true;
+}
+
+void NeedleSearch::Build() {
+  for (int t = 0; t < 16; ++t) lo0_[t] = hi0_[t] = lo1_[t] = hi1_[t] = 0;
+  for (int k = 0; k < count_; ++k) {
+    const std::string_view n = needles_[k].text;
+    // Needles with the same first two bytes share a bucket.
+    int b = k % 8;
+    for (int j = 0; j < k; ++j) {
+      if (needles_[j].text.substr(0, 2) == n.substr(0, 2)) {
+        b = bucket_of_[j];
+        break;
+      }
+    }
+    bucket_of_[k] = static_cast<uint8_t>(b);
+    const uint8_t bit = static_cast<uint8_t>(1u << b);
+    const unsigned char c0 = static_cast<unsigned char>(n[0]);
+    lo0_[c0 & 15] |= bit;
+    hi0_[c0 >> 4] |= bit;
+    if (n.size() >= 2) {
+      const unsigned char c1 = static_cast<unsigned char>(n[1]);
+      lo1_[c1 & 15] |= bit;
+      hi1_[c1 >> 4] |= bit;
+    } else {  // one byte: any second byte
+      for (int t = 0; t < 16; ++t) {
+        lo1_[t] |= bit;
+        hi1_[t] |= bit;
+      }
+    }
+  }
+#if defined(ANYDEV_SCAN_HAVE_AVX2_KERNEL)
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  avx2_ = avx2;
+#endif
+}
+
+bool NeedleSearch::Verify(const char* p, size_t begin, size_t pos, size_t end,
+                          unsigned buckets) const {
+  for (int k = 0; k < count_; ++k) {
+    if (!(buckets & (1u << bucket_of_[k]))) continue;
+    const Needle& n = needles_[k];
+    const size_t len = n.text.size();
+    if (pos + len > end || std::memcmp(p + pos, n.text.data(), len) != 0) continue;
+    if (n.word && ((pos > begin && IsIdentChar(static_cast<unsigned char>(p[pos - 1]))) ||
+                   IsIdentChar(static_cast<unsigned char>(p[pos + len])))) {
+      continue;
+    }
+    return true;
+  }
+  return false;
+}
+
+size_t NeedleSearch::NextScalar(const char* p, size_t begin, size_t from, size_t end) const {
+  const unsigned char* u = reinterpret_cast<const unsigned char*>(p);
+  for (size_t i = from; i < end; ++i) {
+    const unsigned b = static_cast<unsigned>(lo0_[u[i] & 15] & hi0_[u[i] >> 4] &
+                                             lo1_[u[i + 1] & 15] & hi1_[u[i + 1] >> 4]);
+    if (b != 0 && Verify(p, begin, i, end, b)) return i;
+  }
+  return end;
+}
+
+#if defined(ANYDEV_SCAN_HAVE_AVX2_KERNEL)
+__attribute__((target("avx2"))) size_t NeedleSearch::NextAvx2(const char* p, size_t begin,
+                                                                size_t from, size_t end) const {
+  const __m256i lo0 = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(lo0_)));
+  const __m256i hi0 = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(hi0_)));
+  const __m256i lo1 = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(lo1_)));
+  const __m256i hi1 = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(hi1_)));
+  const __m256i nib = _mm256_set1_epi8(0x0F);
+  const __m256i zero = _mm256_setzero_si256();
+  size_t i = from;
+  // Reads p[i, i + 33): within the padding while i + 17 <= end.
+  for (; i + 17 <= end; i += 32) {
+    const __m256i v0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i));
+    const __m256i v1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i + 1));
+    const __m256i m0 = _mm256_and_si256(
+        _mm256_shuffle_epi8(lo0, _mm256_and_si256(v0, nib)),
+        _mm256_shuffle_epi8(hi0, _mm256_and_si256(_mm256_srli_epi16(v0, 4), nib)));
+    const __m256i m1 = _mm256_and_si256(
+        _mm256_shuffle_epi8(lo1, _mm256_and_si256(v1, nib)),
+        _mm256_shuffle_epi8(hi1, _mm256_and_si256(_mm256_srli_epi16(v1, 4), nib)));
+    const __m256i c = _mm256_and_si256(m0, m1);
+    unsigned mask = ~static_cast<unsigned>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(c, zero)));
+    if (mask == 0) continue;
+    alignas(32) uint8_t bytes[32];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(bytes), c);
+    while (mask != 0) {
+      const unsigned j = static_cast<unsigned>(__builtin_ctz(mask));
+      const size_t pos = i + j;
+      if (pos >= end) return end;
+      if (Verify(p, begin, pos, end, bytes[j])) return pos;
+      mask &= mask - 1;
+    }
+  }
+  return NextScalar(p, begin, i, end);
+}
+#else
+size_t NeedleSearch::NextAvx2(const char* p, size_t begin, size_t from, size_t end) const {
+  return NextScalar(p, begin, from, end);
+}
+#endif
+
+size_t NeedleSearch::Next(const char* p, size_t begin, size_t from, size_t end) const {
+  if (count_ == 0 || from >= end) return end;
+  return avx2_ ? NextAvx2(p, begin, from, end) : NextScalar(p, begin, from, end);
+}
+
+namespace {
+std::atomic<int> fast_path_mode{-1};
+}  // namespace
+
+bool FastPathEnabled() {
+  const int mode = fast_path_mode.load(std::memory_order_relaxed);
+  if (mode >= 0) return mode != 0;
+  static const bool from_env = [] {
+    const char* v = std::getenv("ANYDEV_SCAN_FULL_LEXER");
+    return !(v != nullptr && *v != '\0' && std::string_view(v) != "0");
+  }();
+  return from_env;
+}
+
+void SetFastPathForTesting(int mode) { fast_path_mode.store(mode, std::memory_order_relaxed); }
+
+}  // namespace anydev::scan::internal
