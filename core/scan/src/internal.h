@@ -55,20 +55,26 @@ class NeedleSearch {
   size_t Next(const char* p, size_t begin, size_t from, size_t end) const;
 
  private:
-  size_t NextScalar(const char* p, size_t begin, size_t from, size_t end) const;
+  size_t NextScalar(const char* p, size_t begin, size_t from, size_t i, size_t end) const;
   size_t NextAvx2(const char* p, size_t begin, size_t from, size_t end) const;
-  bool Verify(const char* p, size_t begin, size_t pos, size_t end, unsigned buckets) const;
+  // The start of a needle of `buckets` whose fingerprint is at `at` and
+  // that matches in [from, end), or SIZE_MAX.
+  size_t Verify(const char* p, size_t begin, size_t from, size_t at, size_t end,
+                unsigned buckets) const;
 
   struct Needle {
     std::string_view text;
     bool word;
+    uint8_t off;  // where its two fingerprint bytes are: its rarest pair
   };
   Needle needles_[kMax];
   int count_ = 0;
   // Needles by bucket (8): indices into needles_, in order.
   uint8_t bucket_of_[kMax] = {};
+  uint8_t bucket_[8][kMax] = {};  // the needles of each bucket
+  int bucket_size_[8] = {};
   // Nibble tables: bit b of lo0[x & 15] & hi0[x >> 4] is set when byte x can
-  // be the first byte of a needle of bucket b; lo1/hi1 the second.
+  // be the first fingerprint byte of a needle of bucket b; lo1/hi1 the second.
   alignas(16) uint8_t lo0_[16] = {}, hi0_[16] = {}, lo1_[16] = {}, hi1_[16] = {};
   bool avx2_ = false;
 };

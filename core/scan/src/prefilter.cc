@@ -115,6 +115,27 @@ bool NeedleSet::FoundIn(const char* p, size_t n) const {
 
 namespace anydev::scan::internal {
 
+namespace {
+
+// A rough frequency of each byte in source code, to pick the pair of a
+// needle that is rarest (few candidates to verify).
+int ByteFrequency(unsigned char c) {
+  static constexpr int kLetters[26] = {75, 18, 40, 40, 110, 25, 20, 30, 70, 2,  10, 45, 30,
+                                       65, 65, 30, 2,  70, 70, 80, 35, 10, 10, 12, 15, 2};
+  if (c >= 'a' && c <= 'z') return kLetters[c - 'a'];
+  if (c >= 'A' && c <= 'Z') return 6;
+  if (c >= '0' && c <= '9') return 10;
+  switch (c) {
+    case ' ': return 150;
+    case '_': return 40;
+    case '.': return 30;
+    case '(': case ')': case ',': case '=': case '\n': return 25;
+    default: return 8;
+  }
+}
+
+}  // namespace
+
 bool NeedleSearch::Add(std::string_view needle, bool word) {
   if (needle.empty() || count_ == kMax) return false;
   for (int k = 0; k < count_; ++k) {
@@ -123,23 +144,39 @@ bool NeedleSearch::Add(std::string_view needle, bool word) {
       return true;
     }
   }
-  needles_[count_++] = Needle{needle, word};
+  // The rarest pair; a needle that holds a newline keeps offset 0, so that
+  // a match never starts in a line before the one its fingerprint is in.
+  uint8_t off = 0;
+  if (needle.size() > 2 && needle.find_first_of("\n\r") == std::string_view::npos) {
+    int best = 1 << 30;
+    for (size_t k = 0; k + 1 < needle.size() && k < 255; ++k) {
+      const int score = ByteFrequency(static_cast<unsigned char>(needle[k])) *
+                        ByteFrequency(static_cast<unsigned char>(needle[k + 1]));
+      if (score < best) {
+        best = score;
+        off = static_cast<uint8_t>(k);
+      }
+    }
+  }
+  needles_[count_++] = Needle{needle, word, off};
   return true;
 }
 
 void NeedleSearch::Build() {
   for (int t = 0; t < 16; ++t) lo0_[t] = hi0_[t] = lo1_[t] = hi1_[t] = 0;
+  for (int b = 0; b < 8; ++b) bucket_size_[b] = 0;
   for (int k = 0; k < count_; ++k) {
-    const std::string_view n = needles_[k].text;
-    // Needles with the same first two bytes share a bucket.
+    const std::string_view n = needles_[k].text.substr(needles_[k].off);
+    // Needles with the same fingerprint share a bucket.
     int b = k % 8;
     for (int j = 0; j < k; ++j) {
-      if (needles_[j].text.substr(0, 2) == n.substr(0, 2)) {
+      if (needles_[j].text.substr(needles_[j].off, 2) == n.substr(0, 2)) {
         b = bucket_of_[j];
         break;
       }
     }
     bucket_of_[k] = static_cast<uint8_t>(b);
+    bucket_[b][bucket_size_[b]++] = static_cast<uint8_t>(k);
     const uint8_t bit = static_cast<uint8_t>(1u << b);
     const unsigned char c0 = static_cast<unsigned char>(n[0]);
     lo0_[c0 & 15] |= bit;
@@ -161,28 +198,40 @@ void NeedleSearch::Build() {
 #endif
 }
 
-bool NeedleSearch::Verify(const char* p, size_t begin, size_t pos, size_t end,
-                          unsigned buckets) const {
-  for (int k = 0; k < count_; ++k) {
-    if (!(buckets & (1u << bucket_of_[k]))) continue;
-    const Needle& n = needles_[k];
+size_t NeedleSearch::Verify(const char* p, size_t begin, size_t from, size_t at, size_t end,
+                            unsigned buckets) const {
+  size_t found = SIZE_MAX;
+  for (; buckets != 0; buckets &= buckets - 1) {
+    const int b = __builtin_ctz(buckets);
+    for (int i = 0; i < bucket_size_[b]; ++i) {
+    const Needle& n = needles_[bucket_[b][i]];
+    if (at < from + n.off) continue;  // would start before `from`
+    const size_t pos = at - n.off;
+    if (pos >= found) continue;
     const size_t len = n.text.size();
-    if (pos + len > end || std::memcmp(p + pos, n.text.data(), len) != 0) continue;
+    if (pos + len > end || p[pos] != n.text[0] || p[pos + len - 1] != n.text[len - 1] ||
+        std::memcmp(p + pos, n.text.data(), len) != 0) {
+      continue;
+    }
     if (n.word && ((pos > begin && IsIdentChar(static_cast<unsigned char>(p[pos - 1]))) ||
                    IsIdentChar(static_cast<unsigned char>(p[pos + len])))) {
       continue;
     }
-    return true;
+    found = pos;
+    }
   }
-  return false;
+  return found;
 }
 
-size_t NeedleSearch::NextScalar(const char* p, size_t begin, size_t from, size_t end) const {
+size_t NeedleSearch::NextScalar(const char* p, size_t begin, size_t from, size_t i,
+                                size_t end) const {
   const unsigned char* u = reinterpret_cast<const unsigned char*>(p);
-  for (size_t i = from; i < end; ++i) {
+  for (; i < end; ++i) {
     const unsigned b = static_cast<unsigned>(lo0_[u[i] & 15] & hi0_[u[i] >> 4] &
                                              lo1_[u[i + 1] & 15] & hi1_[u[i + 1] >> 4]);
-    if (b != 0 && Verify(p, begin, i, end, b)) return i;
+    if (b == 0) continue;
+    const size_t pos = Verify(p, begin, from, i, end, b);
+    if (pos != SIZE_MAX) return pos;
   }
   return end;
 }
@@ -214,23 +263,23 @@ __attribute__((target("avx2"))) size_t NeedleSearch::NextAvx2(const char* p, siz
     _mm256_store_si256(reinterpret_cast<__m256i*>(bytes), c);
     while (mask != 0) {
       const unsigned j = static_cast<unsigned>(__builtin_ctz(mask));
-      const size_t pos = i + j;
-      if (pos >= end) return end;
-      if (Verify(p, begin, pos, end, bytes[j])) return pos;
+      if (i + j >= end) return end;
+      const size_t pos = Verify(p, begin, from, i + j, end, bytes[j]);
+      if (pos != SIZE_MAX) return pos;
       mask &= mask - 1;
     }
   }
-  return NextScalar(p, begin, i, end);
+  return NextScalar(p, begin, from, i, end);
 }
 #else
 size_t NeedleSearch::NextAvx2(const char* p, size_t begin, size_t from, size_t end) const {
-  return NextScalar(p, begin, from, end);
+  return NextScalar(p, begin, from, from, end);
 }
 #endif
 
 size_t NeedleSearch::Next(const char* p, size_t begin, size_t from, size_t end) const {
   if (count_ == 0 || from >= end) return end;
-  return avx2_ ? NextAvx2(p, begin, from, end) : NextScalar(p, begin, from, end);
+  return avx2_ ? NextAvx2(p, begin, from, end) : NextScalar(p, begin, from, from, end);
 }
 
 namespace {

@@ -1731,32 +1731,40 @@ constexpr SpecialTables MakeSpecialTables() {
 
 constexpr SpecialTables kSpecial = MakeSpecialTables();
 
-size_t NextSpecialScalar(const unsigned char* s, size_t p) {
-  while (!kSpecial.byte[s[p]]) ++p;  // the padding's NUL stops it
-  return p;
+// The special bytes of s[p, p + 64) as a bit mask (bit k: s[p + k]). Reads
+// s[p, p + 64), which the caller keeps inside the padding; bytes at or past
+// n are special (the padding's NUL is, and the caller stops at n).
+uint64_t ClassifyScalar(const unsigned char* s, size_t p, size_t n) {
+  uint64_t m = 0;
+  for (size_t k = 0; k < 64; ++k) {
+    if (p + k >= n) {
+      m |= ~uint64_t{0} << k;
+      break;
+    }
+    m |= static_cast<uint64_t>(kSpecial.byte[s[p + k]]) << k;
+  }
+  return m;
 }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define ANYDEV_SCAN_SKELETON_AVX2 1
-__attribute__((target("avx2"))) size_t NextSpecialAvx2(const unsigned char* s, size_t p,
-                                                       size_t n) {
+__attribute__((target("avx2"))) uint64_t ClassifyAvx2(const unsigned char* s, size_t p) {
   const __m256i lo = _mm256_broadcastsi128_si256(
       _mm_load_si128(reinterpret_cast<const __m128i*>(kSpecial.lo)));
   const __m256i hi = _mm256_broadcastsi128_si256(
       _mm_load_si128(reinterpret_cast<const __m128i*>(kSpecial.hi)));
   const __m256i nib = _mm256_set1_epi8(0x0F);
   const __m256i zero = _mm256_setzero_si256();
-  // Reads s[p, p + 32): inside the padding while p + 16 <= n.
-  for (; p + 16 <= n; p += 32) {
-    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + p));
+  uint64_t out = 0;
+  for (int h = 0; h < 2; ++h) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + p + 32 * h));
     const __m256i m = _mm256_and_si256(
         _mm256_shuffle_epi8(lo, _mm256_and_si256(v, nib)),
         _mm256_shuffle_epi8(hi, _mm256_and_si256(_mm256_srli_epi16(v, 4), nib)));
-    const unsigned mask =
-        ~static_cast<unsigned>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(m, zero)));
-    if (mask != 0) return p + static_cast<size_t>(__builtin_ctz(mask));
+    const uint32_t none = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(m, zero)));
+    out |= static_cast<uint64_t>(~none) << (32 * h);
   }
-  return NextSpecialScalar(s, p);
+  return out;
 }
 #endif
 
@@ -1768,6 +1776,39 @@ bool HaveAvx2() {
   return false;
 #endif
 }
+
+// The next special byte at or after a position, from a 64-byte block's
+// bit mask kept between calls (most specials are a few bytes apart).
+class SpecialCursor {
+ public:
+  SpecialCursor(const unsigned char* s, size_t n) : s_(s), n_(n), avx2_(HaveAvx2()) {}
+
+  size_t Next(size_t p) {
+    for (;;) {
+      if (p - base_ < 64) {
+        const uint64_t m = mask_ & (~uint64_t{0} << (p - base_));
+        if (m != 0) return base_ + static_cast<size_t>(__builtin_ctzll(m));
+        p = base_ + 64;
+      }
+      if (p >= n_) return n_;
+      base_ = p;
+#if defined(ANYDEV_SCAN_SKELETON_AVX2)
+      // s[p, p + 64) lies in the input and its 16 bytes of padding while
+      // p + 48 <= n; past that the scalar classifier stops at n.
+      mask_ = avx2_ && p + 48 <= n_ ? ClassifyAvx2(s_, p) : ClassifyScalar(s_, p, n_);
+#else
+      mask_ = ClassifyScalar(s_, p, n_);
+#endif
+    }
+  }
+
+ private:
+  const unsigned char* s_;
+  size_t n_;
+  bool avx2_;
+  size_t base_ = ~size_t{0} / 2;  // far from any p: the first Next classifies
+  uint64_t mask_ = 0;
+};
 
 // Past the newline at p (\n, \r\n or \r).
 size_t SkipNl(const char* s, size_t p, size_t n) {
@@ -1794,7 +1835,7 @@ bool SkeletonPass(std::string_view src, size_t begin, Lexer* strings, TokenBuffe
   const unsigned char* u = reinterpret_cast<const unsigned char*>(s);
   const size_t n = src.size();
   const bool has_cr = std::memchr(s, '\r', n) != nullptr;
-  const bool avx2 = HaveAvx2();
+  SpecialCursor specials(u, n);
   constexpr int kMaxDepth = 200;
   char stack[kMaxDepth];
   int depth = 0;
@@ -1807,7 +1848,9 @@ bool SkeletonPass(std::string_view src, size_t begin, Lexer* strings, TokenBuffe
     bool seen = false;
     for (;;) {
       if (!seen) {  // at the start of a physical line, no token yet
-        while (s[p] == ' ' || s[p] == '\t' || s[p] == '\f') ++p;
+        bool plain = true;  // spaces only: the indent is their count
+        for (uint64_t w; std::memcpy(&w, s + p, 8), w == 0x2020202020202020ULL;) p += 8;
+        while (s[p] == ' ' || s[p] == '\t' || s[p] == '\f') plain &= s[p++] == ' ';
         const char c = s[p];
         if (c == '#') {
           p = CommentEnd(s, p, n, has_cr);
@@ -1819,18 +1862,15 @@ bool SkeletonPass(std::string_view src, size_t begin, Lexer* strings, TokenBuffe
         } else if (p < n && c != '\n' && c != '\r') {
           seen = true;
           r.first = static_cast<uint32_t>(p);
-          r.indent = IndentBetween(s, line_start, p);
+          r.indent = plain && p - line_start < 0xFFFF ? static_cast<uint16_t>(p - line_start)
+                                                      : IndentBetween(s, line_start, p);
         }
         if (!seen) {  // a blank or comment line
           if (p < n) p = SkipNl(s, p, n);
           break;
         }
       }
-#if defined(ANYDEV_SCAN_SKELETON_AVX2)
-      p = avx2 ? NextSpecialAvx2(u, p, n) : NextSpecialScalar(u, p);
-#else
-      p = NextSpecialScalar(u, p);
-#endif
+      p = specials.Next(p);
       if (p >= n) break;
       const char c = s[p];
       bool done = false;
@@ -1946,6 +1986,7 @@ struct FastScratch {
   std::vector<Region> regions;
   std::vector<int32_t> open;
   std::vector<uint8_t> marked;  // by region: 1 when it must be lexed
+  std::vector<uint8_t> imports;  // by region: 1 for a marked line with `import`
   std::vector<std::string_view> names, bound;
   std::vector<uint32_t> binding_offsets;
   std::vector<ResolvedChain> chains;
@@ -2048,6 +2089,53 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, Le
     MarkHits(search, src, begin, regions, &fs.marked);
   }
   fs.names.clear();
+  // A first guess at the names the file binds, from its import lines alone
+  // (cheap: a few lines), so that the rounds below mostly settle at once.
+  {
+    fs.imports.assign(regions.size(), 0);
+    bool any = false;
+    for (size_t r = 0; r < regions.size(); ++r) {
+      if (!fs.marked[r] || regions[r].first == kNoToken) continue;
+      const std::string_view text = src.substr(regions[r].start, regions[r].end - regions[r].start);
+      for (size_t at = text.find("import"); at != std::string_view::npos;
+           at = text.find("import", at + 1)) {
+        if ((at == 0 || !IsIdentChar(static_cast<unsigned char>(text[at - 1]))) &&
+            !IsIdentChar(static_cast<unsigned char>(src[regions[r].start + at + 6]))) {
+          fs.imports[r] = 1;
+          any = true;
+          break;
+        }
+      }
+    }
+    if (any) {
+      LexOutput pass;
+      if (!LexMarked(src, regions, fs.imports, toks, &pass)) return false;
+      fs.bound.clear();
+      fs.binding_offsets.clear();
+      Resolver resolver(rules, src, *toks, &pass);
+      resolver.bound_names_ = &fs.bound;
+      resolver.binding_offsets_ = &fs.binding_offsets;
+      resolver.Run();
+      NeedleSearch names;
+      for (std::string_view b : fs.bound) {
+        if (std::find(fs.names.begin(), fs.names.end(), b) != fs.names.end()) continue;
+        if (fs.names.size() >= static_cast<size_t>(NeedleSearch::kMax)) return false;
+        fs.names.push_back(b);
+        names.Add(b, true);
+      }
+      if (names.size() > 0) {
+        names.Build();
+        MarkHits(names, src, begin, regions, &fs.marked);
+      }
+      for (uint32_t off : fs.binding_offsets) {
+        for (int32_t r = static_cast<int32_t>(RegionOf(regions, off));
+             r >= 0 && fs.marked[static_cast<size_t>(r)] != 2;
+             r = regions[static_cast<size_t>(r)].parent) {
+          fs.marked[static_cast<size_t>(r)] = 2;
+        }
+      }
+    }
+  }
   const bool literals = rules.HasDetectors(Language::kPython);
   for (int round = 0;; ++round) {
     if (round == 64) return false;  // does not settle: cannot happen, but be safe
