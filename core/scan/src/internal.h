@@ -35,7 +35,7 @@ class NeedleSet {
 
 // Every occurrence of a few byte strings, for the Python fast path's
 // intra-file skipping (Note [Fast path] in python_scan.cc): a Teddy-style
-// search (two bytes of each needle classified by nibble tables, 32 bytes at
+// search (three bytes of each needle classified by nibble tables, 32 bytes at
 // a time with AVX2 where the CPU has it; a scalar loop otherwise), each
 // candidate then compared whole. A needle marked `word` matches only as a
 // whole identifier (no identifier byte on either side). Holds views: the
@@ -65,7 +65,7 @@ class NeedleSearch {
   struct Needle {
     std::string_view text;
     bool word;
-    uint8_t off;  // where its two fingerprint bytes are: its rarest pair
+    uint8_t off;  // where its three fingerprint bytes are: its rarest
   };
   Needle needles_[kMax];
   int count_ = 0;
@@ -76,6 +76,7 @@ class NeedleSearch {
   // Nibble tables: bit b of lo0[x & 15] & hi0[x >> 4] is set when byte x can
   // be the first fingerprint byte of a needle of bucket b; lo1/hi1 the second.
   alignas(16) uint8_t lo0_[16] = {}, hi0_[16] = {}, lo1_[16] = {}, hi1_[16] = {};
+  alignas(16) uint8_t lo2_[16] = {}, hi2_[16] = {};  // the third
   bool avx2_ = false;
 };
 

@@ -144,14 +144,15 @@ bool NeedleSearch::Add(std::string_view needle, bool word) {
       return true;
     }
   }
-  // The rarest pair; a needle that holds a newline keeps offset 0, so that
+  // The rarest three bytes; a needle that holds a newline keeps offset 0, so that
   // a match never starts in a line before the one its fingerprint is in.
   uint8_t off = 0;
-  if (needle.size() > 2 && needle.find_first_of("\n\r") == std::string_view::npos) {
-    int best = 1 << 30;
-    for (size_t k = 0; k + 1 < needle.size() && k < 255; ++k) {
-      const int score = ByteFrequency(static_cast<unsigned char>(needle[k])) *
-                        ByteFrequency(static_cast<unsigned char>(needle[k + 1]));
+  if (needle.size() > 3 && needle.find_first_of("\n\r") == std::string_view::npos) {
+    long best = 1L << 40;
+    for (size_t k = 0; k + 2 < needle.size() && k < 255; ++k) {
+      const long score = static_cast<long>(ByteFrequency(static_cast<unsigned char>(needle[k]))) *
+                         ByteFrequency(static_cast<unsigned char>(needle[k + 1])) *
+                         ByteFrequency(static_cast<unsigned char>(needle[k + 2]));
       if (score < best) {
         best = score;
         off = static_cast<uint8_t>(k);
@@ -163,16 +164,21 @@ bool NeedleSearch::Add(std::string_view needle, bool word) {
 }
 
 void NeedleSearch::Build() {
-  for (int t = 0; t < 16; ++t) lo0_[t] = hi0_[t] = lo1_[t] = hi1_[t] = 0;
+  for (int t = 0; t < 16; ++t) lo0_[t] = hi0_[t] = lo1_[t] = hi1_[t] = lo2_[t] = hi2_[t] = 0;
   for (int b = 0; b < 8; ++b) bucket_size_[b] = 0;
   for (int k = 0; k < count_; ++k) {
     const std::string_view n = needles_[k].text.substr(needles_[k].off);
-    // Needles with the same fingerprint share a bucket.
-    int b = k % 8;
-    for (int j = 0; j < k; ++j) {
-      if (needles_[j].text.substr(needles_[j].off, 2) == n.substr(0, 2)) {
-        b = bucket_of_[j];
-        break;
+    // A needle shares the bucket of one with the same first fingerprint
+    // byte (the nibble tables then admit only the second bytes' mix), else
+    // takes the emptiest bucket.
+    int b = -1;
+    for (int j = 0; j < k && b < 0; ++j) {
+      if (needles_[j].text[needles_[j].off] == n[0]) b = bucket_of_[j];
+    }
+    if (b < 0) {
+      b = 0;
+      for (int c = 1; c < 8; ++c) {
+        if (bucket_size_[c] < bucket_size_[b]) b = c;
       }
     }
     bucket_of_[k] = static_cast<uint8_t>(b);
@@ -181,14 +187,19 @@ void NeedleSearch::Build() {
     const unsigned char c0 = static_cast<unsigned char>(n[0]);
     lo0_[c0 & 15] |= bit;
     hi0_[c0 >> 4] |= bit;
-    if (n.size() >= 2) {
-      const unsigned char c1 = static_cast<unsigned char>(n[1]);
-      lo1_[c1 & 15] |= bit;
-      hi1_[c1 >> 4] |= bit;
-    } else {  // one byte: any second byte
-      for (int t = 0; t < 16; ++t) {
-        lo1_[t] |= bit;
-        hi1_[t] |= bit;
+    // Its second and third bytes; any byte past its end.
+    uint8_t* lo[2] = {lo1_, lo2_};
+    uint8_t* hi[2] = {hi1_, hi2_};
+    for (size_t q = 1; q <= 2; ++q) {
+      if (n.size() > q) {
+        const unsigned char c = static_cast<unsigned char>(n[q]);
+        lo[q - 1][c & 15] |= bit;
+        hi[q - 1][c >> 4] |= bit;
+      } else {
+        for (int t = 0; t < 16; ++t) {
+          lo[q - 1][t] |= bit;
+          hi[q - 1][t] |= bit;
+        }
       }
     }
   }
@@ -201,23 +212,24 @@ void NeedleSearch::Build() {
 size_t NeedleSearch::Verify(const char* p, size_t begin, size_t from, size_t at, size_t end,
                             unsigned buckets) const {
   size_t found = SIZE_MAX;
+  const unsigned char* u = reinterpret_cast<const unsigned char*>(p);
   for (; buckets != 0; buckets &= buckets - 1) {
     const int b = __builtin_ctz(buckets);
     for (int i = 0; i < bucket_size_[b]; ++i) {
-    const Needle& n = needles_[bucket_[b][i]];
-    if (at < from + n.off) continue;  // would start before `from`
-    const size_t pos = at - n.off;
-    if (pos >= found) continue;
-    const size_t len = n.text.size();
-    if (pos + len > end || p[pos] != n.text[0] || p[pos + len - 1] != n.text[len - 1] ||
-        std::memcmp(p + pos, n.text.data(), len) != 0) {
-      continue;
-    }
-    if (n.word && ((pos > begin && IsIdentChar(static_cast<unsigned char>(p[pos - 1]))) ||
-                   IsIdentChar(static_cast<unsigned char>(p[pos + len])))) {
-      continue;
-    }
-    found = pos;
+      const Needle& n = needles_[bucket_[b][i]];
+      const size_t pos = at - n.off;
+      const size_t len = n.text.size();
+      const char* t = n.text.data();
+      if (at < from + n.off || pos >= found || pos + len > end) continue;
+      if (p[at] != t[n.off] || (len > 1 && p[at + 1] != t[n.off + 1]) ||
+          (len > 2 && p[at + 2] != t[n.off + 2])) {
+        continue;
+      }
+      if (n.word && ((pos > begin && IsIdentChar(u[pos - 1])) || IsIdentChar(u[pos + len]))) {
+        continue;
+      }
+      if (len > 3 && std::memcmp(p + pos, t, len) != 0) continue;
+      found = pos;
     }
   }
   return found;
@@ -228,7 +240,8 @@ size_t NeedleSearch::NextScalar(const char* p, size_t begin, size_t from, size_t
   const unsigned char* u = reinterpret_cast<const unsigned char*>(p);
   for (; i < end; ++i) {
     const unsigned b = static_cast<unsigned>(lo0_[u[i] & 15] & hi0_[u[i] >> 4] &
-                                             lo1_[u[i + 1] & 15] & hi1_[u[i + 1] >> 4]);
+                                             lo1_[u[i + 1] & 15] & hi1_[u[i + 1] >> 4] &
+                                             lo2_[u[i + 2] & 15] & hi2_[u[i + 2] >> 4]);
     if (b == 0) continue;
     const size_t pos = Verify(p, begin, from, i, end, b);
     if (pos != SIZE_MAX) return pos;
@@ -243,11 +256,13 @@ __attribute__((target("avx2"))) size_t NeedleSearch::NextAvx2(const char* p, siz
   const __m256i hi0 = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(hi0_)));
   const __m256i lo1 = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(lo1_)));
   const __m256i hi1 = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(hi1_)));
+  const __m256i lo2 = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(lo2_)));
+  const __m256i hi2 = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(hi2_)));
   const __m256i nib = _mm256_set1_epi8(0x0F);
   const __m256i zero = _mm256_setzero_si256();
   size_t i = from;
-  // Reads p[i, i + 33): within the padding while i + 17 <= end.
-  for (; i + 17 <= end; i += 32) {
+  // Reads p[i, i + 34): within the padding while i + 18 <= end.
+  for (; i + 18 <= end; i += 32) {
     const __m256i v0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i));
     const __m256i v1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i + 1));
     const __m256i m0 = _mm256_and_si256(
@@ -256,7 +271,11 @@ __attribute__((target("avx2"))) size_t NeedleSearch::NextAvx2(const char* p, siz
     const __m256i m1 = _mm256_and_si256(
         _mm256_shuffle_epi8(lo1, _mm256_and_si256(v1, nib)),
         _mm256_shuffle_epi8(hi1, _mm256_and_si256(_mm256_srli_epi16(v1, 4), nib)));
-    const __m256i c = _mm256_and_si256(m0, m1);
+    const __m256i v2 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i + 2));
+    const __m256i m2 = _mm256_and_si256(
+        _mm256_shuffle_epi8(lo2, _mm256_and_si256(v2, nib)),
+        _mm256_shuffle_epi8(hi2, _mm256_and_si256(_mm256_srli_epi16(v2, 4), nib)));
+    const __m256i c = _mm256_and_si256(_mm256_and_si256(m0, m1), m2);
     unsigned mask = ~static_cast<unsigned>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(c, zero)));
     if (mask == 0) continue;
     alignas(32) uint8_t bytes[32];

@@ -1986,7 +1986,6 @@ struct FastScratch {
   std::vector<Region> regions;
   std::vector<int32_t> open;
   std::vector<uint8_t> marked;  // by region: 1 when it must be lexed
-  std::vector<uint8_t> imports;  // by region: 1 for a marked line with `import`
   std::vector<std::string_view> names, bound;
   std::vector<uint32_t> binding_offsets;
   std::vector<ResolvedChain> chains;
@@ -2062,6 +2061,19 @@ bool IsAvailabilityIf(const TokenBuffer<Tok>& t, std::string_view src, size_t k,
   return false;
 }
 
+// Whether the line holds the word `import`.
+bool HasImport(std::string_view src, const Region& region) {
+  const std::string_view text = src.substr(region.start, region.end - region.start);
+  for (size_t at = text.find("import"); at != std::string_view::npos;
+       at = text.find("import", at + 1)) {
+    if ((at == 0 || !IsIdentChar(static_cast<unsigned char>(text[at - 1]))) &&
+        !IsIdentChar(static_cast<unsigned char>(src[region.start + at + 6]))) {
+      return true;
+    }
+  }
+  return false;
+}
+
 // The fast path (Note [Fast path]). Returns false, having written nothing
 // to `out`, when the file must take the full path.
 bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, LexOutput* out,
@@ -2079,6 +2091,12 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, Le
   }
   const std::vector<Region>& regions = fs.regions;
   fs.marked.assign(regions.size(), 0);
+  fs.names.clear();
+  // One pass over the file for the needles and the names the file binds:
+  // a line with `import` is lexed and resolved on its own as soon as it is
+  // found, and the names it binds are searched for from there on (a name
+  // before its binding resolves to nothing). What this first guess misses
+  // (an alias bound by an assignment), the rounds below add.
   {
     NeedleSearch search;
     for (const std::string& needle : *statics) {
@@ -2086,54 +2104,44 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, Le
     }
     if (!search.Add("import", true)) return false;
     search.Build();
-    MarkHits(search, src, begin, regions, &fs.marked);
-  }
-  fs.names.clear();
-  // A first guess at the names the file binds, from its import lines alone
-  // (cheap: a few lines), so that the rounds below mostly settle at once.
-  {
-    fs.imports.assign(regions.size(), 0);
-    bool any = false;
-    for (size_t r = 0; r < regions.size(); ++r) {
-      if (!fs.marked[r] || regions[r].first == kNoToken) continue;
-      const std::string_view text = src.substr(regions[r].start, regions[r].end - regions[r].start);
-      for (size_t at = text.find("import"); at != std::string_view::npos;
-           at = text.find("import", at + 1)) {
-        if ((at == 0 || !IsIdentChar(static_cast<unsigned char>(text[at - 1]))) &&
-            !IsIdentChar(static_cast<unsigned char>(src[regions[r].start + at + 6]))) {
-          fs.imports[r] = 1;
-          any = true;
-          break;
+    const size_t n = src.size();
+    size_t r = 0;
+    for (size_t at = search.Next(src.data(), begin, begin, n); at < n;) {
+      while (r + 1 < regions.size() && regions[r + 1].start <= at) ++r;
+      const Region& region = regions[r];
+      fs.marked[r] = 1;
+      if (region.first != kNoToken && HasImport(src, region)) {
+        TokenBuffer<Tok>& one = fs.scratch_toks;
+        one.clear();
+        LexOutput pass;
+        Lexer(src, region.start, &one, &pass, region.end).Run();
+        if (pass.has_error) return false;
+        for (size_t k = 0; k < kSentinels; ++k) {
+          *one.Add() = Tok{region.end, region.end, 0, kEnd, false};
+        }
+        fs.bound.clear();
+        fs.binding_offsets.clear();
+        Resolver resolver(rules, src, one, &pass);
+        resolver.bound_names_ = &fs.bound;
+        resolver.binding_offsets_ = &fs.binding_offsets;
+        resolver.Run();
+        bool added = false;
+        for (std::string_view name : fs.bound) {
+          if (std::find(fs.names.begin(), fs.names.end(), name) != fs.names.end()) continue;
+          if (fs.names.size() >= static_cast<size_t>(NeedleSearch::kMax) / 2) return false;
+          fs.names.push_back(name);
+          if (!search.Add(name, true)) return false;
+          added = true;
+        }
+        if (added) search.Build();
+        if (!fs.bound.empty()) {  // its enclosing lines
+          for (int32_t e = static_cast<int32_t>(r); e >= 0 && fs.marked[static_cast<size_t>(e)] != 2;
+               e = regions[static_cast<size_t>(e)].parent) {
+            fs.marked[static_cast<size_t>(e)] = 2;
+          }
         }
       }
-    }
-    if (any) {
-      LexOutput pass;
-      if (!LexMarked(src, regions, fs.imports, toks, &pass)) return false;
-      fs.bound.clear();
-      fs.binding_offsets.clear();
-      Resolver resolver(rules, src, *toks, &pass);
-      resolver.bound_names_ = &fs.bound;
-      resolver.binding_offsets_ = &fs.binding_offsets;
-      resolver.Run();
-      NeedleSearch names;
-      for (std::string_view b : fs.bound) {
-        if (std::find(fs.names.begin(), fs.names.end(), b) != fs.names.end()) continue;
-        if (fs.names.size() >= static_cast<size_t>(NeedleSearch::kMax)) return false;
-        fs.names.push_back(b);
-        names.Add(b, true);
-      }
-      if (names.size() > 0) {
-        names.Build();
-        MarkHits(names, src, begin, regions, &fs.marked);
-      }
-      for (uint32_t off : fs.binding_offsets) {
-        for (int32_t r = static_cast<int32_t>(RegionOf(regions, off));
-             r >= 0 && fs.marked[static_cast<size_t>(r)] != 2;
-             r = regions[static_cast<size_t>(r)].parent) {
-          fs.marked[static_cast<size_t>(r)] = 2;
-        }
-      }
+      at = search.Next(src.data(), begin, region.end > at ? region.end : at + 1, n);
     }
   }
   const bool literals = rules.HasDetectors(Language::kPython);
