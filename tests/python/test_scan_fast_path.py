@@ -191,7 +191,7 @@ BINARY = {
     "invalid_utf8.py": b"import torch\ntorch.cuda.synchronize()\nx = '\xff'\ntorch.cuda.synchronize()\n",
     "nul.py": b"import torch\ntorch.cuda.synchronize()\n\x00\n",
     "latin1_cookie.py": b"# -*- coding: latin-1 -*-\nimport torch\nx = '\xe9'; torch.cuda.synchronize()\n",
-    "huge_line.py": b"import torch\nx = [" + b"torch.cuda.synchronize(), 'cuda', " * 20000 + b"]\n",
+    "huge_line.py": b"import torch\nx = [" + b"torch.cuda.synchronize(), 'cuda', " * 2000 + b" " * 300000 + b"]\n",
     "deep.py": b"import torch\nx = " + b"(" * 300 + b"torch.cuda.synchronize()" + b")" * 300 + b"\n",
 }
 

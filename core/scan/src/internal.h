@@ -86,6 +86,9 @@ class NeedleSearch {
 // environment forces the full path; tests may also set it here.
 bool FastPathEnabled();
 void SetFastPathForTesting(int mode);  // 1: on, 0: off, -1: from the environment
+// How many files the fast path has scanned in this process (for tests).
+uint64_t FastPathFilesForTesting();
+void CountFastPathFile();
 
 // A finding before its line and column are known.
 struct RawFinding {

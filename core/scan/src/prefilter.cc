@@ -317,4 +317,11 @@ bool FastPathEnabled() {
 
 void SetFastPathForTesting(int mode) { fast_path_mode.store(mode, std::memory_order_relaxed); }
 
+namespace {
+std::atomic<uint64_t> fast_path_files{0};
+}  // namespace
+
+uint64_t FastPathFilesForTesting() { return fast_path_files.load(std::memory_order_relaxed); }
+void CountFastPathFile() { fast_path_files.fetch_add(1, std::memory_order_relaxed); }
+
 }  // namespace anydev::scan::internal

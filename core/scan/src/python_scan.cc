@@ -2230,7 +2230,9 @@ void ScanPythonFull(const RuleSet& rules, std::string_view src, size_t begin, Le
 
 void ScanPython(const RuleSet& rules, std::string_view src, size_t begin, LexOutput* out) {
   thread_local TokenBuffer<Tok> toks;
-  if (!(FastPathEnabled() && ScanPythonFast(rules, src, begin, out, &toks))) {
+  if (FastPathEnabled() && ScanPythonFast(rules, src, begin, out, &toks)) {
+    CountFastPathFile();
+  } else {
     ScanPythonFull(rules, src, begin, out, &toks);
   }
   toks.Trim(size_t{1} << 22);  // do not hoard what a huge file took
