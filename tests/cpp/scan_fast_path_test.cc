@@ -166,6 +166,17 @@ TEST(ScanFastPath, ErrorsAndWhatItLeavesToTheFullPath) {
   }
 }
 
+// Found by fuzzing both paths: a `.cuda(` whose ')' never comes had a call
+// end of 2^32 - 1 (an unsigned -1), past the end of the file.
+TEST(ScanFastPath, UnclosedCallHasNoCallEnd) {
+  for (const char* src : {"import torch\nx = t.cuda(\n", "import torch\nx = t.cuda(1,\n  2\n"}) {
+    Both(src);
+    const FileResult r = ScanSource(Rules(), Language::kPython, src);
+    ASSERT_FALSE(r.findings.empty()) << src;
+    for (const Finding& f : r.findings) EXPECT_EQ(f.call_end, -1) << src << f.text;
+  }
+}
+
 TEST(ScanFastPath, HugeLinesAndDeepBrackets) {
   std::string huge = "import torch\nx = [";
   for (int k = 0; k < 2000; ++k) huge += "torch.cuda.synchronize(), 'cuda', ";

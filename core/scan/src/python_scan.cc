@@ -1496,7 +1496,7 @@ class PyLiterals {
         if (cuda && (first || keyword == "type")) {
           const size_t close = Close(o.open);
           Add(kPyDeviceCall, RefKind::kCall, t_[o.callee_first].start, t_[o.open - 1].end,
-              close < n_ ? t_[close].end : -1);
+              close < n_ ? static_cast<int64_t>(t_[close].end) : int64_t{-1});
         }
         return;
       case kTo:
@@ -1561,7 +1561,8 @@ class PyLiterals {
     const std::string_view w = Text(k);
     if (w == "cuda" && t_[k + 1].type == kLParen) {
       const size_t close = Close(k + 1);
-      Add(kPyCudaMethod, RefKind::kCall, tok.start, tok.end, close < n_ ? t_[close].end : -1);
+      Add(kPyCudaMethod, RefKind::kCall, tok.start, tok.end,
+          close < n_ ? static_cast<int64_t>(t_[close].end) : int64_t{-1});
     } else if (w == "is_cuda" && t_[k + 1].type != kLParen) {
       Add(kPyIsCuda, RefKind::kReference, tok.start, tok.end, -1);
     }
