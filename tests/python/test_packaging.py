@@ -67,7 +67,8 @@ def _installed_wheel_tags() -> list[str]:
 
 def test_the_installed_wheel_loads_only_its_own_abseil():
     """A repaired (manylinux) wheel brings its Abseil libraries in
-    anydev.libs/: importing the extension maps those, never a system copy."""
+    anydev.libs/ (or links Abseil statically, ANYDEV_ABSL_SOURCE_DIR):
+    importing the extension never maps a system copy."""
     tags = _installed_wheel_tags()
     if not any("manylinux" in t for t in tags):
         pytest.skip(f"anydev was not installed from a repaired wheel (tags {tags}); "
@@ -79,7 +80,6 @@ def test_the_installed_wheel_loads_only_its_own_abseil():
     assert p.returncode == 0, p.stderr
     absl = sorted({line.split()[-1] for line in p.stdout.splitlines()
                    if "libabsl_" in line.rsplit("/", 1)[-1]})
-    assert absl, "the extension maps no Abseil library at all"
     libs = os.path.realpath(os.path.join(os.path.dirname(anydev.__file__), "..", "anydev.libs"))
     outside = [path for path in absl if os.path.dirname(os.path.realpath(path)) != libs]
     assert not outside, f"Abseil loaded from outside the wheel: {outside}"
