@@ -38,7 +38,7 @@ while (($#)); do
     --python)
       (($# >= 2)) || { say "--python needs an interpreter"; exit 2; }
       python=$2; shift ;;
-    -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
     -*) say "unknown option $1 (see --help)"; exit 2 ;;
     *) wheels+=("$1") ;;
   esac
