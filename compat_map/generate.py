@@ -477,36 +477,42 @@ def shim_module_of(row: Row) -> Optional[tuple[str, str]]:
     return None
 
 
+# The fields of the generated Row: (name, type, default and its comment).
+ROW_FIELDS = (
+    ("code", "str", ""), ("legacy", "str", ""), ("also", "tuple[str, ...]", ""),
+    ("kind", "str", ""), ("status", "str", ""), ("replacement", "str", ""),
+    ("anydev", "Optional[str]", ""), ("fix", "str", ""), ("signature", "Optional[str]", ""),
+    ("template", "Optional[str]", ""), ("rename", "bool", ""), ("deprecated_in", "str", ""),
+    ("since", "Optional[str]", ""), ("note", "str", ""), ("source", "str", ""),
+    ("language", "str", ""),
+    ("detect", "Optional[str]", "None  # literal rows: the native detector"),
+    ("covers", "tuple[str, ...]", "()  # literal rows: the kept rows it hints at"),
+    ("opt_in", "bool", "False  # off unless selected (`--select CODE`)"),
+    ("example", "tuple[str, ...]", "()  # literal rows: (before, after) for `anydev rule`"),
+)
+
+
 def gen_table_module(table: Table) -> str:
     out = [f"# {GENERATED.format(src='*.toml')}",
            '"""The compat table as Python data: one Row per legacy symbol (see compat_map/SCHEMA.md)."""',
            "",
            "from __future__ import annotations",
            "",
-           "from typing import NamedTuple, Optional",
+           "from collections import namedtuple",
            "",
+           "TYPE_CHECKING = False",
+           "if TYPE_CHECKING:",
+           "    from typing import NamedTuple, Optional",
            "",
-           "class Row(NamedTuple):",
-           "    code: str",
-           "    legacy: str",
-           "    also: tuple[str, ...]",
-           "    kind: str",
-           "    status: str",
-           "    replacement: str",
-           "    anydev: Optional[str]",
-           "    fix: str",
-           "    signature: Optional[str]",
-           "    template: Optional[str]",
-           "    rename: bool",
-           "    deprecated_in: str",
-           "    since: Optional[str]",
-           "    note: str",
-           "    source: str",
-           "    language: str",
-           "    detect: Optional[str] = None  # literal rows: the native detector",
-           "    covers: tuple[str, ...] = ()  # literal rows: the kept rows it hints at",
-           "    opt_in: bool = False  # off unless selected (`--select CODE`)",
-           "    example: tuple[str, ...] = ()  # literal rows: (before, after) for `anydev rule`",
+           "    class Row(NamedTuple):",
+           *[f"        {name}: {typ}" + (f" = {default}" if default else "")
+             for name, typ, default in ROW_FIELDS],
+           "else:",
+           "    # At run time the same tuple class, made without `typing`: the",
+           "    # scanner's start-up (benchmarks/python/bench_startup.py).",
+           "    Row = namedtuple(\"Row\", " + repr([n for n, _, _ in ROW_FIELDS]) + ",",
+           "                     defaults=(" + ", ".join(d.split("  #")[0] for _, _, d in ROW_FIELDS if d)
+           + "), module=__name__)",
            "",
            "",
            "ROWS: tuple[Row, ...] = ("]

@@ -4,7 +4,9 @@
 // checks what callers rely on: findings in order and inside the file, their
 // text the bytes they span, lines and columns from 1 and consistent with the
 // offsets, the same result with and without the prefilter's shortcut (a file
-// that MayMatch rejects has no finding), and every error with a message.
+// that MayMatch rejects has no finding), every error with a message, and the
+// same findings and errors from the Python scanner's fast path as from its
+// full path (Note [Fast path] in core/scan/src/python_scan.cc).
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -12,6 +14,7 @@
 
 #include "anydev/scan.h"
 #include "fuzz_common.h"
+#include "internal.h"
 
 namespace sc = anydev::scan;
 
@@ -30,8 +33,35 @@ const sc::RuleSet& Rules() {
       {"AD619", sc::Language::kCpp, false, {"c10::cuda::CUDAStream", "at::cuda::CUDAStream"}},
       {"AD620", sc::Language::kCpp, true, {"c10::cuda::CUDAStream::priority_range"}},
       {"AD701", sc::Language::kCpp, false, {"c10::cuda::CUDACachingAllocator::emptyCache"}},
+      {"AD901", sc::Language::kPython, false, {}, {}, "py.device_call"},
+      {"AD902", sc::Language::kPython, false, {}, {}, "py.device_keyword"},
+      {"AD903", sc::Language::kPython, false, {}, {}, "py.to_call"},
+      {"AD905", sc::Language::kPython, false, {}, {}, "py.availability"},
+      {"AD906", sc::Language::kPython, false, {}, {}, "py.availability_statement"},
+      {"AD907", sc::Language::kPython, false, {}, {}, "py.cuda_method"},
+      {"AD908", sc::Language::kPython, false, {}, {}, "py.is_cuda"},
+      {"AD910", sc::Language::kPython, false, {}, {}, "py.nccl_backend"},
   });
   return *rules;
+}
+
+bool Same(const sc::FileResult& a, const sc::FileResult& b) {
+  if (a.findings.size() != b.findings.size() || a.errors.size() != b.errors.size()) return false;
+  for (size_t k = 0; k < a.findings.size(); ++k) {
+    const sc::Finding& x = a.findings[k];
+    const sc::Finding& y = b.findings[k];
+    if (x.rule != y.rule || x.kind != y.kind || x.start != y.start || x.end != y.end ||
+        x.call_end != y.call_end || x.line != y.line || x.column != y.column ||
+        x.end_line != y.end_line || x.end_column != y.end_column) {
+      return false;
+    }
+  }
+  for (size_t k = 0; k < a.errors.size(); ++k) {
+    if (a.errors[k].message != b.errors[k].message || a.errors[k].line != b.errors[k].line) {
+      return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace
@@ -40,7 +70,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const sc::Language lang = (data[0] & 1) ? sc::Language::kCpp : sc::Language::kPython;
   const std::string_view src(reinterpret_cast<const char*>(data + 1), size - 1);
+  sc::internal::SetFastPathForTesting(1);
   const sc::FileResult r = sc::ScanSource(Rules(), lang, src);
+  if (lang == sc::Language::kPython) {
+    sc::internal::SetFastPathForTesting(0);
+    FUZZ_CHECK(Same(r, sc::ScanSource(Rules(), lang, src)));
+  }
   uint32_t last = 0;
   for (const sc::Finding& f : r.findings) {
     FUZZ_CHECK(f.rule >= 0 && static_cast<size_t>(f.rule) < Rules().rules().size());

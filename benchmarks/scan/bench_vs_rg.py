@@ -5,6 +5,7 @@ interleaved in one run (issue 14's target: at most 1.5x `rg -n`).
     python benchmarks/scan/bench_vs_rg.py                  # 200 MB, all files GPU code
     python benchmarks/scan/bench_vs_rg.py --size-mb 200 --legacy-share 0.2   # mixed tree
     python benchmarks/scan/bench_vs_rg.py --size-mb 20 --callgrind           # + instructions/byte
+    python benchmarks/scan/bench_vs_rg.py --size-mb 20 --callgrind --linear-mb 100   # + linearity
 
 Each round runs, in turn: ``rg -n -e A -e B ... CORPUS`` and ``grep -rEn
 'A|B|...' CORPUS`` with the prefilter's own needles as the alternatives (the
@@ -13,12 +14,17 @@ finding them, none of the work of telling a call from a comment), writing
 their matches to a file; then ``anydev scan --no-config --format json
 --output FILE CORPUS``, the command users run, start-up and report
 included; and the native scan alone (``scan_native``, built by
-tools/setup.sh) to separate the scanner from the interpreter. The best of
---runs rounds is reported, with the ratios to rg.
+tools/setup.sh, with the same rules as ``anydev scan``: the literal rules
+on) to separate the scanner from the interpreter, once as shipped and once
+with its full lexer (``ANYDEV_SCAN_FULL_LEXER=1``: every byte lexed, the
+Python fast path off; the figure before it existed). The best of --runs
+rounds is reported, with the ratios to rg.
 
 --callgrind also counts the native scanner's instructions per byte of the
 corpus (valgrind's callgrind, one thread; the corpus should be small, it
-runs ~50x slower), and rg's (-j1) for comparison.
+runs ~50x slower), both paths, and rg's (-j1) for comparison. --linear-mb N
+also times scan_native on an N MB corpus of the same kind and prints the
+ratio of its seconds per MB to those on --size-mb (1.0: linear).
 """
 
 from __future__ import annotations
@@ -55,10 +61,11 @@ def rules_tsv(path: str) -> list[str]:
     """Writes the compat table's rules for scan_native; returns the needles."""
     from anydev import scan
     native, rows = scan._rules()
+    covered = {n for row in rows for n in row.covers}
     with open(path, "w") as f:
-        for r in rows:
-            f.write("\t".join([r.code, r.language, "1" if r.status == "kept" else "0",
-                               r.legacy, *r.also]) + "\n")
+        for row in rows:  # as `anydev scan` builds them: literal rules on
+            code, language, kept, spellings, detector = scan._native_rule(row, covered)
+            f.write("\t".join([code, language, "1" if kept else "0", detector, *spellings]) + "\n")
     needles = []
     for lang in ("python", "cpp"):
         for n in scan._native().needles(native, lang):
@@ -67,20 +74,23 @@ def rules_tsv(path: str) -> list[str]:
     return needles
 
 
-def timed(argv: list[str], out: str) -> float:
+FULL = {**os.environ, "ANYDEV_SCAN_FULL_LEXER": "1"}
+
+
+def timed(argv: list[str], out: str, env: dict | None = None) -> float:
     with open(out, "wb") as f:
         t0 = time.perf_counter()
-        p = subprocess.run(argv, stdout=f, stderr=subprocess.PIPE)
+        p = subprocess.run(argv, stdout=f, stderr=subprocess.PIPE, env=env)
         wall = time.perf_counter() - t0
     if p.returncode not in (0, 1):
         raise SystemExit(f"{argv[0]} exited {p.returncode}: {p.stderr.decode()[-2000:]}")
     return wall
 
 
-def callgrind(argv: list[str], tmp: str) -> int:
+def callgrind(argv: list[str], tmp: str, env: dict | None = None) -> int:
     out = os.path.join(tmp, "callgrind.out")
     p = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *argv],
-                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
     m = re.search(r"Collected : (\d+)", p.stderr)
     if not m:
         raise SystemExit(f"callgrind failed: {p.stderr[-2000:]}")
@@ -98,6 +108,8 @@ def main() -> int:
     ap.add_argument("--scan-native", default=os.path.join(ROOT, "build", "py", "benchmarks",
                                                           "scan", "scan_native"))
     ap.add_argument("--callgrind", action="store_true", help="also count instructions per byte")
+    ap.add_argument("--linear-mb", type=float, default=0,
+                    help="also time scan_native on a corpus of this size (linearity)")
     a = ap.parse_args()
 
     path, files, total = corpus(os.path.abspath(a.corpus_dir), a.size_mb, a.seed, a.legacy_share)
@@ -110,17 +122,20 @@ def main() -> int:
     tools["grep"] = ["grep", "-rEn", "|".join(needles), path]
     tools["anydev"] = [sys.executable, "-m", "anydev", "scan", "--no-config", "--format", "json",
                        "--output", os.path.join(tmp, "scan.json"), path]
+    envs: dict[str, dict] = {}
     if os.path.exists(a.scan_native):
         tools["scan_native"] = [a.scan_native, tsv, path]
+        tools["native full"] = [a.scan_native, tsv, path]
+        envs["native full"] = FULL
     print(f"{total / 1e6:.1f} MB in {files} files ({a.legacy_share:g} of them GPU code), "
           f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}; needles: {' '.join(needles)}",
           flush=True)
     best: dict[str, float] = {}
     for name, argv in tools.items():  # warm-up: the page cache, the interpreter
-        timed(argv, os.path.join(tmp, name + ".out"))
+        timed(argv, os.path.join(tmp, name + ".out"), envs.get(name))
     for _ in range(a.runs):
         for name, argv in tools.items():
-            w = timed(argv, os.path.join(tmp, name + ".out"))
+            w = timed(argv, os.path.join(tmp, name + ".out"), envs.get(name))
             best[name] = min(best.get(name, w), w)
     base = best.get("rg") or best["grep"]
     for name, w in best.items():
@@ -130,10 +145,21 @@ def main() -> int:
         per_byte = {}
         if os.path.exists(a.scan_native):
             per_byte["scan_native"] = callgrind([a.scan_native, tsv, "--jobs", "1", path], tmp)
+            per_byte["native full"] = callgrind([a.scan_native, tsv, "--jobs", "1", path], tmp,
+                                                FULL)
         if "rg" in tools:
             per_byte["rg -j1"] = callgrind(["rg", "-j1", *tools["rg"][1:]], tmp)
         for name, n in per_byte.items():
             print(f"  {name:12} {n / total:8.2f} instructions/byte (callgrind, whole process)")
+    if a.linear_mb and os.path.exists(a.scan_native):
+        big, _, big_total = corpus(os.path.abspath(a.corpus_dir), a.linear_mb, a.seed,
+                                   a.legacy_share)
+        argv = [a.scan_native, tsv, big]
+        timed(argv, os.path.join(tmp, "big.out"))
+        w = min(timed(argv, os.path.join(tmp, "big.out")) for _ in range(a.runs))
+        small = best["scan_native"] / total
+        print(f"  linearity: scan_native {w:.3f} s on {big_total / 1e6:.0f} MB; seconds per MB "
+              f"x{(w / big_total) / small:.2f} of those on {total / 1e6:.0f} MB", flush=True)
     shutil.rmtree(tmp, ignore_errors=True)
     return 0
 

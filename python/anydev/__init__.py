@@ -13,33 +13,29 @@ specific to one device type (rule 4).
         ...
 """
 
-from __future__ import annotations
 
-import importlib as _importlib
 import os as _os
 import sys as _sys
 
-from . import _C, accelerator
-from ._C import (
-    Event,
-    OutOfMemoryError,
-    Stream,
-    device,
-    device_count,
-    get_device_properties,
-    is_available,
-    synchronize,
-)
-from ._memory import (Buffer, HostBuffer, empty_cache, get_memory_info, max_memory_allocated,  # noqa: F401
-                      max_memory_reserved, memory_allocated, memory_reserved, memory_stats,
-                      reset_accumulated_memory_stats, reset_peak_memory_stats)
+# Note [Lazy top namespace]: `import anydev` loads nothing native. The runtime
+# (anydev._C, with libanydev and its Abseil libraries: most of the start-up
+# cost, benchmarks/python/bench_startup.py) loads on the first use of a name
+# that needs it (`anydev.Stream`, `anydev.accelerator`, `anydev.__version__`),
+# through the module __getattr__ below (PEP 562); `from anydev import Stream`
+# and `import anydev.acc` work as before. So `anydev scan` and the other
+# commands that need no device never pay for the runtime.
 
-__version__ = _C._version()
-
-# `anydev.acc` is the same module object as `anydev.accelerator` (the name
-# PyTorch proposed, `torch.acc`); importable either way.
-acc = accelerator
-_sys.modules["anydev.acc"] = accelerator
+# name -> the module that defines it.
+_LAZY = {
+    "Event": "_C", "OutOfMemoryError": "_C", "Stream": "_C", "device": "_C",
+    "device_count": "_C", "get_device_properties": "_C", "is_available": "_C",
+    "synchronize": "_C",
+    "Buffer": "_memory", "HostBuffer": "_memory", "empty_cache": "_memory",
+    "get_memory_info": "_memory", "max_memory_allocated": "_memory",
+    "max_memory_reserved": "_memory", "memory_allocated": "_memory",
+    "memory_reserved": "_memory", "memory_stats": "_memory",
+    "reset_accumulated_memory_stats": "_memory", "reset_peak_memory_stats": "_memory",
+}
 
 if _os.environ.get("ANYDEV_REPORT"):
     # Write the runtime report of legacy calls at exit (see anydev.report).
@@ -115,7 +111,7 @@ def backends() -> "list[BackendInfo]":
     """Returns one record per backend (cuda, hip, xpu, sim, cpu): whether it is
     built, whether it is available, its device count, and why not."""
     cls = globals().get("BackendInfo") or _backend_info_class()
-    return [cls(*row) for row in _C._backends()]
+    return [cls(*row) for row in _load("_C")._backends()]
 
 
 _DEVICE_MODULES = ("cpu", "cuda", "hip", "xpu", "sim")
@@ -125,6 +121,7 @@ def get_device_module(device: "device | str | None" = None):
     """Returns the device module for ``device`` (``anydev.sim`` for "sim:0"),
     or for the current accelerator (else ``anydev.cpu``) when None, as
     ``torch.get_device_module``."""
+    _C = _load("_C")
     if device is None:
         name = _C._default_device_type()
     elif isinstance(device, (_C.device, str)):
@@ -137,14 +134,35 @@ def get_device_module(device: "device | str | None" = None):
         raise RuntimeError(
             f"Device '{name}' does not have a corresponding module registered as 'anydev.{name}'."
         )
-    return _importlib.import_module(f"anydev.{name}")
+    return _load(name)
+
+
+def _load(name: str):
+    import importlib
+
+    return importlib.import_module(f"anydev.{name}")
 
 
 def __getattr__(name: str):
-    # Submodules (and BackendInfo) load on first use so that `import anydev`
-    # stays cheap.
-    if name == "BackendInfo":
+    # Submodules, the runtime's names and BackendInfo load on first use so
+    # that `import anydev` stays cheap (Note [Lazy top namespace]).
+    where = _LAZY.get(name)
+    if where is not None:
+        value = getattr(_load(where), name)
+    elif name == "__version__":
+        value = _load("_C")._version()
+    elif name in ("accelerator", "acc"):
+        value = _load("accelerator")
+    elif name == "BackendInfo":
         return _backend_info_class()
-    if name in _DEVICE_MODULES or name in ("testing", "compat", "report"):
-        return _importlib.import_module(f"anydev.{name}")
-    raise AttributeError(f"module 'anydev' has no attribute '{name}'")
+    elif name == "_C" or name in _DEVICE_MODULES or name in ("testing", "compat", "report"):
+        return _load(name)
+    else:
+        raise AttributeError(f"module 'anydev' has no attribute '{name}'")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> "list[str]":
+    return sorted(set(globals()) | set(_LAZY) | {"__version__", "accelerator", "acc",
+                                                 "BackendInfo", *_DEVICE_MODULES})

@@ -114,7 +114,10 @@ def _event_args(retype: Callable[[Any], Any], enable_timing: bool = False, block
     return (), {"enable_timing": enable_timing, "blocking": blocking, "interprocess": interprocess}
 
 
-_CLASS_ADAPTERS = {"anydev.Stream": _stream_args, "anydev.Event": _event_args}
+# replacement class -> (adapter, how many leading positional arguments the
+# replacement takes as the legacy class does: a call with no more than these,
+# and no keyword arguments, skips the adapter; see ShimInit in bind_compat.cc).
+_CLASS_ADAPTERS = {"anydev.Stream": (_stream_args, 1), "anydev.Event": (_event_args, 0)}
 
 
 def _device_of(device_index: Callable[[Any], Any]) -> Callable[[Any], Any]:
@@ -143,9 +146,96 @@ def _device_context(device_index: Callable[[Any], Any]) -> Callable[[Any], Any]:
     return device
 
 
+class _GraphCapture:
+    """What ``torch.cuda.graph(g, pool, stream, capture_error_mode)`` (and
+    ``torch.xpu.graph``) makes, over ``anydev.accelerator.Graph``: entering
+    synchronizes the device, empties the caching allocator, makes the capture
+    stream current and begins capturing on it into ``g`` (with ``pool`` and
+    the capture error mode given here, as the legacy form passes them to
+    ``capture_begin``); leaving ends the capture and restores the stream. As
+    in torch (torch/cuda/graphs.py), ``__enter__`` returns None and the
+    default capture stream is one side stream per device, made on first use:
+    capture never happens on the default stream."""
+
+    __slots__ = ("graph", "pool", "stream", "capture_error_mode")
+    _side_streams: dict = {}
+
+    def __init__(self, graph: Any, pool: Any, stream: Any, capture_error_mode: str):
+        self.graph, self.pool, self.stream = graph, pool, stream
+        self.capture_error_mode = capture_error_mode
+
+    def __enter__(self) -> None:
+        from . import accelerator
+
+        accelerator.synchronize()
+        accelerator.empty_cache()
+        stream = self.stream
+        if stream is None:
+            key = (accelerator.current_accelerator(), accelerator.current_device_index())
+            stream = self._side_streams.get(key)
+            if stream is None:
+                stream = self._side_streams[key] = _C.Stream()
+            self.stream = stream
+        stream.__enter__()
+        try:
+            _C._Graph.capture_begin(self.graph, pool=self.pool,
+                                    capture_error_mode=self.capture_error_mode)
+        except BaseException:
+            stream.__exit__(None, None, None)
+            raise
+
+    def __exit__(self, *exc_info: Any) -> None:
+        try:
+            self.graph.capture_end()
+        finally:
+            self.stream.__exit__(*exc_info)
+
+
+def _graph_context(graph_type: Any, row: Row) -> Callable[..., Any]:
+    params = _positional_params(row.signature)
+    legacy = row.legacy
+    graph_param = params[0] if params else "graph"
+    with_mode = "capture_error_mode" in params  # torch.cuda.graph's; torch.xpu.graph has none
+
+    def check(graph: Any, pool: Any, stream: Any) -> None:
+        if not isinstance(graph, graph_type):
+            raise TypeError(f"{legacy}: {graph_param} must be a graph (anydev.accelerator.Graph "
+                            f"or its legacy subclass), not {type(graph).__name__}")
+        if stream is not None and not isinstance(stream, _C.Stream):
+            raise TypeError(f"{legacy}: stream must be an anydev.Stream or None, not "
+                            f"{type(stream).__name__}")
+        if pool is not None and not (isinstance(pool, tuple) and len(pool) == 2):
+            raise TypeError(f"{legacy}: pool must be None or a graph's pool() (a tuple of two "
+                            f"ints), not {pool!r}")
+
+    if with_mode:
+        def graph(cuda_graph: Any, pool: Any = None, stream: Any = None,
+                  capture_error_mode: str = "global") -> _GraphCapture:
+            """torch.cuda.graph(cuda_graph, pool=None, stream=None,
+            capture_error_mode="global"): captures the block into
+            ``cuda_graph`` on ``stream`` (default: a side stream); nothing
+            captured runs until ``cuda_graph.replay()``."""
+            check(cuda_graph, pool, stream)
+            if not isinstance(capture_error_mode, str):
+                raise TypeError(f"{legacy}: capture_error_mode must be a str, not "
+                                f"{type(capture_error_mode).__name__}")
+            return _GraphCapture(cuda_graph, pool, stream, capture_error_mode)
+    else:
+        def graph(xpu_graph: Any, pool: Any = None, stream: Any = None) -> _GraphCapture:
+            """torch.xpu.graph(xpu_graph, pool=None, stream=None): captures the
+            block into ``xpu_graph`` on ``stream`` (default: a side stream);
+            nothing captured runs until ``xpu_graph.replay()``."""
+            check(xpu_graph, pool, stream)
+            return _GraphCapture(xpu_graph, pool, stream, "default")
+
+    return graph
+
+
 # Call adapters for forwarders whose legacy arguments differ from the
-# target's: attribute name -> (target -> callable).
-_CALL_ADAPTERS = {"device_of": _device_of, "device": _device_context}
+# target's: attribute name -> ((target, row) -> callable).
+_CALL_ADAPTERS = {"device_of": lambda target, row: _device_of(target),
+                  "device": lambda target, row: _device_context(target),
+                  "graph": _graph_context}
 
 
 def _positional_params(signature: Optional[str]) -> list[str]:
@@ -206,7 +296,7 @@ class ShimModule:
         target = _resolve(row.anydev)
         adapter = _CALL_ADAPTERS.get(self._attr(row))
         if target is not None and adapter is not None:
-            target = adapter(target)
+            target = adapter(target, row)
         index = self._register(row, target)
         name = self._attr(row)
         f = _C._compat.Forwarder(index, name, name, self.module,
@@ -224,18 +314,22 @@ class ShimModule:
         if base is None or not isinstance(base, type):
             return self.forwarder(code)
         index = self._register(row, base)
-        adapter = _CLASS_ADAPTERS.get(row.anydev or "")
+        adapter, positional = _CLASS_ADAPTERS.get(row.anydev or "", (None, 0))
         retype = self.retype_device
-        message = legacy_message(row, f"{self.module}.{self._attr(row)}")
-
-        def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-            _C._compat.hit(index, 1)
-            if adapter is not None:
+        name = self._attr(row)
+        message = legacy_message(row, f"{self.module}.{name}")
+        base_init = base.__init__
+        slow_init = None
+        if adapter is not None:
+            def slow_init(self: Any, *args: Any, **kwargs: Any) -> None:
                 args, kwargs = adapter(retype, *args, **kwargs)
-            base.__init__(self, *args, **kwargs)
+                base_init(self, *args, **kwargs)
 
-        cls = type(self._attr(row), (base,), {
-            "__init__": __init__,
+        # Counted and warned natively for the constructing frame, then the
+        # base's __init__ (through the adapter when the arguments need it).
+        init = _C._compat.ShimInit(index, base_init, slow_init, positional, f"{name}.__init__")
+        cls = type(name, (base,), {
+            "__init__": init,
             "__module__": self.module,
             "__doc__": f"Legacy {row.legacy}, a subclass of {row.anydev}: {row.note} [{row.code}]",
             "__deprecated__": message,

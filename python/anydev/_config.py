@@ -31,7 +31,9 @@ from __future__ import annotations
 
 import os
 import re
-from typing import Any, Iterable, Optional, Sequence
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # `typing` costs the command's start-up
+    from typing import Any, Iterable, Optional, Sequence
 
 __all__ = ["Config", "ConfigError", "ConfigWarning", "Glob", "KEYS", "POLICIES", "find", "load", "load_file",
            "module_glob", "runtime_path_glob"]
@@ -419,7 +421,7 @@ def _overrides(cfg: Config, value: Any) -> list[dict]:
 
 
 def _glob_match(glob: str, path: str) -> bool:
-    from ._C._scan import glob_match  # the scanner's own (linear) matcher
+    from ._scanner._scan import glob_match  # the scanner's own (linear) matcher
 
     return glob_match(glob, path)
 

@@ -6,8 +6,8 @@ from anydev import _compat_runtime as _rt
 
 _M = _rt.ShimModule(__name__, 'torch.accelerator', '')
 
-current_device_idx = _M.forwarder('AD501')  # compat_map/python.toml:1443
-set_device_idx = _M.forwarder('AD502')  # compat_map/python.toml:1456
+current_device_idx = _M.forwarder('AD501')  # compat_map/python.toml:1444
+set_device_idx = _M.forwarder('AD502')  # compat_map/python.toml:1457
 
 __getattr__ = _M.lazy_getattr(globals(), {})
 __all__ = ['current_device_idx', 'set_device_idx']

@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import io
 import re
-from typing import Callable, Iterable, Optional
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # `typing` costs the command's start-up
+    from typing import Callable, Iterable, Optional
 
 _DIRECTIVE = (r"#\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]+(?:[,\s]+[A-Za-z]+[0-9]+)*)"
               r"|(?P<colon>:))?")
@@ -33,7 +35,9 @@ def _regex():
 
 
 def _has_noqa(data: bytes) -> bool:
-    return b"noqa" in data or b"NOQA" in data or re.search(rb"(?i)noqa", data) is not None
+    # bytes.lower() is ASCII-only, as (?i) is on bytes, and ten times faster
+    # than a case-insensitive search over a file without the directive.
+    return b"noqa" in data or b"NOQA" in data or b"noqa" in data.lower()
 
 
 def directives(data: bytes) -> dict[int, tuple[str, ...]]:

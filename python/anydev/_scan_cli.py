@@ -19,11 +19,12 @@ import argparse
 import os
 import sys
 from collections import Counter
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Optional, Sequence
-
 from . import _config
 
-if TYPE_CHECKING:  # pragma: no cover
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover - `typing` costs the command's start-up
+    from typing import Callable, Iterable, Iterator, Optional, Sequence
+
     from . import scan as _scan
 
 FORMATS = _config.OUTPUT_FORMATS

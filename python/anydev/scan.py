@@ -95,8 +95,13 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, field
-from typing import Callable, Iterable, Iterator, Optional, Sequence, Union
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # `typing` and `dataclasses` cost `anydev scan` start-up
+    from dataclasses import dataclass, field
+    from typing import Callable, Iterable, Iterator, Optional, Sequence, Union
+else:  # the same classes, made without importing dataclasses (anydev/_record.py)
+    from ._record import field
+    from ._record import record as dataclass
 
 __all__ = [
     "Finding",
@@ -309,7 +314,7 @@ def rule_filter(select: Optional[Iterable[str]] = None,
 
 # --- internals ---------------------------------------------------------------
 
-_FIELDS = tuple(f for f in Finding.__dataclass_fields__)
+_FIELDS = Finding.__match_args__
 
 
 def _make_builder():
@@ -323,11 +328,10 @@ def _make_builder():
     allows between classes of the same layout: about 0.3 us, and the result is
     an ordinary frozen Finding.
     """
-    import dataclasses
+    from ._record import make_twin
 
     if _SLOTS:
-        twin = dataclasses.make_dataclass(
-            "_FindingTwin", [(f.name, f.type) for f in dataclasses.fields(Finding)], slots=True)
+        twin = make_twin(Finding, "_FindingTwin")
 
         def build(values: tuple) -> Finding:
             f = twin(*values)
@@ -361,7 +365,7 @@ def _table():
 
 
 def _native():
-    from ._C import _scan
+    from ._scanner import _scan  # the scanner alone: no device runtime to load
 
     return _scan
 
@@ -501,13 +505,13 @@ def _tracked_ignored(paths: Sequence[str]) -> list[str]:
     ignore rule matches them (``git ls-files -ci --exclude-standard``), as
     paths spelled from the folder given. Empty outside a git work tree or
     without git (then the ignore rules alone decide)."""
-    import subprocess  # here: `import anydev` stays fast
-
     out: list[str] = []
     seen: set[str] = set()
     for p in paths:
         if not os.path.isdir(p):
             continue
+        import subprocess  # here: a scan of files alone never loads it
+
         try:
             proc = subprocess.run(
                 ["git", "-C", p, "ls-files", "-z", "--cached", "--ignored", "--exclude-standard",

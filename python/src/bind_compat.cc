@@ -39,6 +39,8 @@
 #include <tuple>
 #include <vector>
 
+#include "absl/base/attributes.h"
+#include "absl/base/optimization.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/node_hash_map.h"
 #include "absl/strings/str_cat.h"
@@ -74,6 +76,8 @@ struct Row {
   PyCFunction cfunc = nullptr;
   int cflags = 0;
   PyObject* cself = nullptr;
+  bool noargs = false;  // cfunc is METH_NOARGS
+  bool onearg = false;  // cfunc is METH_O
   // A scoped row (anydev.torch): a forwarder put on a real PyTorch entry
   // point. Calls from outside the scope reach `original` unchanged and are
   // only counted; calls from inside it are warned about and reach `target`
@@ -222,6 +226,32 @@ int Hit(int row, int depth) {
   return ApplyPolicy(e, (*g_rows)[static_cast<size_t>(row)]);
 }
 
+// The policy part of Hit for an entry already counted, out of line.
+ABSL_ATTRIBUTE_NOINLINE int ApplyPolicySlow(Entry* e, int row) {
+  if (e->epoch != g_epoch && ResolvePolicy(e) < 0) return -1;
+  return ApplyPolicy(e, (*g_rows)[static_cast<size_t>(row)]);
+}
+
+ABSL_ATTRIBUTE_NOINLINE int HitSlow(int row) { return Hit(row, 0); }
+
+// Hit(row, 0) for a call from the last site seen for `row` that has warned
+// (or is ignored) under the current policy: the site's instruction compared
+// with the one remembered, an increment and three comparisons; everything
+// else goes out of line. Note [Shim overhead]: this is most of what a legacy
+// call costs over its replacement (benchmarks/python/bench_compat.py).
+inline int HitFast(int row) {
+  const Row& r = (*g_rows)[static_cast<size_t>(row)];
+  const void* instr = anydev_site_instr();
+  Entry* e = r.last_entry;
+  if (ABSL_PREDICT_FALSE(instr != r.last_instr || e == nullptr)) return HitSlow(row);
+  ++e->count;
+  if (ABSL_PREDICT_TRUE(e->epoch == g_epoch && e->policy != kError &&
+                        (e->warned || e->policy == kIgnore))) {
+    return 0;
+  }
+  return ApplyPolicySlow(e, row);
+}
+
 // --- the Forwarder type ------------------------------------------------------
 
 struct ForwarderObject {
@@ -341,9 +371,21 @@ PyObject* CallTarget(const Row& r, PyObject* const* args, size_t nargsf, PyObjec
 }
 
 PyObject* ForwarderCall(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
-  auto* f = reinterpret_cast<ForwarderObject*>(self);
-  if (Hit(f->row, 0) < 0) return nullptr;
-  return CallTarget((*g_rows)[static_cast<size_t>(f->row)], args, nargsf, kwnames);
+  const int row = reinterpret_cast<ForwarderObject*>(self)->row;
+  if (HitFast(row) < 0) return nullptr;
+  const Row& r = (*g_rows)[static_cast<size_t>(row)];
+  // A call without arguments into a METH_NOARGS target (current_device()):
+  // nothing to bind or re-type.
+  if (kwnames == nullptr) {
+    const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (ABSL_PREDICT_TRUE(r.noargs && nargs == 0)) return r.cfunc(r.cself, nullptr);
+    // One int (or None) into a METH_O target (set_device(0)): nothing to
+    // re-type either.
+    if (r.onearg && nargs == 1 && (PyLong_CheckExact(args[0]) || args[0] == Py_None)) {
+      return r.cfunc(r.cself, args[0]);
+    }
+  }
+  return CallTarget(r, args, nargsf, kwnames);
 }
 
 // --- Scoped forwarders on a real PyTorch (anydev.torch) ---------------------
@@ -556,6 +598,137 @@ void InitForwarderType() {
   if (PyType_Ready(&t) < 0) throw py::error_already_set();
 }
 
+// --- The constructor of a class shim ------------------------------------------
+//
+// anydev.cuda.Stream is a subclass of anydev.Stream whose __init__ is one of
+// these: a method descriptor (so type.__call__ passes the new object as the
+// first argument, with no bound method made) that counts and warns as a
+// Forwarder does, for the frame that is constructing the object, and calls
+// the base's __init__. A row with an argument adapter (anydev.Stream takes
+// priority by keyword only, torch.cuda.Stream positionally) goes through the
+// adapter, a Python function, unless the call has at most `positional`
+// positional arguments and no keyword ones, which pass to the base's __init__
+// as they are (device strings and devices of the legacy type re-typed).
+
+struct ShimInitObject {
+  PyObject_HEAD
+  vectorcallfunc vectorcall;
+  int row;
+  int positional;       // arguments the base takes as the legacy class does
+  PyObject* base_init;  // the base class's __init__ (strong)
+  PyObject* slow_init;  // (self, *args, **kwargs) through the adapter, or nullptr
+  PyObject* qualname;   // __qualname__
+};
+
+PyObject* ShimInitCall(PyObject* self, PyObject* const* args, size_t nargsf, PyObject* kwnames) {
+  auto* s = reinterpret_cast<ShimInitObject*>(self);
+  const Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+  if (ABSL_PREDICT_FALSE(nargs < 1)) {
+    PyErr_SetString(PyExc_TypeError, "__init__ of a legacy class needs the object to initialise");
+    return nullptr;
+  }
+  if (HitFast(s->row) < 0) return nullptr;
+  if (s->slow_init == nullptr) return PyObject_Vectorcall(s->base_init, args, nargsf, kwnames);
+  if (kwnames != nullptr || nargs - 1 > s->positional) {
+    return PyObject_Vectorcall(s->slow_init, args, nargsf, kwnames);
+  }
+  const Row& r = (*g_rows)[static_cast<size_t>(s->row)];
+  PyObject* fixed[8];  // self and up to `positional` (< 8) arguments
+  bool changed = false;
+  for (Py_ssize_t i = 0; i < nargs; ++i) {
+    PyObject* n = i > 0 && r.retype ? RetypeArg(args[i], *r.retype) : nullptr;
+    fixed[i] = n != nullptr ? n : args[i];
+    changed |= n != nullptr;
+  }
+  if (!changed) return PyObject_Vectorcall(s->base_init, args, static_cast<size_t>(nargs), nullptr);
+  PyObject* out = PyObject_Vectorcall(s->base_init, fixed, static_cast<size_t>(nargs), nullptr);
+  for (Py_ssize_t i = 1; i < nargs; ++i) {
+    if (fixed[i] != args[i]) Py_DECREF(fixed[i]);
+  }
+  return out;
+}
+
+PyObject* ShimInitGet(PyObject* self, PyObject* obj, PyObject*) {
+  if (obj == nullptr || obj == Py_None) {
+    Py_INCREF(self);
+    return self;
+  }
+  return PyMethod_New(self, obj);
+}
+
+void ShimInitDealloc(PyObject* self) {
+  auto* s = reinterpret_cast<ShimInitObject*>(self);
+  Py_XDECREF(s->base_init);
+  Py_XDECREF(s->slow_init);
+  Py_XDECREF(s->qualname);
+  Py_TYPE(self)->tp_free(self);
+}
+
+PyObject* ShimInitName(PyObject*, void*) { return PyUnicode_FromString("__init__"); }
+PyObject* ShimInitSignature(PyObject*, void*) {
+  return PyUnicode_FromString("($self, /, *args, **kwargs)");
+}
+PyObject* ShimInitRow(PyObject* self, void*) {
+  return PyLong_FromLong(reinterpret_cast<ShimInitObject*>(self)->row);
+}
+
+PyMemberDef kShimInitMembers[] = {
+    {"__qualname__", T_OBJECT, offsetof(ShimInitObject, qualname), READONLY, nullptr},
+    {nullptr, 0, 0, 0, nullptr}};
+
+PyGetSetDef kShimInitGetSet[] = {
+    {"__name__", ShimInitName, nullptr, nullptr, nullptr},
+    {"__text_signature__", ShimInitSignature, nullptr, nullptr, nullptr},
+    {"_anydev_row", ShimInitRow, nullptr, "Index of this constructor's table row.", nullptr},
+    {nullptr, nullptr, nullptr, nullptr, nullptr}};
+
+PyTypeObject g_shim_init_type = {PyVarObject_HEAD_INIT(nullptr, 0) nullptr};
+
+// ShimInit(row, base_init, slow_init, positional, qualname)
+PyObject* ShimInitNew(PyTypeObject* type, PyObject* args, PyObject*) {
+  int row = 0, positional = 0;
+  PyObject *base_init, *slow_init, *qualname;
+  if (!PyArg_ParseTuple(args, "iOOiU", &row, &base_init, &slow_init, &positional, &qualname)) {
+    return nullptr;
+  }
+  if (row < 0 || static_cast<size_t>(row) >= g_rows->size()) {
+    PyErr_Format(PyExc_ValueError, "ShimInit: unknown row %d", row);
+    return nullptr;
+  }
+  if (positional < 0 || positional > 7) {
+    PyErr_Format(PyExc_ValueError, "ShimInit: positional must be in 0..7, not %d", positional);
+    return nullptr;
+  }
+  auto* s = reinterpret_cast<ShimInitObject*>(type->tp_alloc(type, 0));
+  if (s == nullptr) return nullptr;
+  s->vectorcall = ShimInitCall;
+  s->row = row;
+  s->positional = positional;
+  Py_INCREF(base_init);
+  s->base_init = base_init;
+  s->slow_init = slow_init == Py_None ? nullptr : (Py_INCREF(slow_init), slow_init);
+  Py_INCREF(qualname);
+  s->qualname = qualname;
+  return reinterpret_cast<PyObject*>(s);
+}
+
+void InitShimInitType() {
+  PyTypeObject& t = g_shim_init_type;
+  t.tp_name = "anydev._C._compat.ShimInit";
+  t.tp_basicsize = sizeof(ShimInitObject);
+  t.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR;
+  t.tp_doc = "The __init__ of a legacy class: counts, warns once per call site, and "
+             "initialises the object as its base class.";
+  t.tp_vectorcall_offset = offsetof(ShimInitObject, vectorcall);
+  t.tp_call = PyVectorcall_Call;
+  t.tp_new = ShimInitNew;
+  t.tp_dealloc = ShimInitDealloc;
+  t.tp_descr_get = ShimInitGet;
+  t.tp_members = kShimInitMembers;
+  t.tp_getset = kShimInitGetSet;
+  if (PyType_Ready(&t) < 0) throw py::error_already_set();
+}
+
 void BindScoped(py::module_& c) {
   PyTypeObject& t = g_quiet_matcher_type;
   t.tp_name = "anydev._C._compat.QuietMatcher";
@@ -641,6 +814,9 @@ void BindCompat(py::module_& m) {
   InitForwarderType();
   Py_INCREF(&g_forwarder_type);
   c.add_object("Forwarder", py::handle(reinterpret_cast<PyObject*>(&g_forwarder_type)));
+  InitShimInitType();
+  Py_INCREF(&g_shim_init_type);
+  c.add_object("ShimInit", py::handle(reinterpret_cast<PyObject*>(&g_shim_init_type)));
 
   c.def(
       "set_categories",
@@ -678,6 +854,10 @@ void BindCompat(py::module_& m) {
             r.cfunc = PyCFunction_GET_FUNCTION(r.target);
             r.cflags = PyCFunction_GET_FLAGS(r.target);
             r.cself = PyCFunction_GET_SELF(r.target);
+            const int kind = r.cflags & (METH_VARARGS | METH_FASTCALL | METH_NOARGS | METH_O |
+                                         METH_KEYWORDS);
+            r.noargs = kind == METH_NOARGS;
+            r.onearg = kind == METH_O;
           }
         }
         if (!retype.empty()) r.retype = Unwrap(ParseDeviceType(retype));

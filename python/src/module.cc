@@ -12,5 +12,9 @@ PYBIND11_MODULE(_C, m) {
   anydev::python::BindRuntime(m);
   anydev::python::BindFastCalls(m);
   anydev::python::BindCompat(m);
-  anydev::python::BindScan(m);
+  // The scanner is its own extension (scan_module.cc), so that `anydev scan`
+  // loads no runtime; anydev._C._scan is that module, as before.
+  pybind11::object scanner = pybind11::module_::import("anydev._scanner").attr("_scan");
+  m.attr("_scan") = scanner;
+  pybind11::module_::import("sys").attr("modules")["anydev._C._scan"] = scanner;
 }

@@ -75,3 +75,16 @@ const void* anydev_site_key(int depth, PyCodeObject** code, PyObject** globals, 
   return (const char*)c + *offset;
 #endif
 }
+
+const void* anydev_site_instr(void) {
+#ifdef ANYDEV_FAST_FRAMES
+  _PyInterpreterFrame* f = _PyThreadState_GET()->cframe->current_frame;
+  while (f != NULL && _PyFrame_IsIncomplete(f)) f = f->previous;
+  return f == NULL ? NULL : f->prev_instr;
+#else
+  PyCodeObject* code;
+  PyObject* globals;
+  int offset;
+  return anydev_site_key(0, &code, &globals, &offset);
+#endif
+}

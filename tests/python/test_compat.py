@@ -229,6 +229,46 @@ def test_stream_class_shim(multi_device, quiet):
     e.synchronize()
 
 
+def test_class_shims_warn_once_per_site_and_count_every_construction(multi_device):
+    with Recorder() as log:
+        for _ in range(3):
+            line = here(); anydev.cuda.Stream()  # noqa: E702
+        other = here(); anydev.cuda.Event()  # noqa: E702
+    ws = legacy(log)
+    assert [(w.lineno, w.filename) for w in ws] == [(line, __file__), (other, __file__)]
+    assert "anydev.cuda.Stream" in str(ws[0].message) and "[AD113]" in str(ws[0].message)
+    assert counts(line) == {"torch.cuda.Stream": 3}
+
+
+class _MyStream(anydev.cuda.Stream):
+    def __init__(self, priority: int = 0) -> None:
+        super().__init__("cuda:1", priority)  # the legacy positional priority
+
+
+def test_class_shim_subclass_warns_at_its_own_init(multi_device):
+    with Recorder() as log:
+        s = _MyStream(priority=-1)
+    ws = legacy(log)
+    assert len(ws) == 1 and ws[0].lineno == _MyStream.__init__.__code__.co_firstlineno + 1
+    assert s.device.index == 1 and s.priority == -1 and isinstance(s, anydev.cuda.Stream)
+
+
+def test_class_shim_arguments_as_the_legacy_class_takes_them(multi_device, quiet):
+    acc_type = anydev.accelerator.current_accelerator().type
+    assert anydev.cuda.Stream(1).device == anydev.device(acc_type, 1)  # the fast path
+    assert anydev.cuda.Stream(anydev.device("cuda", 1)).device == anydev.device(acc_type, 1)
+    s = anydev.cuda.Stream(None, -1)  # priority positionally: through the adapter
+    assert s.priority == -1
+    with pytest.raises(NotImplementedError, match="external"):
+        anydev.cuda.Event(external=True)
+    assert anydev.cuda.Event(True).elapsed_time  # enable_timing positionally
+    with pytest.raises(TypeError):
+        anydev.cuda.Stream(0, 0, 0)
+    init = anydev.cuda.Stream.__init__
+    assert init.__name__ == "__init__" and init.__qualname__ == "Stream.__init__"
+    assert str(inspect.signature(anydev.cuda.Stream)) == "(*args, **kwargs)"
+
+
 def test_stream_functions(multi_device, quiet):
     acc = anydev.accelerator
     acc_type = acc.current_accelerator().type

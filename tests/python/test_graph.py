@@ -190,3 +190,77 @@ def test_the_legacy_graph_classes_forward_onto_it(acc):
             g.replay()
         s.synchronize()
         assert bytes(buf.copy_to_host()) == b"\x07" * 64
+
+
+def test_the_legacy_graph_context_managers_capture_until_replay(acc):
+    import warnings
+
+    import anydev.cuda
+    import anydev.xpu
+
+    for legacy_graph, legacy_cm, extra in ((anydev.cuda.CUDAGraph, anydev.cuda.graph,
+                                            {"capture_error_mode": "thread_local"}),
+                                           (anydev.xpu.XPUGraph, anydev.xpu.graph, {})):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            g = legacy_graph()
+        buf = anydev.Buffer(128)
+        buf.fill_(1)
+        anydev.accelerator.synchronize()
+        before = anydev.accelerator.current_stream()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                with legacy_cm(g, **extra) as entered:
+                    assert entered is None  # as torch's
+                    side = anydev.accelerator.current_stream()
+                    assert side != before and side.is_capturing()  # its own side stream
+                    buf.fill_(5, stream=side)
+            except NotImplementedError as e:
+                pytest.skip(f"the backend has no graph capture: {e}")
+        assert any("anydev.accelerator.Graph" in str(w.message) for w in caught)
+        assert anydev.accelerator.current_stream() == before  # restored
+        anydev.accelerator.synchronize()
+        assert bytes(buf.copy_to_host()) == b"\x01" * 128  # captured, not run
+        g.replay()
+        anydev.accelerator.synchronize()
+        assert bytes(buf.copy_to_host()) == b"\x05" * 128
+
+
+def test_the_legacy_graph_context_manager_takes_a_stream_and_a_pool(acc):
+    import warnings
+
+    import anydev.cuda
+
+    warnings.simplefilter("ignore")
+    s = anydev.Stream()
+    first, second = Graph(), anydev.cuda.CUDAGraph()
+    try:
+        with anydev.cuda.graph(first, stream=s):
+            assert anydev.accelerator.current_stream() == s
+    except NotImplementedError as e:
+        pytest.skip(f"the backend has no graph capture: {e}")
+    with anydev.cuda.graph(second, first.pool(), s):  # positionally, as torch's
+        pass
+    assert second.pool() == first.pool()
+
+
+def test_the_legacy_graph_context_manager_refuses_what_it_cannot_take(acc):
+    import warnings
+
+    import anydev.cuda
+
+    warnings.simplefilter("ignore")
+    with pytest.raises(TypeError, match=r"torch\.cuda\.graph: cuda_graph must be a graph"):
+        anydev.cuda.graph(object())
+    with pytest.raises(TypeError, match="stream must be an anydev.Stream"):
+        anydev.cuda.graph(Graph(), stream="cuda:0")
+    with pytest.raises(TypeError, match="pool must be None or a graph's pool"):
+        anydev.cuda.graph(Graph(), pool=7)
+    before = anydev.accelerator.current_stream()
+    with pytest.raises(ValueError, match="capture_error_mode"):
+        with anydev.cuda.graph(Graph(), capture_error_mode="bogus"):
+            pass  # pragma: no cover - the capture does not begin
+    assert anydev.accelerator.current_stream() == before  # the stream was left again
+    with pytest.raises(TypeError):
+        anydev.cuda.graph(Graph(), None, None, "global", "extra")

@@ -33,6 +33,63 @@ class NeedleSet {
   bool always_ = false;
 };
 
+// Every occurrence of a few byte strings, for the Python fast path's
+// intra-file skipping (Note [Fast path] in python_scan.cc): a Teddy-style
+// search (three bytes of each needle classified by nibble tables, 32 bytes at
+// a time with AVX2 where the CPU has it; a scalar loop otherwise), each
+// candidate then compared whole. A needle marked `word` matches only as a
+// whole identifier (no identifier byte on either side). Holds views: the
+// needles' bytes must outlive it. No heap.
+class NeedleSearch {
+ public:
+  static constexpr int kMax = 64;
+  // Returns false when full (the caller then takes the slow path).
+  bool Add(std::string_view needle, bool word);
+  int size() const { return count_; }
+  // Builds the tables; call after the last Add.
+  void Build();
+  // The offset of the first match that starts in [from, end) and ends by
+  // `end`, or `end` when none. p[begin, end + 16) must be readable; `begin`
+  // is where the text starts (a word needs no identifier byte before it
+  // there).
+  size_t Next(const char* p, size_t begin, size_t from, size_t end) const;
+
+ private:
+  size_t NextScalar(const char* p, size_t begin, size_t from, size_t i, size_t end) const;
+  size_t NextAvx2(const char* p, size_t begin, size_t from, size_t end) const;
+  // The start of a needle of `buckets` whose fingerprint is at `at` and
+  // that matches in [from, end), or SIZE_MAX.
+  size_t Verify(const char* p, size_t begin, size_t from, size_t at, size_t end,
+                unsigned buckets) const;
+
+  struct Needle {
+    std::string_view text;
+    bool word;
+    uint8_t off;  // where its three fingerprint bytes are: its rarest
+  };
+  Needle needles_[kMax];
+  int count_ = 0;
+  // Needles by bucket (8): indices into needles_, in order.
+  uint8_t bucket_of_[kMax] = {};
+  uint8_t bucket_[8][kMax] = {};  // the needles of each bucket
+  int bucket_size_[8] = {};
+  // Nibble tables: bit b of lo0[x & 15] & hi0[x >> 4] is set when byte x can
+  // be the first fingerprint byte of a needle of bucket b; lo1/hi1 the second.
+  alignas(16) uint8_t lo0_[16] = {}, hi0_[16] = {}, lo1_[16] = {}, hi1_[16] = {};
+  alignas(16) uint8_t lo2_[16] = {}, hi2_[16] = {};  // the third
+  bool avx2_ = false;
+};
+
+// Whether the Python scanner may skip the lines that cannot hold a finding
+// (its fast path), or must lex every byte (the full path, which the
+// differential tests compare it with). ANYDEV_SCAN_FULL_LEXER=1 in the
+// environment forces the full path; tests may also set it here.
+bool FastPathEnabled();
+void SetFastPathForTesting(int mode);  // 1: on, 0: off, -1: from the environment
+// How many files the fast path has scanned in this process (for tests).
+uint64_t FastPathFilesForTesting();
+void CountFastPathFile();
+
 // A finding before its line and column are known.
 struct RawFinding {
   int rule;

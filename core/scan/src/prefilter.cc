@@ -95,3 +95,233 @@ bool NeedleSet::FoundIn(const char* p, size_t n) const {
 }
 
 }  // namespace anydev::scan::internal
+
+// ---------------------------------------------------------------------------
+// NeedleSearch: every match of a few needles (Note [Fast path] in
+// python_scan.cc), Teddy-style. Each needle goes to one of 8 buckets; four
+// 16-entry tables map the low and high nibble of a byte to the buckets whose
+// needles can have that byte first (lo0/hi0) or second (lo1/hi1), so one
+// shuffle per nibble classifies 32 bytes at once, and a position is a
+// candidate when some bucket bit survives both bytes. Only candidates are
+// compared whole.
+
+#include <atomic>
+#include <cstdlib>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define ANYDEV_SCAN_HAVE_AVX2_KERNEL 1
+#include <immintrin.h>
+#endif
+
+namespace anydev::scan::internal {
+
+namespace {
+
+// A rough frequency of each byte in source code, to pick the pair of a
+// needle that is rarest (few candidates to verify).
+int ByteFrequency(unsigned char c) {
+  static constexpr int kLetters[26] = {75, 18, 40, 40, 110, 25, 20, 30, 70, 2,  10, 45, 30,
+                                       65, 65, 30, 2,  70, 70, 80, 35, 10, 10, 12, 15, 2};
+  if (c >= 'a' && c <= 'z') return kLetters[c - 'a'];
+  if (c >= 'A' && c <= 'Z') return 6;
+  if (c >= '0' && c <= '9') return 10;
+  switch (c) {
+    case ' ': return 150;
+    case '_': return 40;
+    case '.': return 30;
+    case '(': case ')': case ',': case '=': case '\n': return 25;
+    default: return 8;
+  }
+}
+
+}  // namespace
+
+bool NeedleSearch::Add(std::string_view needle, bool word) {
+  if (needle.empty() || count_ == kMax) return false;
+  for (int k = 0; k < count_; ++k) {
+    if (needles_[k].text == needle) {
+      needles_[k].word = needles_[k].word && word;  // the weaker test serves both
+      return true;
+    }
+  }
+  // The rarest three bytes; a needle that holds a newline keeps offset 0, so that
+  // a match never starts in a line before the one its fingerprint is in.
+  uint8_t off = 0;
+  if (needle.size() > 3 && needle.find_first_of("\n\r") == std::string_view::npos) {
+    long best = 1L << 40;
+    for (size_t k = 0; k + 2 < needle.size() && k < 255; ++k) {
+      const long score = static_cast<long>(ByteFrequency(static_cast<unsigned char>(needle[k]))) *
+                         ByteFrequency(static_cast<unsigned char>(needle[k + 1])) *
+                         ByteFrequency(static_cast<unsigned char>(needle[k + 2]));
+      if (score < best) {
+        best = score;
+        off = static_cast<uint8_t>(k);
+      }
+    }
+  }
+  needles_[count_++] = Needle{needle, word, off};
+  return true;
+}
+
+void NeedleSearch::Build() {
+  for (int t = 0; t < 16; ++t) lo0_[t] = hi0_[t] = lo1_[t] = hi1_[t] = lo2_[t] = hi2_[t] = 0;
+  for (int b = 0; b < 8; ++b) bucket_size_[b] = 0;
+  for (int k = 0; k < count_; ++k) {
+    const std::string_view n = needles_[k].text.substr(needles_[k].off);
+    // A needle shares the bucket of one with the same first fingerprint
+    // byte (the nibble tables then admit only the second bytes' mix), else
+    // takes the emptiest bucket.
+    int b = -1;
+    for (int j = 0; j < k && b < 0; ++j) {
+      if (needles_[j].text[needles_[j].off] == n[0]) b = bucket_of_[j];
+    }
+    if (b < 0) {
+      b = 0;
+      for (int c = 1; c < 8; ++c) {
+        if (bucket_size_[c] < bucket_size_[b]) b = c;
+      }
+    }
+    bucket_of_[k] = static_cast<uint8_t>(b);
+    bucket_[b][bucket_size_[b]++] = static_cast<uint8_t>(k);
+    const uint8_t bit = static_cast<uint8_t>(1u << b);
+    const unsigned char c0 = static_cast<unsigned char>(n[0]);
+    lo0_[c0 & 15] |= bit;
+    hi0_[c0 >> 4] |= bit;
+    // Its second and third bytes; any byte past its end.
+    uint8_t* lo[2] = {lo1_, lo2_};
+    uint8_t* hi[2] = {hi1_, hi2_};
+    for (size_t q = 1; q <= 2; ++q) {
+      if (n.size() > q) {
+        const unsigned char c = static_cast<unsigned char>(n[q]);
+        lo[q - 1][c & 15] |= bit;
+        hi[q - 1][c >> 4] |= bit;
+      } else {
+        for (int t = 0; t < 16; ++t) {
+          lo[q - 1][t] |= bit;
+          hi[q - 1][t] |= bit;
+        }
+      }
+    }
+  }
+#if defined(ANYDEV_SCAN_HAVE_AVX2_KERNEL)
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  avx2_ = avx2;
+#endif
+}
+
+size_t NeedleSearch::Verify(const char* p, size_t begin, size_t from, size_t at, size_t end,
+                            unsigned buckets) const {
+  size_t found = SIZE_MAX;
+  const unsigned char* u = reinterpret_cast<const unsigned char*>(p);
+  for (; buckets != 0; buckets &= buckets - 1) {
+    const int b = __builtin_ctz(buckets);
+    for (int i = 0; i < bucket_size_[b]; ++i) {
+      const Needle& n = needles_[bucket_[b][i]];
+      const size_t pos = at - n.off;
+      const size_t len = n.text.size();
+      const char* t = n.text.data();
+      if (at < from + n.off || pos >= found || pos + len > end) continue;
+      if (p[at] != t[n.off] || (len > 1 && p[at + 1] != t[n.off + 1]) ||
+          (len > 2 && p[at + 2] != t[n.off + 2])) {
+        continue;
+      }
+      if (n.word && ((pos > begin && IsIdentChar(u[pos - 1])) || IsIdentChar(u[pos + len]))) {
+        continue;
+      }
+      if (len > 3 && std::memcmp(p + pos, t, len) != 0) continue;
+      found = pos;
+    }
+  }
+  return found;
+}
+
+size_t NeedleSearch::NextScalar(const char* p, size_t begin, size_t from, size_t i,
+                                size_t end) const {
+  const unsigned char* u = reinterpret_cast<const unsigned char*>(p);
+  for (; i < end; ++i) {
+    const unsigned b = static_cast<unsigned>(lo0_[u[i] & 15] & hi0_[u[i] >> 4] &
+                                             lo1_[u[i + 1] & 15] & hi1_[u[i + 1] >> 4] &
+                                             lo2_[u[i + 2] & 15] & hi2_[u[i + 2] >> 4]);
+    if (b == 0) continue;
+    const size_t pos = Verify(p, begin, from, i, end, b);
+    if (pos != SIZE_MAX) return pos;
+  }
+  return end;
+}
+
+#if defined(ANYDEV_SCAN_HAVE_AVX2_KERNEL)
+__attribute__((target("avx2"))) size_t NeedleSearch::NextAvx2(const char* p, size_t begin,
+                                                                size_t from, size_t end) const {
+  const __m256i lo0 = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(lo0_)));
+  const __m256i hi0 = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(hi0_)));
+  const __m256i lo1 = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(lo1_)));
+  const __m256i hi1 = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(hi1_)));
+  const __m256i lo2 = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(lo2_)));
+  const __m256i hi2 = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(hi2_)));
+  const __m256i nib = _mm256_set1_epi8(0x0F);
+  const __m256i zero = _mm256_setzero_si256();
+  size_t i = from;
+  // Reads p[i, i + 34): within the padding while i + 18 <= end.
+  for (; i + 18 <= end; i += 32) {
+    const __m256i v0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i));
+    const __m256i v1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i + 1));
+    const __m256i m0 = _mm256_and_si256(
+        _mm256_shuffle_epi8(lo0, _mm256_and_si256(v0, nib)),
+        _mm256_shuffle_epi8(hi0, _mm256_and_si256(_mm256_srli_epi16(v0, 4), nib)));
+    const __m256i m1 = _mm256_and_si256(
+        _mm256_shuffle_epi8(lo1, _mm256_and_si256(v1, nib)),
+        _mm256_shuffle_epi8(hi1, _mm256_and_si256(_mm256_srli_epi16(v1, 4), nib)));
+    const __m256i v2 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i + 2));
+    const __m256i m2 = _mm256_and_si256(
+        _mm256_shuffle_epi8(lo2, _mm256_and_si256(v2, nib)),
+        _mm256_shuffle_epi8(hi2, _mm256_and_si256(_mm256_srli_epi16(v2, 4), nib)));
+    const __m256i c = _mm256_and_si256(_mm256_and_si256(m0, m1), m2);
+    unsigned mask = ~static_cast<unsigned>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(c, zero)));
+    if (mask == 0) continue;
+    alignas(32) uint8_t bytes[32];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(bytes), c);
+    while (mask != 0) {
+      const unsigned j = static_cast<unsigned>(__builtin_ctz(mask));
+      if (i + j >= end) return end;
+      const size_t pos = Verify(p, begin, from, i + j, end, bytes[j]);
+      if (pos != SIZE_MAX) return pos;
+      mask &= mask - 1;
+    }
+  }
+  return NextScalar(p, begin, from, i, end);
+}
+#else
+size_t NeedleSearch::NextAvx2(const char* p, size_t begin, size_t from, size_t end) const {
+  return NextScalar(p, begin, from, from, end);
+}
+#endif
+
+size_t NeedleSearch::Next(const char* p, size_t begin, size_t from, size_t end) const {
+  if (count_ == 0 || from >= end) return end;
+  return avx2_ ? NextAvx2(p, begin, from, end) : NextScalar(p, begin, from, from, end);
+}
+
+namespace {
+std::atomic<int> fast_path_mode{-1};
+}  // namespace
+
+bool FastPathEnabled() {
+  const int mode = fast_path_mode.load(std::memory_order_relaxed);
+  if (mode >= 0) return mode != 0;
+  static const bool from_env = [] {
+    const char* v = std::getenv("ANYDEV_SCAN_FULL_LEXER");
+    return !(v != nullptr && *v != '\0' && std::string_view(v) != "0");
+  }();
+  return from_env;
+}
+
+void SetFastPathForTesting(int mode) { fast_path_mode.store(mode, std::memory_order_relaxed); }
+
+namespace {
+std::atomic<uint64_t> fast_path_files{0};
+}  // namespace
+
+uint64_t FastPathFilesForTesting() { return fast_path_files.load(std::memory_order_relaxed); }
+void CountFastPathFile() { fast_path_files.fetch_add(1, std::memory_order_relaxed); }
+
+}  // namespace anydev::scan::internal

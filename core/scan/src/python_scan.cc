@@ -10,6 +10,10 @@
 // `NAME = None` does not unbind). Parameters shadow the enclosing names.
 #include <algorithm>
 #include <cstring>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#endif
 #include <string>
 #include <string_view>
 #include <vector>
@@ -113,8 +117,24 @@ bool IsStringPrefix(const char* p, size_t n, bool* raw, bool* fmt, bool* bytes) 
 
 class Lexer {
  public:
-  Lexer(std::string_view src, size_t begin, TokenBuffer<Tok>* toks, LexOutput* out)
-      : s_(src.data()), n_(src.size()), p_(begin), line_start_(begin), toks_(*toks), out_(out) {}
+  // Lexes src[begin, end): the whole input, or (the fast path) a run of
+  // logical lines that ends just past a newline, or at the input's end.
+  Lexer(std::string_view src, size_t begin, TokenBuffer<Tok>* toks, LexOutput* out,
+        size_t end = std::string_view::npos)
+      : s_(src.data()), n_(end < src.size() ? end : src.size()), p_(begin), line_start_(begin),
+        toks_(*toks), out_(out) {}
+
+  // Lexes the one string literal whose prefix starts at `start` and whose
+  // opening quote is at `quote` (the fast path's skeleton, which needs its
+  // end exactly as the full lexer finds it). Returns false if the lexer
+  // fails on it; else sets *after past its closing quote.
+  bool LexStringAt(size_t start, size_t quote, bool raw, bool fmt, size_t* after) {
+    p_ = quote;
+    at_logical_start_ = false;
+    String(start, raw, fmt);
+    *after = p_;
+    return !failed_;
+  }
 
   void Run() {
     LexCode(false);
@@ -576,6 +596,7 @@ class Resolver {
     for (size_t i = 0; i < n; ++i) {
       const Tok& tok = t_[i];
       const uint8_t type = tok.type;
+      cur_ = tok.type == kNewline && tok.start > 0 ? tok.start - 1 : tok.start;
       if (tok.first) {
         while (scopes_.size() > 1 && static_cast<int>(tok.indent) <= scopes_.back().indent) {
           bindings_.resize(scopes_.back().bindings_begin);
@@ -783,11 +804,18 @@ class Resolver {
 
   void Bind(std::string_view name, std::string target) {
     bound_first_[static_cast<unsigned char>(name[0])] = true;
+    if (bound_names_ != nullptr) {
+      if (!target.empty()) bound_names_->push_back(name);
+      binding_offsets_->push_back(cur_);
+    }
     bindings_.push_back(Binding{name, std::move(target)});
   }
   // Rebinding a name that resolves to the table's namespaces hides it.
   void Unbind(std::string_view name) {
-    if (Lookup(name) != nullptr) bindings_.push_back(Binding{name, std::string()});
+    if (Lookup(name) != nullptr) {
+      if (binding_offsets_ != nullptr) binding_offsets_->push_back(cur_);
+      bindings_.push_back(Binding{name, std::string()});
+    }
   }
   void Shadow(std::string_view name) { Unbind(name); }
 
@@ -1109,8 +1137,14 @@ class Resolver {
   // Where the chains the literal rules ask about are recorded; null when no
   // literal rule is on (see PyLiterals).
   std::vector<ResolvedChain>* chains_ = nullptr;
+  // The fast path's (Note [Fast path]): where the names bound to a target
+  // are recorded, and the offsets at which any binding changed; null in the
+  // full path.
+  std::vector<std::string_view>* bound_names_ = nullptr;
+  std::vector<uint32_t>* binding_offsets_ = nullptr;
 
  private:
+  uint32_t cur_ = 0;  // offset of the token being read (a newline's: its last byte)
   std::vector<Scope> scopes_;
   std::vector<Binding> bindings_;
   bool bound_first_[256] = {};  // first bytes of the names ever bound
@@ -1462,7 +1496,7 @@ class PyLiterals {
         if (cuda && (first || keyword == "type")) {
           const size_t close = Close(o.open);
           Add(kPyDeviceCall, RefKind::kCall, t_[o.callee_first].start, t_[o.open - 1].end,
-              close < n_ ? t_[close].end : -1);
+              close < n_ ? static_cast<int64_t>(t_[close].end) : int64_t{-1});
         }
         return;
       case kTo:
@@ -1527,7 +1561,8 @@ class PyLiterals {
     const std::string_view w = Text(k);
     if (w == "cuda" && t_[k + 1].type == kLParen) {
       const size_t close = Close(k + 1);
-      Add(kPyCudaMethod, RefKind::kCall, tok.start, tok.end, close < n_ ? t_[close].end : -1);
+      Add(kPyCudaMethod, RefKind::kCall, tok.start, tok.end,
+          close < n_ ? static_cast<int64_t>(t_[close].end) : int64_t{-1});
     } else if (w == "is_cuda" && t_[k + 1].type != kLParen) {
       Add(kPyIsCuda, RefKind::kReference, tok.start, tok.end, -1);
     }
@@ -1606,8 +1641,574 @@ class PyLiterals {
 
 }  // namespace
 
-void ScanPython(const RuleSet& rules, std::string_view src, size_t begin, LexOutput* out) {
-  thread_local TokenBuffer<Tok> toks;
+// ---------------------------------------------------------------------------
+// Note [Fast path]: most lines of a file cannot hold a finding, and the
+// scanner need not lex them. A finding's logical line holds one of the
+// fast-path needles of the rules (RuleSet::FastPathNeedles: a component of
+// the spelling it matches, or its detector's string), or the first name of
+// a chain bound to a target (an alias: `from torch.cuda import
+// current_device as cd` makes `cd` one), or the keyword `import`. What a line
+// that holds none of them does to the resolver is nothing, with two
+// exceptions: a `def`/`class` pushes a scope in which a later import binds,
+// and a line of smaller indent pops it. So the fast path
+//   1. runs a skeleton pass over the file (SkeletonPass): it finds the
+//      logical lines (a vectorised scan for the bytes that can end one or
+//      open a string, bracket, comment or continuation; each string lexed by
+//      the full lexer's own code, so it ends where the full lexer ends it),
+//      with their indents and their nearest enclosing line (the previous one
+//      of a smaller indent), and gives up on anything the full lexer would
+//      fail on or that it does not model (a byte that is no Python, a
+//      mismatched bracket, a string prefix after a number);
+//   2. marks the lines that hold a needle (NeedleSearch, one search per
+//      needle set, a hit skipping the rest of its line), then lexes, resolves
+//      and runs the literal rules over those lines alone, each run of lines
+//      lexed by the full lexer, with a marker token where lines were left
+//      out (a line start whose indent is the smallest of those left out, so
+//      scopes pop as they would, and no detector sees two lines as
+//      adjacent that are not);
+//   3. adds what that pass shows must be lexed too: the lines holding a name
+//      it saw bound, the enclosing lines of each line where a binding
+//      changed (the `def` whose scope holds it), and the four lines after
+//      an `if` that asks torch for a device (the statement form of the
+//      availability idiom spans them); and repeats until nothing is added.
+// The findings are then those of the full path (tests/cpp/scan_test.cc and
+// tests/python/test_scan_fast_path.py check it on generated trees, the
+// fixtures and adversarial inputs). A file the skeleton gives up on, or
+// whose rules allow no needle list, takes the full path.
+
+namespace {
+
+constexpr uint32_t kNoToken = 0xFFFFFFFFu;
+
+// One logical line: [start, end) from the start of its first physical line
+// to just past its newline.
+struct Region {
+  uint32_t start, end;
+  uint32_t first;   // offset of its first token; kNoToken for a blank or comment line
+  uint16_t indent;  // of its first token, as the lexer counts it
+  int32_t parent;   // the nearest earlier line with a token and a smaller indent; -1
+};
+
+uint16_t IndentBetween(const char* s, size_t line_start, size_t at) {
+  unsigned col = 0;
+  for (size_t i = line_start; i < at; ++i) {
+    const char c = s[i];
+    if (c == '\t') col = (col / 8 + 1) * 8;
+    else if (c == '\f') col = 0;
+    else ++col;
+  }
+  return static_cast<uint16_t>(col > 0xFFFF ? 0xFFFF : col);
+}
+
+// The bytes the skeleton stops at in code: control bytes (newlines among
+// them), ! " # $ % & ' ( ), ?, [ \ ], `, { | } ~ and DEL. Classified by
+// nibble: bit k of kSpecialLo[b & 15] & kSpecialHi[b >> 4].
+struct SpecialTables {
+  alignas(16) uint8_t lo[16];
+  alignas(16) uint8_t hi[16];
+  bool byte[256];
+};
+
+constexpr SpecialTables MakeSpecialTables() {
+  SpecialTables t{};
+  t.hi[0] = t.hi[1] = 1;
+  t.hi[2] = 2;
+  t.hi[3] = 4;
+  t.hi[5] = 8;
+  t.hi[6] = 16;
+  t.hi[7] = 32;
+  for (int l = 0; l < 16; ++l) {
+    uint8_t m = 1;
+    if (l >= 1 && l <= 9) m |= 2;
+    if (l == 15) m |= 4;
+    if (l >= 11 && l <= 13) m |= 8;
+    if (l == 0) m |= 16;
+    if (l >= 11) m |= 32;
+    t.lo[l] = m;
+  }
+  for (int b = 0; b < 256; ++b) t.byte[b] = (t.lo[b & 15] & t.hi[b >> 4]) != 0;
+  return t;
+}
+
+constexpr SpecialTables kSpecial = MakeSpecialTables();
+
+// The special bytes of s[p, p + 64) as a bit mask (bit k: s[p + k]). Reads
+// s[p, p + 64), which the caller keeps inside the padding; bytes at or past
+// n are special (the padding's NUL is, and the caller stops at n).
+uint64_t ClassifyScalar(const unsigned char* s, size_t p, size_t n) {
+  uint64_t m = 0;
+  for (size_t k = 0; k < 64; ++k) {
+    if (p + k >= n) {
+      m |= ~uint64_t{0} << k;
+      break;
+    }
+    m |= static_cast<uint64_t>(kSpecial.byte[s[p + k]]) << k;
+  }
+  return m;
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define ANYDEV_SCAN_SKELETON_AVX2 1
+__attribute__((target("avx2"))) uint64_t ClassifyAvx2(const unsigned char* s, size_t p) {
+  const __m256i lo = _mm256_broadcastsi128_si256(
+      _mm_load_si128(reinterpret_cast<const __m128i*>(kSpecial.lo)));
+  const __m256i hi = _mm256_broadcastsi128_si256(
+      _mm_load_si128(reinterpret_cast<const __m128i*>(kSpecial.hi)));
+  const __m256i nib = _mm256_set1_epi8(0x0F);
+  const __m256i zero = _mm256_setzero_si256();
+  uint64_t out = 0;
+  for (int h = 0; h < 2; ++h) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + p + 32 * h));
+    const __m256i m = _mm256_and_si256(
+        _mm256_shuffle_epi8(lo, _mm256_and_si256(v, nib)),
+        _mm256_shuffle_epi8(hi, _mm256_and_si256(_mm256_srli_epi16(v, 4), nib)));
+    const uint32_t none = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(m, zero)));
+    out |= static_cast<uint64_t>(~none) << (32 * h);
+  }
+  return out;
+}
+#endif
+
+bool HaveAvx2() {
+#if defined(ANYDEV_SCAN_SKELETON_AVX2)
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  return avx2;
+#else
+  return false;
+#endif
+}
+
+// The next special byte at or after a position, from a 64-byte block's
+// bit mask kept between calls (most specials are a few bytes apart).
+class SpecialCursor {
+ public:
+  SpecialCursor(const unsigned char* s, size_t n) : s_(s), n_(n), avx2_(HaveAvx2()) {}
+
+  size_t Next(size_t p) {
+    for (;;) {
+      if (p - base_ < 64) {
+        const uint64_t m = mask_ & (~uint64_t{0} << (p - base_));
+        if (m != 0) return base_ + static_cast<size_t>(__builtin_ctzll(m));
+        p = base_ + 64;
+      }
+      if (p >= n_) return n_;
+      base_ = p;
+#if defined(ANYDEV_SCAN_SKELETON_AVX2)
+      // s[p, p + 64) lies in the input and its 16 bytes of padding while
+      // p + 48 <= n; past that the scalar classifier stops at n.
+      mask_ = avx2_ && p + 48 <= n_ ? ClassifyAvx2(s_, p) : ClassifyScalar(s_, p, n_);
+#else
+      mask_ = ClassifyScalar(s_, p, n_);
+#endif
+    }
+  }
+
+ private:
+  const unsigned char* s_;
+  size_t n_;
+  bool avx2_;
+  size_t base_ = ~size_t{0} / 2;  // far from any p: the first Next classifies
+  uint64_t mask_ = 0;
+};
+
+// Past the newline at p (\n, \r\n or \r).
+size_t SkipNl(const char* s, size_t p, size_t n) {
+  if (s[p] == '\r' && p + 1 < n && s[p + 1] == '\n') return p + 2;
+  return p + 1;
+}
+
+// The end of the comment at p: its newline, or n.
+size_t CommentEnd(const char* s, size_t p, size_t n, bool has_cr) {
+  if (!has_cr) {
+    const void* nl = std::memchr(s + p, '\n', n - p);
+    return nl ? static_cast<size_t>(static_cast<const char*>(nl) - s) : n;
+  }
+  while (p < n && s[p] != '\n' && s[p] != '\r') ++p;
+  return p;
+}
+
+// Step 1 of Note [Fast path]. Returns false where the fast path must not
+// be taken.
+bool SkeletonPass(std::string_view src, size_t begin, Lexer* strings, TokenBuffer<Tok>* scratch,
+                  LexOutput* scratch_out, std::vector<Region>* regions,
+                  std::vector<int32_t>* open) {
+  const char* s = src.data();
+  const unsigned char* u = reinterpret_cast<const unsigned char*>(s);
+  const size_t n = src.size();
+  const bool has_cr = std::memchr(s, '\r', n) != nullptr;
+  SpecialCursor specials(u, n);
+  constexpr int kMaxDepth = 200;
+  char stack[kMaxDepth];
+  int depth = 0;
+  regions->clear();
+  open->clear();  // the lines with a token whose indents ascend: the parents
+  size_t p = begin;
+  while (p < n) {
+    Region r{static_cast<uint32_t>(p), 0, kNoToken, 0, -1};
+    size_t line_start = p;
+    bool seen = false;
+    for (;;) {
+      if (!seen) {  // at the start of a physical line, no token yet
+        bool plain = true;  // spaces only: the indent is their count
+        for (uint64_t w; std::memcpy(&w, s + p, 8), w == 0x2020202020202020ULL;) p += 8;
+        while (s[p] == ' ' || s[p] == '\t' || s[p] == '\f') plain &= s[p++] == ' ';
+        const char c = s[p];
+        if (c == '#') {
+          p = CommentEnd(s, p, n, has_cr);
+        } else if (c == '\\') {
+          if (s[p + 1] != '\n' && s[p + 1] != '\r') return false;
+          p = SkipNl(s, p + 1, n);
+          line_start = p;
+          continue;
+        } else if (p < n && c != '\n' && c != '\r') {
+          seen = true;
+          r.first = static_cast<uint32_t>(p);
+          r.indent = plain && p - line_start < 0xFFFF ? static_cast<uint16_t>(p - line_start)
+                                                      : IndentBetween(s, line_start, p);
+        }
+        if (!seen) {  // a blank or comment line
+          if (p < n) p = SkipNl(s, p, n);
+          break;
+        }
+      }
+      p = specials.Next(p);
+      if (p >= n) break;
+      const char c = s[p];
+      bool done = false;
+      switch (c) {
+        case '\n':
+        case '\r':
+          p = SkipNl(s, p, n);
+          done = depth == 0;
+          break;
+        case '#':
+          p = CommentEnd(s, p, n, has_cr);
+          break;
+        case '\\':
+          if (s[p + 1] != '\n' && s[p + 1] != '\r') return false;
+          p = SkipNl(s, p + 1, n);
+          break;
+        case '"':
+        case '\'': {
+          size_t id = p;
+          while (id > begin && IsIdentChar(u[id - 1])) --id;
+          bool raw = false, fmt = false, bytes = false;
+          size_t start = p;
+          if (p - id >= 1 && p - id <= 2 && IsStringPrefix(s + id, p - id, &raw, &fmt, &bytes)) {
+            // A prefix, unless the letters end a number (1.f"", 1e+f""):
+            // the full lexer's business.
+            if (id > begin && (s[id - 1] == '.' || s[id - 1] == '+' || s[id - 1] == '-')) {
+              return false;
+            }
+            start = id;
+          } else {
+            raw = fmt = false;
+          }
+          scratch->clear();
+          size_t after;
+          if (!strings->LexStringAt(start, p, raw, fmt, &after)) return false;
+          if (!scratch_out->suppressions.empty()) scratch_out->suppressions.clear();
+          p = after;
+          break;
+        }
+        case '(':
+        case '[':
+        case '{':
+          if (depth == kMaxDepth) return false;
+          stack[depth++] = c;
+          ++p;
+          break;
+        case ')':
+        case ']':
+        case '}': {
+          const char want = c == ')' ? '(' : c == ']' ? '[' : '{';
+          if (depth == 0 || stack[depth - 1] != want) return false;
+          --depth;
+          ++p;
+          break;
+        }
+        case '!':
+          if (s[p + 1] != '=') return false;
+          p += 2;
+          break;
+        case '\t':
+        case '\f':
+        case '%':
+        case '&':
+        case '|':
+        case '~':
+          ++p;
+          break;
+        default:
+          return false;  // no Python: the full lexer reports it
+      }
+      if (done) break;
+    }
+    if (p >= n && depth != 0) return false;
+    r.end = static_cast<uint32_t>(p < n ? p : n);
+    if (r.first != kNoToken) {
+      const int32_t index = static_cast<int32_t>(regions->size());
+      while (!open->empty() && (*regions)[static_cast<size_t>(open->back())].indent >= r.indent) {
+        open->pop_back();
+      }
+      r.parent = open->empty() ? -1 : open->back();
+      open->push_back(index);
+    }
+    regions->push_back(r);
+  }
+  return depth == 0;
+}
+
+// The region holding offset `off`.
+size_t RegionOf(const std::vector<Region>& regions, uint32_t off) {
+  auto it = std::upper_bound(regions.begin(), regions.end(), off,
+                             [](uint32_t v, const Region& r) { return v < r.start; });
+  return it == regions.begin() ? 0 : static_cast<size_t>(it - regions.begin() - 1);
+}
+
+// Marks the regions that hold a match of `search`; returns how many were
+// not marked before.
+size_t MarkHits(const NeedleSearch& search, std::string_view src, size_t begin,
+                const std::vector<Region>& regions, std::vector<uint8_t>* marked) {
+  const size_t n = src.size();
+  size_t r = 0, added = 0;
+  for (size_t at = search.Next(src.data(), begin, begin, n); at < n;) {
+    while (r + 1 < regions.size() && regions[r + 1].start <= at) ++r;
+    if (!(*marked)[r]) {
+      (*marked)[r] = 1;
+      ++added;
+    }
+    at = search.Next(src.data(), begin, regions[r].end > at ? regions[r].end : at + 1, n);
+  }
+  return added;
+}
+
+struct FastScratch {
+  std::vector<Region> regions;
+  std::vector<int32_t> open;
+  std::vector<uint8_t> marked;  // by region: 1 when it must be lexed
+  std::vector<std::string_view> names, bound;
+  std::vector<uint32_t> binding_offsets;
+  std::vector<ResolvedChain> chains;
+  TokenBuffer<Tok> scratch_toks;
+};
+
+// Lexes the marked regions into `toks` (Note [Fast path], step 2). Returns
+// false if the lexer fails (the skeleton would have given up first).
+bool LexMarked(std::string_view src, const std::vector<Region>& regions,
+               const std::vector<uint8_t>& marked, TokenBuffer<Tok>* toks, LexOutput* out) {
+  toks->clear();
+  bool gap = false;
+  uint16_t gap_indent = 0xFFFF;
+  uint32_t gap_at = 0;
+  const size_t count = regions.size();
+  for (size_t i = 0; i < count;) {
+    const Region& r = regions[i];
+    if (r.first == kNoToken) {
+      ++i;
+      continue;
+    }
+    if (!marked[i]) {
+      if (!gap) gap_at = r.start;
+      gap = true;
+      if (r.indent < gap_indent) gap_indent = r.indent;
+      ++i;
+      continue;
+    }
+    if (gap) {
+      // Markers: a line start of the smallest indent left out. Four before
+      // the first line lexed, so that no detector reads back past index 0.
+      const int copies = toks->empty() ? static_cast<int>(kSentinels) : 1;
+      for (int k = 0; k < copies; ++k) {
+        *toks->Add() = Tok{gap_at, gap_at, gap_indent, kNewline, true};
+      }
+      gap = false;
+      gap_indent = 0xFFFF;
+    }
+    // A run: marked regions with nothing but blank lines between them.
+    size_t j = i + 1, last = i;
+    while (j < count && (marked[j] || regions[j].first == kNoToken)) {
+      if (marked[j]) last = j;
+      ++j;
+    }
+    Lexer lexer(src, r.start, toks, out, regions[last].end);
+    lexer.Run();
+    if (out->has_error) return false;
+    i = last + 1;
+  }
+  if (gap) *toks->Add() = Tok{gap_at, gap_at, gap_indent, kNewline, true};
+  for (size_t k = 0; k < kSentinels; ++k) {
+    *toks->Add() = Tok{static_cast<uint32_t>(src.size()), static_cast<uint32_t>(src.size()), 0,
+                       kEnd, false};
+  }
+  return true;
+}
+
+// Whether token k is an `if` that starts a line and whose line holds a
+// chain asking torch for a device. *chain: a cursor into `chains`.
+bool IsAvailabilityIf(const TokenBuffer<Tok>& t, std::string_view src, size_t k,
+                      const std::vector<ResolvedChain>& chains, size_t* chain) {
+  const Tok& tok = t[k];
+  if (!(tok.first && tok.type == kName && tok.end - tok.start == 2 && src[tok.start] == 'i' &&
+        src[tok.start + 1] == 'f')) {
+    return false;
+  }
+  size_t end = k + 1;
+  while (t[end].type != kNewline && t[end].type != kEnd) ++end;
+  while (*chain < chains.size() && chains[*chain].first < k) ++(*chain);
+  for (size_t c = *chain; c < chains.size() && chains[c].first < end; ++c) {
+    if (chains[c].kind == kChainAvailability) return true;
+  }
+  return false;
+}
+
+// Whether the line holds the word `import`.
+bool HasImport(std::string_view src, const Region& region) {
+  const std::string_view text = src.substr(region.start, region.end - region.start);
+  for (size_t at = text.find("import"); at != std::string_view::npos;
+       at = text.find("import", at + 1)) {
+    if ((at == 0 || !IsIdentChar(static_cast<unsigned char>(text[at - 1]))) &&
+        !IsIdentChar(static_cast<unsigned char>(src[region.start + at + 6]))) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The fast path (Note [Fast path]). Returns false, having written nothing
+// to `out`, when the file must take the full path.
+bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, LexOutput* out,
+                    TokenBuffer<Tok>* toks) {
+  const std::vector<std::string>* statics = rules.FastPathNeedles(Language::kPython);
+  if (statics == nullptr) return false;
+  thread_local FastScratch fs;
+  LexOutput scratch_out;
+  {
+    Lexer strings(src, begin, &fs.scratch_toks, &scratch_out);
+    if (!SkeletonPass(src, begin, &strings, &fs.scratch_toks, &scratch_out, &fs.regions,
+                      &fs.open)) {
+      return false;
+    }
+  }
+  const std::vector<Region>& regions = fs.regions;
+  fs.marked.assign(regions.size(), 0);
+  fs.names.clear();
+  // One pass over the file for the needles and the names the file binds:
+  // a line with `import` is lexed and resolved on its own as soon as it is
+  // found, and the names it binds are searched for from there on (a name
+  // before its binding resolves to nothing). What this first guess misses
+  // (an alias bound by an assignment), the rounds below add.
+  {
+    NeedleSearch search;
+    for (const std::string& needle : *statics) {
+      if (!search.Add(needle, false)) return false;
+    }
+    if (!search.Add("import", true)) return false;
+    search.Build();
+    const size_t n = src.size();
+    size_t r = 0;
+    for (size_t at = search.Next(src.data(), begin, begin, n); at < n;) {
+      while (r + 1 < regions.size() && regions[r + 1].start <= at) ++r;
+      const Region& region = regions[r];
+      fs.marked[r] = 1;
+      if (region.first != kNoToken && HasImport(src, region)) {
+        TokenBuffer<Tok>& one = fs.scratch_toks;
+        one.clear();
+        LexOutput pass;
+        Lexer(src, region.start, &one, &pass, region.end).Run();
+        if (pass.has_error) return false;
+        for (size_t k = 0; k < kSentinels; ++k) {
+          *one.Add() = Tok{region.end, region.end, 0, kEnd, false};
+        }
+        fs.bound.clear();
+        fs.binding_offsets.clear();
+        Resolver resolver(rules, src, one, &pass);
+        resolver.bound_names_ = &fs.bound;
+        resolver.binding_offsets_ = &fs.binding_offsets;
+        resolver.Run();
+        bool added = false;
+        for (std::string_view name : fs.bound) {
+          if (std::find(fs.names.begin(), fs.names.end(), name) != fs.names.end()) continue;
+          if (fs.names.size() >= static_cast<size_t>(NeedleSearch::kMax) / 2) return false;
+          fs.names.push_back(name);
+          if (!search.Add(name, true)) return false;
+          added = true;
+        }
+        if (added) search.Build();
+        if (!fs.bound.empty()) {  // its enclosing lines
+          for (int32_t e = static_cast<int32_t>(r); e >= 0 && fs.marked[static_cast<size_t>(e)] != 2;
+               e = regions[static_cast<size_t>(e)].parent) {
+            fs.marked[static_cast<size_t>(e)] = 2;
+          }
+        }
+      }
+      at = search.Next(src.data(), begin, region.end > at ? region.end : at + 1, n);
+    }
+  }
+  const bool literals = rules.HasDetectors(Language::kPython);
+  for (int round = 0;; ++round) {
+    if (round == 64) return false;  // does not settle: cannot happen, but be safe
+    LexOutput pass;
+    if (!LexMarked(src, regions, fs.marked, toks, &pass)) return false;
+    fs.bound.clear();
+    fs.binding_offsets.clear();
+    fs.chains.clear();
+    {
+      Resolver resolver(rules, src, *toks, &pass);
+      resolver.chains_ = &fs.chains;
+      resolver.bound_names_ = &fs.bound;
+      resolver.binding_offsets_ = &fs.binding_offsets;
+      resolver.Run();
+    }
+    bool more = false;
+    // Names bound to a target: their lines.
+    NeedleSearch names;
+    for (std::string_view b : fs.bound) {
+      if (std::find(fs.names.begin(), fs.names.end(), b) != fs.names.end()) continue;
+      if (fs.names.size() >= static_cast<size_t>(NeedleSearch::kMax)) return false;
+      fs.names.push_back(b);
+      names.Add(b, true);
+    }
+    if (names.size() > 0) {
+      names.Build();
+      if (MarkHits(names, src, begin, regions, &fs.marked) != 0) more = true;
+    }
+    // The enclosing lines of a binding (2: marked, and its enclosing lines too).
+    for (uint32_t off : fs.binding_offsets) {
+      for (int32_t r = static_cast<int32_t>(RegionOf(regions, off));
+           r >= 0 && fs.marked[static_cast<size_t>(r)] != 2;
+           r = regions[static_cast<size_t>(r)].parent) {
+        if (!fs.marked[static_cast<size_t>(r)]) more = true;
+        fs.marked[static_cast<size_t>(r)] = 2;
+      }
+    }
+    // The lines after an `if` that asks torch for a device.
+    if (literals) {
+      size_t chain = 0;
+      const size_t count = toks->size() - kSentinels;
+      for (size_t k = 0; k < count; ++k) {
+        if (!IsAvailabilityIf(*toks, src, k, fs.chains, &chain)) continue;
+        size_t r = RegionOf(regions, (*toks)[k].start);
+        for (int lines = 0; lines < 4 && ++r < regions.size();) {
+          if (regions[r].first == kNoToken) continue;
+          ++lines;
+          if (!fs.marked[r]) {
+            fs.marked[r] = 1;
+            more = true;
+          }
+        }
+      }
+    }
+    if (more) continue;
+    if (literals) PyLiterals(rules, src, *toks, fs.chains, &pass).Run();
+    *out = std::move(pass);
+    return true;
+  }
+}
+
+void ScanPythonFull(const RuleSet& rules, std::string_view src, size_t begin, LexOutput* out,
+                    TokenBuffer<Tok>* toks_ptr) {
+  TokenBuffer<Tok>& toks = *toks_ptr;
   toks.clear();
   Lexer(src, begin, &toks, out).Run();
   // Sentinels: the resolver looks up to three tokens ahead.
@@ -1623,6 +2224,17 @@ void ScanPython(const RuleSet& rules, std::string_view src, size_t begin, LexOut
     PyLiterals(rules, src, toks, chains, out).Run();
   } else {
     Resolver(rules, src, toks, out).Run();
+  }
+}
+
+}  // namespace
+
+void ScanPython(const RuleSet& rules, std::string_view src, size_t begin, LexOutput* out) {
+  thread_local TokenBuffer<Tok> toks;
+  if (FastPathEnabled() && ScanPythonFast(rules, src, begin, out, &toks)) {
+    CountFastPathFile();
+  } else {
+    ScanPythonFull(rules, src, begin, out, &toks);
   }
   toks.Trim(size_t{1} << 22);  // do not hoard what a huge file took
 }

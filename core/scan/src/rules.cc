@@ -46,6 +46,9 @@ struct RuleSet::Index {
   int detector_rule[internal::kDetectorCount];
   bool has_detectors[2] = {false, false};
   std::vector<std::string> needles[2];
+  // The fast path's needles (BuildNeedles), and whether it may run.
+  std::vector<std::string> fast_needles[2];
+  bool fast_path[2] = {false, false};
 };
 
 RuleSet::RuleSet(std::vector<Rule> rules) : rules_(std::move(rules)), index_(new Index) {
@@ -113,15 +116,20 @@ void RuleSet::BuildNeedles() {
       }
     }
     std::vector<std::string> needles;
+    // The fast path's (Note [Fast path] in python_scan.cc): a spelling's
+    // component is in the line of each finding of it, where a rule's own
+    // needles are only somewhere in the file; so both.
+    std::vector<std::string> fast;
     for (const Rule& r : rules_) {
       if (r.language != language || r.kept) continue;
       if (!r.needles.empty()) {
         needles.insert(needles.end(), r.needles.begin(), r.needles.end());
-        continue;
+        fast.insert(fast.end(), r.needles.begin(), r.needles.end());
       }
       if (!r.detector.empty()) {  // a literal rule: its detector's needle
         const int d = internal::DetectorByName(r.detector);
-        if (d >= 0) needles.emplace_back(internal::kDetectors[d].needle);
+        if (d >= 0 && r.needles.empty()) needles.emplace_back(internal::kDetectors[d].needle);
+        if (d >= 0) fast.emplace_back(internal::kDetectors[d].needle);
         continue;
       }
       for (const std::string& s : r.spellings) {
@@ -137,15 +145,24 @@ void RuleSet::BuildNeedles() {
           const int a = shared[c], b = shared[best];
           if (a > b || (a == b && c.size() > best.size())) best = c;
         }
-        needles.emplace_back(best);
+        if (r.needles.empty()) needles.emplace_back(best);
+        fast.emplace_back(best);
       }
     }
     index_->lang[l].needles = internal::NeedleSet(std::move(needles));
+    const internal::NeedleSet fast_set(std::move(fast));
+    index_->fast_needles[l] = fast_set.always() ? std::vector<std::string>() : fast_set.needles();
+    index_->fast_path[l] = !fast_set.always() && !fast_set.needles().empty();
   }
 }
 
 bool RuleSet::MayMatch(Language language, std::string_view text) const {
   return index_->lang[static_cast<int>(language)].needles.FoundIn(text.data(), text.size());
+}
+
+const std::vector<std::string>* RuleSet::FastPathNeedles(Language language) const {
+  const int l = static_cast<int>(language);
+  return index_->fast_path[l] ? &index_->fast_needles[l] : nullptr;
 }
 
 const std::vector<std::string>& RuleSet::Needles(Language language) const {

@@ -89,6 +89,10 @@ class RuleSet {
   bool MayMatch(Language language, std::string_view text) const;
   // The needles MayMatch looks for (for tests and tools).
   const std::vector<std::string>& Needles(Language language) const;
+  // The byte strings of which each line with a finding of a spelling or a
+  // literal rule holds one (the scanner's fast path; Note [Fast path] in
+  // python_scan.cc), or null when the rules allow no such list.
+  const std::vector<std::string>* FastPathNeedles(Language language) const;
 
   // The index of the rule whose detector is `detector` (a value of the
   // internal enum in literal_rules.h), or -1 when no rule names it.
