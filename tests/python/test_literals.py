@@ -116,12 +116,24 @@ def test_many_literals_on_one_line_each_in_its_own_call():
 
 
 def test_nested_cuda_calls_end_where_their_brackets_close():
+    """Each call's end used to be found by a scan forwards from its '('."""
     n = 3000
     src = "import torch\nx" + ".cuda(y" * n + ")" * n + "\n"
     found = scan_source(src, "m.py")[0]
     line_start = len("import torch\n")
     assert [(f.rule, f.start - line_start, f.call_end - line_start) for f in found] == [
         ("AD907", 2 + 7 * i, 1 + 7 * n + (n - i)) for i in range(n)]
+    src = "void f() {\n  x" + ".cuda(y" * n + ")" * n + ";\n}\n"
+    found = scan_source(src, "m.cpp")[0]
+    line_start = len("void f() {\n  ")
+    assert {f.rule for f in found} == {"AD952"} and len(found) == n
+    assert [(f.start - line_start, f.call_end - line_start) for f in found] == [
+        (2 + 7 * i, 1 + 7 * n + (n - i)) for i in range(n)]
+    src = "import torch\n" + "torch.cuda.synchronize(" * n + ")" * n + "\n"
+    found = scan_source(src, "m.py")[0]
+    width, line_start = len("torch.cuda.synchronize("), len("import torch\n")
+    assert [(f.start - line_start, f.call_end - line_start) for f in found] == [
+        (width * i, width * n + (n - i)) for i in range(n)]
 
 
 def test_suppression_comments_apply_to_literal_rules():

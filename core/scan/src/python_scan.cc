@@ -872,8 +872,26 @@ class Resolver {
     return true;
   }
 
-  // Returns the end offset of the bracket that closes the one at token i.
+  // Returns the end offset of the bracket that closes the one at token i
+  // (-1 if none). The first call matches every bracket of the buffer (each
+  // close with the nearest open before it still open: what counting the
+  // depth forwards finds), so nested calls cost no rescan each.
   int64_t MatchingEnd(size_t i) const {
+    if (IsOpen(t_[i].type)) {
+      if (match_.empty()) {
+        match_.assign(t_.size(), -1);
+        std::vector<uint32_t> opens;
+        for (size_t k = 0; k < t_.size(); ++k) {
+          if (IsOpen(t_[k].type)) {
+            opens.push_back(static_cast<uint32_t>(k));
+          } else if (IsClose(t_[k].type) && !opens.empty()) {
+            match_[opens.back()] = t_[k].end;
+            opens.pop_back();
+          }
+        }
+      }
+      return match_[i];
+    }
     int d = 0;
     for (size_t k = i; k < t_.size(); ++k) {
       if (IsOpen(t_[k].type)) ++d;
@@ -1132,6 +1150,7 @@ class Resolver {
   std::string_view src_;
   const TokenBuffer<Tok>& t_;
   LexOutput* out_;
+  mutable std::vector<int64_t> match_;  // see MatchingEnd; empty until its first call
 
  public:
   // Where the chains the literal rules ask about are recorded; null when no
