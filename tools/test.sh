@@ -2,8 +2,11 @@
 # Runs every test: the C++ suites (ctest, over build/py that tools/setup.sh
 # made), the Python suite (pytest, against the package installed in .venv,
 # with PyTorch 2.13) and anydev.torch's tests once more on Debian's PyTorch
-# 1.13 under /usr/bin/python3. Each prints its summary line; the exit status
-# is non-zero if any fails.
+# 1.13 under /usr/bin/python3, and the wheel that tools/setup.sh built and
+# installed (build/wheel/) once more in a fresh venv with Debian's C++
+# libraries hidden (tools/test_wheels.sh --cli-tests: the CLI smoke tests,
+# the CLI and packaging tests and `anydev demo`). Each prints its summary
+# line; the exit status is non-zero if any fails.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -35,5 +38,25 @@ else
   done
   PYTHONPATH="$root/$links" "$old_py" -m pytest -q -p no:cacheprovider \
     tests/python/test_torch_adapter.py || status=1
+fi
+
+# The shipped artefact on its own: the manylinux wheel in a fresh venv of the
+# .venv's interpreter, where only what the wheel brings can be loaded.
+echo "== the wheel in a fresh venv, Debian's C++ libraries hidden =="
+shopt -s nullglob
+wheels=(build/wheel/anydev-*manylinux*.whl)
+shopt -u nullglob
+if ((${#wheels[@]} != 1)); then
+  echo "wheel: build/wheel/ has ${#wheels[@]} manylinux wheels, not 1: run tools/setup.sh" >&2
+  status=1
+else
+  base_py=$(.venv/bin/python -c 'import sys; print(sys._base_executable)')
+  rc=0
+  tools/test_wheels.sh --cli-tests --python "$base_py" "${wheels[0]}" || rc=$?
+  if ((rc == 77)); then
+    echo "wheel: skipped: no private mount namespace here to hide Debian's libraries in"
+  elif ((rc != 0)); then
+    status=1
+  fi
 fi
 exit $status

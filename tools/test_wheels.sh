@@ -3,17 +3,24 @@
 # fresh virtual environment of its Python, with Debian's C++ libraries hidden,
 # and tries it there as a user would: `anydev version`, `doctor`, `scan`,
 # `fix --diff`, `rule`, the Python API on the simulated accelerator, and
-# `anydev demo`. With --suite it also runs the Python test suite
-# (tests/python) against the installed wheel; tests that need PyTorch skip,
-# since torch==2.13.0 exists for Python 3.11 only here.
+# `anydev demo`. With --cli-tests it also runs the CLI and packaging tests
+# (tests/python/test_cli.py, test_packaging.py) against the installed wheel,
+# with --suite the whole Python suite (tests/python; tests that need PyTorch
+# skip, since torch==2.13.0 exists for Python 3.11 only here).
 #
-#   tools/build_wheels.sh && tools/test_wheels.sh [--suite] [WHEEL...]
+#   tools/build_wheels.sh && tools/test_wheels.sh [--suite|--cli-tests] [WHEEL...]
+#   tools/test_wheels.sh --python PY WHEEL    # that interpreter for the venv
 #
-# Hiding: each wheel runs in a private mount namespace (unshare -m, as root)
-# where an empty file is bound over every libabsl_* library, libgtest*,
-# libbenchmark* and libze_loader* under /usr/lib/x86_64-linux-gnu, so
-# anything the wheel did not bring fails to load. The script first checks that
-# the hiding works (loading libabsl_base from there must fail).
+# tools/test.sh runs it with --cli-tests on the wheel that tools/setup.sh
+# built and installed into .venv (build/wheel/).
+#
+# Hiding: each wheel runs in a private mount namespace (`unshare -m` as root,
+# `unshare -r -m` in a user namespace otherwise) where an empty file is bound
+# over every libabsl_* library, libgtest*, libbenchmark* and libze_loader*
+# under /usr/lib/x86_64-linux-gnu, so anything the wheel did not bring fails
+# to load. The script first checks that the hiding works (loading Debian's
+# libabsl_base must fail). Exit status: 0 all passed, 1 a wheel failed, 2 bad
+# arguments or no wheel, 77 no private mount namespace can be made here.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -21,13 +28,21 @@ cd "$root"
 say() { echo "test_wheels: $*" >&2; }
 
 suite=0
+tests=()
+python=""
 wheels=()
-for a in "$@"; do
-  case $a in
-    --suite) suite=1 ;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
-    *) wheels+=("$a") ;;
+while (($#)); do
+  case $1 in
+    --suite) suite=1; tests=(tests/python) ;;
+    --cli-tests) suite=1; tests=(tests/python/test_cli.py tests/python/test_packaging.py) ;;
+    --python)
+      (($# >= 2)) || { say "--python needs an interpreter"; exit 2; }
+      python=$2; shift ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+    -*) say "unknown option $1 (see --help)"; exit 2 ;;
+    *) wheels+=("$1") ;;
   esac
+  shift
 done
 if ((${#wheels[@]} == 0)); then
   shopt -s nullglob
@@ -38,9 +53,13 @@ if ((${#wheels[@]} == 0)); then
   say "no wheel in dist/: run tools/build_wheels.sh first"
   exit 2
 fi
-if [[ $(id -u) -ne 0 ]] || ! command -v unshare >/dev/null; then
-  say "needs root and unshare (util-linux) for the private mount namespace"
-  exit 2
+# A private mount namespace: as root directly, else inside a user namespace.
+if [[ $(id -u) -eq 0 ]]; then ns=(unshare -m --propagation private)
+else ns=(unshare -r -m --propagation private); fi
+if ! command -v unshare >/dev/null || ! "${ns[@]}" true 2>/dev/null; then
+  say "cannot make a private mount namespace here (${ns[*]}: needs util-linux, and root" \
+      "or unprivileged user namespaces), so Debian's libraries cannot be hidden"
+  exit 77
 fi
 
 # The interpreter for a wheel's cpXY tag: pyenv's, else python3.X on PATH.
@@ -61,8 +80,16 @@ status=0
 for wheel in "${wheels[@]}"; do
   wheel=$(cd "$(dirname "$wheel")" && pwd)/$(basename "$wheel")
   tag=$(basename "$wheel" | cut -d- -f3)
-  if ! py=$(python_for "$tag"); then
+  if [[ -n $python ]]; then
+    py=$python
+  elif ! py=$(python_for "$tag"); then
     say "$(basename "$wheel"): no Python for $tag here, skipped"
+    continue
+  fi
+  pytag=$("$py" -c 'import sys; print("cp%d%d" % sys.version_info[:2])')
+  if [[ $pytag != "$tag" ]]; then
+    say "$(basename "$wheel"): $py is $pytag, not $tag"
+    status=1
     continue
   fi
   venv=$work/venv-$tag
@@ -75,17 +102,21 @@ for wheel in "${wheels[@]}"; do
   say "$(basename "$wheel"): installed into a fresh venv ($("$venv/bin/python" --version))"
 
   run_suite=$suite
-  if ! unshare -m --propagation private env WORK="$work" VENV="$venv" ROOT="$root" \
-         SUITE="$run_suite" bash -euo pipefail -c '
+  if ! "${ns[@]}" env WORK="$work" VENV="$venv" ROOT="$root" \
+         SUITE="$run_suite" TESTS="${tests[*]}" bash -euo pipefail -c '
     lib=/usr/lib/x86_64-linux-gnu
     for f in "$lib"/libabsl_*.so* "$lib"/libgtest*.so* "$lib"/libbenchmark*.so* \
              "$lib"/libze_loader*.so*; do
       [[ -f $f && ! -L $f ]] && mount --bind "$WORK/empty" "$f"
     done
-    if "$VENV/bin/python" -c "import ctypes; ctypes.CDLL(\"libabsl_base.so.20220623\")" 2>/dev/null; then
-      echo "test_wheels: the Debian Abseil libraries are still loadable: hiding failed" >&2
-      exit 1
-    fi
+    for probe in "$lib"/libabsl_base.so.*; do
+      [[ -f $probe ]] || continue
+      if "$VENV/bin/python" -c "import ctypes, sys; ctypes.CDLL(sys.argv[1])" \
+           "$(basename "$probe")" 2>/dev/null; then
+        echo "test_wheels: $probe is still loadable: hiding failed" >&2
+        exit 1
+      fi
+    done
     cd "$WORK"   # not the source tree: only the installed wheel can be imported
     export PATH="$VENV/bin:$PATH" ANYDEV_SIM_DEVICES=2
     step() { echo "+ $*"; "$@"; }
@@ -116,7 +147,7 @@ print(\"python api ok:\", anydev.__version__, acc.current_accelerator())
       # From the source tree, which has no importable anydev at its top
       # (the package is python/anydev): the tests import the installed wheel.
       cd "$ROOT"
-      PYTHONDONTWRITEBYTECODE=1 step python -m pytest -q -p no:cacheprovider tests/python
+      PYTHONDONTWRITEBYTECODE=1 step python -m pytest -q -p no:cacheprovider $TESTS
     fi
   '; then
     say "$(basename "$wheel"): FAILED"

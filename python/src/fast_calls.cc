@@ -238,7 +238,10 @@ PyObject* DeviceIndexExit(PyObject* obj, PyObject* const*, Py_ssize_t) {
 
 PyObject* DeviceIndexGetIdx(PyObject* obj, void*) {
   auto* self = reinterpret_cast<DeviceIndexObject*>(obj);
-  if (self->bad != nullptr) return Py_NewRef(self->bad);
+  if (self->bad != nullptr) {  // not Py_NewRef: that is 3.10+, and 3.9 is supported
+    Py_INCREF(self->bad);
+    return self->bad;
+  }
   if (self->negative) return PyLong_FromLong(-1);
   if (self->index < 0) Py_RETURN_NONE;
   return PyLong_FromLong(self->index);

@@ -23,6 +23,7 @@ import pytest
 
 from anydev import _compat_table
 from anydev import fix as fix_mod
+from anydev._fix import engine as fix_engine
 from anydev.fix import FixResult, fix_paths, fix_source
 from anydev.scan import language_of, scan_source
 from conftest import run_cli
@@ -350,7 +351,7 @@ def test_a_failed_rename_leaves_the_original(tmp_path, monkeypatch):
     def fail(src, dst):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(fix_mod.os, "replace", fail)
+    monkeypatch.setattr(os, "replace", fail)
     result = fix_paths(["x.py"])
     (fr,) = result.files
     assert fr.io_error and not fr.changed and "No space left on device" in fr.error
@@ -429,7 +430,7 @@ def test_a_bug_of_the_fixer_leaves_the_file_and_the_run_goes_on(tmp_path, monkey
     def boom(*args, **kwargs):
         raise IndexError("list index out of range")
 
-    monkeypatch.setattr(fix_mod, "_fix_python", boom)
+    monkeypatch.setattr(fix_engine, "_fix_python", boom)
     result = fix_paths(["."])
     errors = {fr.path: fr.error for fr in result.files}
     assert errors["a.py"].startswith("internal error of the fixer (IndexError: ")

@@ -3,9 +3,11 @@ name it, the demo's project inside the installed package, a pre-commit hook
 that sees every file the scanner reads, a source build that says what to
 install when Abseil is missing, and the licence that pyproject declares.
 
-The wheels themselves (manylinux, Abseil bundled, tried in a fresh venv with
-Debian's libraries hidden) are the separate CI job tools/build_wheels.sh +
-tools/test_wheels.sh (docs/install.md)."""
+The package under test is itself the shipped artefact: tools/setup.sh
+installs the manylinux wheel that auditwheel repaired (Abseil bundled), and
+tools/test.sh tries that wheel again in a fresh venv with Debian's libraries
+hidden (tools/test_wheels.sh); the other Pythons' wheels are the CI job
+tools/build_wheels.sh + tools/test_wheels.sh (docs/install.md)."""
 
 from __future__ import annotations
 
@@ -53,6 +55,34 @@ def test_one_version_everywhere():
         text = read(path)
         tags = set(re.findall(r"(?:rev: |@)(v\d+\.\d+\.\d+)", text))
         assert tags == {tag}, f"{path} names {sorted(tags)}, expected {tag}"
+
+
+def _installed_wheel_tags() -> list[str]:
+    from importlib import metadata
+
+    dist = metadata.distribution("anydev")
+    wheel = dist.read_text("WHEEL") or ""
+    return re.findall(r"^Tag: (\S+)$", wheel, re.M)
+
+
+def test_the_installed_wheel_loads_only_its_own_abseil():
+    """A repaired (manylinux) wheel brings its Abseil libraries in
+    anydev.libs/ (or links Abseil statically, ANYDEV_ABSL_SOURCE_DIR):
+    importing the extension never maps a system copy."""
+    tags = _installed_wheel_tags()
+    if not any("manylinux" in t for t in tags):
+        pytest.skip(f"anydev was not installed from a repaired wheel (tags {tags}); "
+                    "tools/setup.sh installs one")
+    code = ("import anydev, anydev._C\n"
+            "print(open('/proc/self/maps').read())")
+    p = subprocess.run([sys.executable, "-c", code], env=clean_env(None),
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    absl = sorted({line.split()[-1] for line in p.stdout.splitlines()
+                   if "libabsl_" in line.rsplit("/", 1)[-1]})
+    libs = os.path.realpath(os.path.join(os.path.dirname(anydev.__file__), "..", "anydev.libs"))
+    outside = [path for path in absl if os.path.dirname(os.path.realpath(path)) != libs]
+    assert not outside, f"Abseil loaded from outside the wheel: {outside}"
 
 
 def test_version_command_matches_the_package():

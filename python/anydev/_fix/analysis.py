@@ -1,5 +1,6 @@
 """What the fixer must know about the code around a finding before it may
-rewrite it (python/anydev/fix.py asks; this module only reads the syntax tree).
+rewrite it (anydev._fix.guards and anydev._fix.python_api ask; this module only reads
+the syntax tree).
 
 Each check answers None (no objection) or the reason the finding is left:
 
@@ -43,9 +44,12 @@ from __future__ import annotations
 
 import ast
 import bisect
+import functools
 import os
 import re
 from typing import Optional, Sequence
+
+from .python_tree import _LEAVES
 
 __all__ = ["PyAnalysis", "device_token", "int_like", "version_sense"]
 
@@ -68,6 +72,7 @@ def _words(name: str) -> list[str]:
     return out
 
 
+@functools.lru_cache(maxsize=4096)
 def device_token(name: str) -> Optional[str]:
     """The device word an identifier or file name is named for, if any."""
     for w in _words(name):
@@ -315,6 +320,21 @@ class Covered:
         return any(self.ends[j] >= e for j in range(max(0, k - 8), k))
 
 
+#: Fields that never hold a node (names, numbers, flags, a Name's ctx and an
+#: operator, which have no children), and each node type's other fields.
+_NOT_CHILDREN = frozenset({"id", "attr", "ctx", "op", "name", "asname", "module", "level",
+                           "arg", "kind", "is_async", "conversion", "type_comment", "simple"})
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+# Note [One walk]
+# The fixer used to walk each module's tree several times (parents, name uses,
+# and a descent from the root per finding to locate it), which with the parse
+# made `anydev fix` cost about 22x the scan of the same tree. One walk now
+# records what each of them needs; locating a finding is a dictionary look-up
+# and a climb through its parents (anydev._fix.python_tree._chain_to).
+
+
 class PyAnalysis:
     """The checks of the module docstring for one parsed module."""
 
@@ -324,6 +344,10 @@ class PyAnalysis:
         self.root = root or "torch"
         self._bindings: Optional[dict[str, list[tuple[str, int, ast.AST]]]] = None
         self._parents: Optional[dict[int, ast.AST]] = None
+        self._path_home: Optional[tuple[Optional[str]]] = None
+        self._steps: dict[int, Optional[str]] = {}  # id(child) -> old_torch_only's step
+        self._uses: dict[str, int] = {}
+        self._at: dict[tuple[int, int, int, int], Optional[ast.AST]] = {}
         self._blocks: dict[int, tuple[dict[int, int], Optional[tuple[int, str]]]] = {}
         self._names: dict[tuple[int, str], list[ast.AST]] = {}
         self._attrs: dict[tuple[int, str], list[ast.AST]] = {}
@@ -339,26 +363,92 @@ class PyAnalysis:
 
     def _index(self) -> None:
         """One walk of the module: each node's parent, the loads of each name per
-        scope (function or module) and of each ``self.attr`` per class, so the
-        checks cost a look-up per finding, not a walk of its scope."""
+        scope (function or module) and of each ``self.attr`` per class, how often
+        each name is used, and the node at each position (for locating the
+        findings), so the checks cost a look-up per finding, not a walk of its
+        scope (Note [One walk])."""
         parents: dict[int, ast.AST] = {}
         names: dict[tuple[int, str], list[ast.AST]] = {}
         attrs: dict[tuple[int, str], list[ast.AST]] = {}
-        stack: list[tuple[ast.AST, ast.AST, Optional[ast.AST]]] = [(self.tree, self.tree, None)]
+        uses: dict[str, int] = {}
+        at: dict[tuple[int, int, int, int], Optional[ast.AST]] = {}
+        AST, Name, Attribute, Load = ast.AST, ast.Name, ast.Attribute, ast.Load
+        Global, Nonlocal, ClassDef = ast.Global, ast.Nonlocal, ast.ClassDef
+        FunctionDef, AsyncFunctionDef = ast.FunctionDef, ast.AsyncFunctionDef
+        leaves, child_fields = _LEAVES, _CHILD_FIELDS
+        tree = self.tree
+        stack: list[tuple[ast.AST, ast.AST, Optional[ast.AST]]] = [(tree, tree, None)]
+        pop, push = stack.pop, stack.append
         while stack:
-            node, scope, cls = stack.pop()
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
-                names.setdefault((id(scope), node.id), []).append(node)
-            elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and \
-                    node.value.id == "self" and cls is not None:
-                attrs.setdefault((id(cls), node.attr), []).append(node)
-            inner_scope = node if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) \
-                else scope
-            inner_cls = node if isinstance(node, ast.ClassDef) else cls
-            for c in ast.iter_child_nodes(node):
-                parents[id(c)] = node
-                stack.append((c, inner_scope, inner_cls))
+            node, scope, cls = pop()
+            t = type(node)
+            if t is Name:
+                uses[node.id] = uses.get(node.id, 0) + 1  # type: ignore[attr-defined]
+                if type(node.ctx) is Load:  # type: ignore[attr-defined]
+                    names.setdefault((id(scope), node.id), []).append(node)  # type: ignore[attr-defined]
+            elif t is Attribute:
+                v = node.value  # type: ignore[attr-defined]
+                if cls is not None and type(v) is Name and v.id == "self":
+                    attrs.setdefault((id(cls), node.attr), []).append(node)  # type: ignore[attr-defined]
+            elif t is Global or t is Nonlocal:
+                for n in node.names:  # type: ignore[attr-defined]
+                    uses[n] = uses.get(n, 0) + 1
+            end_line = getattr(node, "end_lineno", None)
+            if end_line is not None:
+                key = (node.lineno, node.col_offset, end_line, node.end_col_offset)  # type: ignore[attr-defined]
+                if key not in at:
+                    at[key] = node
+                else:
+                    seen = at[key]
+                    p = parents.get(id(node))
+                    while p is not None and p is not seen:
+                        p = parents.get(id(p))
+                    if p is None:  # two nodes at one place, neither inside the other
+                        at[key] = None
+            if t is FunctionDef or t is AsyncFunctionDef:
+                scope = node
+            elif t is ClassDef:
+                cls = node
+            fields = child_fields.get(t)
+            if fields is None:
+                fields = child_fields[t] = t._fields if t.__name__ == "TypeAlias" else \
+                    tuple(f for f in t._fields if f not in _NOT_CHILDREN)  # its name is a Name
+            for name in fields:
+                v = getattr(node, name, None)
+                if type(v) is list:
+                    for c in v:
+                        if isinstance(c, AST):
+                            parents[id(c)] = node
+                            push((c, scope, cls))
+                elif isinstance(v, AST) and type(v) not in leaves:
+                    parents[id(v)] = node
+                    push((v, scope, cls))
         self._parents, self._names, self._attrs = parents, names, attrs
+        self._uses, self._at = uses, at
+
+    def name_uses(self) -> dict[str, int]:
+        """How often each name is used (loaded, stored, deleted, declared
+        global) in the module."""
+        if self._parents is None:
+            self._index()
+        return self._uses
+
+    def index(self) -> None:
+        """Makes the one walk now (it is otherwise made when a check first needs it)."""
+        if self._parents is None:
+            self._index()
+
+    @property
+    def indexed(self) -> bool:
+        """Whether the one walk was made (a check needed it)."""
+        return self._parents is not None
+
+    def node_at(self, key: tuple[int, int, int, int]) -> Optional[ast.AST]:
+        """The outermost node whose position is exactly ``key`` (line, column,
+        end line, end column), or None (none there, or two that do not nest)."""
+        if self._parents is None:
+            self._index()
+        return self._at.get(key)
 
     def name_loads(self, scope: ast.AST, name: str) -> list[ast.AST]:
         if self._parents is None:
@@ -393,24 +483,34 @@ class PyAnalysis:
 
     # -- version guards ------------------------------------------------------
     def old_torch_only(self, chain: Sequence[ast.AST]) -> Optional[str]:
-        """Why the node at the end of ``chain`` runs only on an older PyTorch, or None."""
+        """Why the node at the end of ``chain`` runs only on an older PyTorch, or None
+        (each step of a chain is decided once: findings share their ancestors)."""
+        steps = self._steps
         for i in range(len(chain) - 1):
-            holder, child = chain[i], chain[i + 1]
-            if isinstance(holder, (ast.If, ast.IfExp, ast.While)) and child is not holder.test:
-                in_body = (child is holder.body) if isinstance(holder, ast.IfExp) else \
-                    any(child is s for s in holder.body)
-                t_old, f_old = _old_only(holder.test)
-                if (in_body and t_old) or (not in_body and f_old):
-                    return self._guard_reason(holder.test)
-            if isinstance(holder, ast.ExceptHandler) and _handler_catches_fallback(holder):
-                caught = ast.unparse(holder.type) if holder.type is not None else "an error"
-                return (f"in the `except {caught}` fallback (line {holder.lineno}) for a PyTorch "
-                        "without the newer API; left as it is")
-            body = self._block_holding(holder, child)
-            if body is not None:
-                why = self._early_exit_before(body, child)
-                if why is not None:
-                    return why
+            key = id(chain[i + 1])
+            if key in steps:
+                why = steps[key]
+            else:
+                why = steps[key] = self._old_torch_step(chain[i], chain[i + 1])
+            if why is not None:
+                return why
+        return None
+
+    def _old_torch_step(self, holder: ast.AST, child: ast.AST) -> Optional[str]:
+        """Why ``child``, as a part of ``holder``, runs only on an older PyTorch, or None."""
+        if isinstance(holder, (ast.If, ast.IfExp, ast.While)) and child is not holder.test:
+            in_body = (child is holder.body) if isinstance(holder, ast.IfExp) else \
+                any(child is s for s in holder.body)
+            t_old, f_old = _old_only(holder.test)
+            if (in_body and t_old) or (not in_body and f_old):
+                return self._guard_reason(holder.test)
+        if isinstance(holder, ast.ExceptHandler) and _handler_catches_fallback(holder):
+            caught = ast.unparse(holder.type) if holder.type is not None else "an error"
+            return (f"in the `except {caught}` fallback (line {holder.lineno}) for a PyTorch "
+                    "without the newer API; left as it is")
+        body = self._block_holding(holder, child)
+        if body is not None:
+            return self._early_exit_before(body, child)
         return None
 
     def _early_exit_before(self, body: list, child: ast.AST) -> Optional[str]:
@@ -461,7 +561,6 @@ class PyAnalysis:
         """Why the node is inside a device's own implementation, or None (the
         files `[tool.anydev] keep` names never get here: anydev.fix leaves all
         of their findings first)."""
-        rel = self.path.replace(os.sep, "/")
         for fn in chain:
             if isinstance(fn, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
                 word = device_token(fn.name)
@@ -469,6 +568,14 @@ class PyAnalysis:
                     kind = "class" if isinstance(fn, ast.ClassDef) else "def"
                     return (f"inside `{kind} {fn.name}` (line {fn.lineno}), named for {word}: a "
                             "device's own implementation keeps its device-specific calls (rule 4)")
+        if self._path_home is None:
+            self._path_home = (self._home_path(),)
+        return self._path_home[0]
+
+    def _home_path(self) -> Optional[str]:
+        """Why the module itself is a device's own implementation (its name or a
+        folder of its path), or None; device_home asks once per module."""
+        rel = self.path.replace(os.sep, "/")
         parts = [p for p in rel.split("/") if p not in ("", ".", "..")]
         for i, part in enumerate(parts):
             stem = os.path.splitext(part)[0] if i == len(parts) - 1 else part

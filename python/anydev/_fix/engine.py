@@ -1,0 +1,353 @@
+"""The fixer's driver: ``fix_source`` (one file's bytes: checks, the
+language's rewrites, the parse of the result) and ``fix_paths`` (scan, read,
+fix, move mock targets, then write each file atomically or diff it), with the
+results they return and the safety checks around reading and writing."""
+
+from __future__ import annotations
+
+import ast
+import difflib
+import os
+import stat
+from dataclasses import dataclass, field
+from typing import Iterable, Optional, Sequence
+
+from .. import _versions
+from .._files import replace_atomically
+from .. import scan as _scan
+from .cpp import _fix_cpp
+from .mocks import _move_mock_targets
+from .python_api import _fix_python
+from .python_tree import _parse_error
+from .rows import _row_of
+from .text import _FileError, _LINE_BREAK, _Text
+from .versions import _target_refusals
+
+
+@dataclass
+class FileResult:
+    path: str
+    applied: list[_scan.Finding] = field(default_factory=list)
+    skipped: list[tuple[_scan.Finding, str]] = field(default_factory=list)
+    error: Optional[str] = None     # the file was left as it was, and why
+    io_error: bool = False          # ... because it could not be read or written
+    changed: bool = False
+    diff: str = ""
+
+
+@dataclass
+class FixResult:
+    files: list[FileResult] = field(default_factory=list)
+    errors: list[_scan.ScanError] = field(default_factory=list)
+    #: the targets the files were fixed for, by where each came from
+    targets: dict[str, "_versions.Target"] = field(default_factory=dict)
+
+    @property
+    def needs_torch(self) -> Optional[str]:
+        """The oldest PyTorch the fixed code runs on: the newest `since` among
+        the rewrites applied (None when nothing was rewritten)."""
+        best = None
+        for fr in self.files:
+            if fr.error is not None:
+                continue
+            for f in fr.applied:
+                row = _row_of(f)
+                v = _versions.since_of(row) if row is not None else None
+                if v is not None and (best is None or v > best):
+                    best = v
+        return _versions.fmt(best) if best else None
+
+    @property
+    def applied(self) -> int:
+        return sum(len(f.applied) for f in self.files if f.error is None)
+
+    @property
+    def remaining(self) -> list[tuple[_scan.Finding, str]]:
+        out: list[tuple[_scan.Finding, str]] = []
+        for f in self.files:
+            if f.error is not None:
+                out.extend((x, f.error) for x in f.applied)
+            out.extend(f.skipped)
+        return out
+
+    @property
+    def diff(self) -> str:
+        return "".join(f.diff for f in self.files)
+
+
+
+
+def _parses(source: str, path: str) -> Optional[SyntaxError]:
+    try:
+        compile(source, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+    except SyntaxError as e:
+        return e
+    except ValueError as e:
+        return SyntaxError(str(e))
+    return None
+
+
+def _check_findings(text: _Text, findings: Sequence[_scan.Finding]) -> None:
+    for f in findings:
+        raw = text.data[f.start:f.end]
+        if raw.decode("utf-8", errors="replace") == f.text:
+            continue
+        if text.text[text.index_of_byte(f.start):text.index_of_byte(f.end)] == f.text:
+            continue
+        raise _FileError(f"changed since it was scanned (line {f.line} is not `{f.text}`); "
+                         "nothing was changed")
+
+
+def fix_source(data: bytes, path: str, findings: Sequence[_scan.Finding], *, unsafe: bool = False,
+               target_torch: "Optional[str | _versions.Target]" = None, keep: Sequence[str] = ()
+               ) -> tuple[bytes, list[_scan.Finding], list[tuple[_scan.Finding, str]]]:
+    """Returns the fixed bytes of one file, with the findings applied and the
+    ones skipped (and why). ``findings`` are the scanner's for exactly these
+    bytes. ``target_torch`` is the oldest PyTorch the fixed code must run on
+    ("2.1"; default: the newest release the table knows): a rewrite whose
+    replacement is newer is not applied. ``keep``: gitignore-style globs of
+    files that are a device's own implementation (never rewritten). Raises
+    ValueError when the file cannot be fixed soundly (it does not parse, is
+    not valid in its encoding, the fixed Python would not parse, the findings
+    are not this file's) or ``target_torch`` is not a version."""
+    if not findings:
+        return data, [], []
+    if isinstance(target_torch, str):
+        target_torch = _versions.resolve_target(target_torch)
+    language = _scan.language_of(path) or findings[0].language
+    try:
+        text = _Text(data, language, strict=language == "python")
+        _check_findings(text, findings)
+        todo, refused = _target_refusals(findings, target_torch, path, keep)
+        if not todo:
+            applied, skipped = [], refused
+            skipped.sort(key=lambda s: s[0].start)
+            return data, applied, skipped
+        pieces: Optional[list[str]] = None
+        if language == "python":
+            new, applied, skipped, pieces = _fix_python(text, todo, unsafe, path)
+        else:
+            new, applied, skipped = _fix_cpp(text, todo, unsafe, path)
+        skipped += refused
+        applied.sort(key=lambda f: f.start)
+        skipped.sort(key=lambda s: s[0].start)
+        if new == text.text:
+            return data, applied, skipped
+        if language == "python":
+            # the original parsed (_fix_python); the rewrite must too: the statements
+            # it changed, or the whole file (Note [Checking the rewrite])
+            err = None
+            if pieces is None or any(_parses(p, path) is not None for p in pieces):
+                err = _parses(new, path)
+            if err is not None:
+                raise _FileError(f"the fixed file would not parse ({_parse_error(err)}); "
+                                 "it was left as it was")
+        return text.encode(new), applied, skipped
+    except _FileError as e:
+        raise ValueError(str(e)) from None
+
+
+def _split_lines(text: str) -> list[str]:
+    out, pos = [], 0
+    for m in _LINE_BREAK.finditer(text):
+        out.append(text[pos:m.end()])
+        pos = m.end()
+    if pos < len(text):
+        out.append(text[pos:])
+    return out
+
+
+def unified_diff(path: str, old: str, new: str) -> str:
+    """A unified diff of two texts of ``path`` (``a/path``, ``b/path``), with
+    git's marker for a last line without a line break."""
+    name_a, name_b = (path, path) if os.path.isabs(path) else (f"a/{path}", f"b/{path}")
+    out = []
+    for i, line in enumerate(difflib.unified_diff(_split_lines(old), _split_lines(new),
+                                                  fromfile=name_a, tofile=name_b)):
+        if i >= 2 and not line.startswith("@@") and not line.endswith(("\n", "\r")):
+            line += "\n\\ No newline at end of file\n"
+        out.append(line)
+    return "".join(out)
+
+
+def _link_on_path(path: str, roots: Sequence[str]) -> Optional[str]:
+    """The first symbolic link on ``path`` below the tree it was found in
+    (the current directory, or the PATH argument that holds it), if any."""
+    p = os.path.abspath(path)
+    cwd = os.getcwd()
+    if p.startswith(cwd.rstrip(os.sep) + os.sep):
+        stop = cwd
+    else:
+        stop = os.path.dirname(p)
+        for r in sorted((os.path.abspath(r) for r in roots), key=len, reverse=True):
+            if p == r or p.startswith(r.rstrip(os.sep) + os.sep):
+                stop = os.path.dirname(r)
+                break
+    cur = p
+    while cur != stop and len(cur) > len(stop):
+        if os.path.islink(cur):
+            return cur
+        parent = os.path.dirname(cur)
+        if parent == cur:
+            break
+        cur = parent
+    return None
+
+
+def _write_atomic(path: str, data: bytes, st: os.stat_result) -> None:
+    """Replaces ``path`` with ``data``, keeping its mode and owner (``st``)."""
+    replace_atomically(path, [data], mode=stat.S_IMODE(st.st_mode), owner=(st.st_uid, st.st_gid),
+                       prefix=".anydev-fix-")
+
+
+def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
+              select: Optional[Iterable[str]] = None, ignore: Optional[Iterable[str]] = None,
+              exclude: Sequence[str] = (), jobs: Optional[int] = None,
+              respect_gitignore: bool = True,
+              scanned: Optional[_scan.ScanResult] = None,
+              target_torch: Optional[str] = None, keep: Sequence[str] = ()) -> FixResult:
+    """Scans ``paths`` (or takes the findings of ``scanned``) and applies the
+    fixes; with ``diff=True`` writes nothing and returns a unified diff
+    instead. Rule selection, excludes and .gitignore apply as for
+    :func:`anydev.scan.scan_paths`.
+
+    ``target_torch``: the oldest PyTorch the fixed code must keep running on
+    ("2.1"); by default each file's project says it (the lower bound of
+    ``torch`` in its pyproject.toml, setup.cfg, setup.py or requirements*.txt,
+    or ``[tool.anydev] target-torch``), else the newest release the table
+    knows. ``keep``: gitignore-style globs (relative to the current
+    directory) of files never rewritten. Mock targets of the rewritten calls
+    (``mock.patch("torch.cuda.set_device")``) move with them when every call
+    of that symbol in the fixed tree was rewritten (Note [Mock targets])."""
+    if isinstance(paths, str):
+        paths = [paths]
+    explicit = _versions.resolve_target(target_torch) if target_torch is not None else None
+    if scanned is None:
+        scanned = _scan.scan_paths(paths, select=select, ignore=ignore, exclude=exclude,
+                                   jobs=jobs, respect_gitignore=respect_gitignore)
+    result = FixResult(errors=list(scanned.errors))
+    by_file: dict[str, list[_scan.Finding]] = {}
+    for f in scanned.findings:
+        by_file.setdefault(f.path, []).append(f)
+    projects = _versions.ProjectTargets()
+    seen: dict[tuple[int, int], str] = {}
+    pending: list[tuple[FileResult, bytes, bytes, os.stat_result, list[_scan.Finding],
+                        Optional[_versions.Target]]] = []
+    for path, findings in by_file.items():
+        fr = FileResult(path)
+        result.files.append(fr)
+
+        def refuse(why: str, io_error: bool = False) -> None:
+            fr.error, fr.io_error = why, io_error
+            fr.applied, fr.skipped = [], [(f, why) for f in findings]
+
+        link = _link_on_path(path, paths)
+        if link is not None:
+            what = "is a symbolic link" if os.path.abspath(link) == os.path.abspath(path) else \
+                f"is reached through the symbolic link {os.path.relpath(link)}"
+            refuse(f"{what}; not written through")
+            continue
+        try:
+            with open(path, "rb") as fh:
+                st = os.fstat(fh.fileno())
+                data = fh.read()
+        except OSError as e:
+            refuse(f"cannot read: {e.strerror or e}", io_error=True)
+            continue
+        key = (st.st_dev, st.st_ino)
+        if key in seen and _same_file_now(seen[key], path, key):
+            refuse(f"is the same file as {seen[key]}; fixed there")
+            continue
+        seen[key] = path
+        target = explicit or projects.for_file(path) or _versions.DEFAULT
+        result.targets.setdefault(target.source, target)
+        try:
+            new, fr.applied, fr.skipped = fix_source(data, path, findings, unsafe=unsafe,
+                                                     target_torch=target, keep=keep)
+        except ValueError as e:
+            refuse(str(e))
+            continue
+        except Exception as e:  # a bug of the fixer must not stop the run nor touch the file
+            refuse(f"internal error of the fixer ({type(e).__name__}: {e}); the file was left "
+                   "as it was; please report it")
+            continue
+        pending.append((fr, data, new, st, findings, target))
+
+    try:
+        _move_mock_targets(pending)
+    except Exception as e:  # a bug here must not stop the run: the mocks stay as they are
+        for fr, *_ in pending:
+            fr.skipped = [(f, why if f.kind != "mock" else
+                           f"internal error of the fixer ({type(e).__name__}: {e}); the mock "
+                           "target was left as it was; please report it")
+                          for f, why in fr.skipped]
+
+    writes: list[tuple[FileResult, bytes, os.stat_result, list[_scan.Finding]]] = []
+    for fr, data, new, st, findings, _target in pending:
+        path = fr.path
+        if fr.error is not None or new == data:
+            continue
+        if not diff and st.st_nlink > 1:
+            fr.error = (f"has {st.st_nlink - 1} other hard link(s), which an atomic rewrite would "
+                        "split; not written")
+            fr.skipped = [(f, fr.error) for f in findings]
+            fr.applied = []
+            continue
+        fr.changed = True
+        if diff:
+            lang = _scan.language_of(path) or findings[0].language
+            fr.diff = unified_diff(path, _Text(data, lang).text, _Text(new, lang).text)
+            continue
+        writes.append((fr, new, st, findings))
+    if len(writes) > 1:
+        # fsync waits for the disk, without the GIL: the writes overlap (Note [Writes])
+        from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415 (only when writing)
+        with ThreadPoolExecutor(max_workers=min(_WRITERS, len(writes))) as pool:
+            for _ in pool.map(lambda w: _write_checked(*w), writes):
+                pass
+    elif writes:
+        _write_checked(*writes[0])
+    return result
+
+
+#: How many files are written at once.
+_WRITERS = 8
+
+
+def _write_checked(fr: FileResult, new: bytes, st: os.stat_result,
+                   findings: list[_scan.Finding]) -> None:
+    """Writes one fixed file unless it changed since it was read (``st``);
+    records a failure in ``fr``, never raises OSError."""
+    path = fr.path
+    try:
+        now = os.stat(path, follow_symlinks=False)
+        if (now.st_ino, now.st_size, now.st_mtime_ns) != (st.st_ino, st.st_size, st.st_mtime_ns):
+            fr.changed = False
+            fr.error = "changed while it was being fixed; not written"
+            fr.applied, fr.skipped = [], [(f, fr.error) for f in findings]
+            return
+        _write_atomic(path, new, st)
+    except OSError as e:
+        fr.changed = False
+        fr.error = f"could not write: {e.strerror or e}; it was left as it was"
+        fr.io_error = True
+
+
+# Note [Writes]
+# Each fixed file is flushed to the disk (fsync) before it is renamed over the
+# original, so a crash leaves the old file or the new one. One fsync at a time
+# made writing the fixed files a fifth of `anydev fix` on a tree of 400 files;
+# fsync releases the GIL, so a few threads let the disk take them together.
+# Each file is still checked, written and renamed on its own: a failure of one
+# leaves it as it was and the others go on.
+
+
+def _same_file_now(first: str, path: str, key: tuple[int, int]) -> bool:
+    """Whether ``path`` and ``first`` (read earlier with the same device and
+    inode) are still one file: another process replacing ``first`` frees its
+    inode, which a file read later may get (concurrent ``anydev fix`` runs)."""
+    try:
+        a, b = os.stat(first), os.stat(path)
+    except OSError:
+        return False
+    return (a.st_dev, a.st_ino) == key == (b.st_dev, b.st_ino)

@@ -1,0 +1,296 @@
+"""Finding a Python finding's node in the syntax tree (a descent by
+position, Note [Locating findings]) and what is around it: the statements that
+run at module level, the statement list that holds a statement, f-strings."""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import io
+import re
+import tokenize
+from typing import Iterable, Optional
+
+from .text import _LINE_BREAK
+
+
+def _parse_error(e: SyntaxError) -> str:
+    where = f"line {e.lineno}: " if e.lineno else ""
+    return f"{where}{e.msg}"
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def _module_statements(body: list[ast.stmt]) -> Iterable[ast.stmt]:
+    """The statements that run at module level: into if/try/with/loops (not
+    an ``if TYPE_CHECKING:`` branch), not into functions and classes."""
+    for node in body:
+        yield node
+        if isinstance(node, ast.If):
+            if not _is_type_checking(node.test):
+                yield from _module_statements(node.body)
+            yield from _module_statements(node.orelse)
+        elif isinstance(node, (ast.For, ast.While, ast.With)):
+            yield from _module_statements(node.body)
+            yield from _module_statements(getattr(node, "orelse", []))
+        elif isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
+            yield from _module_statements(node.body)  # type: ignore[attr-defined]
+            for h in node.handlers:  # type: ignore[attr-defined]
+                yield from _module_statements(h.body)
+            yield from _module_statements(node.orelse)  # type: ignore[attr-defined]
+            yield from _module_statements(node.finalbody)  # type: ignore[attr-defined]
+
+
+def _fstring_spans(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, quote) of every f-string literal, nested ones included."""
+    line_starts = [0] + [m.end() for m in _LINE_BREAK.finditer(text)]
+    idx = lambda pos: line_starts[pos[0] - 1] + pos[1]  # noqa: E731
+    out: list[tuple[int, int, str]] = []
+    stack: list[tuple[int, str]] = []
+    fstart = getattr(tokenize, "FSTRING_START", None)
+    fend = getattr(tokenize, "FSTRING_END", None)
+    try:
+        for t in tokenize.generate_tokens(io.StringIO(text, newline=None).readline):
+            if fstart is not None and t.type == fstart:
+                quote = t.string.lstrip("rRfFbBuUtT")
+                stack.append((idx(t.start), quote))
+            elif fend is not None and t.type == fend and stack:
+                s, quote = stack.pop()
+                out.append((s, idx(t.end), quote))
+            elif t.type == tokenize.STRING:
+                prefix = re.match(r"[A-Za-z]*", t.string).group(0)  # type: ignore[union-attr]
+                if "f" in prefix.lower():
+                    body = t.string[len(prefix):]
+                    quote = body[:3] if body[:3] in ('"""', "'''") else body[:1]
+                    out.append((idx(t.start), idx(t.end), quote))
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return out
+
+
+_BODIES = ("body", "orelse", "finalbody")
+
+
+def _start_of(node: ast.AST) -> tuple[int, int]:
+    start = (node.lineno, node.col_offset)  # type: ignore[attr-defined]
+    for d in getattr(node, "decorator_list", ()):  # a def starts at its first decorator
+        start = min(start, (d.lineno, d.col_offset))
+    return start
+
+
+def _chain(tree: ast.AST, start: tuple[int, int], end: tuple[int, int]) -> list[ast.AST]:
+    """The nodes from ``tree`` down to the node whose position is exactly
+    [start, end] (ast coordinates: line, UTF-8 column), or to the deepest one
+    that contains it: a descent into the nodes that contain it (with
+    backtracking, as parts of an f-string share its position before Python
+    3.12), not a walk of the whole tree."""
+    best: list[ast.AST] = [tree]
+    stack: list[list[ast.AST]] = [[tree]]
+    while stack:
+        chain = stack.pop()
+        node = chain[-1]
+        if node is not tree and (node.lineno, node.col_offset, node.end_lineno,  # type: ignore[attr-defined]
+                                 node.end_col_offset) == (*start, *end):  # type: ignore[attr-defined]
+            return chain
+        if len(chain) > len(best):
+            best = chain
+        todo = _candidates(node, start)
+        inside = []
+        while todo:
+            child = todo.pop()
+            if type(child) in _LEAVES:
+                continue
+            end_line = getattr(child, "end_lineno", None)
+            if end_line is None:  # arguments, withitem, comprehension
+                todo.extend(ast.iter_child_nodes(child))
+                continue
+            if (child.lineno, child.col_offset) > start and (  # type: ignore[attr-defined]
+                    not getattr(child, "decorator_list", None) or _start_of(child) > start):
+                continue
+            if (end_line, child.end_col_offset) >= end:  # type: ignore[attr-defined]
+                inside.append(chain + [child])
+        stack.extend(inside)
+    return best
+
+
+def _chain_to(tree: ast.AST, index, start: tuple[int, int], end: tuple[int, int]
+              ) -> Optional[list[ast.AST]]:
+    """What :func:`_chain` gives for a node whose position is exactly [start,
+    end], from the position index of the module's one walk (``index``, an
+    anydev._fix.analysis.PyAnalysis: its node_at and parent) instead of a
+    descent: the node's positioned ancestors, each checked to contain the
+    position as the descent checks it. None when there is no such node, two
+    that do not nest share the position, or an ancestor does not contain it:
+    the caller then descends (Note [Locating findings])."""
+    node = index.node_at((*start, *end))
+    if node is None:
+        return None
+    chain = [node]
+    p = index.parent(node)
+    while p is not None and p is not tree:
+        if getattr(p, "end_lineno", None) is not None:  # not arguments, withitem, ...
+            if not (_start_of(p) <= start and (p.end_lineno, p.end_col_offset) >= end):  # type: ignore[attr-defined]
+                return None
+            chain.append(p)
+        p = index.parent(p)
+    if p is None:
+        return None
+    chain.append(tree)
+    chain.reverse()
+    return chain
+
+
+#: Nodes without children or a position (a Name's ctx, an operator).
+_LEAVES = frozenset(t for t in vars(ast).values() if isinstance(t, type) and
+                    issubclass(t, (ast.expr_context, ast.operator, ast.boolop, ast.unaryop,
+                                   ast.cmpop)))
+_STMT_LISTS = ("body", "orelse", "finalbody", "handlers")
+_starts_cache: "dict[int, tuple[list, list[tuple[int, int]]]]" = {}
+
+
+def _candidates(node: ast.AST, start: tuple[int, int]) -> list[ast.AST]:
+    """The children of ``node`` that may contain a position: all of them, but
+    of a long statement list only the statement that starts last at or before
+    it (statements do not overlap), found by bisection, so locating n findings
+    in a module of n statements costs n log n, not n^2 (Note [Locating findings])."""
+    out: list[ast.AST] = []
+    AST = ast.AST
+    for name in node._fields:
+        value = getattr(node, name, None)
+        if type(value) is list:
+            if len(value) > 16 and name in _STMT_LISTS:
+                cached = _starts_cache.get(id(value))
+                if cached is None or cached[0] is not value:
+                    cached = (value, [_start_of(x) for x in value])
+                    _starts_cache[id(value)] = cached
+                k = bisect.bisect_right(cached[1], start) - 1
+                if k >= 0:
+                    out.append(value[k])
+            else:
+                for x in value:
+                    if isinstance(x, AST):
+                        out.append(x)
+        elif isinstance(value, AST):
+            out.append(value)
+    return out
+
+
+# Note [Locating findings]
+# A file with 600k findings used to spend 96% of `anydev fix` in _chain, which
+# looked at every statement of the module for every finding. Statement lists
+# are sorted by position and their members do not overlap, so one bisection
+# per level finds the only statement that can hold a finding. The cache of
+# start positions is keyed by the list's id and checked by identity, so a
+# later tree that reuses an id cannot read a stale entry.
+#
+# Since then a finding whose position is exactly a node's (nearly all of
+# them) is found by a look-up in the position index of the module's one walk
+# (PyAnalysis._index, Note [One walk]) and its chain is the node's ancestors;
+# the descent is kept for the rest (a position between nodes, two nodes of an
+# f-string that share one before Python 3.12). Both give the same chain: the
+# index keeps the outermost node at a position (the descent's first) and marks
+# a position two unrelated nodes share, and each ancestor is checked to
+# contain the position as the descent checks it.
+
+
+def _block_of(stmt: ast.AST, holder: ast.AST) -> Optional[list]:
+    """The statement list of ``holder`` that holds ``stmt`` (None for the
+    module's, which may be left empty)."""
+    if isinstance(holder, ast.Module):
+        return None
+    for name in _BODIES:
+        body = getattr(holder, name, None)
+        if isinstance(body, list) and any(x is stmt for x in body):
+            return body
+    return None
+
+
+class _Located:
+    """A finding's node in the syntax tree, and what is around it."""
+
+    def __init__(self, chain: list[ast.AST], exact: bool):
+        self.chain = chain
+        self.node = chain[-1] if exact else None
+        self.parent = chain[-2] if exact and len(chain) > 1 else None
+
+    @property
+    def call(self) -> Optional[ast.Call]:
+        p = self.parent
+        return p if isinstance(p, ast.Call) and p.func is self.node else None
+
+    @property
+    def is_attribute_base(self) -> bool:
+        p = self.parent
+        return isinstance(p, ast.Attribute) and p.value is self.node
+
+    @property
+    def is_decorator(self) -> bool:
+        p = self.parent
+        return isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and \
+            any(d is self.node for d in p.decorator_list)
+
+    @property
+    def in_fstring(self) -> bool:
+        return any(isinstance(n, ast.JoinedStr) for n in self.chain)
+
+
+def _changed_statements(tree: ast.Module, line_starts: list[int], text_len: int,
+                        edits) -> Optional[list[str]]:
+    """The fixed text of each group of top-level statements an edit falls in
+    (statements that share a line are one group), for the check that the fixed
+    file parses;
+    None when only a parse of the whole file can tell (Note [Checking the
+    rewrite]). ``edits``: the file's anydev._fix.edits._Edits."""
+    if not edits.items:
+        return []
+    groups: list[list[int]] = []  # [first line, last line], 1-based
+    for st in tree.body:
+        first = _start_of(st)[0]
+        last = st.end_lineno or first  # type: ignore[attr-defined]
+        if groups and first <= groups[-1][1]:
+            groups[-1][1] = max(groups[-1][1], last)
+        else:
+            groups.append([first, last])
+    n = len(line_starts)
+    spans = [(line_starts[a - 1], line_starts[b] if b < n else text_len) for a, b in groups]
+    starts = [a for a, _ in spans]
+    mine: dict[int, list] = {}
+    for e in edits.items:
+        k = bisect.bisect_right(starts, e.start) - 1
+        if k < 0 or e.end > spans[k][1]:
+            return None
+        mine.setdefault(k, []).append(e)
+    out = []
+    for k in sorted(mine):
+        pos, parts = spans[k][0], []
+        for e in mine[k]:
+            parts.append(edits.text[pos:e.start])
+            parts.append(e.text)
+            pos = e.end
+        parts.append(edits.text[pos:spans[k][1]])
+        piece = "".join(parts)
+        # a piece ends where a line ends (or the file does), as the group did
+        if piece and not piece.endswith(("\n", "\r")) and spans[k][1] != text_len:
+            return None
+        out.append(piece)
+    return out
+
+
+# Note [Checking the rewrite]
+# A fixed Python file is written only if it parses. Parsing it again whole
+# cost as much as the first parse; the edits change only the statements they
+# fall in, so only those are parsed again, each group of top-level statements
+# on its own: a statement is complete (its brackets and strings are closed
+# where it ends, and a top-level statement starts a line at column 0), so a
+# file whose groups still end with a line break parses exactly when each group
+# does, and the unchanged ones parsed before (the parse is the syntax tree's,
+# PyCF_ONLY_AST, which checks no rule across statements, such as where a
+# `from __future__` import may be). An edit between statements (on a comment
+# or blank line) or one that leaves a group without its last line break makes
+# the whole file be parsed again, and so does a failure (for the error's line,
+# and to let the whole file's parse have the last word).
+# tests/python/test_fix_check.py checks the verdicts agree on generated
+# breaking edits of the fixtures.

@@ -1,0 +1,117 @@
+"""A file's text for the fixer: its encoding (a Python file's coding cookie),
+byte-order mark and line breaks, and the conversions between byte offsets (the
+scanner's), text indices (the edits') and ast positions (line, UTF-8 column)."""
+
+from __future__ import annotations
+
+import bisect
+import codecs
+import io
+import re
+import tokenize
+from typing import Optional
+
+
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+_LINE_BREAK_B = re.compile(rb"\r\n|\r|\n")
+
+
+class _FileError(Exception):
+    """The file cannot be fixed soundly; it is left as it was."""
+
+
+
+
+class _Text:
+    """A file's text with byte <-> text index conversions and its encoding."""
+
+    def __init__(self, data: bytes, language: str, strict: bool = False):
+        self.data = data
+        self.bom = b""
+        self.encoding = "utf-8"
+        body = data
+        if data.startswith(codecs.BOM_UTF8):
+            self.bom = codecs.BOM_UTF8
+            body = data[len(codecs.BOM_UTF8):]
+        if language == "python":
+            try:
+                enc, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+            except SyntaxError as e:
+                if strict:
+                    raise _FileError(f"{e.msg if hasattr(e, 'msg') else e}; nothing was changed"
+                                     ) from None
+                enc = "utf-8"
+            self.encoding = "utf-8" if enc == "utf-8-sig" else enc
+        self.body = body
+        if strict:
+            try:
+                body.decode(self.encoding)
+            except UnicodeDecodeError as e:
+                raise _FileError(f"is not valid {self.encoding} (byte {e.start + len(self.bom)}); "
+                                 "nothing was changed") from None
+        self.text = body.decode(self.encoding, errors="surrogateescape")
+        m = _LINE_BREAK.search(self.text)
+        self.newline = m.group(0) if m else "\n"
+        self.ascii = self.text.isascii()
+        self._line_starts: Optional[list[int]] = None
+        self._byte_line_starts: Optional[list[int]] = None
+
+    def line_starts(self) -> list[int]:
+        if self._line_starts is None:
+            self._line_starts = [0] + [m.end() for m in _LINE_BREAK.finditer(self.text)]
+        return self._line_starts
+
+    def line_of(self, index: int) -> int:
+        """0-based line of a text index."""
+        return bisect.bisect_right(self.line_starts(), index) - 1
+
+    def line_end(self, line: int, with_break: bool) -> int:
+        """Text index of the end of a 0-based line, before or after its line break."""
+        starts = self.line_starts()
+        if line + 1 < len(starts):
+            end = starts[line + 1]
+            if with_break:
+                return end
+            seg = self.text[starts[line]:end]
+            return end - (len(seg) - len(seg.rstrip("\r\n")))
+        return len(self.text)
+
+    def index_of_byte(self, offset: int) -> int:
+        """Text index of a byte offset into the file (the BOM included)."""
+        offset = max(0, offset - len(self.bom))
+        if self.ascii:
+            return offset
+        if self._byte_line_starts is None:
+            self._byte_line_starts = [0] + [m.end() for m in _LINE_BREAK_B.finditer(self.body)]
+        bstarts, tstarts = self._byte_line_starts, self.line_starts()
+        if len(bstarts) != len(tstarts):  # pragma: no cover - encodings whose breaks are not ASCII
+            return len(self.body[:offset].decode(self.encoding, errors="surrogateescape"))
+        k = bisect.bisect_right(bstarts, offset) - 1
+        return tstarts[k] + len(self.body[bstarts[k]:offset].decode(
+            self.encoding, errors="surrogateescape"))
+
+    def index_of_ast(self, lineno: int, col_offset: int) -> int:
+        """Text index of an ast position (1-based line, UTF-8 byte column)."""
+        starts = self.line_starts()
+        start = starts[lineno - 1]
+        if self.ascii:
+            return start + col_offset
+        end = starts[lineno] if lineno < len(starts) else len(self.text)
+        prefix = self.text[start:end].encode("utf-8", errors="surrogateescape")[:col_offset]
+        return start + len(prefix.decode("utf-8", errors="surrogateescape"))
+
+    def ast_pos(self, index: int) -> tuple[int, int]:
+        """The ast position (1-based line, UTF-8 column) of a text index."""
+        line = self.line_of(index)
+        start = self.line_starts()[line]
+        col = index - start if self.ascii else \
+            len(self.text[start:index].encode("utf-8", errors="surrogateescape"))
+        return line + 1, col
+
+    def span(self, node) -> tuple[int, int]:
+        return (self.index_of_ast(node.lineno, node.col_offset),
+                self.index_of_ast(node.end_lineno, node.end_col_offset))
+
+    def encode(self, text: str) -> bytes:
+        return self.bom + text.encode(self.encoding, errors="surrogateescape")

@@ -1,0 +1,111 @@
+"""The fixer's check that a fixed Python file parses (Note [Checking the
+rewrite] in anydev/_fix/python_tree.py): it parses again only the top-level
+statements the edits fall in, and must give the verdict a parse of the whole
+file gives, for any edit. Checked on the fixtures with generated edits that
+break code in the ways a bad template could (an unclosed bracket or string, a
+stray line break or colon, a dedent, a continuation)."""
+
+from __future__ import annotations
+
+import ast
+import random
+from pathlib import Path
+
+import pytest
+
+from anydev._fix.edits import _Edit, _Edits
+from anydev._fix.engine import _parses
+from anydev._fix.python_tree import _changed_statements
+from anydev._fix.text import _Text
+
+ROOT = Path(__file__).resolve().parents[2]
+SOURCES = sorted(p for d in ("tests/fixtures/scan", "tests/fixtures/fix/cases",
+                             "tests/fixtures/projects", "examples")
+                 for p in (ROOT / d).rglob("*.py"))
+BREAKERS = ["(", ")", "[", "]", ":", "'", '"', '"""', "\n", "\\\n", "\n    ", "\nx", "#", ",",
+            " if ", " else ", "lambda", "=", "\t", "\r", "@", "import", "pass\n", "\n\n  y = 1\n"]
+
+
+def _parsed(path: Path):
+    text = _Text(path.read_bytes(), "python")
+    try:
+        return text, ast.parse(text.text)
+    except (SyntaxError, ValueError):
+        return text, None
+
+
+def _verdicts(text: _Text, tree: ast.Module, batch: list[_Edit]) -> tuple[bool, bool, bool]:
+    """(the check's verdict, the whole file's, whether the check parsed pieces only)."""
+    edits = _Edits(text.text)
+    edits.add(batch)
+    new = edits.apply()
+    whole = _parses(new, "x.py") is None
+    pieces = _changed_statements(tree, text.line_starts(), len(text.text), edits)
+    if pieces is not None and all(_parses(p, "x.py") is None for p in pieces):
+        return True, whole, True
+    return _parses(new, "x.py") is None, whole, pieces is not None
+
+
+def test_there_are_sources_to_check():
+    assert len([p for p in SOURCES if _parsed(p)[1] is not None]) >= 20
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_check_of_changed_statements_agrees_with_a_whole_parse(path):
+    text, tree = _parsed(path)
+    if tree is None or not text.text:
+        pytest.skip("does not parse to begin with")
+    rng = random.Random(str(path.relative_to(ROOT)))
+    n = len(text.text)
+    pieces_used = broken = 0
+    for _ in range(60):
+        batch = []
+        for _ in range(rng.choice((1, 1, 2))):
+            s = rng.randrange(n + 1)
+            e = min(n, s + rng.choice((0, 0, 0, 1, 3, 12)))
+            if any(not (e < b.start or s > b.end) for b in batch):
+                continue
+            batch.append(_Edit(s, e, rng.choice(BREAKERS)))
+        check, whole, only_pieces = _verdicts(text, tree, batch)
+        assert check == whole, (path.name, [(b.start, b.end, b.text) for b in batch])
+        pieces_used += only_pieces
+        broken += not whole
+    assert broken > 0  # the edits do break files, so the check is tested on both verdicts
+    if len(tree.body) > 3:
+        assert pieces_used > 0
+
+
+def test_an_edit_on_a_comment_line_checks_the_whole_file():
+    text = _Text(b"import torch\n# a comment\nx = 1\n", "python")
+    tree = ast.parse(text.text)
+    edits = _Edits(text.text)
+    edits.add([_Edit(15, 15, "(")])  # inside the comment: the whole file is parsed
+    assert _changed_statements(tree, text.line_starts(), len(text.text), edits) is None
+    assert _parses(edits.apply(), "x.py") is None
+    edits = _Edits(text.text)
+    edits.add([_Edit(13, 13, "(")])  # at the start of the comment line: the same
+    assert _changed_statements(tree, text.line_starts(), len(text.text), edits) is None
+    assert _parses(edits.apply(), "x.py") is not None
+    edits = _Edits(text.text)
+    edits.add([_Edit(12, 13, " x")])  # the statement's line break
+    assert _changed_statements(tree, text.line_starts(), len(text.text), edits) is None
+    assert _parses(edits.apply(), "x.py") is not None  # `import torch x# a comment`
+    edits = _Edits(text.text)
+    edits.add([_Edit(0, 13, "")])  # the whole statement, line break and all
+    assert _changed_statements(tree, text.line_starts(), len(text.text), edits) == [""]
+
+
+def test_only_the_statements_an_edit_falls_in_are_parsed_again():
+    src = "import torch\n\n\ndef f():\n    return torch.cuda.synchronize()\n\n\ny = 2; z = 3\n"
+    text = _Text(src.encode(), "python")
+    tree = ast.parse(text.text)
+    at = src.index("torch.cuda.synchronize")
+    edits = _Edits(text.text)
+    edits.add([_Edit(at, at + len("torch.cuda.synchronize"), "torch.accelerator.synchronize")])
+    assert _changed_statements(tree, text.line_starts(), len(text.text), edits) == [
+        "def f():\n    return torch.accelerator.synchronize()\n"]
+    at = src.index("3")
+    edits = _Edits(text.text)
+    edits.add([_Edit(at, at + 1, "(")])
+    pieces = _changed_statements(tree, text.line_starts(), len(text.text), edits)
+    assert pieces == ["y = 2; z = (\n"] and _parses(pieces[0], "x.py") is not None
