@@ -12,6 +12,10 @@ ratios are read, not asserted.
 - long line: a one-line file of N x 100 bytes with a finding every 100;
 - suppressions: N lines, each a finding and an `# anydev: ignore` comment
   (every finding used to loop over every marker: 80k lines took 38 s);
+- literals: a one-line call of N `device="cuda"` arguments and N more in a
+  list (the literal rules read back from every string to the start of its
+  call: 40,000 took 3-4 s) and N nested `.cuda(` calls (each call's end was
+  found by a scan forwards);
 - glob: a `*a*a*...*b` .gitignore line against ever longer names (a
   backtracking matcher is exponential in the stars; this one is linear in
   the name);
@@ -54,6 +58,11 @@ def long_line(n: int) -> bytes:
 
 def suppressions(n: int) -> bytes:
     return b"import torch\n" + b"torch.cuda.synchronize()  # anydev: ignore[AD107]\n" * n
+
+
+def literals(n: int) -> bytes:
+    return (b"import torch\nf(" + b'device="cuda", ' * n + b"[" + b'"cuda", ' * n + b"])\n"
+            + b"x" + b".cuda(y" * n + b")" * n + b"\n")
 
 
 def glob_case(n: int) -> tuple[str, str]:
@@ -99,6 +108,7 @@ def main() -> int:
         ("columns", columns, int(20_000 * k), lambda d: scan_source(d, "x.py")),
         ("long line", long_line, int(100_000 * k), lambda d: scan_source(d, "x.py")),
         ("suppressions", suppressions, int(20_000 * k), lambda d: scan_source(d, "x.py")),
+        ("literals", literals, int(10_000 * k), lambda d: scan_source(d, "x.py")),
     ]
     print(f"{'case':14} {'N':>9} {'time N':>9} {'time 4N':>9} {'ratio':>6}  (linear: ~4)")
     for name, make, n, run in cases:

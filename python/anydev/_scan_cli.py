@@ -190,6 +190,27 @@ def _joined(items: Iterable[str], first: str, sep: str, last: str, empty: str) -
     yield empty
 
 
+def _joined_in_batches(items: Iterable[str], first: str, sep: str, last: str, empty: str,
+                       n: int = 2048) -> Iterator[str]:
+    """What _joined yields, n items to a chunk (a chunk per item costs more
+    than the item's text where there are many)."""
+    from itertools import islice
+
+    it = iter(items)
+    batch = list(islice(it, n))
+    if not batch:
+        yield empty
+        return
+    yield first
+    while True:
+        yield sep.join(batch)
+        batch = list(islice(it, n))
+        if not batch:
+            break
+        yield sep
+    yield last
+
+
 def _fix_counts(findings: Sequence[_scan.Finding]) -> Counter:
     return Counter(f.fix for f in findings)
 
@@ -272,7 +293,7 @@ def render_json(findings, errors) -> Iterator[str]:
                    f'"end_line": {f.end_line}, "end_column": {f.end_column}, {t}')
 
     yield '{"version": 1,\n "findings": '
-    yield from _joined(items(), "[\n  ", ",\n  ", "\n ]", "[]")
+    yield from _joined_in_batches(items(), "[\n  ", ",\n  ", "\n ]", "[]")
     yield ',\n "errors": '
     yield from _joined((dumps({"path": e.path, "message": e.message, "line": e.line,
                                "level": error_level(e), "kind": error_kind(e)})

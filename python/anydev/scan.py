@@ -278,10 +278,10 @@ def scan_source(
     data = source.encode("utf-8") if isinstance(source, str) else bytes(source)
     keep = rule_filter(select, ignore)
     native, rows = _rules(keep)
-    raw, errs = _native().scan_source(native, data, lang)
+    raw, errs, noqa = _native().scan_source(native, data, lang)
     findings = [_finding(path, t, rows[t[0]]) for t in raw if keep(rows[t[0]].code)]
     errors = [ScanError(path, message, line) for message, line in errs]
-    if findings:
+    if findings and noqa:  # a comment mentions noqa (no other can drop a finding)
         from . import _noqa  # `# noqa` comments (ruff's convention)
 
         findings = _noqa.filter_findings(findings, lambda p: data)
@@ -553,30 +553,39 @@ def _scan_paths(paths: Sequence[str], *, select=None, ignore=None,
         native, [os.fsencode(p) for p in [*paths, *tracked]],
         [(os.fsencode(p), os.fsencode(b or cwd)) for p, b in excludes],
         respect_gitignore, int(jobs or 0), int(max_file_size), [keep(r.code) for r in rows])
-    result = _result(path_errors + files, nfiles, nbytes, rows, cwd)
+    noqa: set[str] = set()
+    result = _result(path_errors + files, nfiles, nbytes, rows, cwd, noqa)
     result.ignored, result.tracked = nignored, len(tracked)
     # The walk already yields the files of a folder sorted by name, each
     # file's findings by position: sort only what several paths may have mixed.
     if len(paths) + len(tracked) > 1:
         result.findings.sort(key=lambda f: (f.path, f.start))
         result.errors.sort(key=lambda e: (e.path, e.line or 0))
-    if result.findings:
+    if result.findings and noqa:
         from . import _noqa  # `# noqa` comments (ruff's convention)
 
-        result.findings = _noqa.filter_findings(result.findings, _noqa.read_file)
+        # Only the files whose comments mention noqa are read again: every
+        # comment on a line with a finding was lexed, so no other file has a
+        # directive that could drop one.
+        result.findings = _noqa.filter_findings(
+            result.findings, lambda p: _noqa.read_file(p) if p in noqa else None)
     return result
 
 
-def _result(entries: list, nfiles: int, nbytes: int, rows, cwd: str) -> ScanResult:
-    """A ScanResult of the native (path, language, findings, errors) tuples;
-    empties `entries` as it goes."""
+def _result(entries: list, nfiles: int, nbytes: int, rows, cwd: str,
+            noqa: Optional[set] = None) -> ScanResult:
+    """A ScanResult of the native (path, language, findings, errors, noqa
+    comment) tuples; empties `entries` as it goes. `noqa` gets the paths (as
+    shown) of the files with findings and a comment that mentions noqa."""
     result = ScanResult(files=nfiles, bytes=nbytes)
     append = result.findings.append
-    for i, (path, _lang, found, errs) in enumerate(entries):
+    for i, (path, _lang, found, errs, noqa_comment) in enumerate(entries):
         entries[i] = None  # let the raw tuples go as their findings are built
         shown = _display_path(path.decode("utf-8", "surrogateescape"), cwd)
         if not shown.isascii():
             shown = _path_str(shown.encode("utf-8", "surrogateescape"))
+        if noqa_comment and found and noqa is not None:
+            noqa.add(shown)
         for t in found:
             append(_finding(shown, t, rows[t[0]]))
         for message, line in errs:

@@ -47,7 +47,7 @@ py::tuple FileTuple(const sc::FileResult& r) {
   // Paths cross as bytes: a file name need not be UTF-8 (anydev/scan.py
   // decodes them).
   return py::make_tuple(py::bytes(r.path), LanguageName(r.language), findings,
-                        ErrorList(r.errors));
+                        ErrorList(r.errors), r.noqa_comment);
 }
 
 using Excludes = std::vector<std::pair<std::string, std::string>>;
@@ -114,10 +114,11 @@ void BindScan(py::module_& m) {
         }
         py::list findings;
         for (const sc::Finding& f : r.findings) findings.append(FindingTuple(f));
-        return py::make_tuple(findings, ErrorList(r.errors));
+        return py::make_tuple(findings, ErrorList(r.errors), r.noqa_comment);
       },
       py::arg("rules"), py::arg("data"), py::arg("language"),
-      "Scans one file's bytes: ([finding tuples], [(message, line)]).");
+      "Scans one file's bytes: ([finding tuples], [(message, line)], whether a comment it "
+      "lexed mentions noqa).");
 
   s.def(
       "scan_paths",
@@ -147,8 +148,8 @@ void BindScan(py::module_& m) {
       py::arg("jobs"), py::arg("max_file_size"), py::arg("keep") = std::vector<bool>(),
       "Walks and scans (paths and excludes as bytes (os.fsencode) or str; excludes: "
       "[(pattern, base folder)]; keep: per rule, whether to return its findings): "
-      "([(path bytes, language, findings, errors)] for files with either, [path errors], "
-      "files scanned, bytes scanned).");
+      "([(path bytes, language, findings, errors, noqa comment)] for files with either, "
+      "[path errors], files scanned, bytes scanned).");
 
   s.def(
       "scan_files",
@@ -175,7 +176,7 @@ void BindScan(py::module_& m) {
       py::arg("rules"), py::arg("paths"), py::arg("jobs"), py::arg("max_file_size"),
       py::arg("keep") = std::vector<bool>(),
       "Scans the files `paths` (bytes or str; from list_files): ([(path bytes, language, "
-      "findings, errors)] for files with either, files scanned, bytes scanned).");
+      "findings, errors, noqa comment)] for files with either, files scanned, bytes scanned).");
 
   s.def(
       "list_files",

@@ -407,6 +407,45 @@ def test_noqa_suppresses_in_scan_and_fix(project):
     assert lines[4] == 'x = "# noqa"; torch.accelerator.synchronize()'
 
 
+NOQA_FORMS = ["  # noqa", "  # NOQA: AD107", "  #noqa:AD1", "  # type: ignore  # noqa: AD103, E501",
+              "  # noqa:", "  # NoQa: ad107", "  # a comment", "", "  # anydev: ignore[AD103]"]
+NOQA_LINES = ["torch.cuda.synchronize(){c}", "x = '# noqa'; torch.cuda.current_device(){c}",
+              "y = torch.cuda.synchronize(\n    1){c}", "z = (1,{c}\n     torch.cuda.synchronize())",
+              's = """\n# noqa\n"""; torch.cuda.synchronize(){c}', "t = x.cuda(){c}",
+              "d = torch.device('cuda'){c}", "# noqa\ntorch.cuda.synchronize()"]
+
+
+def test_only_files_whose_comments_mention_noqa_are_read_again(tmp_path, monkeypatch):
+    """scan_paths drops the findings a `# noqa` directive covers, and reads
+    again only the files the scanner saw a comment mentioning noqa in: the
+    same findings as reading every file with findings (what iter_scan_paths
+    leaves to the caller), and no other file opened."""
+    import random
+    from anydev import scan
+
+    r = random.Random(14)
+    for k in range(120):
+        lines = ["import torch"]
+        for _ in range(r.randint(1, 12)):
+            lines.append(r.choice(NOQA_LINES).format(c=r.choice(NOQA_FORMS)))
+        (tmp_path / f"m{k:03d}.py").write_text("\n".join(lines) + "\n")
+    monkeypatch.chdir(tmp_path)
+    streamed = [f for part in scan.iter_scan_paths(["."], jobs=1) for f in part.findings]
+    expected = _noqa.filter_findings(streamed, _noqa.read_file)
+    assert 0 < len(expected) < len(streamed)
+    read = []
+    real_read = _noqa.read_file
+    monkeypatch.setattr(_noqa, "read_file", lambda p: read.append(p) or real_read(p))
+    assert scan.scan_paths(["."], jobs=1).findings == expected
+    assert read and all("noqa" in (tmp_path / p).read_text().lower() for p in read)
+    # "noqa" in a string only: not read
+    (tmp_path / "s.py").write_text("import torch\nx = '# noqa'; torch.cuda.synchronize()\n")
+    (tmp_path / "c.py").write_text("import torch\ntorch.cuda.synchronize()  # NOqa: AD2\n")
+    read.clear()
+    assert [f.line for f in scan.scan_paths(["s.py", "c.py"]).findings] == [2, 2]
+    assert read == ["c.py"]
+
+
 # --- stdin -------------------------------------------------------------------------------------
 
 

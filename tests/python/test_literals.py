@@ -82,6 +82,60 @@ def test_a_literal_not_in_a_device_position_is_no_finding():
     assert scan_source(src, "m.py")[0] == []
 
 
+# One of each device position (and two that are none), as the arguments of one call.
+LONG_LINE_ITEMS = ['device="cuda"', '"cuda"', 'torch.device("cuda")', 'x.to("cuda")',
+                   '["cuda", "cpu"]', 'y.cuda(z.cuda())', 'torch.device(type="cuda")',
+                   'torch.autocast("cuda")',
+                   'g("cuda" if torch.cuda.is_available() else "cpu")']
+
+
+def _long_line(n: int) -> str:
+    return "import torch\nf(" + ", ".join(LONG_LINE_ITEMS * n) + ")\n"
+
+
+def test_many_literals_on_one_line_each_in_its_own_call():
+    """Issue 14: each string's enclosing call was found by reading back to the
+    start of the call, so one line of 40,000 "cuda" arguments took seconds.
+    On a line of n copies of the same arguments, copy i has the findings of
+    the one-copy line, shifted by i copies (benchmarks/scan/bench_costs.py
+    checks that the time grows linearly)."""
+    def key(f, shift):
+        return (f.line, f.column - shift, f.end_column - shift, f.rule, f.kind, f.text,
+                None if f.call_end is None else f.call_end - shift)
+
+    one = scan_source(_long_line(1), "m.py")[0]
+    assert [f.rule for f in one] == ["AD902", "AD901", "AD903", "AD907", "AD907", "AD901",
+                                     "AD904", "AD905", "AD101"]
+    width = len(", ".join(LONG_LINE_ITEMS)) + 2  # one copy and its ", "
+    n = 2000
+    many = scan_source(_long_line(n), "m.py")[0]
+    assert len(many) == n * len(one)
+    for i in range(n):
+        got = [key(f, i * width) for f in many[i * len(one):(i + 1) * len(one)]]
+        assert got == [key(f, 0) for f in one], i
+
+
+def test_nested_cuda_calls_end_where_their_brackets_close():
+    """Each call's end used to be found by a scan forwards from its '('."""
+    n = 3000
+    src = "import torch\nx" + ".cuda(y" * n + ")" * n + "\n"
+    found = scan_source(src, "m.py")[0]
+    line_start = len("import torch\n")
+    assert [(f.rule, f.start - line_start, f.call_end - line_start) for f in found] == [
+        ("AD907", 2 + 7 * i, 1 + 7 * n + (n - i)) for i in range(n)]
+    src = "void f() {\n  x" + ".cuda(y" * n + ")" * n + ";\n}\n"
+    found = scan_source(src, "m.cpp")[0]
+    line_start = len("void f() {\n  ")
+    assert {f.rule for f in found} == {"AD952"} and len(found) == n
+    assert [(f.start - line_start, f.call_end - line_start) for f in found] == [
+        (2 + 7 * i, 1 + 7 * n + (n - i)) for i in range(n)]
+    src = "import torch\n" + "torch.cuda.synchronize(" * n + ")" * n + "\n"
+    found = scan_source(src, "m.py")[0]
+    width, line_start = len("torch.cuda.synchronize("), len("import torch\n")
+    assert [(f.start - line_start, f.call_end - line_start) for f in found] == [
+        (width * i, width * n + (n - i)) for i in range(n)]
+
+
 def test_suppression_comments_apply_to_literal_rules():
     src = ('import torch\nx = torch.zeros(1, device="cuda")  # anydev: ignore[AD902]\n'
            'y = t.cuda()  # anydev: ignore[AD9]\nz = t.cuda()\n')

@@ -590,3 +590,20 @@ def test_end_to_end_on_a_generated_repository(tmp_path):
     p = subprocess.run([*ANYDEV, "scan", "--baseline", "base.json"], cwd=tmp_path,
                        capture_output=True, text=True, timeout=120)
     assert p.returncode == 0 and "No legacy references found" in p.stdout
+
+
+def test_json_report_of_many_findings_is_one_finding_a_line(tmp_path):
+    """The JSON report is written in chunks of many findings (one chunk per
+    finding cost more than its text); the bytes are what one finding a line
+    gives, across chunk boundaries."""
+    src = "import torch\n" + "torch.cuda.synchronize()\n" * 5000
+    findings, _ = scan_source(src, "m.py")
+    text = "".join(_scan_cli.render_json(findings, []))
+    lines = text.split("\n")
+    assert lines[:2] == ['{"version": 1,', ' "findings": [']
+    assert len(lines) == 5000 + 5 and lines[-3:] == [" ],", ' "errors": []}', ""]
+    assert all(line.startswith('  {"path": "m.py", "line": ') and line.endswith("},")
+               for line in lines[2:5001]) and lines[5001].endswith("}")
+    assert [f["line"] for f in json.loads(text)["findings"]] == list(range(2, 5002))
+    empty = "".join(_scan_cli.render_json([], []))
+    assert empty == '{"version": 1,\n "findings": [],\n "errors": []}\n'

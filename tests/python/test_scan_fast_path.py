@@ -193,6 +193,10 @@ BINARY = {
     "latin1_cookie.py": b"# -*- coding: latin-1 -*-\nimport torch\nx = '\xe9'; torch.cuda.synchronize()\n",
     "huge_line.py": b"import torch\nx = [" + b"torch.cuda.synchronize(), 'cuda', " * 2000 + b" " * 300000 + b"]\n",
     "deep.py": b"import torch\nx = " + b"(" * 300 + b"torch.cuda.synchronize()" + b")" * 300 + b"\n",
+    # issue 14: every string of one long call, and nested .cuda( calls
+    "many_literals.py": b"import torch\nf(" + b'device="cuda", "cuda", torch.device("cuda"), '
+                        b'x.to("cuda"), ["cuda", "cpu"], ' * 3000 + b")\n",
+    "nested_cuda.py": b"import torch\nx" + b".cuda(y" * 2000 + b")" * 2000 + b"\n",
 }
 
 

@@ -507,6 +507,44 @@ class Lexer {
   bool failed_ = false;
 };
 
+// The end offset of the ')' that closes the '(' at token i of toks[0, n), or
+// -1. The first call matches every parenthesis (each ')' with the nearest '('
+// before it still open: what counting the depth forwards from i finds), so
+// nested calls cost one pass in all, not a scan each.
+class ParenMatch {
+ public:
+  int64_t End(const TokenBuffer<Tok>& t, size_t i, size_t n) {
+    if (i >= n) return -1;
+    if (t[i].type != kLParen) {  // not a call's '(': the first one after it
+      int d = 0;
+      for (size_t k = i; k < n; ++k) {
+        if (t[k].type == kLParen) {
+          ++d;
+        } else if (t[k].type == kRParen && --d == 0) {
+          return t[k].end;
+        }
+      }
+      return -1;
+    }
+    if (end_.empty()) {
+      end_.assign(n, -1);
+      std::vector<uint32_t> opens;
+      for (size_t k = 0; k < n; ++k) {
+        if (t[k].type == kLParen) {
+          opens.push_back(static_cast<uint32_t>(k));
+        } else if (t[k].type == kRParen && !opens.empty()) {
+          end_[opens.back()] = t[k].end;
+          opens.pop_back();
+        }
+      }
+    }
+    return end_[i];
+  }
+
+ private:
+  std::vector<int64_t> end_;
+};
+
 // ---------------------------------------------------------------------------
 // The resolver.
 
@@ -805,18 +843,7 @@ class Resolver {
                                         t_[names[static_cast<size_t>(r.used) - 1]].end, call_end});
   }
 
-  int64_t MatchingParen(size_t i) const {
-    int d = 0;
-    for (size_t k = i; k < t_.size() - kSentinels; ++k) {
-      const uint8_t type = t_[k].type;
-      if (type == kLParen) {
-        ++d;
-      } else if (type == kRParen && --d == 0) {
-        return t_[k].end;
-      }
-    }
-    return -1;
-  }
+  int64_t MatchingParen(size_t i) const { return parens_.End(t_, i, t_.size() - kSentinels); }
 
   size_t SkipTo(size_t i, uint8_t type) const {
     while (t_[i].type != type && t_[i].type != kEnd) ++i;
@@ -1012,6 +1039,7 @@ class Resolver {
   std::vector<size_t> names_;
   bool pending_namespace_ = false;
   std::string pending_namespace_name_;
+  mutable ParenMatch parens_;  // see MatchingParen
   bool has_lookup_entries_ = false;  // an alias, using-declaration or -directive was seen
   std::vector<std::string_view> shims_;  // spellings the file defines (Note [Shim namespaces])
 };
@@ -1066,17 +1094,7 @@ class CppLiterals {
     return t_[j].start;
   }
 
-  int64_t MatchingParen(size_t i, size_t n) const {
-    int d = 0;
-    for (size_t k = i; k < n; ++k) {
-      if (t_[k].type == kLParen) {
-        ++d;
-      } else if (t_[k].type == kRParen && --d == 0) {
-        return t_[k].end;
-      }
-    }
-    return -1;
-  }
+  int64_t MatchingParen(size_t i, size_t n) const { return parens_.End(t_, i, n); }
 
   void Add(Detector d, RefKind kind, uint32_t start, uint32_t end, int64_t call_end) {
     const int rule = rules_.DetectorRule(d);
@@ -1089,6 +1107,7 @@ class CppLiterals {
   std::string_view src_;
   const TokenBuffer<Tok>& t_;
   LexOutput* out_;
+  mutable ParenMatch parens_;  // see MatchingParen
 };
 
 }  // namespace

@@ -111,6 +111,7 @@ struct Suppression {
 struct LexOutput {
   std::vector<RawFinding> findings;
   std::vector<Suppression> suppressions;
+  bool noqa_comment = false;  // a comment lexed contains `noqa` (any case): see NoteComment
   bool has_error = false;
   uint32_t error_offset = 0;
   std::string error;

@@ -872,8 +872,26 @@ class Resolver {
     return true;
   }
 
-  // Returns the end offset of the bracket that closes the one at token i.
+  // Returns the end offset of the bracket that closes the one at token i
+  // (-1 if none). The first call matches every bracket of the buffer (each
+  // close with the nearest open before it still open: what counting the
+  // depth forwards finds), so nested calls cost no rescan each.
   int64_t MatchingEnd(size_t i) const {
+    if (IsOpen(t_[i].type)) {
+      if (match_.empty()) {
+        match_.assign(t_.size(), -1);
+        std::vector<uint32_t> opens;
+        for (size_t k = 0; k < t_.size(); ++k) {
+          if (IsOpen(t_[k].type)) {
+            opens.push_back(static_cast<uint32_t>(k));
+          } else if (IsClose(t_[k].type) && !opens.empty()) {
+            match_[opens.back()] = t_[k].end;
+            opens.pop_back();
+          }
+        }
+      }
+      return match_[i];
+    }
     int d = 0;
     for (size_t k = i; k < t_.size(); ++k) {
       if (IsOpen(t_[k].type)) ++d;
@@ -1132,6 +1150,7 @@ class Resolver {
   std::string_view src_;
   const TokenBuffer<Tok>& t_;
   LexOutput* out_;
+  mutable std::vector<int64_t> match_;  // see MatchingEnd; empty until its first call
 
  public:
   // Where the chains the literal rules ask about are recorded; null when no
@@ -1178,34 +1197,61 @@ class PyLiterals {
   // a finding: a string whose text starts with 'c' or 'n' ("cuda", "cpu",
   // "nccl"), a torch.device chain, `.cuda`/`.is_cuda`, and an `if` that
   // starts a statement when the file asks torch whether it has a device. The
-  // position of a candidate (which call's argument it is) is read backwards
-  // from it, so ordinary tokens cost a type check.
+  // position of a candidate (which call's argument it is) is kept on a stack
+  // of the open brackets as the pass goes (see ContextOf), so ordinary tokens
+  // cost a type check and a candidate a constant.
   void Run() {
     n_ = t_.size() - kSentinels;
     // torch.device chains matter only as the value of an idiom.
     size_t next_device = availability_ ? NextDeviceChain() : kNoChain;
     for (size_t k = 0; k < n_; ++k) {
       const Tok& tok = t_[k];
-      if (tok.type == kString) {
-        const char c = src_[tok.end];
-        if (c == 'c' || c == 'n') OnValue(k);
-      } else if (tok.type == kName) {
-        if (k == next_device) {
-          if (!Covered(tok.start)) {
-            const Value v = ValueAt(k);
-            if (v.text != DeviceText::kOther) Idiom(k, v);
+      switch (tok.type) {
+        case kString: {
+          const char c = src_[tok.end];
+          if (c == 'c' || c == 'n') OnValue(k);
+          break;
+        }
+        case kName: {
+          if (k == next_device) {
+            if (!Covered(tok.start)) {
+              const Value v = ValueAt(k);
+              if (v.text != DeviceText::kOther) Idiom(k, v);
+            }
+            next_device = NextDeviceChain();
+            break;
           }
-          next_device = NextDeviceChain();
-          continue;
+          const uint32_t len = tok.end - tok.start;
+          if (len == 4 || len == 7) {
+            const char c0 = src_[tok.start];
+            if ((c0 == 'c' || c0 == 'i') && k > 0 && t_[k - 1].type == kDot) Method(k);
+          } else if (len == 2 && tok.first && availability_ && src_[tok.start] == 'i' &&
+                     src_[tok.start + 1] == 'f') {
+            Statement(k);
+          }
+          break;
         }
-        const uint32_t len = tok.end - tok.start;
-        if (len == 4 || len == 7) {
-          const char c0 = src_[tok.start];
-          if ((c0 == 'c' || c0 == 'i') && k > 0 && t_[k - 1].type == kDot) Method(k);
-        } else if (len == 2 && tok.first && availability_ && src_[tok.start] == 'i' &&
-                   src_[tok.start + 1] == 'f') {
-          Statement(k);
-        }
+        case kComma:
+          if (!open_.empty()) ++open_.back().commas;
+          break;
+        case kNewline:
+        case kSemi:
+          if (!open_.empty()) open_.back().ended = true;
+          break;
+        case kLParen:
+        case kLBrack:
+        case kLBrace:
+        case kFieldOpen:
+          open_.push_back(OpenBracket{k, 0, false});
+          break;
+        case kRParen:
+        case kRBrack:
+        case kRBrace:
+        case kFieldClose:
+          if (!open_.empty()) open_.pop_back();
+          break;
+        default:
+          break;
       }
     }
   }
@@ -1244,8 +1290,15 @@ class PyLiterals {
     return t_[k].type == kName && Text(k) == w;
   }
 
-  // The index of the bracket that closes the one at k (n_ if none).
+  // The index of the bracket that closes the one at k (n_ if none). The
+  // first call matches every bracket of the buffer at once (each close with
+  // the nearest open before it that is still open: what counting the depth
+  // forwards from an open finds), so nested calls cost no rescan.
   size_t Close(size_t k) const {
+    if (k < n_ && IsOpen(t_[k].type)) {
+      if (match_.empty()) MatchBrackets();
+      return match_[k];
+    }
     int d = 0;
     for (size_t j = k; j < n_; ++j) {
       if (IsOpen(t_[j].type)) {
@@ -1255,6 +1308,20 @@ class PyLiterals {
       }
     }
     return n_;
+  }
+
+  void MatchBrackets() const {
+    match_.assign(n_ + 1, static_cast<uint32_t>(n_));
+    std::vector<uint32_t> opens;
+    for (size_t j = 0; j < n_; ++j) {
+      const uint8_t type = t_[j].type;
+      if (IsOpen(type)) {
+        opens.push_back(static_cast<uint32_t>(j));
+      } else if (IsClose(type) && !opens.empty()) {
+        match_[opens.back()] = static_cast<uint32_t>(j);
+        opens.pop_back();
+      }
+    }
   }
 
   // The chain whose first token is k, or null.
@@ -1291,26 +1358,19 @@ class PyLiterals {
     }
   }
 
-  // The innermost bracket around token k, read backwards (within the
-  // statement: no newline token is emitted inside brackets).
-  Context ContextOf(size_t k) const {
+  // The innermost bracket around the token Run is at (within the
+  // statement: no newline token is emitted inside brackets). It is the top
+  // of open_, which holds the brackets before it that no later bracket
+  // closes: what reading backwards from the token and counting the depth finds, in
+  // constant time (reading back from every string of a 40,000-argument call
+  // was quadratic). A newline or ';' inside that bracket, outside any
+  // nested one, means the token is in no bracket of its statement.
+  Context ContextOf() const {
     Context c;
-    int depth = 0;
-    int commas = 0;
-    for (size_t j = k; j-- > 0;) {
-      const uint8_t type = t_[j].type;
-      if (IsClose(type)) {
-        ++depth;
-      } else if (IsOpen(type)) {
-        if (depth-- > 0) continue;
-        if (type == kLParen) FindCallee(j, &c);
-        c.arg = commas;
-        return c;
-      } else if (depth == 0) {
-        if (type == kComma) ++commas;
-        if (type == kNewline || type == kSemi) return c;
-      }
-    }
+    if (open_.empty() || open_.back().ended) return c;
+    const OpenBracket& o = open_.back();
+    if (t_[o.tok].type == kLParen) FindCallee(o.tok, &c);
+    c.arg = o.commas;
     return c;
   }
 
@@ -1488,7 +1548,7 @@ class PyLiterals {
     } else if (!(prev == kLParen || prev == kComma)) {
       return;  // part of a larger expression
     }
-    const Context o = ContextOf(k);
+    const Context o = ContextOf();
     if (o.callee == kNotCall) return;
     const bool first = keyword.empty() && o.arg == 0;
     switch (o.callee) {
@@ -1628,12 +1688,23 @@ class PyLiterals {
     Cover(t_[k].start, v2.end);
   }
 
+  // An open bracket before the token Run is at that nothing has closed yet:
+  // its token, the commas and whether a newline or ';' followed it at its
+  // own depth.
+  struct OpenBracket {
+    size_t tok;
+    int commas;
+    bool ended;
+  };
+
   const RuleSet& rules_;
   std::string_view src_;
   const TokenBuffer<Tok>& t_;
   const std::vector<ResolvedChain>& chains_;
   LexOutput* out_;
   size_t n_ = 0;
+  std::vector<OpenBracket> open_;           // see ContextOf
+  mutable std::vector<uint32_t> match_;     // see Close; empty until the first call
   size_t chain_ = 0;  // the next chain NextDeviceChain looks at
   bool availability_ = false;  // some chain asks torch whether it has a device
   uint32_t covered_start_ = 0, covered_end_ = 0;

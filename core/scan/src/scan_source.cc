@@ -19,6 +19,20 @@ namespace anydev::scan {
 namespace internal {
 
 void NoteComment(std::string_view text, uint32_t offset, LexOutput* out) {
+  // `# noqa` directives are read in Python (anydev/_noqa.py), in the files
+  // whose comments mention one: every comment on a line with a finding is
+  // lexed, so a file none of whose lexed comments does has no directive that
+  // could drop a finding, and is not read again.
+  if (!out->noqa_comment) {
+    for (size_t q = text.find_first_of("qQ"); q != std::string_view::npos;
+         q = text.find_first_of("qQ", q + 1)) {
+      if (q >= 2 && q + 1 < text.size() && (text[q - 2] | 0x20) == 'n' &&
+          (text[q - 1] | 0x20) == 'o' && (text[q + 1] | 0x20) == 'a') {
+        out->noqa_comment = true;
+        break;
+      }
+    }
+  }
   // Look for the ':' first: it is rarer in comments than 'a'.
   size_t at = std::string_view::npos;
   for (size_t c = text.find(':'); c != std::string_view::npos; c = text.find(':', c + 1)) {
@@ -366,6 +380,7 @@ FileResult internal::ScanPadded(const RuleSet& rules, Language language, std::st
   std::sort(r.errors.begin(), r.errors.end(),
             [](const FileError& a, const FileError& b) { return a.line < b.line; });
 
+  r.noqa_comment = out.noqa_comment;
   std::vector<RawFinding>& raw = out.findings;
   if (!std::is_sorted(raw.begin(), raw.end(), [](const RawFinding& a, const RawFinding& b) {
         return a.start < b.start;

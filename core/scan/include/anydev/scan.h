@@ -151,6 +151,10 @@ struct FileResult {
   Language language = Language::kPython;
   std::vector<Finding> findings;
   std::vector<FileError> errors;
+  // A comment the scanner lexed mentions `noqa` (any case). Every comment on
+  // a line that has a finding is lexed, so when this is false no `# noqa`
+  // directive can apply to the findings (anydev/_noqa.py reads them).
+  bool noqa_comment = false;
 };
 
 // Scans one file's bytes. Findings on a line that carries an
