@@ -397,7 +397,7 @@ def _suppressed(ctx, units: dict) -> dict[tuple, list]:
         return {}
     keep = _scan.rule_filter(["AD9"], None)
     native, rows = _scan._rules(keep)
-    raw, _ = _scan._native().scan_source(native, bytes(data), "python")
+    raw = _scan._native().scan_source(native, bytes(data), "python")[0]
     out: dict[tuple, list] = {}
     for t in raw:
         row = rows[t[0]]
