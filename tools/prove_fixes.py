@@ -456,11 +456,16 @@ def rewrite(src: str, code: str) -> tuple[Optional[str], Optional[str]]:
     included), or (None, why) when the finding of ``code`` is not applied."""
     from anydev import fix as _fix  # noqa: PLC0415
     from anydev import scan as _scan  # noqa: PLC0415
-    findings, errors = _scan.scan_source(src, "case.py")
+    findings, errors = _scan.scan_source(src, "case.py", select=["ALL"])
     if errors:
         return None, f"the scanner failed: {errors[0].message}"
     if not any(f.rule == code for f in findings):
         return None, f"the scanner reports no {code}"
+    # an API row's proof rewrites the API call alone, not the "cuda" of its sample
+    # arguments (a literal row, AD9xx, proven on its own)
+    literal = code in LITERAL_CASES
+    findings = [f for f in findings if (f.rule in LITERAL_CASES) == literal or
+                f.kind == "call" and literal and f.rule != code and _is_guard(f.rule)]
     try:
         new, applied, skipped = _fix.fix_source(src.encode(), "case.py", findings, unsafe=True)
     except ValueError as e:
@@ -469,6 +474,154 @@ def rewrite(src: str, code: str) -> tuple[Optional[str], Optional[str]]:
         why = next((w for f, w in skipped if f.rule == code), "not applied")
         return None, f"the fixer leaves it: {why}"
     return new.decode(), None
+
+
+def _is_guard(code: str) -> bool:
+    """An availability or count check: it moves with the literals of its unit."""
+    from anydev import _compat_table  # noqa: PLC0415
+    row = _compat_table.ROWS_BY_CODE.get(code)
+    return row is not None and row.replacement in ("torch.accelerator.is_available",
+                                                   "torch.accelerator.device_count")
+
+
+# --- the literal rows (compat_map/literals.toml) ---------------------------------------
+
+# For each Python literal row: (legacy snippet, what its rewrite does on a machine
+# without an accelerator, as the row's note says). The rewrite is unsafe by design
+# (it behaves differently on an accelerator other than CUDA); the proof shows that
+# it runs and gives the CPU-machine result the note claims, on the real torch.
+LITERAL_CASES: dict[str, list[tuple[str, str]]] = {
+    "AD901": [('result = torch.device("cuda")', "raises AttributeError"),
+              ('result = torch.device("cuda", 1)', "raises AttributeError"),
+              ('result = torch.device("cuda:1")', "raises AttributeError"),
+              ('i = 1\nresult = torch.device(f"cuda:{i}")', "raises AttributeError"),
+              ('result = torch.device(type="cuda")', "raises AttributeError")],
+    "AD902": [('result = torch.zeros(2, device="cuda").device', "returns device cpu"),
+              ('result = torch.zeros(2, device="cuda:0").device', "raises AttributeError")],
+    "AD903": [('result = torch.zeros(2).to("cuda").device', "returns device cpu"),
+              ('result = torch.zeros(2).to(device="cuda:0").device', "raises AttributeError")],
+    "AD904": [('result = torch.autocast("cuda").device', "raises AttributeError"),
+              ('result = torch.autocast(device_type="cuda").device', "raises AttributeError"),
+              ('result = torch.amp.GradScaler("cuda").is_enabled()', "raises AttributeError")],
+    "AD905": [('result = "cuda" if torch.cuda.is_available() else "cpu"', "returns 'cpu'"),
+              ('result = torch.device("cuda" if torch.cuda.is_available() else "cpu")',
+               "returns device cpu"),
+              ('result = torch.device("cuda:0" if torch.cuda.device_count() > 0 else "cpu")',
+               "returns device cpu"),
+              ('result = "cpu" if not torch.cuda.is_available() else "cuda"', "returns 'cpu'")],
+    "AD906": [('if torch.cuda.is_available():\n    result = "cuda"\nelse:\n    result = "cpu"',
+               "returns 'cpu'"),
+              ('if torch.cuda.device_count() > 0:\n    result = torch.device("cuda")\n'
+               'else:\n    result = torch.device("cpu")', "returns device cpu")],
+    "AD907": [("result = torch.zeros(2).cuda()", "raises AttributeError"),
+              ("result = torch.zeros(2).cuda(0, non_blocking=True)", "raises AttributeError"),
+              ("result = torch.nn.Linear(2, 2).cuda()", "raises AttributeError")],
+    "AD908": [("result = torch.zeros(2).is_cuda", "returns False")],
+    "AD909": [('result = torch.zeros(2).device.type == "cuda"', "returns False"),
+              ('result = torch.zeros(2).device.type != "cuda"', "returns True")],
+    # init_process_group is replaced by one that returns the backend it was given
+    "AD910": [("import torch.distributed\n"
+               "torch.distributed.init_process_group = lambda backend=None, **kw: backend\n"
+               'result = torch.distributed.init_process_group("nccl")', "returns 'gloo'"),
+              ("import torch.distributed\n"
+               "torch.distributed.init_process_group = lambda backend=None, **kw: backend\n"
+               'result = torch.distributed.init_process_group(backend="nccl")',
+               "returns 'gloo'")],
+    "AD911": [("result = torch.cuda.get_device_name(0)", "raises AttributeError"),
+              ("result = torch.cuda.is_initialized()", "returns True")],
+}
+
+
+def literal_rows() -> list:
+    from anydev import _compat_table  # noqa: PLC0415
+    return [r for r in _compat_table.ROWS if r.language == "python" and r.status == "literal"]
+
+
+def _prove_literals(builds: list, only: Optional[set[str]]) -> dict[str, dict]:
+    """The proof entries of the literal rows: each case's legacy snippet and
+    the real fixer's rewrite, run on the builds that have the replacement;
+    the verdict says whether the rewrite does what the note claims."""
+    rows = [r for r in literal_rows() if only is None or r.code in only]
+    doc_rows: dict[str, dict] = {}
+    per_build: dict[str, list[dict]] = {b.version: [] for b in builds}
+    for row in rows:
+        entry: dict[str, Any] = {"legacy": row.legacy, "replacement": row.replacement,
+                                 "fix": row.fix, "since": row.since, "torch": [], "cases": [],
+                                 "unsafe": _first_sentence(row.note)}
+        doc_rows[row.code] = entry
+        todo = []
+        for body, claim in LITERAL_CASES.get(row.code, []):
+            src = "import torch\n" + body + "\n"
+            new, why = rewrite(src, row.code)
+            lines = [ln for ln in body.splitlines() if not ln.startswith(("import ", "i = "))
+                     and "lambda" not in ln]
+            label = lines[0].removeprefix("result = ") + (" ..." if len(lines) > 1 else "")
+            case: dict[str, Any] = {"call": label,
+                                    "claim": claim, "rewrite": None, "outcomes": {}}
+            if new is None:
+                case["not_rewritten"] = why
+            else:
+                case["rewrite"] = _rewritten_label(body, src, new)
+                todo.append((len(entry["cases"]), src, new))
+            entry["cases"].append(case)
+        if not entry["cases"]:
+            entry["verdict"] = "not run: no case for this row in tools/prove_fixes.py"
+            continue
+        for b in builds:
+            if split_version(row.since or "0") <= split_version(b.version):
+                entry["torch"].append(b.version)
+                per_build[b.version] += [{"id": f"{row.code}/{i}", "kind": "call",
+                                          "legacy": src, "rewrite": new} for i, src, new in todo]
+    answers = {v: run_child(next(b.python for b in builds if b.version == v), "run", cases)
+               for v, cases in per_build.items() if cases}
+    for code, entry in doc_rows.items():
+        if "verdict" in entry:
+            continue
+        missing = [c["call"] + ": " + c["not_rewritten"] for c in entry["cases"]
+                   if c.get("rewrite") is None]
+        off: list[str] = []
+        errors = []
+        for version in entry["torch"]:
+            ans = answers.get(version, {})
+            if "error" in ans:
+                errors.append(f"torch {version}: {ans['error']}")
+                continue
+            by_id = {c["id"]: c for c in ans.get("cases", [])}
+            for i, case in enumerate(entry["cases"]):
+                rec = by_id.get(f"{code}/{i}")
+                if rec is None:
+                    continue
+                case["outcomes"][version] = {k: rec[k] for k in ("legacy", "rewrite")}
+                if rec["rewrite"] != case["claim"]:
+                    off.append(f"on torch {version} `{case['rewrite']}` {rec['rewrite']}, the "
+                               f"note says it {case['claim'].split(' ', 1)[0]} "
+                               f"{case['claim'].split(' ', 1)[1]}")
+        if missing:
+            entry["verdict"] = "not rewritten: " + missing[0]
+        elif not entry["torch"]:
+            entry["verdict"] = f"not run: no build at hand has the replacement (since {entry['since']})"
+        elif errors:
+            entry["verdict"] = "not run: " + "; ".join(errors)
+        elif off:
+            entry["verdict"] = f"differs from the note: {off[0]}"
+        else:
+            first = entry["cases"][0]
+            o = first["outcomes"][entry["torch"][0]]
+            n = len(entry["cases"])
+            entry["verdict"] = (f"as the note says, on torch {', '.join(entry['torch'])} without "
+                                f"an accelerator, {n} form(s): `{first['call']}` {o['legacy']}, "
+                                f"its rewrite {o['rewrite']}")
+    return doc_rows
+
+
+def _first_sentence(note: str) -> str:
+    return note.split(". ")[0].rstrip(".") + "."
+
+
+def literal_failures(doc: dict) -> list[str]:
+    """Literal rows whose rewrite does not do what the note says (or did not run)."""
+    return [f"{code}: {e['verdict']}" for code, e in doc["rows"].items()
+            if code in LITERAL_CASES and not e["verdict"].startswith("as the note says")]
 
 
 class Build(NamedTuple):
@@ -565,6 +718,7 @@ def prove(extra_pythons: Optional[list[str]] = None, only: Optional[set[str]] = 
             entry["verdict"] = f"differs: {differs[0]}{more}"
         else:
             entry["verdict"] = "same"
+    doc_rows.update(_prove_literals(builds, only))
     return {"schema": 1,
             "about": "Written by `tools/prove_fixes.py --write`: for each Python row with a fix, "
                      "the legacy call and its rewrite by `anydev fix --unsafe-fixes`, run on "
@@ -627,6 +781,10 @@ def main(argv: Optional[list[str]] = None) -> int:
     status = 0
     for line in safe_failures(doc):
         print(f"prove_fixes: marked safe but not proven: {line}", file=sys.stderr)
+        status = 1
+    for line in literal_failures(doc):
+        print(f"prove_fixes: a literal row's rewrite is not what its note says: {line}",
+              file=sys.stderr)
         status = 1
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:

@@ -109,7 +109,7 @@ def _fix_main(args: argparse.Namespace) -> int:
             applied, "Would fix {n}:" if args.diff else "Fixed {n}:"))
     changed = sum(1 for fr in result.files if fr.changed)
     hint = "" if args.unsafe_fixes or not any(
-        f.fix == "unsafe" and not f.rule.startswith("AD9") for f, _ in remaining) else \
+        f.fix == "unsafe" and not f.rule.startswith("AD95") for f, _ in remaining) else \
         " (--unsafe-fixes applies the unsafe ones)"
     if not args.quiet:
         print(f"anydev fix: {verb} {result.applied} finding(s) in {changed} file(s); "
@@ -123,6 +123,7 @@ def _fix_main(args: argparse.Namespace) -> int:
                       "target-torch)", file=sys.stderr)
     if getattr(result, "needs_torch", None):
         print(f"anydev fix: the fixed code needs torch >= {result.needs_torch}", file=sys.stderr)
+    _say_literals([f for fr in result.files if fr.error is None for f in fr.applied], args)
     if io_failed or any(_is_io_error(e) for e in result.errors):
         return 2
     if args.diff:
@@ -175,6 +176,19 @@ def _fix_stdin(args: argparse.Namespace, sel, scanned) -> int:
         verb = "would fix" if args.diff else "fixed"
         print(f"anydev fix: {verb} {len(applied)} finding(s) in {name}; {len(skipped)} left "
               f"to migrate by hand", file=sys.stderr)
+    _say_literals(applied, args)
     if args.diff:
         return sel.status(new != data, scanned.errors)
     return sel.status(bool(skipped), scanned.errors)
+
+
+def _say_literals(applied, args) -> None:
+    """The summary's line on the device literals and idioms rewritten: they
+    change behaviour on purpose, and the reviewer must see it."""
+    lit = [f for f in applied if f.rule.startswith("AD9")]
+    if lit and not args.quiet:
+        codes = ", ".join(sorted({f.rule for f in lit}))
+        print(f"anydev fix: {'would rewrite' if args.diff else 'rewrote'} {len(lit)} device "
+              f"literal(s) and idiom(s) ({codes}), a function at a time: unsafe, they behave "
+              "differently on accelerators other than CUDA and on machines without one; "
+              "review them (`anydev rule CODE`)", file=sys.stderr)

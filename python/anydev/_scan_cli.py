@@ -915,7 +915,7 @@ def cmd_rule(args: argparse.Namespace) -> int:
     # Versions and proof: the release the replacement needs (`since`) and what the
     # differential proof (tools/prove_fixes.py, compat_map/proofs.json) showed.
     proof = getattr(_compat_table, "PROOFS", {}).get(row.code)
-    if row.status != "deprecated" or not row.replacement:
+    if row.status not in ("deprecated", "literal") or not row.replacement:
         needs = None
     elif row.since == "main":
         needs = (f"no PyTorch release up to {_compat_table.NEWEST_TORCH} has "
@@ -931,7 +931,7 @@ def cmd_rule(args: argparse.Namespace) -> int:
         print(json.dumps(doc, indent=1))
         return 0
     sys.stdout.write(explain(row))
-    if row.status == "deprecated":
+    if row.status in ("deprecated", "literal"):
         lines = ["", "Versions and proof"]
         if needs:
             lines.append(f"  since:          {needs}")
@@ -942,6 +942,14 @@ def cmd_rule(args: argparse.Namespace) -> int:
             lines.append(textwrap.fill(f"proven:         {proof}" if proof.startswith("same")
                                        else f"proof:          {proof}", 88,
                                        initial_indent="  ", subsequent_indent=" " * 18))
+        if row.status == "literal":
+            lines.append(textwrap.fill(
+                "fixed as:       a unit: with the other device literals, idioms and "
+                "availability checks of its function, or not at all (a finding the fixer "
+                "cannot rewrite leaves its whole function; docs/scan.md)"
+                if row.language == "python" else
+                "fixed as:       not rewritten: C++ literals are hints", 88,
+                initial_indent="  ", subsequent_indent=" " * 18))
         sys.stdout.write("\n".join(lines) + "\n")
     return 0
 

@@ -19,5 +19,5 @@ cpp           C++ calls and references (the C++ driver)
 cpp_classes   C++ legacy classes whose replacement takes the same arguments
 cpp_includes  C++ headers the rewrites need; using-declarations made unused
 mocks         mock targets moved with the calls they patch (whole tree)
-literals      (reserved) device literals and idioms (issue 12)
+literals      device literals and idioms (AD9xx), fixed a function at a time
 """

@@ -820,6 +820,8 @@ class PyAnalysis:
                         what = f"the `.{device}()` call"
                     elif n.attr == f"is_{device}":
                         what = f"`.is_{device}`"
+                if what is not None and is_covered(n):
+                    continue  # a literal, .cuda() or .is_cuda the same fix rewrites
                 if what is not None:
                     return (f"the code it guards stays {device.upper()}-specific ({what}, line "
                             f"{getattr(n, 'lineno', '?')}); a generic check there would send other "

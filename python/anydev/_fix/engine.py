@@ -15,6 +15,7 @@ from typing import Iterable, Optional, Sequence
 from .. import _versions
 from .._files import replace_atomically
 from .. import scan as _scan
+from . import literals as _literals
 from .cpp import _fix_cpp
 from .mocks import _move_mock_targets
 from .python_api import _fix_python
@@ -125,7 +126,9 @@ def fix_source(data: bytes, path: str, findings: Sequence[_scan.Finding], *, uns
             return data, applied, skipped
         pieces: Optional[list[str]] = None
         if language == "python":
-            new, applied, skipped, pieces = _fix_python(text, todo, unsafe, path)
+            # the unit rule needs the literals and checks the target ruled out
+            new, applied, skipped, pieces = _fix_python(text, todo, unsafe, path,
+                                                        _literals.unit_refusals(refused))
         else:
             new, applied, skipped = _fix_cpp(text, todo, unsafe, path)
         skipped += refused

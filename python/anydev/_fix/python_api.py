@@ -10,11 +10,12 @@ import io
 import re
 import sys
 import tokenize
-from typing import Optional
+from typing import Optional, Sequence
 
 from .. import scan as _scan
 from .._compat_table import Row
 from . import analysis
+from . import literals as _literals
 from .edits import _Edit, _Edits, _arg_edits
 from .guards import _GUARD_REPLACEMENTS, _legacy_device, _refusal
 from .imports import (
@@ -219,11 +220,27 @@ def _open_paren(text: str, pos: int) -> int:
             continue
         pos += 1
     return pos
-def _fix_python(text: _Text, findings: list[_scan.Finding], unsafe: bool, path: str
+def _fix_python(text: _Text, findings: list[_scan.Finding], unsafe: bool, path: str,
+                refused: Sequence[tuple[_scan.Finding, str]] = ()
                 ) -> tuple[str, list[_scan.Finding], list[tuple[_scan.Finding, str]],
                            Optional[list[str]]]:
     """The fixed text, the findings applied and skipped, and the fixed top-level
-    statements to parse again (None: the whole text; Note [Checking the rewrite])."""
+    statements to parse again (None: the whole text; Note [Checking the rewrite]).
+    ``refused``: the target's refusals of literals and checks (their units stay)."""
+    # device literals and idioms move with their function (Note [Literal units]):
+    # a pass in which a unit falls runs again without it
+    units = _literals.Units(findings, refused, unsafe)
+    for _ in range(len(findings) + 2):  # each pass that fails leaves one more unit
+        done = _fix_python_pass(text, findings, unsafe, path, units)
+        if done is not None:
+            return done
+    raise AssertionError("the literal units did not settle")  # pragma: no cover
+
+
+def _fix_python_pass(text: _Text, findings: list[_scan.Finding], unsafe: bool, path: str,
+                     units: "_literals.Units"
+                     ) -> Optional[tuple[str, list[_scan.Finding], list[tuple[_scan.Finding, str]],
+                                         Optional[list[str]]]]:
     version = f"Python {sys.version_info.major}.{sys.version_info.minor}"
     try:
         tree = ast.parse(text.text, filename=path)
@@ -242,9 +259,14 @@ def _fix_python(text: _Text, findings: list[_scan.Finding], unsafe: bool, path: 
     import_findings: list[_scan.Finding] = []
     work: list[tuple[int, int, _scan.Finding, _Located, Optional[ast.Call]]] = []
 
+    covered = analysis.Covered()  # text spans of the rewrites applied
+    if units.active:
+        units.start(ctx, an, covered, findings)
     for f in findings:
         if f.kind == "import":
             import_findings.append(f)
+            continue
+        if units.owns(f):
             continue
         start, end = text.index_of_byte(f.start), text.index_of_byte(f.end)
         where = ctx.locate(start, end)
@@ -262,12 +284,13 @@ def _fix_python(text: _Text, findings: list[_scan.Finding], unsafe: bool, path: 
 
     work.sort(key=lambda w: (is_guard(w[2]), w[0], w[1]))
     fixed_text: list[str] = []
-    covered = analysis.Covered()  # text spans of the rewrites applied
     for _, _, f, where, node in work:
         row = _row_of(f)
         why = f"{f.symbol} is not in the compat table" if row is None else _allowed(row, unsafe)
         if why is None and row is not None:
             why = _refusal(an, f, row, where, node)
+            if why is None and units.active:
+                why = units.guard_block(f)
             if why is None and row.replacement in _GUARD_REPLACEMENTS:
                 anchor = node if node is not None else where.node
                 if anchor is not None:
@@ -321,6 +344,8 @@ def _fix_python(text: _Text, findings: list[_scan.Finding], unsafe: bool, path: 
         else:
             skipped.append((f, why))
 
+    if units.active and not units.finish(ctx, applied, skipped):
+        return None
     _fix_python_imports(ctx, import_findings, fixed_text, unsafe, applied, skipped)
     if ctx.uses_torch:
         at, before = _import_insert_point(tree, text)

@@ -51,10 +51,9 @@ def _row_of(f: _scan.Finding) -> Optional[Row]:
 
 def _allowed(row: Row, unsafe: bool) -> Optional[str]:
     """None when the row's rewrite may be applied, else why not."""
-    if row.status == "literal":
-        return (f"{row.code} is a device literal or idiom: migrate it together with the "
-                f"guard and calls around it, by hand for now (`anydev rule {row.code}` shows "
-                "the generic spelling)")
+    if row.status == "literal":  # C++ only: Python literals go by unit (anydev._fix.literals)
+        return (f"{row.code}: C++ literals are hints; the fixer does not rewrite them "
+                f"(`anydev rule {row.code}` shows the generic spelling)")
     if row.status != "deprecated" or row.fix == "none":
         return f"{row.code} has no mechanical fix; migrate by hand (`anydev rule {row.code}`)"
     if row.fix == "unsafe" and not unsafe:

@@ -32,7 +32,7 @@ def _target_refusals(findings: Sequence[_scan.Finding], target: Optional[_versio
                            "the whole tree (fix_paths), not file by file"))
             continue
         why = None
-        if row is not None and row.status == "deprecated" and row.fix != "none":
+        if row is not None and row.status in ("deprecated", "literal") and row.fix != "none":
             why = _versions.needs(row, target or _versions.DEFAULT)
         if why is not None:
             out.append((f, why))
