@@ -82,6 +82,61 @@ def test_a_literal_not_in_a_device_position_is_no_finding():
     assert scan_source(src, "m.py")[0] == []
 
 
+def test_device_keywords_of_config_containers_are_no_finding():
+    """Issue 12: a device= keyword stored in a container of settings is a
+    value for later, not a device position; torch factories, module
+    constructors and the user's own functions still are."""
+    src = textwrap.dedent("""\
+        import argparse, collections, types
+        import torch
+        a = types.SimpleNamespace(device="cuda")
+        b = SimpleNamespace(device="cuda:0")
+        c = dict(device="cuda", n=1)
+        d = collections.OrderedDict(device="cuda")
+        e = collections.defaultdict(int, device="cuda")
+        parser.add_argument("--device", default="cuda")
+        parser.add_argument("--x", device="cuda")
+        parser.set_defaults(device="cuda")
+        ns = argparse.Namespace(device="cuda")
+        cfg.update(device="cuda")
+        cfg.setdefault("device", "cuda")
+        f = EasyDict(device="cuda")
+        g = edict(device="cuda")
+        """)
+    assert scan_source(src, "m.py")[0] == []
+    src = textwrap.dedent("""\
+        import torch
+        x = torch.zeros(2, device="cuda")
+        m = torch.nn.Linear(2, 2, device="cuda:0")
+        y = make_model(device="cuda")
+        z = dict(model=torch.zeros(1, device="cuda"))
+        w = cfg.build(device="cuda")
+        """)
+    assert _rules(scan_source(src, "m.py")[0]) == [(2, "AD902"), (3, "AD902"), (4, "AD902"),
+                                                   (5, "AD902"), (6, "AD902")]
+
+
+def test_device_type_comparison_in_either_order():
+    """Issue 12: `"cuda" != torch.zeros(2).device.type` had no finding, its
+    mirror image had one."""
+    src = textwrap.dedent("""\
+        import torch
+        a = torch.zeros(2).device.type != "cuda"
+        b = "cuda" != torch.zeros(2).device.type
+        c = "cuda" == x.device.type
+        d = "cuda" == xs[0].device.type
+        e = "cuda" == model(x)[0].device.type
+        f = "cuda" == x.device.type.upper()
+        g = "cuda" == args.device
+        h = "cuda" == x.type
+        i = "cuda" == torch.zeros(2).device
+        """)
+    found = scan_source(src, "m.py")[0]
+    assert _rules(found) == [(2, "AD909"), (3, "AD909"), (4, "AD909"), (5, "AD909"),
+                             (6, "AD909")]
+    assert all(f.text == '"cuda"' for f in found)
+
+
 # One of each device position (and two that are none), as the arguments of one call.
 LONG_LINE_ITEMS = ['device="cuda"', '"cuda"', 'torch.device("cuda")', 'x.to("cuda")',
                    '["cuda", "cpu"]', 'y.cuda(z.cuda())', 'torch.device(type="cuda")',

@@ -184,6 +184,11 @@ def t(m):
     "bang.py": "import torch\nx = a != b # ? $ `\ny = '? $ `'\ntorch.cuda.synchronize()\n",
     "no_newline.py": "import torch\ntorch.cuda.synchronize()",
     "only_comments.py": "# torch.cuda.synchronize()\n\n   \n# import torch\n",
+    # issue 12: config containers' device= keywords, the comparison in both orders
+    "config_compare.py": 'import torch, types\na = types.SimpleNamespace(\n    device="cuda")\n'
+                         'b = dict(device="cuda", x=torch.zeros(1, device="cuda"))\n'
+                         'if ("cuda" != torch.zeros(\n        2).device.type): pass\n'
+                         'c = "cuda" == xs[0].device.type; d = x.device.type == "cuda"\n',
 }
 
 BINARY = {

@@ -1264,7 +1264,7 @@ class PyLiterals {
 
  private:
   enum Callee : uint8_t { kNotCall, kCall, kTo, kTorchDevice, kAutocast, kGradScaler,
-                          kInitProcessGroup, kDistributed };
+                          kInitProcessGroup, kDistributed, kConfig };
   // The bracket a token is inside of, as far as the detectors care.
   struct Context {
     size_t open = 0;      // the bracket's token (valid when callee != kNotCall)
@@ -1400,6 +1400,26 @@ class PyLiterals {
       }
     } else if (j >= 2 && t_[j - 2].type == kDot && Text(j - 1) == "to") {
       c->callee = kTo;
+    }
+    if (c->callee == kCall && IsConfigCallee(Text(j - 1))) c->callee = kConfig;
+  }
+
+  // The last dotted name of a callee that builds a container of settings
+  // (dict(device="cuda"), types.SimpleNamespace(...), parser.set_defaults(...),
+  // cfg.update(...)): its device= keyword is a value stored for later, not a
+  // device position, and the rules that read keywords skip it.
+  static bool IsConfigCallee(std::string_view w) {
+    switch (w.size()) {
+      case 4: return w == "dict";
+      case 5: return w == "edict";
+      case 6: return w == "update";
+      case 8: return w == "EasyDict";
+      case 9: return w == "Namespace";
+      case 10: return w == "setdefault" || w == "namedtuple";
+      case 11: return w == "OrderedDict" || w == "defaultdict";
+      case 12: return w == "add_argument" || w == "set_defaults";
+      case 15: return w == "SimpleNamespace";
+      default: return false;
     }
   }
 
@@ -1578,6 +1598,8 @@ class PyLiterals {
           return;
         }
         break;
+      case kConfig:
+        return;  // a setting's value (IsConfigCallee)
       default:
         break;
     }
@@ -1600,9 +1622,20 @@ class PyLiterals {
     if (op != "==" && op != "!=") return false;
     size_t j = k + 1;
     if (t_[j].type != kName) return false;
-    while (t_[j + 1].type == kDot && t_[j + 2].type == kName) j += 2;
-    if (t_[j + 1].type == kLParen || t_[j + 1].type == kLBrack) return false;  // not its end
-    return DeviceTypeAttribute(j);
+    // NAME(.NAME | (...) | [...])*: torch.zeros(2).device.type, xs[0].device.type
+    for (;;) {
+      const uint8_t next = t_[j + 1].type;
+      if (next == kDot && t_[j + 2].type == kName) {
+        j += 2;
+      } else if (next == kLParen || next == kLBrack) {
+        const size_t close = Close(j + 1);
+        if (close >= n_) return false;
+        j = close;
+      } else {
+        break;
+      }
+    }
+    return t_[j].type == kName && DeviceTypeAttribute(j);
   }
   // Token k is the `type` of `<device>.type`, where <device> is a name
   // containing "device" (x.device, device, self.device) or a call's `)`.
