@@ -14,7 +14,7 @@ from .cpp_includes import _cpp_include_edits, _fix_cpp_usings
 from .cpp_lex import _cpp_code_mask, _cpp_items, _cpp_param_names
 from .edits import _Edit, _Edits, _arg_edits
 from .rows import _allowed, _renamable, _row_of
-from .templates import PLACEHOLDER, _call_form, _render_items, render_template
+from .templates import _call_form, _render_items, render_template, unplaced_arguments
 from .text import _Text
 
 
@@ -94,12 +94,9 @@ def _cpp_call(text: str, edits: _Edits, start: int, end: int, call_end: int, row
         return f"more arguments than {row.legacy}{row.signature or '()'} takes; rewrite by hand", []
     O_norm = [edits.render(s, e) for s, e in items]
     bound = dict(zip(names, O_norm))
-    used = set(PLACEHOLDER.findall(row.template))
-    if "*" not in used:
-        lost = [n for n in bound if n not in used]
-        if lost:
-            return (f"the template has no place for argument(s) {', '.join(lost)}; "
-                    "rewrite by hand"), []
+    lost = unplaced_arguments(row.template, bound)
+    if lost:
+        return lost, []
     form = _call_form(row.template)
     if form is None:
         if has_comment:

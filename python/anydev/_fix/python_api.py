@@ -25,8 +25,8 @@ from .python_tree import (
     _parse_error, _starts_cache)
 from .rows import _allowed, _python_params, _renamable, _row_of
 from .templates import (
-    PLACEHOLDER, _bare_call, _call_form, _render_items, _spell_template, _with_quote,
-    render_template)
+    _bare_call, _call_form, _render_items, _spell_template, _with_quote,
+    render_template, unplaced_arguments)
 from .text import _FileError, _Text
 
 
@@ -162,12 +162,9 @@ def _py_call(ctx: _PyContext, node: ast.Call, row: Row, root: Optional[str], whe
         items.append((s, ve, k.arg, k.value))
         bound[k.arg] = ctx.edits.render(vs, ve)  # type: ignore[index]
     items.sort(key=lambda t: t[0])
-    used = set(PLACEHOLDER.findall(row.template))
-    if "*" not in used:
-        lost = [n for n in bound if n not in used]
-        if lost:
-            return (f"the template has no place for argument(s) {', '.join(lost)}; "
-                    "rewrite by hand"), []
+    lost = unplaced_arguments(row.template, bound)
+    if lost:
+        return lost, []
     template = _spell_template(row.template, root)
     if template is None:
         return "`torch` is bound to something else in this module", []

@@ -80,6 +80,19 @@ def _render_items(items: Sequence[str], bound: dict[str, str], all_items: list[s
     return out
 
 
+def unplaced_arguments(template: str, bound) -> Optional[str]:
+    """Why the call cannot be rewritten when ``template`` has no place for
+    some argument in ``bound`` (names of the call's arguments), else None. A
+    ``{*}`` placeholder takes every argument."""
+    used = set(PLACEHOLDER.findall(template))
+    if "*" in used:
+        return None
+    lost = [n for n in bound if n not in used]
+    if lost:
+        return f"the template has no place for argument(s) {', '.join(lost)}; rewrite by hand"
+    return None
+
+
 def render_template(template: str, bound: dict[str, str], all_args: str) -> str:
     """Renders a row's template (compat_map/SCHEMA.md): ``{name}`` is the text
     of the argument bound to ``name``, ``{*}`` all the arguments; an argument
