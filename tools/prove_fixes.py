@@ -580,22 +580,13 @@ def _prove_literals(builds: list, only: Optional[set[str]]) -> dict[str, dict]:
         missing = [c["call"] + ": " + c["not_rewritten"] for c in entry["cases"]
                    if c.get("rewrite") is None]
         off: list[str] = []
-        errors = []
-        for version in entry["torch"]:
-            ans = answers.get(version, {})
-            if "error" in ans:
-                errors.append(f"torch {version}: {ans['error']}")
-                continue
-            by_id = {c["id"]: c for c in ans.get("cases", [])}
-            for i, case in enumerate(entry["cases"]):
-                rec = by_id.get(f"{code}/{i}")
-                if rec is None:
-                    continue
-                case["outcomes"][version] = {k: rec[k] for k in ("legacy", "rewrite")}
-                if rec["rewrite"] != case["claim"]:
-                    off.append(f"on torch {version} `{case['rewrite']}` {rec['rewrite']}, the "
-                               f"note says it {case['claim'].split(' ', 1)[0]} "
-                               f"{case['claim'].split(' ', 1)[1]}")
+        errors: list[str] = []
+        for version, case, rec in _answered(code, entry, answers, errors):
+            case["outcomes"][version] = {k: rec[k] for k in ("legacy", "rewrite")}
+            if rec["rewrite"] != case["claim"]:
+                off.append(f"on torch {version} `{case['rewrite']}` {rec['rewrite']}, the "
+                           f"note says it {case['claim'].split(' ', 1)[0]} "
+                           f"{case['claim'].split(' ', 1)[1]}")
         if missing:
             entry["verdict"] = "not rewritten: " + missing[0]
         elif not entry["torch"]:
@@ -612,6 +603,21 @@ def _prove_literals(builds: list, only: Optional[set[str]]) -> dict[str, dict]:
                                 f"an accelerator, {n} form(s): `{first['call']}` {o['legacy']}, "
                                 f"its rewrite {o['rewrite']}")
     return doc_rows
+
+
+def _answered(code: str, entry: dict, answers: dict, errors: list[str]):
+    """(version, case, record) for each of the row's cases that a build ran;
+    a build whose child failed adds its error to ``errors`` instead."""
+    for version in entry["torch"]:
+        ans = answers.get(version, {})
+        if "error" in ans:
+            errors.append(f"torch {version}: {ans['error']}")
+            continue
+        by_id = {c["id"]: c for c in ans.get("cases", [])}
+        for i, case in enumerate(entry["cases"]):
+            rec = by_id.get(f"{code}/{i}")
+            if rec is not None:
+                yield version, case, rec
 
 
 def _first_sentence(note: str) -> str:
@@ -690,24 +696,16 @@ def prove(extra_pythons: Optional[list[str]] = None, only: Optional[set[str]] = 
     for code, entry in doc_rows.items():
         if "verdict" in entry:
             continue
-        differs, errors = [], []
-        for version in entry["torch"]:
-            ans = answers.get(version, {})
-            if "error" in ans:
-                errors.append(f"torch {version}: {ans['error']}")
-                continue
-            by_id = {c["id"]: c for c in ans.get("cases", [])}
-            for i, case in enumerate(entry["cases"]):
-                rec = by_id.get(f"{code}/{i}")
-                if rec is None:
-                    continue
-                o = {k: rec[k] for k in ("legacy", "rewrite", "same", "relation", "identity")
-                     if k in rec}
-                case["outcomes"][version] = o
-                if not rec["same"]:
-                    differs.append(f"on torch {version} `{case['call']}` {rec['legacy']}, "
-                                   f"`{case['rewrite']}` {rec['rewrite']}"
-                                   + (f" ({rec['relation']})" if rec.get("relation") else ""))
+        differs: list[str] = []
+        errors: list[str] = []
+        for version, case, rec in _answered(code, entry, answers, errors):
+            case["outcomes"][version] = {
+                k: rec[k] for k in ("legacy", "rewrite", "same", "relation", "identity")
+                if k in rec}
+            if not rec["same"]:
+                differs.append(f"on torch {version} `{case['call']}` {rec['legacy']}, "
+                               f"`{case['rewrite']}` {rec['rewrite']}"
+                               + (f" ({rec['relation']})" if rec.get("relation") else ""))
         if not entry["torch"]:
             entry["verdict"] = (f"not run: no build at hand has the replacement "
                                 f"(since {entry['since']})")
