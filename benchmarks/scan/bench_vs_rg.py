@@ -6,6 +6,7 @@ interleaved in one run (issue 14's target: at most 1.5x `rg -n`).
     python benchmarks/scan/bench_vs_rg.py --size-mb 200 --legacy-share 0.2   # mixed tree
     python benchmarks/scan/bench_vs_rg.py --size-mb 20 --callgrind           # + instructions/byte
     python benchmarks/scan/bench_vs_rg.py --size-mb 20 --callgrind --linear-mb 100   # + linearity
+    python benchmarks/scan/bench_vs_rg.py --size-mb 5 --callgrind --language python  # one language
 
 Each round runs, in turn: ``rg -n -e A -e B ... CORPUS`` and ``grep -rEn
 'A|B|...' CORPUS`` with the prefilter's own needles as the alternatives (the
@@ -25,6 +26,8 @@ corpus (valgrind's callgrind, one thread; the corpus should be small, it
 runs ~50x slower), both paths, and rg's (-j1) for comparison. --linear-mb N
 also times scan_native on an N MB corpus of the same kind and prints the
 ratio of its seconds per MB to those on --size-mb (1.0: linear).
+--language python (or cpp) measures only that language's files of the
+corpus (a tree of hard links to them beside it).
 """
 
 from __future__ import annotations
@@ -55,6 +58,26 @@ def corpus(base: str, size_mb: float, seed: int, share: float) -> tuple[str, int
             f.write(f"{want}|{files} {total}")
     files, total = map(int, open(stamp).read().split("|")[1].split())
     return path, files, total
+
+
+LANGUAGE_SUFFIXES = {"python": (".py",), "cpp": (".cpp", ".cu", ".h", ".cuh", ".hpp", ".cc")}
+
+
+def language_tree(path: str, language: str) -> tuple[str, int, int]:
+    """A tree of hard links to the corpus's files of one language."""
+    out = f"{path}-{language}"
+    shutil.rmtree(out, ignore_errors=True)
+    files = total = 0
+    for d, _, names in os.walk(path):
+        for name in names:
+            if name.endswith(LANGUAGE_SUFFIXES[language]):
+                src = os.path.join(d, name)
+                dst = os.path.join(out, os.path.relpath(src, path))
+                os.makedirs(os.path.dirname(dst), exist_ok=True)
+                os.link(src, dst)
+                files += 1
+                total += os.path.getsize(src)
+    return out, files, total
 
 
 def rules_tsv(path: str) -> list[str]:
@@ -110,9 +133,13 @@ def main() -> int:
     ap.add_argument("--callgrind", action="store_true", help="also count instructions per byte")
     ap.add_argument("--linear-mb", type=float, default=0,
                     help="also time scan_native on a corpus of this size (linearity)")
+    ap.add_argument("--language", choices=sorted(LANGUAGE_SUFFIXES),
+                    help="only the corpus's files of this language")
     a = ap.parse_args()
 
     path, files, total = corpus(os.path.abspath(a.corpus_dir), a.size_mb, a.seed, a.legacy_share)
+    if a.language:
+        path, files, total = language_tree(path, a.language)
     tmp = tempfile.mkdtemp(prefix="anydev-vs-rg-")
     tsv = os.path.join(tmp, "rules.tsv")
     needles = rules_tsv(tsv)
@@ -154,6 +181,8 @@ def main() -> int:
     if a.linear_mb and os.path.exists(a.scan_native):
         big, _, big_total = corpus(os.path.abspath(a.corpus_dir), a.linear_mb, a.seed,
                                    a.legacy_share)
+        if a.language:
+            big, _, big_total = language_tree(big, a.language)
         argv = [a.scan_native, tsv, big]
         timed(argv, os.path.join(tmp, "big.out"))
         w = min(timed(argv, os.path.join(tmp, "big.out")) for _ in range(a.runs))

@@ -202,6 +202,12 @@ BINARY = {
     "many_literals.py": b"import torch\nf(" + b'device="cuda", "cuda", torch.device("cuda"), '
                         b'x.to("cuda"), ["cuda", "cpu"], ' * 3000 + b")\n",
     "nested_cuda.py": b"import torch\nx" + b".cuda(y" * 2000 + b")" * 2000 + b"\n",
+    # issue 14: malformed nested conditionals (each value's scan for its `else`)
+    "conditionals.py": b"import torch\nd = " + b'"cuda" if torch.cuda.is_available() if ' * 500
+                       + b' else "gpu"\ne = ' + b'"cuda" if ' * 500
+                       + b'torch.cuda.is_available() else "cpu"\nf = '
+                       + b'("cuda" if ' * 100 + b"torch.cuda.is_available()" + b' else "gpu")' * 100
+                       + b"\n",
 }
 
 

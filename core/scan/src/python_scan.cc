@@ -1188,7 +1188,10 @@ class PyLiterals {
   PyLiterals(const RuleSet& rules, std::string_view src, const TokenBuffer<Tok>& toks,
              const std::vector<ResolvedChain>& chains, LexOutput* out)
       : rules_(rules), src_(src), t_(toks), chains_(chains), out_(out) {
-    for (const ResolvedChain& c : chains_) availability_ |= c.kind == kChainAvailability;
+    for (const ResolvedChain& c : chains_) {
+      if (c.kind == kChainAvailability) availability_first_.push_back(c.first);
+    }
+    availability_ = !availability_first_.empty();
   }
 
   static constexpr size_t kNoChain = ~size_t{0};
@@ -1338,13 +1341,12 @@ class PyLiterals {
     --it;
     return it->last == k ? &*it : nullptr;
   }
+  // Whether an availability chain starts in tokens [a, b): a binary search
+  // of their starts alone (skipping the other chains one by one was linear
+  // in them, for every idiom tried).
   bool AvailabilityIn(size_t a, size_t b) const {
-    auto it = std::lower_bound(chains_.begin(), chains_.end(), a,
-                               [](const ResolvedChain& c, size_t v) { return c.first < v; });
-    for (; it != chains_.end() && it->first < b; ++it) {
-      if (it->kind == kChainAvailability) return true;
-    }
-    return false;
+    auto it = std::lower_bound(availability_first_.begin(), availability_first_.end(), a);
+    return it != availability_first_.end() && *it < b;
   }
 
   static bool IsNotCallee(std::string_view w) {
@@ -1514,17 +1516,37 @@ class PyLiterals {
   // asking torch whether it has a device. Returns true if found.
   bool Idiom(size_t k, const Value& v1) {
     if (!availability_ || !NameIs(v1.next, "if")) return false;
-    size_t j = v1.next + 1;
-    for (; j < n_; ++j) {
-      const uint8_t type = t_[j].type;
-      if (IsOpen(type)) {
-        j = Close(j);
-        continue;
+    const size_t from = v1.next + 1;
+    // The `else` (or what ends the expression first) at this depth. A value
+    // after an earlier one's `if` in the same bracket, before where that
+    // scan stopped, stops at the same token: reuse it, so that
+    // `"cuda" if "cuda" if ... else X` costs its length once, not once per
+    // value (Note [Idiom scans]).
+    const size_t bracket = open_.empty() ? kNoChain : open_.back().tok;
+    size_t j;
+    bool is_else;
+    if (scan_.valid && scan_.bracket == bracket && scan_.depth == open_.size() &&
+        from >= scan_.from && from <= scan_.stop) {
+      j = scan_.stop;
+      is_else = scan_.is_else;
+    } else {
+      j = from;
+      is_else = false;
+      for (; j < n_; ++j) {
+        const uint8_t type = t_[j].type;
+        if (IsOpen(type)) {
+          j = Close(j);
+          continue;
+        }
+        if (type == kName && Text(j) == "else") {
+          is_else = true;
+          break;
+        }
+        if (EndsExpression(type) || (type == kName && Text(j) == "lambda")) break;
       }
-      if (type == kName && Text(j) == "else") break;
-      if (EndsExpression(type) || (type == kName && Text(j) == "lambda")) return false;
+      scan_ = IdiomScan{true, bracket, open_.size(), from, j, is_else};
     }
-    if (j >= n_ || !AvailabilityIn(v1.next + 1, j)) return false;
+    if (!is_else || j >= n_ || !AvailabilityIn(from, j)) return false;
     const Value v2 = ValueAt(j + 1);
     if (!((IsCudaText(v1.text) && v2.text == DeviceText::kCpu) ||
           (v1.text == DeviceText::kCpu && IsCudaText(v2.text)))) {
@@ -1740,6 +1762,17 @@ class PyLiterals {
   mutable std::vector<uint32_t> match_;     // see Close; empty until the first call
   size_t chain_ = 0;  // the next chain NextDeviceChain looks at
   bool availability_ = false;  // some chain asks torch whether it has a device
+  std::vector<uint32_t> availability_first_;  // the first tokens of those chains
+  // Note [Idiom scans]: the last scan of Idiom for its `else`: the innermost
+  // bracket (kNoChain: none) and the depth it ran at, where it started and
+  // the token it stopped at (an `else` or not). Every token between `from`
+  // and `stop` at that depth leads the scan to `stop`.
+  struct IdiomScan {
+    bool valid;
+    size_t bracket, depth, from, stop;
+    bool is_else;
+  };
+  IdiomScan scan_{false, 0, 0, 0, 0, false};
   uint32_t covered_start_ = 0, covered_end_ = 0;
 };
 
