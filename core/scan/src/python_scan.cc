@@ -1966,9 +1966,22 @@ size_t CommentEnd(const char* s, size_t p, size_t n, bool has_cr) {
 
 // Step 1 of Note [Fast path]. Returns false where the fast path must not
 // be taken.
+// Whether the string literal src[start, after) (its opening quote at
+// `quote`, not an f-string) is one no rule reads: triple-quoted, bytes, or
+// with a byte in its body that no device string ("cuda:0") or mock target
+// ("torch.cuda.x") holds (Note [Fast path], dead text).
+bool DeadString(const char* s, size_t quote, size_t after, bool triple, bool bytes) {
+  if (triple || bytes) return true;
+  for (size_t k = quote + 1; k + 1 < after; ++k) {
+    const unsigned char c = static_cast<unsigned char>(s[k]);
+    if (!(IsIdentChar(c) && c < 0x80) && c != '.' && c != ':') return true;
+  }
+  return false;
+}
+
 bool SkeletonPass(std::string_view src, size_t begin, Lexer* strings, TokenBuffer<Tok>* scratch,
                   LexOutput* scratch_out, std::vector<Region>* regions,
-                  std::vector<int32_t>* open) {
+                  std::vector<int32_t>* open, std::vector<uint32_t>* dead) {
   const char* s = src.data();
   const unsigned char* u = reinterpret_cast<const unsigned char*>(s);
   const size_t n = src.size();
@@ -1978,6 +1991,7 @@ bool SkeletonPass(std::string_view src, size_t begin, Lexer* strings, TokenBuffe
   char stack[kMaxDepth];
   int depth = 0;
   regions->clear();
+  dead->clear();
   open->clear();  // the lines with a token whose indents ascend: the parents
   size_t p = begin;
   while (p < n) {
@@ -1991,7 +2005,10 @@ bool SkeletonPass(std::string_view src, size_t begin, Lexer* strings, TokenBuffe
         while (s[p] == ' ' || s[p] == '\t' || s[p] == '\f') plain &= s[p++] == ' ';
         const char c = s[p];
         if (c == '#') {
+          const size_t hash = p;
           p = CommentEnd(s, p, n, has_cr);
+          dead->push_back(static_cast<uint32_t>(hash));
+          dead->push_back(static_cast<uint32_t>(p));
         } else if (c == '\\') {
           if (s[p + 1] != '\n' && s[p + 1] != '\r') return false;
           p = SkipNl(s, p + 1, n);
@@ -2018,9 +2035,13 @@ bool SkeletonPass(std::string_view src, size_t begin, Lexer* strings, TokenBuffe
           p = SkipNl(s, p, n);
           done = depth == 0;
           break;
-        case '#':
+        case '#': {
+          const size_t hash = p;
           p = CommentEnd(s, p, n, has_cr);
+          dead->push_back(static_cast<uint32_t>(hash));
+          dead->push_back(static_cast<uint32_t>(p));
           break;
+        }
         case '\\':
           if (s[p + 1] != '\n' && s[p + 1] != '\r') return false;
           p = SkipNl(s, p + 1, n);
@@ -2043,8 +2064,13 @@ bool SkeletonPass(std::string_view src, size_t begin, Lexer* strings, TokenBuffe
           }
           scratch->clear();
           size_t after;
+          const bool triple = p + 2 < n && s[p + 1] == c && s[p + 2] == c;
           if (!strings->LexStringAt(start, p, raw, fmt, &after)) return false;
           if (!scratch_out->suppressions.empty()) scratch_out->suppressions.clear();
+          if (!fmt && DeadString(s, p, after, triple, bytes)) {
+            dead->push_back(static_cast<uint32_t>(start));
+            dead->push_back(static_cast<uint32_t>(after));
+          }
           p = after;
           break;
         }
@@ -2105,11 +2131,28 @@ size_t RegionOf(const std::vector<Region>& regions, uint32_t off) {
 
 // Marks the regions that hold a match of `search`; returns how many were
 // not marked before.
+// Whether the match at `at` lies in dead text (a comment, or a string no
+// rule reads): `spans` holds [start, end) pairs in order, *cursor the first
+// that may hold `at` (matches ascend). Every needle is an identifier, so a
+// match that starts in such a span ends in it (before its closing quote or
+// newline).
+bool InDeadText(const std::vector<uint32_t>& spans, size_t* cursor, size_t at) {
+  size_t c = *cursor;
+  while (c < spans.size() && spans[c + 1] <= at) c += 2;
+  *cursor = c;
+  return c < spans.size() && spans[c] <= at;
+}
+
 size_t MarkHits(const NeedleSearch& search, std::string_view src, size_t begin,
-                const std::vector<Region>& regions, std::vector<uint8_t>* marked) {
+                const std::vector<Region>& regions, const std::vector<uint32_t>& dead,
+                std::vector<uint8_t>* marked) {
   const size_t n = src.size();
-  size_t r = 0, added = 0;
+  size_t r = 0, added = 0, span = 0;
   for (size_t at = search.Next(src.data(), begin, begin, n); at < n;) {
+    if (InDeadText(dead, &span, at)) {
+      at = search.Next(src.data(), begin, at + 1, n);
+      continue;
+    }
     while (r + 1 < regions.size() && regions[r + 1].start <= at) ++r;
     if (!(*marked)[r]) {
       (*marked)[r] = 1;
@@ -2122,6 +2165,7 @@ size_t MarkHits(const NeedleSearch& search, std::string_view src, size_t begin,
 
 struct FastScratch {
   std::vector<Region> regions;
+  std::vector<uint32_t> dead;  // dead text: [start, end) pairs, in order
   std::vector<int32_t> open;
   std::vector<uint8_t> marked;  // by region: 1 when it must be lexed
   std::vector<std::string_view> names, bound;
@@ -2223,8 +2267,15 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, Le
   {
     Lexer strings(src, begin, &fs.scratch_toks, &scratch_out);
     if (!SkeletonPass(src, begin, &strings, &fs.scratch_toks, &scratch_out, &fs.regions,
-                      &fs.open)) {
+                      &fs.open, &fs.dead)) {
       return false;
+    }
+  }
+  // Matches in dead text are skipped only where every needle is an
+  // identifier (see InDeadText); a rule's own needle need not be.
+  for (const std::string& needle : *statics) {
+    for (char c : needle) {
+      if (!IsIdentChar(static_cast<unsigned char>(c))) fs.dead.clear();
     }
   }
   const std::vector<Region>& regions = fs.regions;
@@ -2243,8 +2294,12 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, Le
     if (!search.Add("import", true)) return false;
     search.Build();
     const size_t n = src.size();
-    size_t r = 0;
+    size_t r = 0, span = 0;
     for (size_t at = search.Next(src.data(), begin, begin, n); at < n;) {
+      if (InDeadText(fs.dead, &span, at)) {
+        at = search.Next(src.data(), begin, at + 1, n);
+        continue;
+      }
       while (r + 1 < regions.size() && regions[r + 1].start <= at) ++r;
       const Region& region = regions[r];
       fs.marked[r] = 1;
@@ -2308,7 +2363,7 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, Le
     }
     if (names.size() > 0) {
       names.Build();
-      if (MarkHits(names, src, begin, regions, &fs.marked) != 0) more = true;
+      if (MarkHits(names, src, begin, regions, fs.dead, &fs.marked) != 0) more = true;
     }
     // The enclosing lines of a binding (2: marked, and its enclosing lines too).
     for (uint32_t off : fs.binding_offsets) {
