@@ -1797,7 +1797,13 @@ class PyLiterals {
 //      fail on or that it does not model (a byte that is no Python, a
 //      mismatched bracket, a string prefix after a number);
 //   2. marks the lines that hold a needle (NeedleSearch, one search per
-//      needle set, a hit skipping the rest of its line), then lexes, resolves
+//      needle set, a hit skipping the rest of its line; a hit in dead text,
+//      which the skeleton records as it passes it, marks nothing: a comment,
+//      or a string literal no rule reads, one that is triple-quoted, bytes,
+//      or has a byte in its body that no device string ("cuda:0") and no
+//      mock target ("torch.cuda.x") holds; an f-string is never dead, its
+//      fields are code, and a line whose needles are all in dead text has
+//      the tokens of a line without any), then lexes, resolves
 //      and runs the literal rules over those lines alone, each run of lines
 //      lexed by the full lexer, with a marker token where lines were left
 //      out (a line start whose indent is the smallest of those left out, so
