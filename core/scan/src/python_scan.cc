@@ -11,6 +11,9 @@
 #include <algorithm>
 #include <cstring>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #endif
@@ -1832,6 +1835,12 @@ struct Region {
   int32_t parent;   // the nearest earlier line with a token and a smaller indent; -1
 };
 
+// A line on the skeleton's stack of enclosing lines: its indent and index.
+struct OpenLine {
+  uint16_t indent;
+  int32_t index;
+};
+
 uint16_t IndentBetween(const char* s, size_t line_start, size_t at) {
   unsigned col = 0;
   for (size_t i = line_start; i < at; ++i) {
@@ -1972,6 +1981,52 @@ size_t CommentEnd(const char* s, size_t p, size_t n, bool has_cr) {
 
 // Step 1 of Note [Fast path]. Returns false where the fast path must not
 // be taken.
+// Past the closing quote of the string literal (not an f-string) whose
+// body starts at q, quoted by `quote`: where Lexer::StringBody ends it; 0
+// where the lexer fails on it (unterminated). 16 bytes a step with SSE2;
+// the padding's NUL stops the search at n.
+size_t PlainStringEnd(const char* s, size_t n, size_t q, char quote, bool triple) {
+  const bool* stop = kStringStop[quote == '"' ? 1 : 0];
+#if defined(__SSE2__)
+  const __m128i vq = _mm_set1_epi8(quote), bs = _mm_set1_epi8('\\');
+  const __m128i lf = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r');
+  const __m128i nul = _mm_setzero_si128();
+#endif
+  for (;;) {
+#if defined(__SSE2__)
+    for (;;) {  // s[q, q + 16) is in the input or its padding while q <= n
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + q));
+      const __m128i hit = _mm_or_si128(
+          _mm_or_si128(_mm_cmpeq_epi8(v, vq), _mm_cmpeq_epi8(v, bs)),
+          _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, lf), _mm_cmpeq_epi8(v, cr)),
+                       _mm_cmpeq_epi8(v, nul)));
+      const unsigned m = static_cast<unsigned>(_mm_movemask_epi8(hit));
+      if (m != 0) {
+        q += static_cast<size_t>(__builtin_ctz(m));
+        break;
+      }
+      q += 16;
+    }
+#else
+    while (!stop[static_cast<unsigned char>(s[q])]) ++q;
+#endif
+    (void)stop;
+    if (q >= n) return 0;
+    const char c = s[q];
+    if (c == quote) {
+      if (!triple) return q + 1;
+      if (q + 2 < n && s[q + 1] == quote && s[q + 2] == quote) return q + 3;
+      ++q;
+    } else if (c == '\n' || c == '\r') {
+      if (!triple) return 0;
+      q += c == '\r' && q + 1 < n && s[q + 1] == '\n' ? 2 : 1;
+    } else {  // a backslash: it escapes the next byte, a newline (\r\n) included
+      if (q + 1 >= n) return 0;
+      q += s[q + 1] == '\r' && q + 2 < n && s[q + 2] == '\n' ? 3 : 2;
+    }
+  }
+}
+
 // Whether the string literal src[start, after) (its opening quote at
 // `quote`, not an f-string) is one no rule reads: triple-quoted, bytes, or
 // with a byte in its body that no device string ("cuda:0") or mock target
@@ -1987,7 +2042,7 @@ bool DeadString(const char* s, size_t quote, size_t after, bool triple, bool byt
 
 bool SkeletonPass(std::string_view src, size_t begin, Lexer* strings, TokenBuffer<Tok>* scratch,
                   LexOutput* scratch_out, std::vector<Region>* regions,
-                  std::vector<int32_t>* open, std::vector<uint32_t>* dead) {
+                  std::vector<OpenLine>* open, std::vector<uint32_t>* dead) {
   const char* s = src.data();
   const unsigned char* u = reinterpret_cast<const unsigned char*>(s);
   const size_t n = src.size();
@@ -2007,8 +2062,24 @@ bool SkeletonPass(std::string_view src, size_t begin, Lexer* strings, TokenBuffe
     for (;;) {
       if (!seen) {  // at the start of a physical line, no token yet
         bool plain = true;  // spaces only: the indent is their count
-        for (uint64_t w; std::memcpy(&w, s + p, 8), w == 0x2020202020202020ULL;) p += 8;
-        while (s[p] == ' ' || s[p] == '\t' || s[p] == '\f') plain &= s[p++] == ' ';
+        for (;;) {  // eight bytes at a time (the padding's NUL stops it)
+          uint64_t w;
+          std::memcpy(&w, s + p, 8);
+          const uint64_t x = w ^ 0x2020202020202020ULL;
+          if (x == 0) {
+            p += 8;
+            continue;
+          }
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+          p += static_cast<size_t>(__builtin_ctzll(x)) / 8;  // the first non-space
+#else
+          while (s[p] == ' ') ++p;
+#endif
+          break;
+        }
+        if (s[p] == '\t' || s[p] == '\f') {
+          while (s[p] == ' ' || s[p] == '\t' || s[p] == '\f') plain &= s[p++] == ' ';
+        }
         const char c = s[p];
         if (c == '#') {
           const size_t hash = p;
@@ -2068,11 +2139,16 @@ bool SkeletonPass(std::string_view src, size_t begin, Lexer* strings, TokenBuffe
           } else {
             raw = fmt = false;
           }
-          scratch->clear();
           size_t after;
           const bool triple = p + 2 < n && s[p + 1] == c && s[p + 2] == c;
-          if (!strings->LexStringAt(start, p, raw, fmt, &after)) return false;
-          if (!scratch_out->suppressions.empty()) scratch_out->suppressions.clear();
+          if (fmt) {  // the lexer's own code, for the fields
+            scratch->clear();
+            if (!strings->LexStringAt(start, p, raw, fmt, &after)) return false;
+            if (!scratch_out->suppressions.empty()) scratch_out->suppressions.clear();
+          } else {
+            after = PlainStringEnd(s, n, p + (triple ? 3 : 1), c, triple);
+            if (after == 0) return false;  // unterminated: the full path reports it
+          }
           if (!fmt && DeadString(s, p, after, triple, bytes)) {
             dead->push_back(static_cast<uint32_t>(start));
             dead->push_back(static_cast<uint32_t>(after));
@@ -2117,11 +2193,9 @@ bool SkeletonPass(std::string_view src, size_t begin, Lexer* strings, TokenBuffe
     r.end = static_cast<uint32_t>(p < n ? p : n);
     if (r.first != kNoToken) {
       const int32_t index = static_cast<int32_t>(regions->size());
-      while (!open->empty() && (*regions)[static_cast<size_t>(open->back())].indent >= r.indent) {
-        open->pop_back();
-      }
-      r.parent = open->empty() ? -1 : open->back();
-      open->push_back(index);
+      while (!open->empty() && open->back().indent >= r.indent) open->pop_back();
+      r.parent = open->empty() ? -1 : open->back().index;
+      open->push_back(OpenLine{r.indent, index});
     }
     regions->push_back(r);
   }
@@ -2172,7 +2246,7 @@ size_t MarkHits(const NeedleSearch& search, std::string_view src, size_t begin,
 struct FastScratch {
   std::vector<Region> regions;
   std::vector<uint32_t> dead;  // dead text: [start, end) pairs, in order
-  std::vector<int32_t> open;
+  std::vector<OpenLine> open;
   std::vector<uint8_t> marked;  // by region: 1 when it must be lexed
   std::vector<std::string_view> names, bound;
   std::vector<uint32_t> binding_offsets;
