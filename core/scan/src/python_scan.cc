@@ -10,6 +10,7 @@
 // `NAME = None` does not unbind). Parameters shadow the enclosing names.
 #include <algorithm>
 #include <cstring>
+#include <memory>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -117,6 +118,40 @@ bool IsStringPrefix(const char* p, size_t n, bool* raw, bool* fmt, bool* bytes) 
   *bytes = b;
   return true;
 }
+
+// The lexer's stack of open brackets (their offsets): the first 64 in the
+// object itself, so that the lexer of a run of a few lines (the fast path
+// makes thousands per file) allocates nothing.
+class BracketStack {
+ public:
+  BracketStack() = default;
+  BracketStack(const BracketStack&) = delete;
+  BracketStack& operator=(const BracketStack&) = delete;
+
+  void push_back(size_t v) {
+    if (size_ == cap_) Grow();
+    data_[size_++] = v;
+  }
+  void pop_back() { --size_; }
+  size_t back() const { return data_[size_ - 1]; }
+  bool empty() const { return size_ == 0; }
+  size_t size() const { return size_; }
+
+ private:
+  void Grow() {
+    std::unique_ptr<size_t[]> bigger(new size_t[cap_ * 2]);
+    std::memcpy(bigger.get(), data_, size_ * sizeof(size_t));
+    heap_ = std::move(bigger);
+    data_ = heap_.get();
+    cap_ *= 2;
+  }
+
+  size_t inline_[64];
+  size_t* data_ = inline_;
+  size_t size_ = 0;
+  size_t cap_ = 64;
+  std::unique_ptr<size_t[]> heap_;
+};
 
 class Lexer {
  public:
@@ -529,7 +564,7 @@ class Lexer {
   size_t line_start_;
   TokenBuffer<Tok>& toks_;
   LexOutput* out_;
-  std::vector<size_t> brackets_;  // offsets of the open brackets
+  BracketStack brackets_;  // offsets of the open brackets
   bool at_logical_start_ = true;
   bool failed_ = false;
 };
@@ -584,6 +619,8 @@ class Resolver {
   Resolver(const RuleSet& rules, std::string_view src, const TokenBuffer<Tok>& toks,
            LexOutput* out)
       : rules_(rules), src_(src), t_(toks), out_(out) {
+    scopes_.reserve(8);
+    bindings_.reserve(16);
     scopes_.push_back(Scope{-1, 0});
   }
 
@@ -907,7 +944,8 @@ class Resolver {
   // the index of its last token.
   size_t Chain(size_t i, const std::string& target) {
     size_t last = i;
-    std::string q = target;
+    std::string& q = chain_q_;  // reused: no allocation per chain
+    q.assign(target);
     const int target_components = Components(target);
     const int max = rules_.MaxComponents(Language::kPython);
     int names = 1;
@@ -1055,7 +1093,7 @@ class Resolver {
   // `import a.b.c [as x], ...`; i is the token after `import`. Returns the
   // index of the statement's end.
   size_t Import(size_t i) {
-    std::vector<size_t> parts;
+    std::vector<size_t>& parts = dotted_;  // reused (Import is not reentrant)
     for (;;) {
       i = Dotted(i, &parts);
       if (parts.empty()) return SkipStatement(i);
@@ -1093,7 +1131,7 @@ class Resolver {
       relative = true;
       ++i;
     }
-    std::vector<size_t> module;
+    std::vector<size_t>& module = dotted_;  // reused
     i = Dotted(i, &module);
     if (t_[i].type != kName || Text(i) != "import") return SkipStatement(i);
     ++i;
@@ -1171,6 +1209,8 @@ class Resolver {
   std::vector<Binding> bindings_;
   bool bound_first_[256] = {};  // first bytes of the names ever bound
   std::string_view pending_name_;  // see AliasAssignment
+  std::string chain_q_;            // Chain's qualified name
+  std::vector<size_t> dotted_;     // Import's and FromImport's dotted name
   std::string pending_target_;
 };
 
