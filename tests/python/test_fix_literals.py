@@ -219,3 +219,68 @@ def test_rule_docs_say_how_literals_are_fixed_and_proven():
     assert "as the note says, on torch 2.13" in out
     rc, out, _ = run_cli("rule", "AD951")
     assert "C++ literals are hints" in out
+
+
+# --- one run is final (Note [Rounds] in _fix/engine.py) -------------------------------
+
+AMP = ("import torch\n\n\ndef train(model, x):\n"
+       "    scaler = torch.cuda.amp.GradScaler(init_scale=2.0)\n"
+       "    with torch.cuda.amp.autocast(dtype=torch.bfloat16):\n"
+       "        y = model(x)\n"
+       "    return scaler, y\n")
+AMP_GENERIC = ("import torch\n\n\ndef train(model, x):\n"
+               "    scaler = torch.amp.GradScaler(torch.accelerator.current_accelerator().type, "
+               "init_scale=2.0)\n"
+               "    with torch.amp.autocast(torch.accelerator.current_accelerator().type, "
+               "dtype=torch.bfloat16):\n"
+               "        y = model(x)\n"
+               "    return scaler, y\n")
+
+
+def test_the_cuda_a_template_writes_is_fixed_in_the_same_run():
+    findings, new, applied, skipped = _fix(AMP.encode(), "amp.py", "2.13", True)
+    assert new.decode() == AMP_GENERIC
+    compile(new, "amp.py", "exec", dont_inherit=True)
+    # each finding once: the two API calls of the file, then the two "cuda" their
+    # templates wrote, fixed in a further round
+    assert sorted(f.rule for f in applied) == ["AD313", "AD314", "AD904", "AD904"]
+    assert skipped == []
+    # idempotent: a second run finds nothing to change
+    findings2, again, applied2, skipped2 = _fix(new, "amp.py", "2.13", True)
+    assert again == new and applied2 == [] and skipped2 == []
+    assert not [f for f in findings2 if f.rule != "AD904" or "cuda" in f.text]
+
+
+def test_without_unsafe_fixes_the_template_cuda_stays():
+    _, new, applied, skipped = _fix(AMP.encode(), "amp.py", "2.13", False)
+    text = new.decode()
+    assert 'torch.amp.GradScaler("cuda", init_scale=2.0)' in text
+    assert 'torch.amp.autocast("cuda", dtype=torch.bfloat16)' in text
+    assert sorted(f.rule for f in applied) == ["AD313", "AD314"] and skipped == []
+    # a scan of the fixed file reports the two literals, left for --unsafe-fixes
+    left, _ = scan_source(new, "amp.py")
+    assert sorted(f.rule for f in left) == ["AD904", "AD904"]
+    _, again, applied2, skipped2 = _fix(new, "amp.py", "2.13", False)
+    assert again == new and applied2 == []
+    assert all("--unsafe-fixes" in why for _, why in skipped2) and len(skipped2) == 2
+
+
+def test_the_rounds_keep_the_selection():
+    # AD904 not selected: the template's "cuda" stays, in one round or many
+    findings, _ = scan_source(AMP.encode(), "amp.py", ignore=["AD9"])
+    new, applied, _ = fix_source(AMP.encode(), "amp.py", findings, unsafe=True,
+                                 target_torch="2.13", ignore=["AD9"])
+    assert new.count(b'"cuda"') == 2 and {f.rule for f in applied} == {"AD313", "AD314"}
+
+
+def test_cli_one_run_is_final_and_says_so(tmp_path):
+    p = tmp_path / "amp.py"
+    p.write_text(AMP)
+    rc, out, err = run_cli("fix", "--unsafe-fixes", str(p), "--target-torch", "2.13")
+    assert rc == 0, err
+    assert p.read_text() == AMP_GENERIC
+    assert "fixed 4 finding(s) (2 of them written by the fixes themselves and fixed in a " \
+           "further round) in 1 file(s)" in err
+    rc, out, err = run_cli("fix", "--unsafe-fixes", str(p), "--target-torch", "2.13")
+    assert rc == 0 and p.read_text() == AMP_GENERIC
+    assert "fixed 0 finding(s) in 0 file(s)" in err
