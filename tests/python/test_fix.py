@@ -214,7 +214,7 @@ def test_imports_are_rewritten_with_their_uses():
     src = "from torch.cuda.amp import autocast\n\n\ndef f(x):\n    with autocast(dtype=x):\n        pass\n"
     # (under --unsafe-fixes the template's "cuda" is AD904's, rewritten in the same run)
     assert fixed(src) == ("import torch\n\n\ndef f(x):\n"
-                          '    with torch.amp.autocast(torch.accelerator.current_accelerator().type, '
+                          '    with torch.amp.autocast(getattr(torch.accelerator.current_accelerator(), "type", "cuda"), '
                           'dtype=x):\n        pass\n')
     assert fixed(src, unsafe=False) == ("import torch\n\n\ndef f(x):\n"
                                         '    with torch.amp.autocast("cuda", dtype=x):\n        pass\n')
@@ -276,7 +276,7 @@ def test_multi_line_calls_keep_their_layout():
             torch.accelerator.current_device_index(),  # this one
         )
         with torch.amp.autocast(
-            torch.accelerator.current_accelerator().type,
+            getattr(torch.accelerator.current_accelerator(), "type", "cuda"),
             dtype=torch.bfloat16,
         ):
             pass
@@ -634,13 +634,13 @@ def test_end_to_end_on_a_generated_repository(tmp_path):
     assert train == textwrap.dedent("""\
         import torch
 
-        scaler = torch.amp.GradScaler(torch.accelerator.current_accelerator().type)
+        scaler = torch.amp.GradScaler(getattr(torch.accelerator.current_accelerator(), "type", "cuda"))
 
 
         def run(model, batches, rank):
             torch.accelerator.set_device_index(rank)
             for b in batches:
-                with torch.amp.autocast(torch.accelerator.current_accelerator().type, dtype=torch.float16):
+                with torch.amp.autocast(getattr(torch.accelerator.current_accelerator(), "type", "cuda"), dtype=torch.float16):
                     loss = model(b)
                 scaler.scale(loss).backward()
                 torch.accelerator.synchronize()

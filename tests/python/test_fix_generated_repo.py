@@ -7,7 +7,6 @@ declares, 1.13) on Debian's torch 1.13 too, where /usr/bin/python3 has it."""
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -88,16 +87,10 @@ def test_target_2_13_migrates_the_literals_and_the_tests_pass(repo, tmp_path, mo
     for f, why in left:
         assert ("named for cuda" in why or "CUDA-specific (the `.cuda()` call" in why
                 or why.startswith("not a device: ") or "were not rewritten" in why), (f, why)
+    # the generic autocast of the unguarded `legacy_amp` falls back to "cuda" without an
+    # accelerator, so it disables itself on this CPU-only machine as it did before
     r = _run_tests(tmp_path / "r")
-    # ... and so, as AD904's note says, the unguarded `legacy_amp` needs an accelerator:
-    # torch.amp.autocast(torch.accelerator.current_accelerator().type) raises on this
-    # CPU-only machine (a guard is for the user to write); every other test passes
-    assert r.returncode != 0
-    failed = sorted(set(re.findall(r"FAILED (\S+)", r.stdout)))
-    assert failed == [f"tests/test_mod_{i}.py::test_amp_on_the_cpu" for i in range(MODULES)], \
-        r.stdout + r.stderr
-    assert "'NoneType' object has no attribute 'type'" in r.stdout
-    assert f"{MODULES} failed" in r.stdout, r.stdout
+    assert r.returncode == 0, r.stdout + r.stderr
     text = (tmp_path / "r" / "genpkg" / "mod_0.py").read_text()
     assert "torch.cuda" not in text.split("def kept_by_noqa_0")[0]
     assert 'x = x.cuda()  # noqa: AD907' in text and "    if torch.cuda.is_available():\n" \

@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import difflib
 import os
+import re
 import stat
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Optional, Sequence
@@ -156,9 +157,13 @@ def _fix_rounds(data: bytes, path: str, findings: Sequence[_scan.Finding], *, un
     later = 0
     current = new
     language = _scan.language_of(path) or (findings[0].language if findings else None)
+    done = applied
     for _ in range(_ROUNDS - 1):
-        # the templates that write another rule's text are Python's
-        if current == data or language != "python":
+        # only a template that writes a device literal gives a further round work, and
+        # only under --unsafe-fixes (every literal row is unsafe); the templates that
+        # do are Python's. Any other file is fixed in one round, with no rescan.
+        if current == data or language != "python" or not unsafe or \
+                not any(_writes_literal(f) for f in done):
             break
         data = current
         again, _errs = _scan.scan_source(data, path, language=language)
@@ -175,6 +180,23 @@ def _fix_rounds(data: bytes, path: str, findings: Sequence[_scan.Finding], *, un
         later += len(done)
         skipped = _reconcile(skipped, left, done)
     return current, applied, skipped, later
+
+
+_LITERAL_IN_TEMPLATE = re.compile(r"""["']cuda(?::\d+)?["']""")
+_writes: dict[str, bool] = {}
+
+
+def _writes_literal(f: _scan.Finding) -> bool:
+    """Whether the rewrite of ``f`` writes a "cuda" literal (AD313's
+    ``torch.amp.autocast("cuda", ...)``), which a literal rule reports."""
+    got = _writes.get(f.rule)
+    if got is None:
+        row = _row_of(f)
+        # a literal row's own "cuda" (getattr's default) is in no device position
+        got = _writes[f.rule] = bool(row is not None and row.template and
+                                     not _literals.is_literal_row(row) and
+                                     _LITERAL_IN_TEMPLATE.search(row.template))
+    return got
 
 
 def _reconcile(skipped: list, left: list, done: list) -> list:
@@ -446,7 +468,13 @@ def _write_checked(fr: FileResult, new: bytes, st: os.stat_result,
 # `torch.cuda.amp.autocast(...)` into `torch.amp.autocast("cuda", ...)`, whose
 # "cuda" is AD904's. As ruff does, the fixed text is scanned again and fixed
 # again, until a round changes nothing or after _ROUNDS rounds, all in memory:
-# the file is written once, at the end. Each round is a whole fix of its text,
+# the file is written once, at the end. A further round runs only where it can
+# have work: under --unsafe-fixes (the literal rows are all unsafe), for a
+# Python file in which a rewrite whose template holds a "cuda" literal was
+# applied (_writes_literal); every other file is fixed in one round, with no
+# rescan, so the rounds cost nothing on a tree without such calls. The literal
+# rows' own rewrites hold no finding (their "cuda" fallback is getattr's
+# default, in no device position), so the rounds end after the second. Each round is a whole fix of its text,
 # so the unit rule (a function's guard, literals and .cuda() calls together)
 # holds in each; a round whose result would not parse is dropped. A finding is
 # counted once: the ones a template wrote are new findings, applied in a later
