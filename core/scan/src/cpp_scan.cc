@@ -9,10 +9,17 @@
 // depth at the end of the first branch of an `#if`/`#else` that was lexed is
 // the depth after its `#endif`, so `#ifdef A void f(int) { #else void f() {
 // #endif` opens one block, not two (what ctags does).
+#include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define ANYDEV_CPP_SKIM_AVX2 1
+#include <immintrin.h>
+#endif
 
 #include "internal.h"
 #include "literal_rules.h"
@@ -57,13 +64,120 @@ struct Tok {
 
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\f' || c == '\v'; }
 
+// The bytes the skim (Note [Fast path for C++]) stops at: newlines, quotes,
+// '/', '#', backslash, parentheses, braces and ';'. Classified by nibble: a
+// byte b is one when kSkim.lo[b & 15] & kSkim.hi[b >> 4] is not 0.
+struct SkimTables {
+  alignas(16) uint8_t lo[16];
+  alignas(16) uint8_t hi[16];
+  bool byte[256];
+};
+
+constexpr SkimTables MakeSkimTables() {
+  SkimTables t{};
+  t.hi[0x0] = 1;   // \n \r
+  t.hi[0x2] = 2;   // " # ' ( ) /
+  t.hi[0x3] = 4;   // ;
+  t.hi[0x5] = 8;   // backslash
+  t.hi[0x7] = 16;  // { }
+  t.lo[0xA] = 1;
+  t.lo[0xD] = 1 | 16;
+  t.lo[0x2] = t.lo[0x3] = t.lo[0x7] = t.lo[0x8] = t.lo[0x9] = t.lo[0xF] = 2;
+  t.lo[0xB] = 4 | 16;
+  t.lo[0xC] = 8;
+  for (int b = 0; b < 256; ++b) t.byte[b] = (t.lo[b & 15] & t.hi[b >> 4]) != 0;
+  return t;
+}
+
+constexpr SkimTables kSkim = MakeSkimTables();
+
+#if defined(ANYDEV_CPP_SKIM_AVX2)
+__attribute__((target("avx2"))) uint64_t SkimClassifyAvx2(const unsigned char* s) {
+  const __m256i lo = _mm256_broadcastsi128_si256(
+      _mm_load_si128(reinterpret_cast<const __m128i*>(kSkim.lo)));
+  const __m256i hi = _mm256_broadcastsi128_si256(
+      _mm_load_si128(reinterpret_cast<const __m128i*>(kSkim.hi)));
+  const __m256i nib = _mm256_set1_epi8(0x0F);
+  const __m256i zero = _mm256_setzero_si256();
+  uint64_t out = 0;
+  for (int h = 0; h < 2; ++h) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + 32 * h));
+    const __m256i m = _mm256_and_si256(
+        _mm256_shuffle_epi8(lo, _mm256_and_si256(v, nib)),
+        _mm256_shuffle_epi8(hi, _mm256_and_si256(_mm256_srli_epi16(v, 4), nib)));
+    const uint32_t none = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(m, zero)));
+    out |= static_cast<uint64_t>(~none) << (32 * h);
+  }
+  return out;
+}
+#endif
+
+// The next skim byte at or after a position, from a 64-byte block's bit
+// mask kept between calls. Positions at or past n count as skim bytes.
+class SkimCursor {
+ public:
+  SkimCursor(const char* s, size_t n) : s_(reinterpret_cast<const unsigned char*>(s)), n_(n) {
+#if defined(ANYDEV_CPP_SKIM_AVX2)
+    static const bool avx2 = __builtin_cpu_supports("avx2");
+    avx2_ = avx2;
+#endif
+  }
+
+  size_t Next(size_t p) {
+    for (;;) {
+      if (p - base_ < 64) {  // (p before base_ wraps: reclassified)
+        const uint64_t m = mask_ & (~uint64_t{0} << (p - base_));
+        if (m != 0) return base_ + static_cast<size_t>(__builtin_ctzll(m));
+        p = base_ + 64;
+      }
+      if (p >= n_) return n_;
+      base_ = p;
+#if defined(ANYDEV_CPP_SKIM_AVX2)
+      // s[p, p + 64) lies in the input and its padding while p + 48 <= n.
+      if (avx2_ && p + 48 <= n_) {
+        mask_ = SkimClassifyAvx2(s_ + p);
+        if (p + 64 > n_) mask_ |= ~uint64_t{0} << (n_ - p);
+        continue;
+      }
+#endif
+      mask_ = 0;
+      for (size_t k = 0; k < 64; ++k) {
+        if (p + k >= n_) {
+          mask_ |= ~uint64_t{0} << k;
+          break;
+        }
+        mask_ |= static_cast<uint64_t>(kSkim.byte[s_[p + k]]) << k;
+      }
+    }
+  }
+
+ private:
+  const unsigned char* s_;
+  size_t n_;
+  bool avx2_ = false;
+  size_t base_ = ~size_t{0} / 2;  // far from any p: the first Next classifies
+  uint64_t mask_ = 0;
+};
+
+class FastDriver;
+
 class Lexer {
  public:
   Lexer(std::string_view src, size_t begin, TokenBuffer<Tok>* toks, LexOutput* out)
-      : s_(src.data()), n_(src.size()), p_(begin), toks_(*toks), out_(out) {}
+      : s_(src.data()), n_(src.size()), p_(begin), toks_(*toks), out_(out), cursor_(s_, n_) {}
+
+  // The fast path (Note [Fast path for C++]): the driver says where to lex.
+  void set_driver(FastDriver* driver) { driver_ = driver; }
 
   void Run() {
-    while (!failed_ && p_ < n_) Step();
+    if (driver_ != nullptr) Boundary();
+    while (!failed_ && p_ < n_) {
+      if (skim_) {
+        Skim();
+      } else {
+        Step();
+      }
+    }
     if (!failed_ && !conds_.empty() && conds_.back().skipping_at_eof) {
       Fail(conds_.back().at, "unterminated conditional directive");
     }
@@ -81,7 +195,17 @@ class Lexer {
     out_->Fail(static_cast<uint32_t>(at), std::move(message));
   }
 
-  void Emit(Tk type, size_t start, size_t end, bool prev_active = false) {
+  // A token; while skimming, only what the resolver needs of the skimmed
+  // code (EmitAlways) is kept.
+  void Emit(Tk type, size_t start, size_t end) {
+    if (skim_) {
+      line_start_ = false;
+      return;
+    }
+    EmitAlways(type, start, end);
+  }
+
+  void EmitAlways(Tk type, size_t start, size_t end, bool prev_active = false) {
     Tok* t = toks_.Add();
     t->start = static_cast<uint32_t>(start);
     t->end = static_cast<uint32_t>(end);
@@ -238,13 +362,17 @@ class Lexer {
         Emit(kAssign, p_, p_ + 1);
         ++p_;
         return;
-      case '(': Emit(kLParen, p_, p_ + 1); ++p_; return;
-      case ')': Emit(kRParen, p_, p_ + 1); ++p_; return;
-      case '{': Emit(kLBrace, p_, p_ + 1); ++p_; return;
-      case '}': Emit(kRBrace, p_, p_ + 1); ++p_; return;
+      case '(': Emit(kLParen, p_, p_ + 1); ++p_; ++parens_; return;
+      case ')':
+        Emit(kRParen, p_, p_ + 1);
+        ++p_;
+        if (parens_ > 0) --parens_;
+        return;
+      case '{': Structural(kLBrace); return;
+      case '}': Structural(kRBrace); return;
       case '[': Emit(kLBrack, p_, p_ + 1); ++p_; return;
       case ']': Emit(kRBrack, p_, p_ + 1); ++p_; return;
-      case ';': Emit(kSemi, p_, p_ + 1); ++p_; return;
+      case ';': Structural(kSemi); return;
       case ',': Emit(kComma, p_, p_ + 1); ++p_; return;
       case '<': Emit(kLess, p_, p_ + 1); ++p_; return;
       case '>': Emit(kGreater, p_, p_ + 1); ++p_; return;
@@ -256,6 +384,114 @@ class Lexer {
         Emit(kOther, p_, p_ + 1);
         ++p_;
         return;
+    }
+  }
+
+  // '{', '}' or ';' at p_: kept while skimming too. Outside parentheses it
+  // ends a stretch (Note [Fast path for C++]).
+  void Structural(Tk type) {
+    EmitAlways(type, p_, p_ + 1);
+    ++p_;
+    if (parens_ == 0 && driver_ != nullptr) Boundary();
+  }
+
+  // Where a stretch ends: remembers the state to come back to, and (after
+  // lexed code) asks the driver whether to skim on. Defined below FastDriver.
+  void Boundary();
+
+  // Back to the last boundary, to lex from there (Note [Fast path for C++]).
+  void Rewind() {
+    p_ = snap_p_;
+    toks_.Truncate(snap_toks_);
+    out_->suppressions.resize(snap_sups_);
+    line_start_ = snap_line_start_;
+    in_directive_ = snap_in_directive_;
+    parens_ = 0;
+    if (conds_saved_) conds_ = conds_snapshot_;
+    skim_ = false;
+  }
+
+  // One step of the skim: from p_ to the next skim byte, which it handles
+  // as Step would, keeping only the structural tokens.
+  void Skim() {
+    size_t q = cursor_.Next(p_);
+    if (next_hit_ <= q) {  // a needle between here and there (or passed over)
+      Rewind();
+      return;
+    }
+    if (q > n_) q = n_;
+    if (line_start_) {
+      for (size_t k = p_; k < q; ++k) {
+        if (!IsSpace(s_[k])) {
+          line_start_ = false;
+          break;
+        }
+      }
+    }
+    const size_t from = p_;  // where a token starts: plain code up to q
+    p_ = q;
+    if (q >= n_) return;
+    switch (s_[q]) {
+      case '\n':
+      case '\r':
+        Newline();
+        return;
+      case '"':
+      case '\'': {
+        const char b = q > from ? s_[q - 1] : ' ';
+        if (IsIdentChar(static_cast<unsigned char>(b)) || b == '$' || b == '.' || b == '+' ||
+            b == '-') {
+          // An encoding prefix, a raw string or a digit separator, maybe:
+          // the tokens from `from` on decide, as the full lexer reads them.
+          p_ = from;
+          while (!failed_ && p_ <= q) Step();
+        } else {
+          Quoted(q, s_[q]);
+        }
+        return;
+      }
+      case '/':
+        if (s_[q + 1] == '/') {
+          LineComment();
+        } else if (s_[q + 1] == '*') {
+          const bool at_line_start = line_start_;
+          if (BlockComment()) line_start_ = at_line_start;
+        } else {
+          line_start_ = false;
+          ++p_;
+        }
+        return;
+      case '#':
+        if (line_start_ && !in_directive_) {
+          Directive();
+        } else {
+          line_start_ = false;
+          ++p_;
+        }
+        return;
+      case '\\':
+        if (q + 1 < n_ && IsNewline(q + 1)) {
+          p_ = SkipNewlineAt(q + 1);
+        } else {
+          line_start_ = false;
+          ++p_;
+        }
+        return;
+      case '(':
+        line_start_ = false;
+        ++p_;
+        ++parens_;
+        return;
+      case ')':
+        line_start_ = false;
+        ++p_;
+        if (parens_ > 0) --parens_;
+        return;
+      case '{': Structural(kLBrace); return;
+      case '}': Structural(kRBrace); return;
+      case ';': Structural(kSemi); return;
+      default:
+        return;  // cannot happen: Next stops at these bytes only
     }
   }
 
@@ -386,12 +622,16 @@ class Lexer {
   }
 
   void Directive() {
+    if (driver_ != nullptr && !conds_saved_) {  // for Rewind
+      conds_snapshot_ = conds_;
+      conds_saved_ = true;
+    }
     const size_t hash = p_;
     const std::string_view name = DirectiveName();
     if (name == "if" || name == "ifdef" || name == "ifndef") {
       const int v = Evaluate(name, DirectiveRest());
       conds_.push_back(Cond{hash, v > 0});
-      Emit(kPpIf, hash, hash + 1);
+      EmitAlways(kPpIf, hash, hash + 1);
       if (v < 0) SkipGroup();
       return;
     }
@@ -400,12 +640,12 @@ class Lexer {
       if (conds_.empty()) return;  // stray: ignore
       Cond& cond_frame = conds_.back();
       if (cond_frame.definitely_taken) {
-        Emit(kPpElse, hash, hash + 1, true);
+        EmitAlways(kPpElse, hash, hash + 1, true);
         SkipGroup();
         return;
       }
       const int v = name == "else" ? 0 : Evaluate(name, cond);
-      Emit(kPpElse, hash, hash + 1, true);
+      EmitAlways(kPpElse, hash, hash + 1, true);
       if (v < 0) {
         SkipGroup();
       } else if (v > 0) {
@@ -417,7 +657,7 @@ class Lexer {
       DirectiveRest();
       if (conds_.empty()) return;
       conds_.pop_back();
-      Emit(kPpEndif, hash, hash + 1, true);
+      EmitAlways(kPpEndif, hash, hash + 1, true);
       return;
     }
     if (name == "include" || name == "include_next" || name == "import" || name == "error" ||
@@ -451,7 +691,7 @@ class Lexer {
           if (nested == 0) {
             DirectiveRest();
             conds_.pop_back();
-            Emit(kPpEndif, hash, hash + 1, false);
+            EmitAlways(kPpEndif, hash, hash + 1, false);
             line_start_ = true;
             return;
           }
@@ -465,7 +705,7 @@ class Lexer {
             const int v = name == "else" ? 0 : Evaluate(name, cond);
             if (v >= 0) {
               if (v > 0) frame.definitely_taken = true;
-              Emit(kPpElse, hash, hash + 1, false);
+              EmitAlways(kPpElse, hash, hash + 1, false);
               line_start_ = true;
               return;
             }
@@ -505,12 +745,25 @@ class Lexer {
   bool line_start_ = true;
   bool in_directive_ = false;
   bool failed_ = false;
+  int parens_ = 0;  // '(' not closed yet (a ')' with none open counts nothing)
+  // The fast path's (Note [Fast path for C++]); driver_ null: the full path.
+  FastDriver* driver_ = nullptr;
+  SkimCursor cursor_;
+  bool skim_ = false;
+  size_t next_hit_ = SIZE_MAX;  // the next needle at or after the last boundary
+  // The state at the last boundary.
+  size_t snap_p_ = 0, snap_toks_ = 0, snap_sups_ = 0;
+  bool snap_line_start_ = true, snap_in_directive_ = false;
+  bool conds_saved_ = false;  // conds_snapshot_ holds conds_ at the last boundary
+  std::vector<Cond> conds_snapshot_;
 };
 
 // The end offset of the ')' that closes the '(' at token i of toks[0, n), or
 // -1. The first call matches every parenthesis (each ')' with the nearest '('
 // before it still open: what counting the depth forwards from i finds), so
-// nested calls cost one pass in all, not a scan each.
+// nested calls cost one pass in all, not a scan each; a later call with a
+// larger n (the fast path feeds the resolver stretch by stretch) goes on
+// from where the last one stopped.
 class ParenMatch {
  public:
   int64_t End(const TokenBuffer<Tok>& t, size_t i, size_t n) {
@@ -526,23 +779,25 @@ class ParenMatch {
       }
       return -1;
     }
-    if (end_.empty()) {
-      end_.assign(n, -1);
-      std::vector<uint32_t> opens;
-      for (size_t k = 0; k < n; ++k) {
+    if (end_.size() < n) {
+      end_.resize(n, -1);
+      for (size_t k = end_done_; k < n; ++k) {
         if (t[k].type == kLParen) {
-          opens.push_back(static_cast<uint32_t>(k));
-        } else if (t[k].type == kRParen && !opens.empty()) {
-          end_[opens.back()] = t[k].end;
-          opens.pop_back();
+          opens_.push_back(static_cast<uint32_t>(k));
+        } else if (t[k].type == kRParen && !opens_.empty()) {
+          end_[opens_.back()] = t[k].end;
+          opens_.pop_back();
         }
       }
+      end_done_ = n;
     }
     return end_[i];
   }
 
  private:
   std::vector<int64_t> end_;
+  std::vector<uint32_t> opens_;
+  size_t end_done_ = 0;
 };
 
 // ---------------------------------------------------------------------------
@@ -556,8 +811,16 @@ class Resolver {
         max_(rules.MaxComponents(Language::kCpp)) {}
 
   void Run() {
-    const size_t n = t_.size() - kSentinels;
-    for (size_t i = 0; i < n; ++i) {
+    Feed(t_.size() - kSentinels);
+    Finish();
+  }
+
+  // Resolves the tokens up to n (the fast path feeds it stretch by stretch:
+  // Note [Fast path for C++]); Finish after the last.
+  void Feed(size_t n) {
+    limit_ = n;
+    size_t i = next_;
+    for (; i < n; ++i) {
       const Tok& tok = t_[i];
       const bool directive = tok.directive;
       switch (tok.type) {
@@ -565,7 +828,7 @@ class Resolver {
           if (directive) break;
           ++depth_;
           if (pending_namespace_) {
-            entries_.push_back(Entry{kNamespace, depth_, {}, pending_namespace_name_});
+            Push(Entry{kNamespace, depth_, {}, pending_namespace_name_});
             pending_namespace_ = false;
           }
           break;
@@ -606,7 +869,44 @@ class Resolver {
           break;
       }
     }
-    DropShimmed();
+    next_ = i;
+  }
+
+  void Finish() { DropShimmed(); }
+
+  // For the fast path: how often the entries changed, whether a namespace
+  // waits for its '{', and the needles the entries in scope call for.
+  uint64_t version() const { return version_; }
+  bool pending_namespace() const { return pending_namespace_; }
+
+  // Adds to *search the needles that the names the entries in scope let
+  // resolve call for (Note [Fast path for C++]): a name an alias or a
+  // using-declaration binds; for a namespace of the rules' that encloses,
+  // and for each of its enclosing ones, the components that follow it in a
+  // spelling; the same for the target of a using-directive. False if they
+  // do not fit.
+  bool ContextNeedles(NeedleSearch* search) const {
+    for (const Entry& e : entries_) {
+      switch (e.kind) {
+        case kAlias:
+        case kUsingDecl:
+          if (!search->Add(e.name, true)) return false;
+          break;
+        case kNamespace:
+          if (e.target.empty() || !IsRoot(FirstComponent(e.target))) break;
+          for (std::string_view ns = e.target;;) {
+            if (!AddFollowers(ns, search)) return false;
+            const size_t cut = ns.rfind("::");
+            if (cut == std::string_view::npos) break;
+            ns = ns.substr(0, cut);
+          }
+          break;
+        case kDirective:
+          if (!AddFollowers(e.target, search)) return false;
+          break;
+      }
+    }
+    return true;
   }
 
  private:
@@ -627,7 +927,34 @@ class Resolver {
   }
 
   void PopTo(int depth) {
-    while (!entries_.empty() && entries_.back().depth > depth) entries_.pop_back();
+    while (!entries_.empty() && entries_.back().depth > depth) {
+      entries_.pop_back();
+      ++version_;
+    }
+  }
+
+  void Push(Entry e) {
+    entries_.push_back(std::move(e));
+    ++version_;
+  }
+
+  // The components that follow `ns` in the spellings (c10::cuda: CUDAStream,
+  // device_count, ...), as whole-word needles.
+  bool AddFollowers(std::string_view ns, NeedleSearch* search) const {
+    for (const Rule& r : rules_.rules()) {
+      if (r.language != Language::kCpp) continue;
+      for (const std::string& spelling : r.spellings) {
+        const std::string_view sp = spelling;
+        if (sp.size() <= ns.size() + 2 || sp.compare(0, ns.size(), ns) != 0 ||
+            sp[ns.size()] != ':' || sp[ns.size() + 1] != ':') {
+          continue;
+        }
+        std::string_view next = sp.substr(ns.size() + 2);
+        next = next.substr(0, next.find("::"));
+        if (!next.empty() && !search->Add(next, true)) return false;
+      }
+    }
+    return true;
   }
 
   const std::string* CurrentNamespace() const {
@@ -843,7 +1170,7 @@ class Resolver {
                                         t_[names[static_cast<size_t>(r.used) - 1]].end, call_end});
   }
 
-  int64_t MatchingParen(size_t i) const { return parens_.End(t_, i, t_.size() - kSentinels); }
+  int64_t MatchingParen(size_t i) const { return parens_.End(t_, i, limit_); }
 
   size_t SkipTo(size_t i, uint8_t type) const {
     while (t_[i].type != type && t_[i].type != kEnd) ++i;
@@ -971,7 +1298,7 @@ class Resolver {
       if (!target.empty()) {
         std::string ns = ResolveNamespace(target, absolute);
         if (!ns.empty()) {
-          entries_.push_back(Entry{kAlias, depth_, Text(names[0]), std::move(ns)});
+          Push(Entry{kAlias, depth_, Text(names[0]), std::move(ns)});
           has_lookup_entries_ = true;
         }
       }
@@ -999,7 +1326,7 @@ class Resolver {
       if (!names.empty()) {
         std::string ns = ResolveNamespace(names, absolute);
         if (!ns.empty()) {
-          entries_.push_back(Entry{kDirective, depth_, {}, std::move(ns)});
+          Push(Entry{kDirective, depth_, {}, std::move(ns)});
           has_lookup_entries_ = true;
         }
       }
@@ -1019,7 +1346,7 @@ class Resolver {
           if (!rules_.rules()[r.spelling->rule].kept) Add(r, RefKind::kImport, names, -1);
         }
         if (!r.qualified.empty()) {
-          entries_.push_back(Entry{kUsingDecl, depth_, Text(names.back()), r.qualified});
+          Push(Entry{kUsingDecl, depth_, Text(names.back()), r.qualified});
           has_lookup_entries_ = true;
         }
       }
@@ -1042,6 +1369,9 @@ class Resolver {
   mutable ParenMatch parens_;  // see MatchingParen
   bool has_lookup_entries_ = false;  // an alias, using-declaration or -directive was seen
   std::vector<std::string_view> shims_;  // spellings the file defines (Note [Shim namespaces])
+  size_t next_ = 0;                   // the next token Feed resolves
+  size_t limit_ = 0;                  // the tokens fed so far
+  uint64_t version_ = 0;              // entries_ pushed or popped
 };
 
 // ---------------------------------------------------------------------------
@@ -1110,17 +1440,97 @@ class CppLiterals {
   mutable ParenMatch parens_;  // see MatchingParen
 };
 
+// ---------------------------------------------------------------------------
+// The fast path's driver (Note [Fast path for C++]): at each boundary after
+// lexed code, resolves what was lexed, renews the needles when the entries
+// in scope changed, and finds the next needle.
+
+class FastDriver {
+ public:
+  FastDriver(const std::vector<std::string>& statics, std::string_view src, size_t begin,
+             const TokenBuffer<Tok>& toks, Resolver* resolver)
+      : statics_(statics), src_(src), begin_(begin), toks_(toks), resolver_(resolver) {}
+
+  // Called at a boundary p after lexed code: returns whether the lexer may
+  // skim from p; *next_hit: the next needle at or after p (SIZE_MAX: none).
+  bool Lexed(size_t p, size_t* next_hit) {
+    resolver_->Feed(toks_.size());
+    if (!built_ || resolver_->version() != version_) {
+      Renew();
+      *next_hit = Find(p);
+    } else if (*next_hit < p) {
+      *next_hit = Find(p);
+    }
+    // (A needle close by: lex on rather than skim and come back.)
+    return !full_ && !resolver_->pending_namespace() &&
+           (*next_hit == SIZE_MAX || *next_hit >= p + kNear);
+  }
+
+ private:
+  static constexpr size_t kNear = 48;
+
+  void Renew() {
+    built_ = true;
+    version_ = resolver_->version();
+    search_ = NeedleSearch();
+    full_ = false;
+    for (const std::string& needle : statics_) full_ = full_ || !search_.Add(needle, false);
+    full_ = full_ || !search_.Add("namespace", true) || !search_.Add("using", true) ||
+            !resolver_->ContextNeedles(&search_);
+    search_.Build();
+  }
+
+  size_t Find(size_t p) const {
+    if (full_) return SIZE_MAX;
+    const size_t at = search_.Next(src_.data(), begin_, p, src_.size());
+    return at >= src_.size() ? SIZE_MAX : at;
+  }
+
+  const std::vector<std::string>& statics_;
+  std::string_view src_;
+  size_t begin_;
+  const TokenBuffer<Tok>& toks_;
+  Resolver* resolver_;
+  NeedleSearch search_;
+  bool built_ = false;
+  bool full_ = false;  // the needles do not fit: lex everything while so
+  uint64_t version_ = 0;
+};
+
+void Lexer::Boundary() {
+  snap_p_ = p_;
+  snap_toks_ = toks_.size();
+  snap_sups_ = out_->suppressions.size();
+  snap_line_start_ = line_start_;
+  snap_in_directive_ = in_directive_;
+  conds_saved_ = false;
+  if (!skim_) skim_ = driver_->Lexed(p_, &next_hit_);
+}
+
 }  // namespace
 
 void ScanCpp(const RuleSet& rules, std::string_view src, size_t begin, LexOutput* out) {
   thread_local TokenBuffer<Tok> toks;
   toks.clear();
-  Lexer(src, begin, &toks, out).Run();
+  const std::vector<std::string>* statics =
+      FastPathEnabled() ? rules.FastPathNeedles(Language::kCpp) : nullptr;
+  Resolver resolver(rules, src, toks, out);
+  {
+    Lexer lexer(src, begin, &toks, out);
+    std::optional<FastDriver> driver;
+    if (statics != nullptr) {
+      driver.emplace(*statics, src, begin, toks, &resolver);
+      lexer.set_driver(&*driver);
+    }
+    lexer.Run();
+  }
   for (size_t k = 0; k < kSentinels; ++k) {
     *toks.Add() = Tok{static_cast<uint32_t>(src.size()), static_cast<uint32_t>(src.size()), kEnd,
                       false, false};
   }
-  Resolver(rules, src, toks, out).Run();
+  resolver.Feed(toks.size() - kSentinels);
+  resolver.Finish();
+  if (statics != nullptr) CountFastPathFile();
   if (rules.HasDetectors(Language::kCpp)) CppLiterals(rules, src, toks, out).Run();
   toks.Trim(size_t{1} << 22);
 }
