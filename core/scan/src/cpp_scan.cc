@@ -9,6 +9,7 @@
 // depth at the end of the first branch of an `#if`/`#else` that was lexed is
 // the depth after its `#endif`, so `#ifdef A void f(int) { #else void f() {
 // #endif` opens one block, not two (what ctags does).
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -121,6 +122,19 @@ class SkimCursor {
     static const bool avx2 = __builtin_cpu_supports("avx2");
     avx2_ = avx2;
 #endif
+  }
+
+  // Just past the last skim byte before q, found looking back from the
+  // block Next last classified (q is a skim byte in it); 0 if none.
+  size_t Previous(size_t q) const {
+    if (q - base_ < 64) {
+      const uint64_t below = mask_ & ((uint64_t{1} << (q - base_)) - 1);
+      if (below != 0) return base_ + 64 - static_cast<size_t>(__builtin_clzll(below));
+    }
+    for (size_t k = (q - base_ < 64 ? base_ : q); k-- > 0;) {
+      if (k >= n_ || kSkim.byte[s_[k]]) return k + 1;
+    }
+    return 0;
   }
 
   size_t Next(size_t p) {
@@ -398,6 +412,21 @@ class Lexer {
   // Where a stretch ends: remembers the state to come back to, and (after
   // lexed code) asks the driver whether to skim on. Defined below FastDriver.
   void Boundary();
+  // A needle behind p_ lies in what the last step of the skim read whole (a
+  // comment, a literal, a directive's text or a group not compiled: the
+  // step before stopped short of it), which has no name token to lex; with
+  // needles of identifier bytes only, the needle ends there too, and the
+  // skim goes on. Otherwise it lexes the stretch.
+  void SkipHitsBehind();
+
+  void Snapshot() {
+    snap_p_ = p_;
+    snap_toks_ = toks_.size();
+    snap_sups_ = out_->suppressions.size();
+    snap_line_start_ = line_start_;
+    snap_in_directive_ = in_directive_;
+    conds_saved_ = false;
+  }
 
   // Back to the last boundary, to lex from there (Note [Fast path for C++]).
   void Rewind() {
@@ -411,33 +440,77 @@ class Lexer {
     skim_ = false;
   }
 
-  // One step of the skim: from p_ to the next skim byte, which it handles
-  // as Step would, keeping only the structural tokens.
+  // The skim (Note [Fast path for C++]): from p_ on, byte to skim byte,
+  // each handled as Step would, only the structural tokens kept; the
+  // common ones in a loop here, the rest one at a time by SkimSpecial.
+  // line_start_ is lazy here: true means "at ls_from_", the bytes from
+  // there on not looked at yet (LineStartAt looks).
   void Skim() {
-    size_t q = cursor_.Next(p_);
-    if (next_hit_ <= q) {  // a needle between here and there (or passed over)
-      Rewind();
-      return;
-    }
-    if (q > n_) q = n_;
-    if (line_start_) {
-      for (size_t k = p_; k < q; ++k) {
-        if (!IsSpace(s_[k])) {
+    if (next_hit_ < p_) SkipHitsBehind();
+    const size_t entry = p_;  // a token boundary
+    for (;;) {
+      const size_t q = cursor_.Next(p_);
+      if (next_hit_ <= q) {  // a needle between here and there
+        Rewind();
+        return;
+      }
+      if (q >= n_) {
+        p_ = n_;
+        return;
+      }
+      p_ = q + 1;
+      switch (s_[q]) {
+        case '(':
           line_start_ = false;
-          break;
-        }
+          ++parens_;
+          continue;
+        case ')':
+          line_start_ = false;
+          if (parens_ > 0) --parens_;
+          continue;
+        case '\n':
+          line_start_ = true;
+          in_directive_ = false;
+          ls_from_ = p_;
+          continue;
+        case ';':
+        case '{':
+        case '}':
+          EmitAlways(s_[q] == ';' ? kSemi : s_[q] == '{' ? kLBrace : kRBrace, q, q + 1);
+          if (parens_ == 0) Snapshot();
+          continue;
+        default:
+          p_ = q;
+          SkimSpecial(q, entry);
+          return;
       }
     }
-    const size_t from = p_;  // where a token starts: plain code up to q
-    p_ = q;
-    if (q >= n_) return;
+  }
+
+  // Whether the lexer is at a line start at q (no token since the newline).
+  bool LineStartAt(size_t q) {
+    if (!line_start_) return false;
+    for (size_t k = ls_from_; k < q; ++k) {
+      if (!IsSpace(s_[k])) {
+        line_start_ = false;
+        return false;
+      }
+    }
+    ls_from_ = q;
+    return true;
+  }
+
+  // The rest of the skim bytes, at p_ == q; `entry` where Skim began.
+  void SkimSpecial(size_t q, size_t entry) {
     switch (s_[q]) {
-      case '\n':
       case '\r':
         Newline();
+        ls_from_ = p_;
         return;
       case '"':
       case '\'': {
+        // Where a token starts: after the last skim byte (plain code between).
+        const size_t from = std::max(cursor_.Previous(q), entry);
         const char b = q > from ? s_[q - 1] : ' ';
         if (IsIdentChar(static_cast<unsigned char>(b)) || b == '$' || b == '.' || b == '+' ||
             b == '-') {
@@ -454,16 +527,20 @@ class Lexer {
         if (s_[q + 1] == '/') {
           LineComment();
         } else if (s_[q + 1] == '*') {
-          const bool at_line_start = line_start_;
-          if (BlockComment()) line_start_ = at_line_start;
+          const bool at_line_start = LineStartAt(q);
+          if (BlockComment()) {
+            line_start_ = at_line_start;
+            ls_from_ = p_;
+          }
         } else {
           line_start_ = false;
           ++p_;
         }
         return;
       case '#':
-        if (line_start_ && !in_directive_) {
+        if (LineStartAt(q) && !in_directive_) {
           Directive();
+          ls_from_ = p_;
         } else {
           line_start_ = false;
           ++p_;
@@ -471,27 +548,16 @@ class Lexer {
         return;
       case '\\':
         if (q + 1 < n_ && IsNewline(q + 1)) {
+          LineStartAt(q);
           p_ = SkipNewlineAt(q + 1);
+          ls_from_ = p_;
         } else {
           line_start_ = false;
           ++p_;
         }
         return;
-      case '(':
-        line_start_ = false;
-        ++p_;
-        ++parens_;
-        return;
-      case ')':
-        line_start_ = false;
-        ++p_;
-        if (parens_ > 0) --parens_;
-        return;
-      case '{': Structural(kLBrace); return;
-      case '}': Structural(kRBrace); return;
-      case ';': Structural(kSemi); return;
       default:
-        return;  // cannot happen: Next stops at these bytes only
+        return;  // cannot happen: Skim handles the other skim bytes
     }
   }
 
@@ -754,6 +820,7 @@ class Lexer {
   // The state at the last boundary.
   size_t snap_p_ = 0, snap_toks_ = 0, snap_sups_ = 0;
   bool snap_line_start_ = true, snap_in_directive_ = false;
+  size_t ls_from_ = 0;  // see Skim
   bool conds_saved_ = false;  // conds_snapshot_ holds conds_ at the last boundary
   std::vector<Cond> conds_snapshot_;
 };
@@ -879,34 +946,32 @@ class Resolver {
   uint64_t version() const { return version_; }
   bool pending_namespace() const { return pending_namespace_; }
 
-  // Adds to *search the needles that the names the entries in scope let
-  // resolve call for (Note [Fast path for C++]): a name an alias or a
-  // using-declaration binds; for a namespace of the rules' that encloses,
-  // and for each of its enclosing ones, the components that follow it in a
-  // spelling; the same for the target of a using-directive. False if they
-  // do not fit.
-  bool ContextNeedles(NeedleSearch* search) const {
+  // Appends to *needles the names that the entries in scope let resolve
+  // without a fast-path needle in them (Note [Fast path for C++]): a name
+  // an alias or a using-declaration binds; for a namespace of the rules'
+  // that encloses, and for each of its enclosing ones, the components that
+  // follow it in a spelling; the same for the target of a using-directive.
+  void ContextNeedles(std::vector<std::string_view>* needles) const {
     for (const Entry& e : entries_) {
       switch (e.kind) {
         case kAlias:
         case kUsingDecl:
-          if (!search->Add(e.name, true)) return false;
+          needles->push_back(e.name);
           break;
         case kNamespace:
           if (e.target.empty() || !IsRoot(FirstComponent(e.target))) break;
           for (std::string_view ns = e.target;;) {
-            if (!AddFollowers(ns, search)) return false;
+            AddFollowers(ns, needles);
             const size_t cut = ns.rfind("::");
             if (cut == std::string_view::npos) break;
             ns = ns.substr(0, cut);
           }
           break;
         case kDirective:
-          if (!AddFollowers(e.target, search)) return false;
+          AddFollowers(e.target, needles);
           break;
       }
     }
-    return true;
   }
 
  private:
@@ -939,22 +1004,11 @@ class Resolver {
   }
 
   // The components that follow `ns` in the spellings (c10::cuda: CUDAStream,
-  // device_count, ...), as whole-word needles.
-  bool AddFollowers(std::string_view ns, NeedleSearch* search) const {
-    for (const Rule& r : rules_.rules()) {
-      if (r.language != Language::kCpp) continue;
-      for (const std::string& spelling : r.spellings) {
-        const std::string_view sp = spelling;
-        if (sp.size() <= ns.size() + 2 || sp.compare(0, ns.size(), ns) != 0 ||
-            sp[ns.size()] != ':' || sp[ns.size() + 1] != ':') {
-          continue;
-        }
-        std::string_view next = sp.substr(ns.size() + 2);
-        next = next.substr(0, next.find("::"));
-        if (!next.empty() && !search->Add(next, true)) return false;
-      }
+  // device_count, ...).
+  void AddFollowers(std::string_view ns, std::vector<std::string_view>* needles) const {
+    if (const std::vector<std::string_view>* f = rules_.Followers(Language::kCpp, ns)) {
+      needles->insert(needles->end(), f->begin(), f->end());
     }
-    return true;
   }
 
   const std::string* CurrentNamespace() const {
@@ -1067,7 +1121,8 @@ class Resolver {
   struct Resolution {
     const RuleSet::Spelling* spelling = nullptr;
     int used = 0;  // names of the chain the match covers
-    std::string qualified;
+    std::string qualified;  // kept only where want_qualified
+    bool want_qualified = false;
   };
 
   // Tries the candidate prefix + "::" + names[from..] (prefix empty: the
@@ -1079,16 +1134,25 @@ class Resolver {
         prefix.empty() ? (from < names.size() ? Text(names[from]) : std::string_view())
                        : FirstComponent(prefix);
     if (!IsRoot(root)) return false;
-    std::string q(prefix);
+    std::string& q = scratch_;
+    q.assign(prefix);
     AppendNames(&q, names, from);
+    if (r->want_qualified && r->qualified.empty()) r->qualified = q;
+    // A match that covers names[0] after a prefix starts with prefix::names[0],
+    // a spelling or a namespace of the rules: most candidates end here.
+    if (!prefix.empty() && from == 0 && q.size() > prefix.size()) {
+      const std::string_view head(q.data(), prefix.size() + 2 + Text(names[0]).size());
+      if (!rules_.IsNamespace(Language::kCpp, head) && !rules_.Find(Language::kCpp, head)) {
+        return false;
+      }
+    }
     const RuleSet::Spelling* s = nullptr;
     const int m = LongestPrefix(q, &s);
     const int used = m - (prefix.empty() ? 0 : Components(prefix)) + static_cast<int>(from);
-    if (r->qualified.empty()) r->qualified = q;
     if (m == 0 || used < 1) return false;
     r->spelling = s;
     r->used = used;
-    r->qualified = std::move(q);
+    if (r->want_qualified) r->qualified = q;
     return true;
   }
 
@@ -1342,6 +1406,7 @@ class Resolver {
       }
       if (names.size() >= 2) {
         Resolution r;
+        r.want_qualified = true;
         if (Resolve(names, absolute, &r)) {
           if (!rules_.rules()[r.spelling->rule].kept) Add(r, RefKind::kImport, names, -1);
         }
@@ -1367,6 +1432,7 @@ class Resolver {
   bool pending_namespace_ = false;
   std::string pending_namespace_name_;
   mutable ParenMatch parens_;  // see MatchingParen
+  mutable std::string scratch_;  // Try's candidate
   bool has_lookup_entries_ = false;  // an alias, using-declaration or -directive was seen
   std::vector<std::string_view> shims_;  // spellings the file defines (Note [Shim namespaces])
   size_t next_ = 0;                   // the next token Feed resolves
@@ -1455,8 +1521,7 @@ class FastDriver {
   // skim from p; *next_hit: the next needle at or after p (SIZE_MAX: none).
   bool Lexed(size_t p, size_t* next_hit) {
     resolver_->Feed(toks_.size());
-    if (!built_ || resolver_->version() != version_) {
-      Renew();
+    if ((!built_ || resolver_->version() != version_) && Renew()) {
       *next_hit = Find(p);
     } else if (*next_hit < p) {
       *next_hit = Find(p);
@@ -1466,24 +1531,56 @@ class FastDriver {
            (*next_hit == SIZE_MAX || *next_hit >= p + kNear);
   }
 
- private:
-  static constexpr size_t kNear = 48;
+  // Whether every needle is made of identifier bytes (then one that starts
+  // in a comment, a literal or a directive's text ends there too).
+  bool identifier_needles() const { return identifier_needles_; }
 
-  void Renew() {
-    built_ = true;
-    version_ = resolver_->version();
-    search_ = NeedleSearch();
-    full_ = false;
-    for (const std::string& needle : statics_) full_ = full_ || !search_.Add(needle, false);
-    full_ = full_ || !search_.Add("namespace", true) || !search_.Add("using", true) ||
-            !resolver_->ContextNeedles(&search_);
-    search_.Build();
-  }
-
+  // The next needle at or after p, past the first Lexed (SIZE_MAX: none).
   size_t Find(size_t p) const {
     if (full_) return SIZE_MAX;
     const size_t at = search_.Next(src_.data(), begin_, p, src_.size());
     return at >= src_.size() ? SIZE_MAX : at;
+  }
+
+ private:
+  static constexpr size_t kNear = 48;
+
+
+  // The needles for the entries in scope now; returns whether they changed.
+  bool Renew() {
+    version_ = resolver_->version();
+    context_.clear();
+    resolver_->ContextNeedles(&context_);
+    // A name that holds a static needle (getCurrentCUDAStream: CUDA) is found
+    // by it already.
+    size_t w = 0;
+    for (std::string_view c : context_) {
+      bool covered = c == "namespace" || c == "using";
+      for (const std::string& s : statics_) covered = covered || c.find(s) != std::string_view::npos;
+      if (!covered) context_[w++] = c;
+    }
+    context_.resize(w);
+    std::sort(context_.begin(), context_.end());
+    context_.erase(std::unique(context_.begin(), context_.end()), context_.end());
+    if (built_ && context_ == built_context_) return false;
+    built_ = true;
+    built_context_ = context_;
+    search_ = NeedleSearch();
+    full_ = statics_.size() + 2 + context_.size() > static_cast<size_t>(NeedleSearch::kMax);
+    if (!full_) {
+      identifier_needles_ = true;
+      for (const std::string& needle : statics_) {
+        search_.Add(needle, false);
+        for (char c : needle) {
+          identifier_needles_ = identifier_needles_ && IsIdentChar(static_cast<unsigned char>(c));
+        }
+      }
+      search_.Add("namespace", true);
+      search_.Add("using", true);
+      for (std::string_view c : context_) search_.Add(c, true);
+      search_.Build();
+    }
+    return true;
   }
 
   const std::vector<std::string>& statics_;
@@ -1492,19 +1589,23 @@ class FastDriver {
   const TokenBuffer<Tok>& toks_;
   Resolver* resolver_;
   NeedleSearch search_;
+  std::vector<std::string_view> context_, built_context_;
   bool built_ = false;
   bool full_ = false;  // the needles do not fit: lex everything while so
+  bool identifier_needles_ = false;
   uint64_t version_ = 0;
 };
 
+void Lexer::SkipHitsBehind() {
+  if (driver_->identifier_needles()) next_hit_ = driver_->Find(p_);
+}
+
 void Lexer::Boundary() {
-  snap_p_ = p_;
-  snap_toks_ = toks_.size();
-  snap_sups_ = out_->suppressions.size();
-  snap_line_start_ = line_start_;
-  snap_in_directive_ = in_directive_;
-  conds_saved_ = false;
-  if (!skim_) skim_ = driver_->Lexed(p_, &next_hit_);
+  Snapshot();
+  if (!skim_) {
+    skim_ = driver_->Lexed(p_, &next_hit_);
+    ls_from_ = p_;
+  }
 }
 
 }  // namespace
