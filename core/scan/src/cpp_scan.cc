@@ -113,7 +113,7 @@ __attribute__((target("avx2"))) uint64_t SkimClassifyAvx2(const unsigned char* s
 }
 #endif
 
-// The next skim byte at or after a position, from a 64-byte block's bit
+// The skim bytes of the input, a 64-byte block at a time, the block's bit
 // mask kept between calls. Positions at or past n count as skim bytes.
 class SkimCursor {
  public:
@@ -137,35 +137,37 @@ class SkimCursor {
     return 0;
   }
 
-  size_t Next(size_t p) {
-    for (;;) {
-      if (p - base_ < 64) {  // (p before base_ wraps: reclassified)
-        const uint64_t m = mask_ & (~uint64_t{0} << (p - base_));
-        if (m != 0) return base_ + static_cast<size_t>(__builtin_ctzll(m));
-        p = base_ + 64;
-      }
-      if (p >= n_) return n_;
-      base_ = p;
+  // Classifies the block at p unless p is in the current one; returns its
+  // start (mask() its skim bytes).
+  size_t Block(size_t p) {
+    if (p - base_ >= 64) Classify(p);
+    return base_;
+  }
+  uint64_t mask() const { return mask_; }
+
+ private:
+  // The block at p: base_ = p, mask_ its skim bytes (all from n on).
+  void Classify(size_t p) {
+    base_ = p;
 #if defined(ANYDEV_CPP_SKIM_AVX2)
-      // s[p, p + 64) lies in the input and its padding while p + 48 <= n.
-      if (avx2_ && p + 48 <= n_) {
-        mask_ = SkimClassifyAvx2(s_ + p);
-        if (p + 64 > n_) mask_ |= ~uint64_t{0} << (n_ - p);
-        continue;
-      }
+    // s[p, p + 64) lies in the input and its padding while p + 48 <= n.
+    if (avx2_ && p + 48 <= n_) {
+      mask_ = SkimClassifyAvx2(s_ + p);
+      if (p + 64 > n_) mask_ |= ~uint64_t{0} << (n_ - p);
+      return;
+    }
 #endif
-      mask_ = 0;
-      for (size_t k = 0; k < 64; ++k) {
-        if (p + k >= n_) {
-          mask_ |= ~uint64_t{0} << k;
-          break;
-        }
-        mask_ |= static_cast<uint64_t>(kSkim.byte[s_[p + k]]) << k;
+    mask_ = 0;
+    for (size_t k = 0; k < 64; ++k) {
+      if (p + k >= n_) {
+        mask_ |= ~uint64_t{0} << k;
+        break;
       }
+      mask_ |= static_cast<uint64_t>(kSkim.byte[s_[p + k]]) << k;
     }
   }
 
- private:
+
   const unsigned char* s_;
   size_t n_;
   bool avx2_ = false;
@@ -447,42 +449,58 @@ class Lexer {
   // there on not looked at yet (LineStartAt looks).
   void Skim() {
     if (next_hit_ < p_) SkipHitsBehind();
+    if (next_hit_ < p_) {
+      Rewind();
+      return;
+    }
     const size_t entry = p_;  // a token boundary
     for (;;) {
-      const size_t q = cursor_.Next(p_);
-      if (next_hit_ <= q) {  // a needle between here and there
+      // The skim bytes of a 64-byte block from p_ on, up to the next needle.
+      const size_t base = cursor_.Block(p_);
+      uint64_t mask = cursor_.mask() & (~uint64_t{0} << (p_ - base));
+      const bool hit_here = next_hit_ - base < 64;
+      if (hit_here) mask &= (uint64_t{1} << (next_hit_ - base)) - 1;
+      for (; mask != 0; mask &= mask - 1) {
+        const size_t q = base + static_cast<size_t>(__builtin_ctzll(mask));
+        if (q >= n_) {
+          p_ = n_;
+          return;
+        }
+        p_ = q + 1;
+        switch (s_[q]) {
+          case '(':
+            line_start_ = false;
+            ++parens_;
+            continue;
+          case ')':
+            line_start_ = false;
+            if (parens_ > 0) --parens_;
+            continue;
+          case '\n':
+            line_start_ = true;
+            in_directive_ = false;
+            ls_from_ = p_;
+            continue;
+          case ';':
+          case '{':
+          case '}':
+            EmitAlways(s_[q] == ';' ? kSemi : s_[q] == '{' ? kLBrace : kRBrace, q, q + 1);
+            if (parens_ == 0) Snapshot();
+            continue;
+          default:
+            p_ = q;
+            SkimSpecial(q, entry);
+            return;
+        }
+      }
+      if (hit_here) {  // a needle before the next skim byte
         Rewind();
         return;
       }
-      if (q >= n_) {
+      p_ = base + 64;
+      if (p_ >= n_) {
         p_ = n_;
         return;
-      }
-      p_ = q + 1;
-      switch (s_[q]) {
-        case '(':
-          line_start_ = false;
-          ++parens_;
-          continue;
-        case ')':
-          line_start_ = false;
-          if (parens_ > 0) --parens_;
-          continue;
-        case '\n':
-          line_start_ = true;
-          in_directive_ = false;
-          ls_from_ = p_;
-          continue;
-        case ';':
-        case '{':
-        case '}':
-          EmitAlways(s_[q] == ';' ? kSemi : s_[q] == '{' ? kLBrace : kRBrace, q, q + 1);
-          if (parens_ == 0) Snapshot();
-          continue;
-        default:
-          p_ = q;
-          SkimSpecial(q, entry);
-          return;
       }
     }
   }
@@ -991,6 +1009,29 @@ class Resolver {
     return src_.substr(t_[i].start, t_[i].end - t_[i].start);
   }
 
+  // Whether prefix::name begins a spelling (is one, or a namespace of one).
+  bool Follows(std::string_view prefix, std::string_view name) const {
+    if (cache_version_ != version_) {
+      for (FollowerCache& c : cache_) c.data = nullptr;
+      cache_version_ = version_;
+    }
+    const std::vector<std::string_view>* f = nullptr;
+    bool found = false;
+    for (const FollowerCache& c : cache_) {
+      if (c.data == prefix.data() && c.size == prefix.size()) {
+        f = c.followers;
+        found = true;
+        break;
+      }
+    }
+    if (!found) {  // (prefix views an entry's target: stable while version_ is)
+      f = rules_.Followers(Language::kCpp, prefix);
+      cache_[cache_next_] = FollowerCache{prefix.data(), prefix.size(), f};
+      cache_next_ = (cache_next_ + 1) % 4;
+    }
+    return f != nullptr && std::find(f->begin(), f->end(), name) != f->end();
+  }
+
   void PopTo(int depth) {
     while (!entries_.empty() && entries_.back().depth > depth) {
       entries_.pop_back();
@@ -1134,18 +1175,16 @@ class Resolver {
         prefix.empty() ? (from < names.size() ? Text(names[from]) : std::string_view())
                        : FirstComponent(prefix);
     if (!IsRoot(root)) return false;
+    // A match that covers names[0] after a prefix starts with prefix::names[0],
+    // a spelling or a namespace of the rules: most candidates end here.
+    const bool follows = prefix.empty() || from != 0 || Follows(prefix, Text(names[0]));
+    const bool keep = r->want_qualified && r->qualified.empty();
+    if (!follows && !keep) return false;
     std::string& q = scratch_;
     q.assign(prefix);
     AppendNames(&q, names, from);
-    if (r->want_qualified && r->qualified.empty()) r->qualified = q;
-    // A match that covers names[0] after a prefix starts with prefix::names[0],
-    // a spelling or a namespace of the rules: most candidates end here.
-    if (!prefix.empty() && from == 0 && q.size() > prefix.size()) {
-      const std::string_view head(q.data(), prefix.size() + 2 + Text(names[0]).size());
-      if (!rules_.IsNamespace(Language::kCpp, head) && !rules_.Find(Language::kCpp, head)) {
-        return false;
-      }
-    }
+    if (keep) r->qualified = q;
+    if (!follows) return false;
     const RuleSet::Spelling* s = nullptr;
     const int m = LongestPrefix(q, &s);
     const int used = m - (prefix.empty() ? 0 : Components(prefix)) + static_cast<int>(from);
@@ -1433,6 +1472,14 @@ class Resolver {
   std::string pending_namespace_name_;
   mutable ParenMatch parens_;  // see MatchingParen
   mutable std::string scratch_;  // Try's candidate
+  struct FollowerCache {
+    const char* data;
+    size_t size;
+    const std::vector<std::string_view>* followers;
+  };
+  mutable FollowerCache cache_[4] = {};  // Follows' last lookups
+  mutable uint64_t cache_version_ = 0;
+  mutable size_t cache_next_ = 0;
   bool has_lookup_entries_ = false;  // an alias, using-declaration or -directive was seen
   std::vector<std::string_view> shims_;  // spellings the file defines (Note [Shim namespaces])
   size_t next_ = 0;                   // the next token Feed resolves
