@@ -9,6 +9,54 @@
 // depth at the end of the first branch of an `#if`/`#else` that was lexed is
 // the depth after its `#endif`, so `#ifdef A void f(int) { #else void f() {
 // #endif` opens one block, not two (what ctags does).
+//
+// Note [Fast path for C++]: most statements of a file cannot hold a
+// finding, and the scanner need not lex them. A finding's qualified name
+// holds one of the fast-path needles of the rules (RuleSet::FastPathNeedles:
+// a component of the spelling it matches, or its detector's string), unless
+// a name the resolver's entries in scope bind stands for part of it: the
+// name an alias or a using-declaration binds (`cu` of `namespace cu =
+// c10::cuda;`), or, inside a namespace of the rules (`namespace at {`) and
+// after a using-directive, a component that follows that namespace, or one
+// enclosing it, in some spelling (Resolver::ContextNeedles, RuleSet::
+// Followers). What a statement without any of them does to the resolver is
+// nothing but its braces, its ';' and the preprocessor's groups, provided
+// the statements that change the entries (`namespace`, `using`: needles
+// too) are lexed. So the lexer
+//   1. skims (Lexer::Skim): a vectorised scan (AVX2 nibble tables, 64 bytes
+//      a step; a scalar table elsewhere) for the bytes that can open a
+//      comment, a literal, a directive or a continuation, end a line, or be
+//      a parenthesis, a brace or a ';'; each of them handled by the full
+//      lexer's own code (comments, every literal with its prefix, raw
+//      strings, digit separators, directives, `#if 0` groups, continuations,
+//      line starts), so the skim ends each where the full lexer does and
+//      fails where it fails; it keeps the braces, the ';' and the
+//      preprocessor tokens, and drops the rest;
+//   2. ends a stretch at each '{', '}' or ';' outside parentheses (a
+//      boundary), remembering its state there; where the next needle
+//      (NeedleSearch over the file) comes before the next skim byte, it goes
+//      back to the last boundary and lexes from there, every token kept, up
+//      to the first boundary past the needle. A needle inside a comment, a
+//      literal or a directive's text is skipped over (no name token there).
+//   3. At each boundary after lexed code the driver (FastDriver) feeds the
+//      resolver the tokens so far (Resolver::Feed) and, when its entries
+//      changed, renews the needles: the static ones, `namespace`, `using`
+//      and those of the entries in scope, searched for from there on (a name
+//      means nothing before its binding). Too many needles, or a `namespace
+//      x` whose '{' comes in a directive: everything is lexed until that
+//      changes.
+// The token stream then differs from the full path's only by the tokens of
+// skimmed statements that the resolver and the literal rules ignore: every
+// lexed stretch starts after a boundary token, both streams hold, and
+// begins and ends outside parentheses, so what they look at around a name
+// (the token before it, `decltype(...)::`, a call's ')', what follows a
+// definition's parameters) lies inside the stretch or is that boundary
+// token. Comments are read either way, so suppressions and `noqa` are the
+// same too. tests/cpp/scan_fast_path_cpp_test.cc, tests/python/
+// test_scan_fast_path.py and the fuzz target scan_source check that both
+// paths give the same findings, errors and suppressions;
+// ANYDEV_SCAN_FULL_LEXER=1 forces the full path.
+
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
