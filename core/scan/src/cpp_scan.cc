@@ -701,15 +701,16 @@ class Lexer {
   }
 
   // Skips to the end of the directive line (continuations and comments
-  // included) and returns its text, comments cut out, trimmed.
-  std::string DirectiveRest() {
+  // included) and returns its text, comments cut out, trimmed (`keep`
+  // false: the empty string, for the directives whose text is not read).
+  std::string DirectiveRest(bool keep = true) {
     std::string text;
     while (p_ < n_) {
       const char c = s_[p_];
       if (IsNewline(p_)) break;
       if (c == '\\' && p_ + 1 < n_ && IsNewline(p_ + 1)) {
         p_ = SkipNewlineAt(p_ + 1);
-        text += ' ';
+        if (keep) text += ' ';
         continue;
       }
       if (c == '/' && p_ + 1 < n_ && s_[p_ + 1] == '/') {
@@ -718,12 +719,13 @@ class Lexer {
       }
       if (c == '/' && p_ + 1 < n_ && s_[p_ + 1] == '*') {
         if (!BlockComment()) return text;
-        text += ' ';
+        if (keep) text += ' ';
         continue;
       }
-      text += c;
+      if (keep) text += c;
       ++p_;
     }
+    if (!keep) return text;
     size_t b = 0, e = text.size();
     while (b < e && IsSpace(text[b])) ++b;
     while (e > b && IsSpace(text[e - 1])) --e;
@@ -786,7 +788,7 @@ class Lexer {
       return;
     }
     if (name == "endif") {
-      DirectiveRest();
+      DirectiveRest(false);
       if (conds_.empty()) return;
       conds_.pop_back();
       EmitAlways(kPpEndif, hash, hash + 1, true);
@@ -795,7 +797,7 @@ class Lexer {
     if (name == "include" || name == "include_next" || name == "import" || name == "error" ||
         name == "warning" || name == "line" || name == "ident" || name == "sccs" ||
         name == "assert" || name == "unassert") {
-      DirectiveRest();
+      DirectiveRest(false);
       return;
     }
     // #define, #undef, #pragma and the rest: the line is lexed as code.
@@ -821,7 +823,7 @@ class Lexer {
           ++nested;
         } else if (name == "endif") {
           if (nested == 0) {
-            DirectiveRest();
+            DirectiveRest(false);
             conds_.pop_back();
             EmitAlways(kPpEndif, hash, hash + 1, false);
             line_start_ = true;
