@@ -929,6 +929,20 @@ class ParenMatch {
     return end_[i];
   }
 
+  // For the next file.
+  void Reset() {
+    end_.clear();
+    opens_.clear();
+    end_done_ = 0;
+  }
+  // Frees what a huge file made it take.
+  void Trim() {
+    if (end_.capacity() > (size_t{1} << 20)) {
+      end_ = std::vector<int64_t>();
+      opens_ = std::vector<uint32_t>();
+    }
+  }
+
  private:
   std::vector<int64_t> end_;
   std::vector<uint32_t> opens_;
@@ -941,14 +955,9 @@ class ParenMatch {
 class Resolver {
  public:
   Resolver(const RuleSet& rules, std::string_view src, const TokenBuffer<Tok>& toks,
-           LexOutput* out)
+           ParenMatch* parens, LexOutput* out)
       : rules_(rules), src_(src), t_(toks), out_(out),
-        max_(rules.MaxComponents(Language::kCpp)) {}
-
-  void Run() {
-    Feed(t_.size() - kSentinels);
-    Finish();
-  }
+        max_(rules.MaxComponents(Language::kCpp)), parens_(*parens) {}
 
   // Resolves the tokens up to n (the fast path feeds it stretch by stretch:
   // Note [Fast path for C++]); Finish after the last.
@@ -1520,7 +1529,7 @@ class Resolver {
   std::vector<size_t> names_;
   bool pending_namespace_ = false;
   std::string pending_namespace_name_;
-  mutable ParenMatch parens_;  // see MatchingParen
+  ParenMatch& parens_;  // see MatchingParen
   mutable std::string scratch_;  // Try's candidate
   struct FollowerCache {
     const char* data;
@@ -1546,8 +1555,8 @@ class Resolver {
 class CppLiterals {
  public:
   CppLiterals(const RuleSet& rules, std::string_view src, const TokenBuffer<Tok>& toks,
-              LexOutput* out)
-      : rules_(rules), src_(src), t_(toks), out_(out) {}
+              ParenMatch* parens, LexOutput* out)
+      : rules_(rules), src_(src), t_(toks), out_(out), parens_(*parens) {}
 
   void Run() {
     const size_t n = t_.size() - kSentinels;
@@ -1600,7 +1609,7 @@ class CppLiterals {
   std::string_view src_;
   const TokenBuffer<Tok>& t_;
   LexOutput* out_;
-  mutable ParenMatch parens_;  // see MatchingParen
+  ParenMatch& parens_;  // see MatchingParen (the resolver's: the same tokens)
 };
 
 // ---------------------------------------------------------------------------
@@ -1712,7 +1721,9 @@ void ScanCpp(const RuleSet& rules, std::string_view src, size_t begin, LexOutput
   toks.clear();
   const std::vector<std::string>* statics =
       FastPathEnabled() ? rules.FastPathNeedles(Language::kCpp) : nullptr;
-  Resolver resolver(rules, src, toks, out);
+  thread_local ParenMatch parens;  // (kept from file to file: no allocation)
+  parens.Reset();
+  Resolver resolver(rules, src, toks, &parens, out);
   {
     Lexer lexer(src, begin, &toks, out);
     std::optional<FastDriver> driver;
@@ -1729,7 +1740,8 @@ void ScanCpp(const RuleSet& rules, std::string_view src, size_t begin, LexOutput
   resolver.Feed(toks.size() - kSentinels);
   resolver.Finish();
   if (statics != nullptr) CountFastPathFile();
-  if (rules.HasDetectors(Language::kCpp)) CppLiterals(rules, src, toks, out).Run();
+  if (rules.HasDetectors(Language::kCpp)) CppLiterals(rules, src, toks, &parens, out).Run();
+  parens.Trim();
   toks.Trim(size_t{1} << 22);
 }
 
