@@ -277,6 +277,21 @@ TEST(CppFastPath, UnbalancedCodeAndOddBrackets) {
   }
 }
 
+// More bound names than the needle search holds: everything is lexed while
+// they are in scope, and the findings are still those of the full path.
+TEST(CppFastPath, ManyBindings) {
+  std::string src = "namespace c10 { namespace cuda {\n";
+  for (int k = 0; k < 150; ++k) {
+    src += "namespace a" + std::to_string(k) + " = c10::cuda;\n";
+    src += "int pad" + std::to_string(k) + " = 1; int more" + std::to_string(k) + " = 2;\n";
+  }
+  src += "void f() { a7::device_count(); a149::set_device(0); CUDAStream s; }\n} }\n";
+  src += "int pad = 1; int pad2 = 2; int pad3 = 3; a7::device_count(); c10::cuda::device_count();\n";
+  const std::string out = Both(src);
+  EXPECT_TRUE(Has(out, "AD601 call 302:12")) << out;
+  EXPECT_TRUE(Has(out, "AD702 call 302:32")) << out;
+}
+
 // Random files made of the snippets above and more, both ways.
 TEST(CppFastPath, RandomConcatenations) {
   const std::vector<std::string> snippets = {

@@ -173,16 +173,18 @@ class SkimCursor {
   }
 
   // Just past the last skim byte before q, found looking back from the
-  // block Next last classified (q is a skim byte in it); 0 if none.
-  size_t Previous(size_t q) const {
+  // block last classified (q is a skim byte in it), but not before floor.
+  size_t Previous(size_t q, size_t floor) const {
     if (q - base_ < 64) {
       const uint64_t below = mask_ & ((uint64_t{1} << (q - base_)) - 1);
-      if (below != 0) return base_ + 64 - static_cast<size_t>(__builtin_clzll(below));
+      if (below != 0) {
+        return std::max(base_ + 64 - static_cast<size_t>(__builtin_clzll(below)), floor);
+      }
     }
-    for (size_t k = (q - base_ < 64 ? base_ : q); k-- > 0;) {
+    for (size_t k = (q - base_ < 64 ? base_ : q); k-- > floor;) {
       if (k >= n_ || kSkim.byte[s_[k]]) return k + 1;
     }
-    return 0;
+    return floor;
   }
 
   // Classifies the block at p unless p is in the current one; returns its
@@ -576,7 +578,7 @@ class Lexer {
       case '"':
       case '\'': {
         // Where a token starts: after the last skim byte (plain code between).
-        const size_t from = std::max(cursor_.Previous(q), entry);
+        const size_t from = cursor_.Previous(q, entry);
         const char b = q > from ? s_[q - 1] : ' ';
         if (IsIdentChar(static_cast<unsigned char>(b)) || b == '$' || b == '.' || b == '+' ||
             b == '-') {
@@ -1018,9 +1020,10 @@ class Resolver {
 
   void Finish() { DropShimmed(); }
 
-  // For the fast path: how often the entries changed, whether a namespace
-  // waits for its '{', and the needles the entries in scope call for.
-  uint64_t version() const { return version_; }
+  // For the fast path: how often an entry was pushed (a pop only makes
+  // fewer needles necessary), whether a namespace waits for its '{', and
+  // the needles the entries in scope call for.
+  uint64_t pushes() const { return pushes_; }
   bool pending_namespace() const { return pending_namespace_; }
 
   // Appends to *needles the names that the entries in scope let resolve
@@ -1028,8 +1031,11 @@ class Resolver {
   // an alias or a using-declaration binds; for a namespace of the rules'
   // that encloses, and for each of its enclosing ones, the components that
   // follow it in a spelling; the same for the target of a using-directive.
-  void ContextNeedles(std::vector<std::string_view>* needles) const {
+  // Stops, returning false, past `limit` of them (so that a file of many
+  // using-declarations costs no more a boundary than a few).
+  bool ContextNeedles(std::vector<std::string_view>* needles, size_t limit) const {
     for (const Entry& e : entries_) {
+      if (needles->size() > limit) return false;
       switch (e.kind) {
         case kAlias:
         case kUsingDecl:
@@ -1049,6 +1055,7 @@ class Resolver {
           break;
       }
     }
+    return needles->size() <= limit;
   }
 
  private:
@@ -1063,32 +1070,39 @@ class Resolver {
     int at_if;
     int first_end;
   };
+  struct FollowerCache {
+    const char* data;
+    size_t size;
+    const std::vector<std::string_view>* followers;
+    bool rooted;
+  };
 
   std::string_view Text(size_t i) const {
     return src_.substr(t_[i].start, t_[i].end - t_[i].start);
   }
 
   // Whether prefix::name begins a spelling (is one, or a namespace of one).
-  bool Follows(std::string_view prefix, std::string_view name) const {
+  // `prefix` (an entry's target, or a namespace of one) looked up once while
+  // the entries stay as they are: whether its root is the rules', and what
+  // follows it in the spellings.
+  const FollowerCache& Lookup(std::string_view prefix) const {
     if (cache_version_ != version_) {
       for (FollowerCache& c : cache_) c.data = nullptr;
       cache_version_ = version_;
     }
-    const std::vector<std::string_view>* f = nullptr;
-    bool found = false;
     for (const FollowerCache& c : cache_) {
-      if (c.data == prefix.data() && c.size == prefix.size()) {
-        f = c.followers;
-        found = true;
-        break;
-      }
+      if (c.data == prefix.data() && c.size == prefix.size()) return c;
     }
-    if (!found) {  // (prefix views an entry's target: stable while version_ is)
-      f = rules_.Followers(Language::kCpp, prefix);
-      cache_[cache_next_] = FollowerCache{prefix.data(), prefix.size(), f};
-      cache_next_ = (cache_next_ + 1) % 4;
-    }
-    return f != nullptr && std::find(f->begin(), f->end(), name) != f->end();
+    FollowerCache& c = cache_[cache_next_];
+    cache_next_ = (cache_next_ + 1) % 4;
+    c = FollowerCache{prefix.data(), prefix.size(), rules_.Followers(Language::kCpp, prefix),
+                      IsRoot(FirstComponent(prefix))};
+    return c;
+  }
+
+  static bool Follows(const FollowerCache& c, std::string_view name) {
+    return c.followers != nullptr &&
+           std::find(c.followers->begin(), c.followers->end(), name) != c.followers->end();
   }
 
   void PopTo(int depth) {
@@ -1101,6 +1115,7 @@ class Resolver {
   void Push(Entry e) {
     entries_.push_back(std::move(e));
     ++version_;
+    ++pushes_;
   }
 
   // The components that follow `ns` in the spellings (c10::cuda: CUDAStream,
@@ -1230,13 +1245,16 @@ class Resolver {
   // kept in r->qualified, matched or not.
   bool Try(std::string_view prefix, const std::vector<size_t>& names, size_t from,
            Resolution* r) const {
-    const std::string_view root =
-        prefix.empty() ? (from < names.size() ? Text(names[from]) : std::string_view())
-                       : FirstComponent(prefix);
-    if (!IsRoot(root)) return false;
     // A match that covers names[0] after a prefix starts with prefix::names[0],
     // a spelling or a namespace of the rules: most candidates end here.
-    const bool follows = prefix.empty() || from != 0 || Follows(prefix, Text(names[0]));
+    bool follows = true;
+    if (prefix.empty()) {
+      if (!IsRoot(from < names.size() ? Text(names[from]) : std::string_view())) return false;
+    } else {
+      const FollowerCache& c = Lookup(prefix);
+      if (!c.rooted) return false;
+      follows = from != 0 || Follows(c, Text(names[0]));
+    }
     const bool keep = r->want_qualified && r->qualified.empty();
     if (!follows && !keep) return false;
     std::string& q = scratch_;
@@ -1531,12 +1549,7 @@ class Resolver {
   std::string pending_namespace_name_;
   ParenMatch& parens_;  // see MatchingParen
   mutable std::string scratch_;  // Try's candidate
-  struct FollowerCache {
-    const char* data;
-    size_t size;
-    const std::vector<std::string_view>* followers;
-  };
-  mutable FollowerCache cache_[4] = {};  // Follows' last lookups
+  mutable FollowerCache cache_[4] = {};  // Lookup's last lookups
   mutable uint64_t cache_version_ = 0;
   mutable size_t cache_next_ = 0;
   bool has_lookup_entries_ = false;  // an alias, using-declaration or -directive was seen
@@ -1544,6 +1557,7 @@ class Resolver {
   size_t next_ = 0;                   // the next token Feed resolves
   size_t limit_ = 0;                  // the tokens fed so far
   uint64_t version_ = 0;              // entries_ pushed or popped
+  uint64_t pushes_ = 0;               // entries_ pushed
 };
 
 // ---------------------------------------------------------------------------
@@ -1627,7 +1641,7 @@ class FastDriver {
   // skim from p; *next_hit: the next needle at or after p (SIZE_MAX: none).
   bool Lexed(size_t p, size_t* next_hit) {
     resolver_->Feed(toks_.size());
-    if ((!built_ || resolver_->version() != version_) && Renew()) {
+    if ((!built_ || resolver_->pushes() != pushes_) && Renew()) {
       *next_hit = Find(p);
     } else if (*next_hit < p) {
       *next_hit = Find(p);
@@ -1654,9 +1668,10 @@ class FastDriver {
 
   // The needles for the entries in scope now; returns whether they changed.
   bool Renew() {
-    version_ = resolver_->version();
+    pushes_ = resolver_->pushes();
     context_.clear();
-    resolver_->ContextNeedles(&context_);
+    const bool complete =
+        resolver_->ContextNeedles(&context_, 4 * static_cast<size_t>(NeedleSearch::kMax));
     // A name that holds a static needle (getCurrentCUDAStream: CUDA) is found
     // by it already.
     size_t w = 0;
@@ -1668,11 +1683,12 @@ class FastDriver {
     context_.resize(w);
     std::sort(context_.begin(), context_.end());
     context_.erase(std::unique(context_.begin(), context_.end()), context_.end());
-    if (built_ && context_ == built_context_) return false;
+    if (built_ && complete && context_ == built_context_) return false;
     built_ = true;
     built_context_ = context_;
     search_ = NeedleSearch();
-    full_ = statics_.size() + 2 + context_.size() > static_cast<size_t>(NeedleSearch::kMax);
+    full_ = !complete ||
+            statics_.size() + 2 + context_.size() > static_cast<size_t>(NeedleSearch::kMax);
     if (!full_) {
       identifier_needles_ = true;
       for (const std::string& needle : statics_) {
@@ -1699,7 +1715,7 @@ class FastDriver {
   bool built_ = false;
   bool full_ = false;  // the needles do not fit: lex everything while so
   bool identifier_needles_ = false;
-  uint64_t version_ = 0;
+  uint64_t pushes_ = 0;
 };
 
 void Lexer::SkipHitsBehind() {
