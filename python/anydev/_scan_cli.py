@@ -10,19 +10,21 @@ configuration value, an output that cannot be written). ``--exit-zero`` turns
 1 into 0.
 
 This module is imported at start-up to build the parser: it imports the
-scanner only when a command runs.
+scanner only when a command runs, and argparse only when a parser is built
+(``anydev scan`` with plain arguments runs without one: Note [Fast argv] in
+anydev/cli.py).
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
-from collections import Counter
 from . import _config
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover - `typing` costs the command's start-up
+    import argparse
+    from collections import Counter
     from typing import Callable, Iterable, Iterator, Optional, Sequence
 
     from . import scan as _scan
@@ -92,6 +94,7 @@ def fingerprint_keys(findings: Sequence[_scan.Finding], *, relative_to: str = ".
     (path relative to `relative_to`, rule, symbol, hash of the stripped line,
     occurrence of that quadruple so far in the file)."""
     import hashlib
+    from collections import Counter
 
     lines = lines or _Lines()
     seen: Counter = Counter()
@@ -212,6 +215,8 @@ def _joined_in_batches(items: Iterable[str], first: str, sep: str, last: str, em
 
 
 def _fix_counts(findings: Sequence[_scan.Finding]) -> Counter:
+    from collections import Counter
+
     return Counter(f.fix for f in findings)
 
 
@@ -241,6 +246,8 @@ def render_fix_list(fixed, title: str) -> Iterator[str]:
     """As ruff's --show-fixes: per file, how many of each rule (and what to)."""
     if not fixed:
         return
+    from collections import Counter
+
     n = len(fixed)
     yield "\n" + title.format(n=f"{n} finding{'s' if n != 1 else ''}") + "\n"
     per_file: dict = {}
@@ -258,12 +265,17 @@ def summary_line(findings, files: int) -> str:
         return f"No legacy references found ({files} file{'s' if files != 1 else ''} scanned)."
     n = len(findings)
     nfiles = len({f.path for f in findings})
-    fixes = _fix_counts(findings)
+    safe = unsafe = 0  # counted without collections.Counter: the text report's start-up
+    for f in findings:
+        if f.fix == "safe":
+            safe += 1
+        elif f.fix == "unsafe":
+            unsafe += 1
     parts = []
-    if fixes["safe"]:
-        parts.append(f"{fixes['safe']} fixable with `anydev fix`")
-    if fixes["unsafe"]:
-        parts.append(f"{fixes['unsafe']} more with `anydev fix --unsafe-fixes`")
+    if safe:
+        parts.append(f"{safe} fixable with `anydev fix`")
+    if unsafe:
+        parts.append(f"{unsafe} more with `anydev fix --unsafe-fixes`")
     tail = f" ({', '.join(parts)})" if parts else ""
     return (f"Found {n} legacy reference{'s' if n != 1 else ''} in {nfiles} "
             f"file{'s' if nfiles != 1 else ''}{tail}.")
@@ -437,6 +449,8 @@ def error_level(e: _scan.ScanError) -> str:
 def render_unlocks(findings, target: Optional[str] = None) -> list[str]:
     """How many findings with a fix each PyTorch release makes fixable (the
     fix's replacement appears in that release), and how many the target allows."""
+    from collections import Counter
+
     from . import _compat_table, _versions
 
     by_code = _compat_table.ROWS_BY_CODE
@@ -465,6 +479,8 @@ def render_unlocks(findings, target: Optional[str] = None) -> list[str]:
 
 
 def render_statistics(findings, files: int, nbytes: int, target: Optional[str] = None) -> str:
+    from collections import Counter
+
     from . import _compat_table
 
     by_code = {r.code: r for r in _compat_table.ROWS}
@@ -507,12 +523,14 @@ def render_statistics(findings, files: int, nbytes: int, target: Optional[str] =
 
 def non_negative_int(what: str) -> Callable[[str], int]:
     def parse(text: str) -> int:
+        from argparse import ArgumentTypeError
+
         try:
             v = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+            raise ArgumentTypeError(f"{text!r} is not a whole number") from None
         if v < 0:
-            raise argparse.ArgumentTypeError(f"must be >= 0 {what}, not {v}")
+            raise ArgumentTypeError(f"must be >= 0 {what}, not {v}")
         return v
 
     return parse
@@ -525,7 +543,9 @@ def target_torch(text: str) -> str:
     try:
         _versions.resolve_target(text)
     except _versions.VersionError as e:
-        raise argparse.ArgumentTypeError(str(e)) from None
+        from argparse import ArgumentTypeError
+
+        raise ArgumentTypeError(str(e)) from None
     return text
 
 
@@ -565,6 +585,8 @@ def add_common_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def add_scan_parser(p: argparse.ArgumentParser) -> None:
+    import argparse
+
     p.description = (
         "Finds references to the legacy device-specific symbols of the compat table in\n"
         "Python (.py, .pyi) and C/C++/CUDA/HIP sources, resolving imports and aliases.\n\n"

@@ -486,6 +486,111 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# --- the fast path of `anydev scan` ------------------------------------------------
+#
+# Note [Fast argv]: `anydev scan PATH...` with plain options is parsed by hand
+# below, without argparse (whose import, parser and gettext look-ups are a
+# third of the command's start-up: benchmarks/python/bench_startup.py). It
+# makes the namespace argparse would make, or gives up (None) and the
+# command's argparse parser parses the arguments as before: so --help, every
+# error (an unknown or abbreviated option, a missing or bad value, paths in
+# two groups), `--`, bundled short options (-qj4) and values that start with
+# `-` keep argparse's own behaviour and messages. tests/python/test_cli_fast_argv.py
+# checks the two agree on a table of argument vectors.
+
+# option -> dest of the flags (store_true) of `anydev scan`
+_SCAN_FLAGS = {
+    "--no-gitignore": "no_gitignore", "--exit-zero": "exit_zero", "--quiet": "quiet",
+    "-q": "quiet", "--no-config": "no_config", "--statistics": "statistics",
+    "--show-fixes": "show_fixes",
+}
+# option -> (dest, how the value is taken: "append", "int" (>= 0), "torch",
+# "format" or "str")
+_SCAN_VALUES = {
+    "--select": ("select", "append"), "--ignore": ("ignore", "append"),
+    "--exclude": ("exclude", "append"), "--jobs": ("jobs", "int"), "-j": ("jobs", "int"),
+    "--max-file-size": ("max_file_size", "int"), "--target-torch": ("target_torch", "torch"),
+    "--stdin-filename": ("stdin_filename", "str"), "--config": ("config", "str"),
+    "--output-format": ("format", "format"), "--format": ("format", "format"),
+    "--output": ("output", "str"), "-o": ("output", "str"),
+    "--baseline": ("baseline", "str"), "--write-baseline": ("write_baseline", "str"),
+}
+
+
+class _Args:
+    """The attributes argparse.Namespace would hold (cmd_scan reads them)."""
+
+    def __init__(self, **kwargs) -> None:
+        self.__dict__.update(kwargs)
+
+    def __repr__(self) -> str:
+        return f"_Args({', '.join(f'{k}={v!r}' for k, v in sorted(self.__dict__.items()))})"
+
+
+def _fast_scan_args(argv: list[str]):
+    """What `anydev scan`'s parser makes of ``argv`` when it is plain (an
+    _Args), else None (Note [Fast argv])."""
+    from . import _scan_cli
+
+    ns = {"paths": [], "select": None, "ignore": None, "exclude": [], "no_gitignore": False,
+          "jobs": None, "max_file_size": None, "target_torch": None, "exit_zero": False,
+          "stdin_filename": None, "quiet": False, "config": None, "no_config": False,
+          "format": None, "output": None, "statistics": False, "show_fixes": False,
+          "baseline": None, "write_baseline": None}
+    paths: list[str] = ns["paths"]
+    group = 0  # 1 while in the one group of paths, 2 after it
+    i, n = 0, len(argv)
+    while i < n:
+        a = argv[i]
+        i += 1
+        if a[:1] != "-" or a == "-":  # a path
+            if group == 2:
+                return None  # argparse: "unrecognized arguments"
+            group = 1
+            paths.append(a)
+            continue
+        if group == 1:
+            group = 2
+        flag = _SCAN_FLAGS.get(a)
+        if flag is not None:
+            ns[flag] = True
+            continue
+        name, eq, value = a.partition("=") if a[:2] == "--" else (a, "", "")
+        spec = _SCAN_VALUES.get(name)
+        if spec is None:
+            return None
+        if not eq:
+            if i == n:
+                return None
+            value = argv[i]
+            i += 1
+            if value[:1] == "-" and value != "-":
+                return None
+        dest, how = spec
+        if how == "append":
+            items = ns[dest]
+            ns[dest] = [value] if items is None else [*items, value]
+            continue
+        if how == "int":
+            try:
+                v = int(value)
+            except ValueError:
+                return None
+            if v < 0:
+                return None
+            ns[dest] = v
+            continue
+        if how == "torch":
+            try:
+                value = _scan_cli.target_torch(value)
+            except Exception:  # argparse says what is wrong with it
+                return None
+        elif how == "format" and value not in _scan_cli.FORMATS:
+            return None
+        ns[dest] = value
+    return _Args(**ns, func=_scan_cli.cmd_scan)
+
+
 def _top_usage(err: bool = True) -> None:
     print("usage: anydev [-h] [-V] COMMAND ...\n"
           f"commands: {', '.join(COMMANDS)} (`anydev --help` says more)",
@@ -530,6 +635,11 @@ def _main(argv: list[str]) -> int:
             hint = did_you_mean(first, COMMANDS)
             print(f"anydev: error: unknown command {first!r}{hint}", file=sys.stderr)
         return 2
+    if first == "scan":
+        fast = _fast_scan_args(argv[1:])
+        if fast is not None:
+            fast.command = first
+            return fast.func(fast)
     args = command_parser(first).parse_args(argv[1:])
     args.command = first
     return args.func(args)

@@ -95,6 +95,8 @@ from __future__ import annotations
 
 import os
 import sys
+from operator import itemgetter as _at
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # `typing` and `dataclasses` cost `anydev scan` start-up
     from dataclasses import dataclass, field
@@ -244,7 +246,7 @@ def _iter_scan_paths(paths: Sequence[str], *, keep: Callable[[str], bool],
         raise ValueError("batch must be >= 1")
     if jobs is not None and jobs < 0:
         raise ValueError("jobs must be >= 0")
-    native, rows = _rules()
+    native, rows = _scan_rules()
     cwd = os.getcwd()
     files, path_errors = _native().list_files(
         [os.fsencode(p) for p in paths],
@@ -277,7 +279,7 @@ def scan_source(
         raise ValueError(f"{path}: cannot tell the language (give language='python' or 'cpp')")
     data = source.encode("utf-8") if isinstance(source, str) else bytes(source)
     keep = rule_filter(select, ignore)
-    native, rows = _rules(keep)
+    native, rows = _scan_rules(keep)
     raw, errs, noqa = _native().scan_source(native, data, lang)
     findings = [_finding(path, t, rows[t[0]]) for t in raw if keep(rows[t[0]].code)]
     errors = [ScanError(path, message, line) for message, line in errs]
@@ -293,7 +295,7 @@ def rule_filter(select: Optional[Iterable[str]] = None,
     """Returns a predicate on rule codes for ``select``/``ignore`` (see
     :func:`scan_paths`); ValueError names an entry that is not a code or a
     prefix of one."""
-    rows = _table().ROWS
+    rows = _scan_rows()
     codes = [r.code for r in rows]
     sel = [""] if select is None else _prefixes(select, codes, "select")
     ign = [] if ignore is None else _prefixes(ignore, codes, "ignore")
@@ -370,19 +372,70 @@ def _native():
     return _scan
 
 
+class _Rule(tuple):
+    """A row of the compat table as the scanner reads it: the fields of
+    ``anydev._compat_table.Row`` named in ``anydev._scan_table.SCAN_FIELDS``,
+    by the same names (``message_for`` and the fixer take either)."""
+
+    __slots__ = ()
+    code = property(_at(0))
+    language = property(_at(1))
+    status = property(_at(2))
+    legacy = property(_at(3))
+    also = property(_at(4))
+    covers = property(_at(5))
+    detect = property(_at(6))
+    opt_in = property(_at(7))
+    replacement = property(_at(8))
+    fix = property(_at(9))
+
+
+def _scan_rows() -> list:
+    """The rows as _Rule, from anydev._scan_table: one constant tuple that
+    loads in a small part of the time of the whole table module (Note [Scan
+    table]), whose rows they are, in its order."""
+    rows = _state.get("scan_rows")
+    if rows is None:
+        from ._scan_table import RULES
+
+        rows = _state["scan_rows"] = [_Rule(t) for t in RULES]
+    return rows
+
+
+# Note [Scan table]: `anydev scan` reads ten fields of each row of the compat
+# table; importing the whole of anydev._compat_table (notes, signatures,
+# templates, proofs: 290 Row calls) was a tenth of its start-up
+# (benchmarks/python/bench_startup.py). compat_map/generate.py writes those ten
+# fields to anydev._scan_table as well, and tests/python/test_compat_table.py
+# checks that they are the table's. The fixer's callers of _rules() still get
+# the table's own Rows.
+
+
 def _rules(keep: Optional[Callable[[str], bool]] = None):
     """The native RuleSet built from the table, and the table's rows (a rule's
     index in one is its index in the other). With ``keep``, the literal rules
     it drops have no detector in the RuleSet, so they cost nothing."""
-    rows = _table().ROWS
+    return _native_rules(keep), _table().ROWS
+
+
+def _scan_rules(keep: Optional[Callable[[str], bool]] = None):
+    """As :func:`_rules`, the rows as _Rule (what a scan needs of them)."""
+    return _native_rules(keep), _scan_rows()
+
+
+def _native_rules(keep: Optional[Callable[[str], bool]] = None):
+    """The native RuleSet, without the detectors of the literal rules ``keep``
+    drops; the rows as _native_rule makes them come precomputed
+    (``anydev._scan_table.NATIVE``)."""
+    from ._scan_table import NATIVE
+
     off = frozenset() if keep is None else frozenset(
-        row.code for row in rows if row.detect and not keep(row.code))
-    r = _state.get(("rules", off))
-    if r is None:
-        covered = {n for row in rows for n in row.covers}
-        native = _native().RuleSet([_native_rule(row, covered, row.code in off) for row in rows])
-        r = _state[("rules", off)] = (native, rows)
-    return r
+        t[0] for t in NATIVE if t[4] and not keep(t[0]))
+    native = _state.get(("rules", off))
+    if native is None:
+        native = _state[("rules", off)] = _native().RuleSet(
+            [t if t[0] not in off else (*t[:4], "") for t in NATIVE] if off else NATIVE)
+    return native
 
 
 def _native_rule(row, covered: set, off: bool = False) -> tuple:
@@ -546,7 +599,7 @@ def _scan_paths(paths: Sequence[str], *, select=None, ignore=None,
         keep = rule_filter(select, ignore)
     if jobs is not None and jobs < 0:
         raise ValueError("jobs must be >= 0")
-    native, rows = _rules(keep)
+    native, rows = _scan_rules(keep)
     cwd = os.getcwd()
     tracked = _tracked_ignored([os.fspath(p) for p in paths]) if respect_gitignore else []
     files, path_errors, nfiles, nbytes, nignored = _native().scan_paths(

@@ -521,3 +521,23 @@ def test_installed_package_ships_the_stubs():
     root = Path(anydev.__file__).parent
     for rel, _ in STUBS.values():
         assert (root / rel).is_file(), rel
+
+
+def test_scan_table_is_the_table_s_rows():
+    # anydev._scan_table (what `anydev scan` loads instead of the whole table:
+    # Note [Scan table] in anydev/scan.py) holds each row's scanner fields,
+    # and the native rules anydev.scan._native_rule makes of them.
+    from anydev import _scan_table, scan
+
+    assert _scan_table.RULES == tuple(tuple(getattr(r, f) for f in _scan_table.SCAN_FIELDS)
+                                      for r in ROWS)
+    covered = {n for r in ROWS for n in r.covers}
+    assert _scan_table.NATIVE == tuple(
+        tuple(tuple(v) if isinstance(v, list) else v for v in scan._native_rule(r, covered))
+        for r in ROWS)
+    rows = scan._scan_rows()
+    assert len(rows) == len(ROWS)
+    for mine, row in zip(rows, ROWS):
+        for f in _scan_table.SCAN_FIELDS:
+            assert getattr(mine, f) == getattr(row, f), (row.code, f)
+        assert scan.message_for(row.legacy, mine) == scan.message_for(row.legacy, row)
