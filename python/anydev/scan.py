@@ -101,7 +101,10 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # `typing` and `dataclasses` cost `anydev scan` start-up
     from dataclasses import dataclass, field
     from typing import Callable, Iterable, Iterator, Optional, Sequence, Union
+
+    _NO_LIST: list = []
 else:  # the same classes, made without importing dataclasses (anydev/_record.py)
+    from ._record import _MISSING as _NO_LIST  # a default_factory's "not given"
     from ._record import field
     from ._record import record as dataclass
 
@@ -151,6 +154,50 @@ class Finding:
     text: str
     language: str  # "python" | "cpp"
 
+    # Written out, not made by exec: Note [Written-out __init__] in anydev/_record.py.
+    def __init__(self, path: str, line: int, column: int, end_line: int, end_column: int,
+                 symbol: str, replacement: str, rule: str, fix: str, message: str, kind: str,
+                 start: int, end: int, call_end: Optional[int], text: str,
+                 language: str) -> None:
+        _set = object.__setattr__
+        _set(self, "path", path)
+        _set(self, "line", line)
+        _set(self, "column", column)
+        _set(self, "end_line", end_line)
+        _set(self, "end_column", end_column)
+        _set(self, "symbol", symbol)
+        _set(self, "replacement", replacement)
+        _set(self, "rule", rule)
+        _set(self, "fix", fix)
+        _set(self, "message", message)
+        _set(self, "kind", kind)
+        _set(self, "start", start)
+        _set(self, "end", end)
+        _set(self, "call_end", call_end)
+        _set(self, "text", text)
+        _set(self, "language", language)
+
+
+def _twin_init(self, path, line, column, end_line, end_column, symbol, replacement, rule, fix,
+               message, kind, start, end, call_end, text, language) -> None:
+    """The __init__ of Finding's plain twin (Note [Building findings])."""
+    self.path = path
+    self.line = line
+    self.column = column
+    self.end_line = end_line
+    self.end_column = end_column
+    self.symbol = symbol
+    self.replacement = replacement
+    self.rule = rule
+    self.fix = fix
+    self.message = message
+    self.kind = kind
+    self.start = start
+    self.end = end
+    self.call_end = call_end
+    self.text = text
+    self.language = language
+
 
 @dataclass(frozen=True)
 class ScanError:
@@ -159,6 +206,12 @@ class ScanError:
     path: str
     message: str
     line: Optional[int]
+
+    def __init__(self, path: str, message: str, line: Optional[int]) -> None:
+        _set = object.__setattr__
+        _set(self, "path", path)
+        _set(self, "message", message)
+        _set(self, "line", line)
 
 
 @dataclass
@@ -169,6 +222,16 @@ class ScanResult:
     bytes: int = 0  # bytes read
     ignored: int = 0  # source files and folders ignore rules matched (a folder once)
     tracked: int = 0  # files git tracks among them (or inside them), scanned anyway
+
+    def __init__(self, findings: list[Finding] = _NO_LIST,  # type: ignore[assignment]
+                 errors: list[ScanError] = _NO_LIST,  # type: ignore[assignment]
+                 files: int = 0, bytes: int = 0, ignored: int = 0, tracked: int = 0) -> None:
+        self.findings = [] if findings is _NO_LIST else findings
+        self.errors = [] if errors is _NO_LIST else errors
+        self.files = files
+        self.bytes = bytes
+        self.ignored = ignored
+        self.tracked = tracked
 
 
 def language_of(path: str) -> Optional[str]:
@@ -295,19 +358,27 @@ def rule_filter(select: Optional[Iterable[str]] = None,
     """Returns a predicate on rule codes for ``select``/``ignore`` (see
     :func:`scan_paths`); ValueError names an entry that is not a code or a
     prefix of one."""
-    rows = _scan_rows()
-    codes = [r.code for r in rows]
+    from ._scan_table import RULES  # (code, ..., opt_in at 7, ...): Note [Scan table]
+
+    codes = [t[0] for t in RULES]
     sel = [""] if select is None else _prefixes(select, codes, "select")
     ign = [] if ignore is None else _prefixes(ignore, codes, "ignore")
     # Opt-in rules (a portability hint such as AD911) are on only when selected.
-    off = {r.code for r in rows if r.opt_in} if select is None else set()
+    off = {t[0] for t in RULES if t[7]} if select is None else set()
+    if sel == [""] and not ign:  # every rule (the default): only the opt-in ones are off
+        return lambda code: code not in off
     memo: dict[str, bool] = {}
 
     def keep(code: str) -> bool:
         v = memo.get(code)
         if v is None:
-            s = max((len(p) for p in sel if code.startswith(p)), default=-1)
-            i = max((len(p) for p in ign if code.startswith(p)), default=-1)
+            s = i = -1  # the longest entry of each that is a prefix of code
+            for p in sel:
+                if len(p) > s and code.startswith(p):
+                    s = len(p)
+            for p in ign:
+                if len(p) > i and code.startswith(p):
+                    i = len(p)
             v = memo[code] = s >= 0 and s > i and code not in off
         return v
 
@@ -333,7 +404,7 @@ def _make_builder():
     from ._record import make_twin
 
     if _SLOTS:
-        twin = make_twin(Finding, "_FindingTwin")
+        twin = make_twin(Finding, "_FindingTwin", _twin_init)
 
         def build(values: tuple) -> Finding:
             f = twin(*values)
@@ -398,7 +469,7 @@ def _scan_rows() -> list:
     if rows is None:
         from ._scan_table import RULES
 
-        rows = _state["scan_rows"] = [_Rule(t) for t in RULES]
+        rows = _state["scan_rows"] = list(map(_Rule, RULES))
     return rows
 
 
