@@ -319,7 +319,7 @@ def _iter_scan_paths(paths: Sequence[str], *, keep: Callable[[str], bool],
 
 def _batches(files, path_errors, native, rows, cwd, keep, jobs, max_file_size,
              batch) -> Iterator[ScanResult]:
-    keep_rows = [keep(r.code) for r in rows]
+    keep_rows = _keep_rows(keep)
     pending = path_errors
     for at in range(0, max(len(files), 1), batch):
         part, nfiles, nbytes = _native().scan_files(native, files[at:at + batch], int(jobs or 0),
@@ -358,13 +358,13 @@ def rule_filter(select: Optional[Iterable[str]] = None,
     """Returns a predicate on rule codes for ``select``/``ignore`` (see
     :func:`scan_paths`); ValueError names an entry that is not a code or a
     prefix of one."""
-    from ._scan_table import RULES  # (code, ..., opt_in at 7, ...): Note [Scan table]
+    from ._scan_table import NATIVE, OPT_IN  # Note [Scan table]
 
-    codes = [t[0] for t in RULES]
+    codes = [t[0] for t in NATIVE]
     sel = [""] if select is None else _prefixes(select, codes, "select")
     ign = [] if ignore is None else _prefixes(ignore, codes, "ignore")
     # Opt-in rules (a portability hint such as AD911) are on only when selected.
-    off = {t[0] for t in RULES if t[7]} if select is None else set()
+    off = set(OPT_IN) if select is None else set()
     if sel == [""] and not ign:  # every rule (the default): only the opt-in ones are off
         return lambda code: code not in off
     memo: dict[str, bool] = {}
@@ -461,25 +461,60 @@ class _Rule(tuple):
     fix = property(_at(9))
 
 
-def _scan_rows() -> list:
-    """The rows as _Rule, from anydev._scan_table: one constant tuple that
-    loads in a small part of the time of the whole table module (Note [Scan
-    table]), whose rows they are, in its order."""
+class _Rows:
+    """The rows as _Rule, in the table's order, each parsed from
+    anydev._scan_table.ROWS_TEXT when first asked for (a scan asks for the
+    rows of its findings): Note [Scan table]."""
+
+    __slots__ = ("_text", "_made")
+
+    def __init__(self, text: tuple) -> None:
+        self._text = text
+        self._made: list = [None] * len(text)
+
+    def __len__(self) -> int:
+        return len(self._text)
+
+    def __getitem__(self, i: int) -> _Rule:
+        r = self._made[i]
+        if r is None:
+            f = self._text[i].split("\t")
+            r = self._made[i] = _Rule((f[0], f[1], f[2], f[3], tuple(f[4].split()),
+                                       tuple(f[5].split()), f[6] or None, f[7] == "1", f[8],
+                                       f[9]))
+        return r
+
+    def __iter__(self) -> Iterator[_Rule]:
+        return (self[i] for i in range(len(self._text)))
+
+
+def _scan_rows() -> _Rows:
+    """The rows as _Rule (anydev._scan_table: Note [Scan table])."""
     rows = _state.get("scan_rows")
     if rows is None:
-        from ._scan_table import RULES
+        from ._scan_table import ROWS_TEXT
 
-        rows = _state["scan_rows"] = list(map(_Rule, RULES))
+        rows = _state["scan_rows"] = _Rows(ROWS_TEXT)
     return rows
+
+
+def _keep_rows(keep: Callable[[str], bool]) -> list[bool]:
+    """Per rule of the native RuleSet, whether ``keep`` keeps its findings."""
+    from ._scan_table import NATIVE
+
+    return [keep(t[0]) for t in NATIVE]
 
 
 # Note [Scan table]: `anydev scan` reads ten fields of each row of the compat
 # table; importing the whole of anydev._compat_table (notes, signatures,
 # templates, proofs: 290 Row calls) was a tenth of its start-up
-# (benchmarks/python/bench_startup.py). compat_map/generate.py writes those ten
-# fields to anydev._scan_table as well, and tests/python/test_compat_table.py
-# checks that they are the table's. The fixer's callers of _rules() still get
-# the table's own Rows.
+# (benchmarks/python/bench_startup.py). compat_map/generate.py also writes
+# anydev._scan_table: the rows as the native RuleSet takes them (NATIVE: what
+# _native_rule makes of the Rows), the opt-in codes, and those ten fields of
+# each row as one line of text, which _Rows parses for the rows of the
+# findings only (a line loads as one string; a tuple of ten, as eleven
+# objects). tests/python/test_compat_table.py checks that they are the
+# table's. The fixer's callers of _rules() still get the table's own Rows.
 
 
 def _rules(keep: Optional[Callable[[str], bool]] = None):
@@ -676,7 +711,7 @@ def _scan_paths(paths: Sequence[str], *, select=None, ignore=None,
     files, path_errors, nfiles, nbytes, nignored = _native().scan_paths(
         native, [os.fsencode(p) for p in [*paths, *tracked]],
         [(os.fsencode(p), os.fsencode(b or cwd)) for p, b in excludes],
-        respect_gitignore, int(jobs or 0), int(max_file_size), [keep(r.code) for r in rows])
+        respect_gitignore, int(jobs or 0), int(max_file_size), _keep_rows(keep))
     noqa: set[str] = set()
     result = _result(path_errors + files, nfiles, nbytes, rows, cwd, noqa)
     result.ignored, result.tracked = nignored, len(tracked)
