@@ -431,9 +431,9 @@ def _build_fix(p: argparse.ArgumentParser) -> None:
 
 
 def _build_rule(p: argparse.ArgumentParser) -> None:
-    from . import _scan_cli
+    from . import _rule_cli
 
-    _scan_cli.add_rule_parser(p)
+    _rule_cli.add_rule_parser(p)
 
 
 def _build_version(p: argparse.ArgumentParser) -> None:
