@@ -225,21 +225,23 @@ def _section(path: str, data: dict) -> Optional[Any]:
 
 
 def _may_hold_table(raw: bytes) -> bool:
-    """Whether a pyproject.toml could hold ``[tool.anydev]``: somewhere the key
-    ``anydev`` (bare or quoted) is followed by ``.``, ``]`` or ``=`` (TOML
-    allows spaces and tabs between). A file that cannot is not parsed: tomllib
-    is a third of the start-up of `anydev scan` (benchmarks/python/bench_startup.py),
-    and most projects' files hold no such table (one that names anydev only as a
-    dependency, ``"anydev>=0.3"``, included)."""
+    """Whether a pyproject.toml may hold ``[tool.anydev]`` (or mean to: a
+    broken ``[tool.anydev`` is parsed, and its error reported). It may not when
+    every ``anydev`` in it starts a quoted string that is no key (not followed
+    by ``.``, ``]`` or ``=``, with spaces and tabs allowed between): a
+    dependency such as ``"anydev>=0.1"``. Such a file is not parsed: tomllib
+    is a third of the start-up of `anydev scan` (benchmarks/python/bench_startup.py)."""
     at = raw.find(b"anydev")
     while at >= 0:
+        if at == 0 or raw[at - 1:at] not in (b'"', b"'"):
+            return True  # a bare key, a comment, a broken header: parse
         j = at + 6
-        if raw[j:j + 1] in (b'"', b"'"):
+        if raw[j:j + 1] == raw[at - 1:at]:
             j += 1
-        while raw[j:j + 1] in (b" ", b"\t"):
-            j += 1
-        if raw[j:j + 1] in (b".", b"]", b"="):
-            return True
+            while raw[j:j + 1] in (b" ", b"\t"):
+                j += 1
+            if raw[j:j + 1] in (b".", b"]", b"="):
+                return True  # the quoted key "anydev"
         at = raw.find(b"anydev", at + 1)
     return False
 
