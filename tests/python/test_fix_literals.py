@@ -321,3 +321,19 @@ def test_rounds_run_only_where_a_template_wrote_a_literal(monkeypatch):
     calls.clear()
     fix_source(AMP.encode(), "amp.py", findings, unsafe=False, target_torch="2.13")
     assert calls == []  # without --unsafe-fixes the template's "cuda" stays: no round
+
+
+def test_an_added_import_torch_is_a_further_round():
+    # the module never bound `torch`, so the scanner did not resolve its
+    # torch.cuda.synchronize(); the import the first rewrite adds makes it a finding,
+    # fixed in the same run (found by fuzz/fix_fuzz.py: a second run changed the file)
+    src = (b"from torch.cuda import synchronize\n\n\ndef f():\n    synchronize()\n"
+           b"    torch.cuda.synchronize()\n")
+    findings, _ = scan_source(src, "m.py")
+    assert [f.text for f in findings] == ["synchronize", "synchronize"]  # import, call
+    new, applied, skipped = fix_source(src, "m.py", findings, target_torch="2.13")
+    assert new == (b"import torch\n\n\ndef f():\n    torch.accelerator.synchronize()\n"
+                   b"    torch.accelerator.synchronize()\n"), new
+    assert len(applied) == 3 and skipped == []
+    again, _ = scan_source(new, "m.py")
+    assert again == [] and fix_source(new, "m.py", again, target_torch="2.13")[0] == new

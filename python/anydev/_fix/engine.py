@@ -159,11 +159,14 @@ def _fix_rounds(data: bytes, path: str, findings: Sequence[_scan.Finding], *, un
     language = _scan.language_of(path) or (findings[0].language if findings else None)
     done = applied
     for _ in range(_ROUNDS - 1):
-        # only a template that writes a device literal gives a further round work, and
-        # only under --unsafe-fixes (every literal row is unsafe); the templates that
-        # do are Python's. Any other file is fixed in one round, with no rescan.
-        if current == data or language != "python" or not unsafe or \
-                not any(_writes_literal(f) for f in done):
+        # A further round has work only where this one changed what a scan reports: a
+        # template wrote a device literal (rewritten under --unsafe-fixes only: every
+        # literal row is unsafe), or an `import torch` was added to a module that did
+        # not bind `torch`, whose `torch.cuda.*` the scanner did not resolve before.
+        # Both are Python's. Any other file is fixed in one round, with no rescan.
+        if current == data or language != "python" or not (
+                unsafe and any(_writes_literal(f) for f in done) or
+                len(_IMPORT_TORCH.findall(current)) > len(_IMPORT_TORCH.findall(data))):
             break
         data = current
         again, _errs = _scan.scan_source(data, path, language=language)
@@ -182,6 +185,7 @@ def _fix_rounds(data: bytes, path: str, findings: Sequence[_scan.Finding], *, un
     return current, applied, skipped, later
 
 
+_IMPORT_TORCH = re.compile(rb"^[ \t]*import torch[ \t]*(?:#[^\n]*)?\r?$", re.M)
 _LITERAL_IN_TEMPLATE = re.compile(r"""["']cuda(?::\d+)?["']""")
 _writes: dict[str, bool] = {}
 
@@ -469,10 +473,13 @@ def _write_checked(fr: FileResult, new: bytes, st: os.stat_result,
 # "cuda" is AD904's. As ruff does, the fixed text is scanned again and fixed
 # again, until a round changes nothing or after _ROUNDS rounds, all in memory:
 # the file is written once, at the end. A further round runs only where it can
-# have work: under --unsafe-fixes (the literal rows are all unsafe), for a
-# Python file in which a rewrite whose template holds a "cuda" literal was
-# applied (_writes_literal); every other file is fixed in one round, with no
-# rescan, so the rounds cost nothing on a tree without such calls. The literal
+# have work, in a Python file: under --unsafe-fixes (the literal rows are all
+# unsafe) where a rewrite whose template holds a "cuda" literal was applied
+# (_writes_literal), and where the fixer added `import torch` to a module that
+# did not bind the name (its `torch.cuda.*` references were nobody's to the
+# scanner before; fuzz/fix_fuzz.py found that a second run fixed them). Every
+# other file is fixed in one round, with no rescan, so the rounds cost nothing
+# on a tree without such calls. The literal
 # rows' own rewrites hold no finding (their "cuda" fallback is getattr's
 # default, in no device position), so the rounds end after the second. Each round is a whole fix of its text,
 # so the unit rule (a function's guard, literals and .cuda() calls together)
