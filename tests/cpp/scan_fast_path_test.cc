@@ -9,7 +9,9 @@
 // compat table over generated trees.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "anydev/scan.h"
@@ -211,6 +213,92 @@ TEST(ScanFastPath, HugeLinesAndDeepBrackets) {
   const std::string deep = "import torch\nx = " + std::string(300, '(') +
                            "torch.cuda.synchronize()" + std::string(300, ')') + "\n";
   Both(deep);  // deeper than the skeleton tracks: the full path
+}
+
+// NeedleSearch (prefilter.cc) against a plain search of every offset: whole
+// words and not, short aliases that occur inside words (Note [Word
+// boundaries]), needles at the text's start, after a non-ASCII byte, across
+// the 32-byte blocks (offsets 31, 32, 63, 64) and at the end; a text that
+// starts after a BOM; searches that start mid-text.
+size_t PlainNext(const std::vector<std::pair<std::string, bool>>& needles, const std::string& s,
+                 size_t begin, size_t from, size_t end) {
+  for (size_t i = from; i < end; ++i) {
+    for (const auto& [n, word] : needles) {
+      if (i + n.size() > end || s.compare(i, n.size(), n) != 0) continue;
+      if (word && ((i > begin && internal::IsIdentChar(static_cast<unsigned char>(s[i - 1]))) ||
+                   internal::IsIdentChar(static_cast<unsigned char>(s[i + n.size()])))) {
+        continue;
+      }
+      return i;
+    }
+  }
+  return end;
+}
+
+void CheckSearch(const std::vector<std::pair<std::string, bool>>& needles, const std::string& text,
+                 size_t begin) {
+  internal::NeedleSearch search;
+  for (const auto& [n, word] : needles) ASSERT_TRUE(search.Add(n, word));
+  search.Build();
+  std::string padded = text;
+  padded.append(internal::kPadding, '\0');
+  const size_t n = text.size();
+  for (size_t from = begin; from <= n; from += (from < 70 ? 1 : 13)) {
+    size_t want = from, got = from;
+    // Every match from `from` on, as the scanners walk them.
+    for (int k = 0; k < 200 && want < n; ++k) {
+      want = PlainNext(needles, padded, begin, want, n);
+      got = search.Next(padded.data(), begin, got, n);
+      ASSERT_EQ(got, want) << "from " << from << " in " << testing::PrintToString(text);
+      ++want;
+      ++got;
+    }
+  }
+}
+
+TEST(NeedleSearch, WordsAtBlockBoundariesAndInsideWords) {
+  const std::vector<std::pair<std::string, bool>> needles = {
+      {"cuda", false}, {"import", true}, {"th", true}, {"tc", true}, {"cd", true},
+      {"F", true},     {"nnx", true},    {"accelerator", false}, {"xpu", false}};
+  std::vector<std::string> texts;
+  for (const size_t at : {0, 1, 30, 31, 32, 33, 62, 63, 64, 65, 95, 96}) {
+    for (const char* w : {"th", "tc.x", "cd(", "F", "nnx", "import", "cuda", "xpu"}) {
+      for (const char* before : {"", " ", "a", "_", "9", "\xC3\xA9", "\n", "."}) {
+        std::string t(at, ' ');
+        for (size_t k = 0; k < at; k += 7) t[k] = 'w';  // words and spaces
+        const std::string b = before;
+        t.replace(at >= b.size() ? at - b.size() : 0, std::min(at, b.size()), b);
+        t += w;
+        texts.push_back(t);
+        texts.push_back(t + "e");  // inside a word at its end
+        texts.push_back(t + " with the method path = th");
+      }
+    }
+  }
+  uint32_t seed = 12345;
+  const std::string alphabet = "thcdFnxuaimport _.(\n9\xC3\xA9";
+  for (int k = 0; k < 300; ++k) {
+    std::string t;
+    const int len = 1 + static_cast<int>(seed % 160);
+    for (int j = 0; j < len; ++j) {
+      seed = seed * 1103515245u + 12345u;
+      t += alphabet[(seed >> 16) % alphabet.size()];
+    }
+    texts.push_back(t);
+  }
+  for (const std::string& t : texts) {
+    CheckSearch(needles, t, 0);
+    CheckSearch(needles, "\xEF\xBB\xBF" + t, 3);  // after a BOM: no byte before the text
+  }
+  // Only word needles; one bucket holds several of one length.
+  CheckSearch({{"th", true}, {"tx", true}, {"ty", true}}, "with th the tx_ ty\nth", 0);
+  // More distinct short words than buckets: some share a bucket with others.
+  std::vector<std::pair<std::string, bool>> many;
+  for (const char* w : {"a", "bb", "ccc", "dddd", "e", "ff", "ggg", "h", "ii", "jjj", "kk"}) {
+    many.emplace_back(w, true);
+  }
+  many.emplace_back("zz", false);
+  CheckSearch(many, std::string(40, 'x') + " a bb ccc dddd e ff ggg h ii jjj kk zzz aa bbb", 0);
 }
 
 }  // namespace

@@ -77,6 +77,14 @@ class NeedleSearch {
   // be the first fingerprint byte of a needle of bucket b; lo1/hi1 the second.
   alignas(16) uint8_t lo0_[16] = {}, hi0_[16] = {}, lo1_[16] = {}, hi1_[16] = {};
   alignas(16) uint8_t lo2_[16] = {}, hi2_[16] = {};  // the third
+  // Identifier bytes by nibble: x is one when ident_lo_[x & 15] &
+  // ident_hi_[x >> 4] is not zero (Note [Word boundaries] in prefilter.cc).
+  alignas(16) uint8_t ident_lo_[16] = {}, ident_hi_[16] = {};
+  // The buckets that hold only whole-word needles of 1, 2 or 3 bytes (and
+  // so of that length), by length - 1: a candidate there needs a
+  // non-identifier byte before and after it.
+  uint8_t word_bits_[3] = {};
+  int8_t bucket_class_[8] = {};  // -1 empty, 0 other, 1-3 word length, 4 mixed
   bool avx2_ = false;
 };
 

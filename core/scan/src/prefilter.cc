@@ -16,6 +16,7 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #if defined(__SSE2__)
@@ -36,14 +37,22 @@ NeedleSet::NeedleSet(std::vector<std::string> needles) {
       return;
     }
   }
-  for (size_t i = 0; i < needles.size(); ++i) {
-    bool redundant = false;
-    for (size_t j = 0; j < needles.size() && !redundant; ++j) {
-      if (i == j) continue;
-      if (needles[j] == needles[i]) redundant = j < i;
-      else redundant = needles[i].find(needles[j]) != std::string::npos;
+  // Duplicates first (a spelling per rule gives thousands of copies of a
+  // handful of strings), keeping the first of each, in order: the
+  // containment test below is then quadratic in the distinct ones only.
+  std::vector<std::string> distinct;
+  {
+    std::unordered_set<std::string_view> seen;
+    for (const std::string& n : needles) {  // (views of `needles`, which stays)
+      if (seen.insert(n).second) distinct.push_back(n);
     }
-    if (!redundant) needles_.push_back(needles[i]);
+  }
+  for (size_t i = 0; i < distinct.size(); ++i) {
+    bool redundant = false;
+    for (size_t j = 0; j < distinct.size() && !redundant; ++j) {
+      if (i != j) redundant = distinct[i].find(distinct[j]) != std::string::npos;
+    }
+    if (!redundant) needles_.push_back(distinct[i]);
   }
   min_len_ = needles_.empty() ? 0 : SIZE_MAX;
   max_len_ = 0;
@@ -134,6 +143,37 @@ int ByteFrequency(unsigned char c) {
   }
 }
 
+// The identifier tables of Note [Word boundaries]: one class bit per
+// distinct set of low nibbles that make an identifier byte with some high
+// nibble (5 today; with more than 8 the tables stay empty: no filtering).
+struct IdentTables {
+  uint8_t lo[16] = {}, hi[16] = {};
+};
+
+IdentTables MakeIdentTables() {
+  IdentTables t;
+  uint16_t sets[8] = {};
+  int classes = 0;
+  for (int h = 0; h < 16; ++h) {
+    uint16_t set = 0;
+    for (int l = 0; l < 16; ++l) {
+      if (IsIdentChar(static_cast<unsigned char>(h << 4 | l))) set |= static_cast<uint16_t>(1u << l);
+    }
+    if (set == 0) continue;
+    int c = 0;
+    while (c < classes && sets[c] != set) ++c;
+    if (c == classes) {
+      if (classes == 8) return IdentTables{};
+      sets[classes++] = set;
+    }
+    t.hi[h] |= static_cast<uint8_t>(1u << c);
+    for (int l = 0; l < 16; ++l) {
+      if (set >> l & 1) t.lo[l] |= static_cast<uint8_t>(1u << c);
+    }
+  }
+  return t;
+}
+
 }  // namespace
 
 bool NeedleSearch::Add(std::string_view needle, bool word) {
@@ -163,17 +203,46 @@ bool NeedleSearch::Add(std::string_view needle, bool word) {
   return true;
 }
 
+// Note [Word boundaries]: a short alias such as `th` or `cd` is a whole-word
+// needle that occurs inside many ordinary words (`with`, `the`, `method`), so
+// most of its candidates fail the word test. Needles that are whole words of
+// at most 3 bytes (their fingerprint starts at their first byte) go to
+// buckets of their own, one length per bucket; where the classification
+// finds candidates, the identifier bytes of the block (one more pair of
+// nibble lookups on the bytes already split, exact by construction from
+// IsIdentChar) drop the candidates of those buckets that have an identifier
+// byte before them or right after their last byte. Verify still checks
+// every candidate whole; the masks only spare it the ones that must fail.
 void NeedleSearch::Build() {
   for (int t = 0; t < 16; ++t) lo0_[t] = hi0_[t] = lo1_[t] = hi1_[t] = lo2_[t] = hi2_[t] = 0;
-  for (int b = 0; b < 8; ++b) bucket_size_[b] = 0;
+  for (int b = 0; b < 8; ++b) {
+    bucket_size_[b] = 0;
+    bucket_class_[b] = -1;
+  }
+  static const IdentTables ident = MakeIdentTables();
+  std::memcpy(ident_lo_, ident.lo, 16);
+  std::memcpy(ident_hi_, ident.hi, 16);
   for (int k = 0; k < count_; ++k) {
     const std::string_view n = needles_[k].text.substr(needles_[k].off);
+    const int cls = needles_[k].word && needles_[k].off == 0 && n.size() <= 3
+                        ? static_cast<int>(n.size())
+                        : 0;
     // A needle shares the bucket of one with the same first fingerprint
-    // byte (the nibble tables then admit only the second bytes' mix), else
-    // takes the emptiest bucket.
+    // byte and class (the nibble tables then admit only the second bytes'
+    // mix), else takes the emptiest bucket of its class or an empty one,
+    // else the emptiest (which then holds a mix: no word filtering there).
     int b = -1;
     for (int j = 0; j < k && b < 0; ++j) {
-      if (needles_[j].text[needles_[j].off] == n[0]) b = bucket_of_[j];
+      if (needles_[j].text[needles_[j].off] == n[0] &&
+          bucket_class_[bucket_of_[j]] == cls) {
+        b = bucket_of_[j];
+      }
+    }
+    for (int c = 0; c < 8 && b < 0; ++c) {
+      if (bucket_class_[c] < 0) b = c;
+    }
+    for (int c = 0; c < 8 && bucket_class_[b < 0 ? 0 : b] >= 0; ++c) {
+      if (bucket_class_[c] == cls && (b < 0 || bucket_size_[c] < bucket_size_[b])) b = c;
     }
     if (b < 0) {
       b = 0;
@@ -181,6 +250,8 @@ void NeedleSearch::Build() {
         if (bucket_size_[c] < bucket_size_[b]) b = c;
       }
     }
+    if (bucket_class_[b] < 0) bucket_class_[b] = static_cast<int8_t>(cls);
+    else if (bucket_class_[b] != cls) bucket_class_[b] = 4;
     bucket_of_[k] = static_cast<uint8_t>(b);
     bucket_[b][bucket_size_[b]++] = static_cast<uint8_t>(k);
     const uint8_t bit = static_cast<uint8_t>(1u << b);
@@ -201,6 +272,12 @@ void NeedleSearch::Build() {
           hi[q - 1][t] |= bit;
         }
       }
+    }
+  }
+  for (int q = 0; q < 3; ++q) word_bits_[q] = 0;
+  for (int b = 0; b < 8; ++b) {
+    if (bucket_class_[b] >= 1 && bucket_class_[b] <= 3) {
+      word_bits_[bucket_class_[b] - 1] |= static_cast<uint8_t>(1u << b);
     }
   }
 #if defined(ANYDEV_SCAN_HAVE_AVX2_KERNEL)
@@ -260,24 +337,57 @@ __attribute__((target("avx2"))) size_t NeedleSearch::NextAvx2(const char* p, siz
   const __m256i hi2 = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(hi2_)));
   const __m256i nib = _mm256_set1_epi8(0x0F);
   const __m256i zero = _mm256_setzero_si256();
+  const unsigned words = static_cast<unsigned>(word_bits_[0] | word_bits_[1] | word_bits_[2]);
+  const unsigned char* u = reinterpret_cast<const unsigned char*>(p);
   size_t i = from;
   // Reads p[i, i + 34): within the padding while i + 18 <= end.
   for (; i + 18 <= end; i += 32) {
     const __m256i v0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i));
     const __m256i v1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i + 1));
-    const __m256i m0 = _mm256_and_si256(
-        _mm256_shuffle_epi8(lo0, _mm256_and_si256(v0, nib)),
-        _mm256_shuffle_epi8(hi0, _mm256_and_si256(_mm256_srli_epi16(v0, 4), nib)));
+    const __m256i v0lo = _mm256_and_si256(v0, nib);
+    const __m256i v0hi = _mm256_and_si256(_mm256_srli_epi16(v0, 4), nib);
+    const __m256i m0 = _mm256_and_si256(_mm256_shuffle_epi8(lo0, v0lo),
+                                        _mm256_shuffle_epi8(hi0, v0hi));
     const __m256i m1 = _mm256_and_si256(
         _mm256_shuffle_epi8(lo1, _mm256_and_si256(v1, nib)),
         _mm256_shuffle_epi8(hi1, _mm256_and_si256(_mm256_srli_epi16(v1, 4), nib)));
     const __m256i v2 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i + 2));
-    const __m256i m2 = _mm256_and_si256(
-        _mm256_shuffle_epi8(lo2, _mm256_and_si256(v2, nib)),
-        _mm256_shuffle_epi8(hi2, _mm256_and_si256(_mm256_srli_epi16(v2, 4), nib)));
+    const __m256i v2lo = _mm256_and_si256(v2, nib);
+    const __m256i v2hi = _mm256_and_si256(_mm256_srli_epi16(v2, 4), nib);
+    const __m256i m2 = _mm256_and_si256(_mm256_shuffle_epi8(lo2, v2lo),
+                                        _mm256_shuffle_epi8(hi2, v2hi));
     const __m256i c = _mm256_and_si256(_mm256_and_si256(m0, m1), m2);
     unsigned mask = ~static_cast<unsigned>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(c, zero)));
     if (mask == 0) continue;
+    if (words != 0) {
+      // Note [Word boundaries]: bit j of i0 (i2) is set when p[i + j]
+      // (p[i + 2 + j]) is an identifier byte.
+      const __m256i ilo = _mm256_broadcastsi128_si256(
+          _mm_load_si128(reinterpret_cast<const __m128i*>(ident_lo_)));
+      const __m256i ihi = _mm256_broadcastsi128_si256(
+          _mm_load_si128(reinterpret_cast<const __m128i*>(ident_hi_)));
+      const unsigned i0 = ~static_cast<unsigned>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(
+          _mm256_and_si256(_mm256_shuffle_epi8(ilo, v0lo), _mm256_shuffle_epi8(ihi, v0hi)),
+          zero)));
+      const unsigned i2 = ~static_cast<unsigned>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(
+          _mm256_and_si256(_mm256_shuffle_epi8(ilo, v2lo), _mm256_shuffle_epi8(ihi, v2hi)),
+          zero)));
+      // An identifier byte before position j, and after a needle of
+      // length 1, 2 and 3 there (p[i + 34] is unknown: taken as none).
+      const unsigned before = (i0 << 1) | (i > begin && IsIdentChar(u[i - 1]) ? 1u : 0u);
+      const unsigned after[3] = {(i0 >> 1) | ((i2 >> 30 & 1u) << 31), i2, i2 >> 1};
+      const unsigned rest = ~static_cast<unsigned>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(
+          _mm256_and_si256(c, _mm256_set1_epi8(static_cast<char>(~words & 0xFF))), zero)));
+      unsigned kept = rest;
+      for (int q = 0; q < 3; ++q) {
+        if (word_bits_[q] == 0) continue;
+        const unsigned at = ~static_cast<unsigned>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(
+            _mm256_and_si256(c, _mm256_set1_epi8(static_cast<char>(word_bits_[q]))), zero)));
+        kept |= at & ~(before | after[q]);
+      }
+      mask &= kept;
+      if (mask == 0) continue;
+    }
     alignas(32) uint8_t bytes[32];
     _mm256_store_si256(reinterpret_cast<__m256i*>(bytes), c);
     while (mask != 0) {
