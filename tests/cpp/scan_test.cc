@@ -284,6 +284,42 @@ TEST(ScanPython, NotTextIsReported) {
             V({"3:10-3:32 AD107 call `torch.cuda.synchronize`"}));
 }
 
+// The text checks (NUL, UTF-8, '\r') go 64, 32 and 8 bytes at a time over
+// ASCII: the byte that matters at each offset around those blocks, at the
+// start of the file, after a non-ASCII byte and at the end.
+TEST(ScanPython, TextChecksAtBlockBoundaries) {
+  for (const size_t pos : {0, 1, 7, 8, 15, 16, 31, 32, 33, 63, 64, 65, 95, 127, 128, 129, 200}) {
+    SCOPED_TRACE(pos);
+    const std::string head(pos, '#');
+    const std::string tail = "\nimport torch\ntorch.cuda.synchronize()\n";
+    const std::string found = "3:1-3:23 AD107 call `torch.cuda.synchronize`";
+    EXPECT_EQ(Py(head + "\xC3\xA9" + tail), V({found}));
+    EXPECT_EQ(Py(head + "\r#" + tail), V({"4:1-4:23 AD107 call `torch.cuda.synchronize`"}));
+    EXPECT_EQ(Py(head + "\r\n#" + tail), V({"4:1-4:23 AD107 call `torch.cuda.synchronize`"}));
+    EXPECT_EQ(Py(head + "\x9B" + tail),
+              V({"! 1 invalid UTF-8 (byte 0x9B); not scanned from there on"}));
+    EXPECT_EQ(Py(head + "\xC3\xA9\xE2\x82" + tail),  // a cut sequence after a valid one
+              V({"! 1 invalid UTF-8 (byte 0xE2); not scanned from there on"}));
+    EXPECT_EQ(Py(head + std::string("\0", 1) + tail), V({"! 1 binary file (a NUL byte); skipped"}));
+    EXPECT_EQ(Py(head + std::string("\xC3\xA9\0", 3) + tail),
+              V({"! 1 binary file (a NUL byte); skipped"}));
+    // The byte last in the file.
+    EXPECT_EQ(Py("import torch\ntorch.cuda.synchronize()\n" + head + "\r"),
+              V({"2:1-2:23 AD107 call `torch.cuda.synchronize`"}));
+    EXPECT_EQ(Py("import torch\ntorch.cuda.synchronize()\n" + head + "\xF0"),
+              V({"2:1-2:23 AD107 call `torch.cuda.synchronize`",
+                 "! 3 invalid UTF-8 (byte 0xF0); not scanned from there on"}));
+    if (pos >= 2) {
+      const std::string cpp_tail = "\nint n = c10::cuda::device_count();\n";
+      EXPECT_EQ(Cpp(std::string(pos, '/') + "\x9B" + cpp_tail),
+                V({"2:9-2:32 AD601 call `c10::cuda::device_count`",
+                   "! 1 invalid UTF-8 (byte 0x9B); scanned as bytes"}));
+      EXPECT_EQ(Cpp(std::string(pos, '/') + "\r//" + cpp_tail),
+                V({"3:9-3:32 AD601 call `c10::cuda::device_count`"}));
+    }
+  }
+}
+
 // --- C++ ----------------------------------------------------------------------
 
 TEST(ScanCpp, QualifiedNames) {
