@@ -66,6 +66,11 @@ class NeedleSearch {
     std::string_view text;
     bool word;
     uint8_t off;  // where its three fingerprint bytes are: its rarest
+    // Its fingerprint bytes (up to 3) and its first bytes (up to 8) as a
+    // 4- and an 8-byte load of the text would hold them, and which bytes
+    // of those loads count.
+    uint32_t fp, fp_mask;
+    uint64_t head, head_mask;
   };
   Needle needles_[kMax];
   int count_ = 0;

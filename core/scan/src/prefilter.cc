@@ -199,7 +199,21 @@ bool NeedleSearch::Add(std::string_view needle, bool word) {
       }
     }
   }
-  needles_[count_++] = Needle{needle, word, off};
+  Needle& n = needles_[count_++];
+  n = Needle{needle, word, off, 0, 0, 0, 0};
+  unsigned char bytes[8] = {}, mask[8] = {};
+  for (size_t q = 0; q < 3 && off + q < needle.size(); ++q) {
+    bytes[q] = static_cast<unsigned char>(needle[off + q]);
+    mask[q] = 0xFF;
+  }
+  std::memcpy(&n.fp, bytes, 4);
+  std::memcpy(&n.fp_mask, mask, 4);
+  for (size_t q = 0; q < 8; ++q) {
+    bytes[q] = q < needle.size() ? static_cast<unsigned char>(needle[q]) : 0;
+    mask[q] = q < needle.size() ? 0xFF : 0;
+  }
+  std::memcpy(&n.head, bytes, 8);
+  std::memcpy(&n.head_mask, mask, 8);
   return true;
 }
 
@@ -290,22 +304,27 @@ size_t NeedleSearch::Verify(const char* p, size_t begin, size_t from, size_t at,
                             unsigned buckets) const {
   size_t found = SIZE_MAX;
   const unsigned char* u = reinterpret_cast<const unsigned char*>(p);
+  // p[at, at + 4) is readable: at < end, and the padding follows end.
+  uint32_t here;
+  std::memcpy(&here, p + at, 4);
   for (; buckets != 0; buckets &= buckets - 1) {
     const int b = __builtin_ctz(buckets);
     for (int i = 0; i < bucket_size_[b]; ++i) {
       const Needle& n = needles_[bucket_[b][i]];
+      if ((here & n.fp_mask) != n.fp) continue;
       const size_t pos = at - n.off;
       const size_t len = n.text.size();
-      const char* t = n.text.data();
       if (at < from + n.off || pos >= found || pos + len > end) continue;
-      if (p[at] != t[n.off] || (len > 1 && p[at + 1] != t[n.off + 1]) ||
-          (len > 2 && p[at + 2] != t[n.off + 2])) {
-        continue;
-      }
       if (n.word && ((pos > begin && IsIdentChar(u[pos - 1])) || IsIdentChar(u[pos + len]))) {
         continue;
       }
-      if (len > 3 && std::memcmp(p + pos, t, len) != 0) continue;
+      if (len > 3) {
+        // p[pos, pos + 8) is readable: pos + len <= end.
+        uint64_t head;
+        std::memcpy(&head, p + pos, 8);
+        if ((head & n.head_mask) != n.head) continue;
+        if (len > 8 && std::memcmp(p + pos + 8, n.text.data() + 8, len - 8) != 0) continue;
+      }
       found = pos;
     }
   }
