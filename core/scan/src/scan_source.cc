@@ -220,8 +220,8 @@ bool HasNonUtf8Cookie(std::string_view s, size_t begin) {
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define ANYDEV_SCAN_COUNT_AVX2 1
-// The '\n' in p[0, n) 128 bytes at a time; sets *done to the bytes counted
-// (a multiple of 128).
+// The '\n' in p[0, n) 128 bytes at a time, then 32; sets *done to the bytes
+// counted (a multiple of 32).
 __attribute__((target("avx2"))) size_t CountNewlinesAvx2(const char* p, size_t n, size_t* done) {
   const __m256i nl = _mm256_set1_epi8('\n');
   const __m256i zero = _mm256_setzero_si256();
@@ -241,6 +241,13 @@ __attribute__((target("avx2"))) size_t CountNewlinesAvx2(const char* p, size_t n
     }
     total = _mm256_add_epi64(total, _mm256_sad_epu8(acc, zero));
   }
+  // Then 32 at a time (at most 3 rounds: no counter can wrap).
+  __m256i acc = zero;
+  for (; i + 32 <= n; i += 32) {
+    acc = _mm256_sub_epi8(
+        acc, _mm256_cmpeq_epi8(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i)), nl));
+  }
+  total = _mm256_add_epi64(total, _mm256_sad_epu8(acc, zero));
   alignas(32) uint64_t lanes[4];
   _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), total);
   *done = i;
@@ -248,7 +255,7 @@ __attribute__((target("avx2"))) size_t CountNewlinesAvx2(const char* p, size_t n
 }
 #endif
 
-// Returns the number of '\n' in p[0, n): 128 bytes at a time with AVX2
+// Returns the number of '\n' in p[0, n): 128 and 32 bytes at a time with AVX2
 // where the CPU has it, else 16 (SSE2) and eight at a time.
 size_t CountNewlines(const char* p, size_t n) {
   constexpr uint64_t kLow7 = 0x7F7F7F7F7F7F7F7FULL;
@@ -256,7 +263,7 @@ size_t CountNewlines(const char* p, size_t n) {
   size_t count = 0, i = 0;
 #if defined(ANYDEV_SCAN_COUNT_AVX2)
   static const bool avx2 = __builtin_cpu_supports("avx2");
-  if (avx2 && n >= 128) {
+  if (avx2 && n >= 32) {
     count = CountNewlinesAvx2(p, n, &i);
     p += i;
     n -= i;
