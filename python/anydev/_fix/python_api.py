@@ -22,7 +22,7 @@ from .imports import (
     _dunder_all, _fix_python_imports, _import_insert_point, _torch_names, _torch_root)
 from .python_tree import (
     _Located, _chain, _chain_to, _changed_statements, _fstring_spans, _module_statements,
-    _parse_error, _starts_cache)
+    _parse_error, _starts_cache, _token_safe_rename)
 from .rows import _allowed, _python_params, _renamable, _row_of
 from .templates import (
     _bare_call, _call_form, _render_items, _spell_template, _with_quote,
@@ -131,7 +131,7 @@ def _py_call(ctx: _PyContext, node: ast.Call, row: Row, root: Optional[str], whe
         name = ctx.spelled(row.replacement, root)
         if name is None:
             return "`torch` is bound to something else in this module", []
-        return None, [_Edit(f_start, f_end, name)]
+        return None, [_rename(ctx, f_start, f_end, node.func, name, where)]
     if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
         return ("a call with *args or **kwargs cannot be bound to the legacy signature; "
                 "rewrite by hand"), []
@@ -188,9 +188,18 @@ def _py_call(ctx: _PyContext, node: ast.Call, row: Row, root: Optional[str], whe
     R = _render_items(t_items, bound, O_norm)
     open_idx = _open_paren(text.text, f_end)
     close_idx = c_end - 1
-    edits = [_Edit(f_start, f_end, head)] if text.text[f_start:f_end] != head else []
+    edits = [_rename(ctx, f_start, f_end, node.func, head, where)] \
+        if text.text[f_start:f_end] != head else []
     edits += _arg_edits(text.text, O, O_norm, R, open_idx, close_idx, text.newline)
     return None, edits
+
+
+def _rename(ctx: _PyContext, start: int, end: int, node: ast.AST, name: str, where: _Located
+            ) -> _Edit:
+    """The edit that puts ``name`` in place of ``node`` (text[start:end]),
+    marked proven when it cannot break the statement (Note [Checking the rewrite])."""
+    return _Edit(start, end, name, _token_safe_rename(ctx.text.text, start, end, node, name,
+                                                      where))
 
 
 def _has_comment(src: str) -> bool:
@@ -328,7 +337,7 @@ def _fix_python_pass(text: _Text, findings: list[_scan.Finding], unsafe: bool, p
                 if name is None:
                     why = "`torch` is bound to something else in this module"
                 else:
-                    edits = [_Edit(start, end, name)]
+                    edits = [_rename(ctx, start, end, where.node, name, where)]
         if why is None and ctx.edits.conflicts(edits):
             why = "overlaps another rewrite; run the fixer again"
         if why is None:

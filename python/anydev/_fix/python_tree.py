@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import bisect
 import io
+import keyword
 import re
 import tokenize
 from typing import Iterable, Optional
@@ -237,6 +238,41 @@ class _Located:
         return any(isinstance(n, ast.JoinedStr) for n in self.chain)
 
 
+#: A dotted name of ASCII identifiers, as the proof of a rename reads one (the
+#: original may have blanks around its dots; the replacement has none).
+_DOTTED_SPAN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[ \t]*\.[ \t]*[A-Za-z_][A-Za-z0-9_]*)*\Z")
+_DOTTED_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
+_WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.")
+
+
+def _token_safe_rename(text: str, start: int, end: int, node: ast.AST, new: str,
+                       in_fstring: "bool | _Located") -> bool:
+    """Whether putting the dotted name ``new`` in place of ``node`` (a loaded
+    Name or dotted Attribute, exactly at text[start:end]) leaves a file that
+    parsed still parsing, so the statement needs no parse again (Note
+    [Checking the rewrite]): both are NAME (. NAME)* tokens in the place of a
+    primary, which any dotted name may fill, and the characters on either side
+    cannot join them. ``in_fstring``: whether ``node`` is inside an f-string, or
+    its _Located (asked last: it looks at the whole chain)."""
+    if type(getattr(node, "ctx", None)) is not ast.Load:
+        return False
+    n = node
+    while type(n) is ast.Attribute:
+        n = n.value  # type: ignore[attr-defined]
+    if type(n) is not ast.Name or not _DOTTED_NAME.match(new):
+        return False
+    if not _DOTTED_SPAN.match(text, start, end):
+        return False
+    parts = new.split(".")
+    if any(keyword.iskeyword(p) for p in parts) or keyword.issoftkeyword(parts[0]):
+        return False
+    if start > 0 and text[start - 1] in _WORD_CHARS:
+        return False
+    if end < len(text) and (text[end] in _WORD_CHARS or text[end] in "'\""):
+        return False
+    return not (in_fstring if isinstance(in_fstring, bool) else in_fstring.in_fstring)
+
+
 def _changed_statements(tree: ast.Module, line_starts: list[int], text_len: int,
                         edits) -> Optional[list[str]]:
     """The fixed text of each group of top-level statements an edit falls in
@@ -265,6 +301,8 @@ def _changed_statements(tree: ast.Module, line_starts: list[int], text_len: int,
         mine.setdefault(k, []).append(e)
     out = []
     for k in sorted(mine):
+        if all(e.proven for e in mine[k]):
+            continue  # renames that cannot break the statement
         pos, parts = spans[k][0], []
         for e in mine[k]:
             parts.append(edits.text[pos:e.start])

@@ -22,8 +22,9 @@ def _target_refusals(findings: Sequence[_scan.Finding], target: Optional[_versio
     kept_by = next((g for g in keep if _config.Glob(g, "").match(rel)), None)
     todo: list[_scan.Finding] = []
     out: list[tuple[_scan.Finding, str]] = []
+    target = target or _versions.DEFAULT
+    verdicts: dict[int, Optional[str]] = {}  # id(row) -> why not: one check per row
     for f in findings:
-        row = _row_of(f)
         if kept_by is not None:
             out.append((f, f"kept: {rel} matches `keep = [\"{kept_by}\"]` of [tool.anydev]"))
             continue
@@ -31,9 +32,14 @@ def _target_refusals(findings: Sequence[_scan.Finding], target: Optional[_versio
             out.append((f, "a mock target: rewritten with the code it patches by `anydev fix` on "
                            "the whole tree (fix_paths), not file by file"))
             continue
+        row = _row_of(f)
         why = None
         if row is not None and row.status in ("deprecated", "literal") and row.fix != "none":
-            why = _versions.needs(row, target or _versions.DEFAULT)
+            key = id(row)
+            if key in verdicts:
+                why = verdicts[key]
+            else:
+                why = verdicts[key] = _versions.needs(row, target)
         if why is not None:
             out.append((f, why))
         else:
