@@ -673,3 +673,23 @@ def test_end_to_end_on_a_generated_repository(tmp_path):
     p = _cli(tmp_path, "fix", "--unsafe-fixes")
     assert p.returncode == 1 and "fixed 0 finding(s) in 0 file(s); 2 left" in p.stderr
     assert _snapshot(tmp_path) == after
+
+
+def test_a_file_with_nothing_the_table_lets_rewrite_is_not_parsed(tmp_path, monkeypatch):
+    """Note [Nothing to fix]: findings whose rows forbid a rewrite (no
+    mechanical fix, an unsafe fix not asked for) are reported with the row's
+    reason without a parse of the file; with --unsafe-fixes it is parsed."""
+    import anydev._fix.engine as engine
+
+    parsed = []
+    real = engine._fix_python
+    monkeypatch.setattr(engine, "_fix_python", lambda *a, **k: parsed.append(1) or real(*a, **k))
+    data = b"import torch\ntorch.cuda.set_device(1)\nif x\n"
+    out, result = _fix_here(tmp_path, monkeypatch, "odd.py", data)
+    assert out == data and parsed == []
+    (fr,) = result.files
+    assert fr.error is None and fr.applied == []
+    assert [f.rule for f, _ in fr.skipped] == ["AD104"]
+    assert "apply it with --unsafe-fixes" in fr.skipped[0][1]
+    out, result = _fix_here(tmp_path, monkeypatch, "odd.py", data, unsafe=True)
+    assert parsed == [1] and result.files[0].error.startswith("does not parse")

@@ -20,8 +20,8 @@ from .cpp import _fix_cpp
 from .mocks import _move_mock_targets
 from .python_api import _fix_python
 from .python_tree import _parse_error
-from .rows import _row_of
-from .text import _FileError, _LINE_BREAK, _Text
+from .rows import _allowed, _row_of
+from .text import _FileError, _Text, split_lines
 from .versions import _target_refusals
 
 
@@ -88,6 +88,34 @@ def _parses(source: str, path: str) -> Optional[SyntaxError]:
     return None
 
 
+def _why_not(f: _scan.Finding, unsafe: bool) -> Optional[str]:
+    """Why the table forbids rewriting ``f`` whatever the code around it (the
+    first check of the Python driver's loop), or None."""
+    row = _row_of(f)
+    return f"{f.symbol} is not in the compat table" if row is None else _allowed(row, unsafe)
+
+
+def _none_fixable(findings: Sequence[_scan.Finding], unsafe: bool) -> bool:
+    """Whether no finding of a Python file may be rewritten, by the table alone:
+    no import (its removal depends on the others), no device literal (its unit
+    decides), and every other one's row forbids it (and no two start at one
+    place, whose order in the report the driver's loop would decide)."""
+    if len({f.start for f in findings}) != len(findings):
+        return False
+    for f in findings:
+        if f.kind == "import" or _literals.is_literal_row(_row_of(f)) or \
+                _why_not(f, unsafe) is None:
+            return False
+    return True
+
+
+# Note [Nothing to fix]
+# A Python file whose findings the table alone forbids rewriting (rows without a
+# mechanical fix, unsafe fixes not asked for) is not parsed: its findings are
+# reported with the reason the driver's loop gives first, and the file is left
+# as it was. Only a file with something to rewrite pays for a parse.
+
+
 def _check_findings(text: _Text, findings: Sequence[_scan.Finding]) -> None:
     for f in findings:
         raw = text.data[f.start:f.end]
@@ -125,10 +153,15 @@ def fix_source(data: bytes, path: str, findings: Sequence[_scan.Finding], *, uns
             skipped.sort(key=lambda s: s[0].start)
             return data, applied, skipped
         pieces: Optional[list[str]] = None
+        unit_refused = _literals.unit_refusals(refused) if language == "python" else []
+        if language == "python" and not unit_refused and _none_fixable(todo, unsafe):
+            # no rewrite to try: the file is never parsed (Note [Nothing to fix])
+            skipped = [(f, _why_not(f, unsafe)) for f in todo] + refused
+            skipped.sort(key=lambda s: s[0].start)
+            return data, [], skipped
         if language == "python":
             # the unit rule needs the literals and checks the target ruled out
-            new, applied, skipped, pieces = _fix_python(text, todo, unsafe, path,
-                                                        _literals.unit_refusals(refused))
+            new, applied, skipped, pieces = _fix_python(text, todo, unsafe, path, unit_refused)
         else:
             new, applied, skipped = _fix_cpp(text, todo, unsafe, path)
         skipped += refused
@@ -150,22 +183,12 @@ def fix_source(data: bytes, path: str, findings: Sequence[_scan.Finding], *, uns
         raise ValueError(str(e)) from None
 
 
-def _split_lines(text: str) -> list[str]:
-    out, pos = [], 0
-    for m in _LINE_BREAK.finditer(text):
-        out.append(text[pos:m.end()])
-        pos = m.end()
-    if pos < len(text):
-        out.append(text[pos:])
-    return out
-
-
 def unified_diff(path: str, old: str, new: str) -> str:
     """A unified diff of two texts of ``path`` (``a/path``, ``b/path``), with
     git's marker for a last line without a line break."""
     name_a, name_b = (path, path) if os.path.isabs(path) else (f"a/{path}", f"b/{path}")
     out = []
-    for i, line in enumerate(difflib.unified_diff(_split_lines(old), _split_lines(new),
+    for i, line in enumerate(difflib.unified_diff(split_lines(old), split_lines(new),
                                                   fromfile=name_a, tofile=name_b)):
         if i >= 2 and not line.startswith("@@") and not line.endswith(("\n", "\r")):
             line += "\n\\ No newline at end of file\n"
@@ -173,11 +196,15 @@ def unified_diff(path: str, old: str, new: str) -> str:
     return "".join(out)
 
 
-def _link_on_path(path: str, roots: Sequence[str]) -> Optional[str]:
+def _link_on_path(path: str, roots: Sequence[str],
+                  seen: Optional[dict[tuple[str, str], Optional[str]]] = None,
+                  cwd: Optional[str] = None) -> Optional[str]:
     """The first symbolic link on ``path`` below the tree it was found in
-    (the current directory, or the PATH argument that holds it), if any."""
+    (the current directory, or the PATH argument that holds it), if any.
+    ``seen``: what earlier calls found for the folders (one lstat per folder
+    of a run, not per file); ``cwd``: the current directory, if known."""
     p = os.path.abspath(path)
-    cwd = os.getcwd()
+    cwd = cwd or os.getcwd()
     if p.startswith(cwd.rstrip(os.sep) + os.sep):
         stop = cwd
     else:
@@ -187,14 +214,25 @@ def _link_on_path(path: str, roots: Sequence[str]) -> Optional[str]:
                 stop = os.path.dirname(r)
                 break
     cur = p
+    walked: list[str] = []
+    found: Optional[str] = None
     while cur != stop and len(cur) > len(stop):
+        if cur is not p and seen is not None and (cur, stop) in seen:
+            found = seen[(cur, stop)]
+            break
         if os.path.islink(cur):
-            return cur
+            found = cur
+            break
+        if cur is not p:
+            walked.append(cur)
         parent = os.path.dirname(cur)
         if parent == cur:
             break
         cur = parent
-    return None
+    if seen is not None:
+        for d in walked:  # each folder walked: the first link at or above it
+            seen[(d, stop)] = found
+    return found
 
 
 def _write_atomic(path: str, data: bytes, st: os.stat_result) -> None:
@@ -236,6 +274,8 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
     seen: dict[tuple[int, int], str] = {}
     pending: list[tuple[FileResult, bytes, bytes, os.stat_result, list[_scan.Finding],
                         Optional[_versions.Target]]] = []
+    links: dict[tuple[str, str], Optional[str]] = {}
+    cwd = os.getcwd()
     for path, findings in by_file.items():
         fr = FileResult(path)
         result.files.append(fr)
@@ -244,7 +284,7 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
             fr.error, fr.io_error = why, io_error
             fr.applied, fr.skipped = [], [(f, why) for f in findings]
 
-        link = _link_on_path(path, paths)
+        link = _link_on_path(path, paths, links, cwd)
         if link is not None:
             what = "is a symbolic link" if os.path.abspath(link) == os.path.abspath(path) else \
                 f"is reached through the symbolic link {os.path.relpath(link)}"
