@@ -693,3 +693,63 @@ def test_a_file_with_nothing_the_table_lets_rewrite_is_not_parsed(tmp_path, monk
     assert "apply it with --unsafe-fixes" in fr.skipped[0][1]
     out, result = _fix_here(tmp_path, monkeypatch, "odd.py", data, unsafe=True)
     assert parsed == [1] and result.files[0].error.startswith("does not parse")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fixes in processes on Linux")
+def test_many_files_fixed_in_processes_give_what_one_process_gives(tmp_path, monkeypatch):
+    """Note [Fixing in processes]: the files, their order, the rewrites, the
+    reasons and the errors are the same with jobs=3 (forked processes) as
+    with jobs=1, byte for byte, for a diff and for the written files."""
+    import anydev._fix.engine as engine
+
+    monkeypatch.setattr(engine, "_FILES_PER_PROCESS", 2)
+    used = []
+    real = engine._fix_in_processes
+    monkeypatch.setattr(engine, "_fix_in_processes",
+                        lambda *a: used.append(a[-1]) or real(*a))
+    sources = [b"import torch\ntorch.cuda.synchronize()\nx = torch.cuda.current_device()\n",
+               b"import torch\nwith torch.cuda.device(1):\n    torch.cuda.set_device(0)\n",
+               b"import torch\ntorch.cuda.synchronize()\nif x\n",  # does not parse
+               b"import torch\nd = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n",
+               b"import torch.cuda\nfrom torch.cuda import synchronize\nsynchronize()\n"]
+    for tree in ("one", "many"):
+        for i in range(11):
+            p = tmp_path / tree / f"pkg{i % 3}" / f"m{i}.py"
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_bytes(sources[i % len(sources)])
+    monkeypatch.chdir(tmp_path)
+
+    def summary(r):
+        return ([(fr.path.split("/", 1)[1], fr.error, fr.changed,
+                  [(f.rule, f.start) for f in fr.applied],
+                  [(f.rule, f.start, why) for f, why in fr.skipped]) for fr in r.files],
+                r.diff.replace("one/", "X/").replace("many/", "X/"))
+
+    for unsafe in (False, True):
+        a = fix_paths(["one"], diff=True, unsafe=unsafe, jobs=1)
+        b = fix_paths(["many"], diff=True, unsafe=unsafe, jobs=3)
+        assert summary(a) == summary(b) and a.diff
+    assert used == [3, 3]
+    a = fix_paths(["one"], unsafe=True, jobs=1)
+    b = fix_paths(["many"], unsafe=True, jobs=3)
+    assert summary(a)[0] == summary(b)[0] and used == [3, 3, 3]
+    for p in (tmp_path / "one").rglob("*.py"):
+        assert p.read_bytes() == (tmp_path / "many" / p.relative_to(tmp_path / "one")).read_bytes()
+    assert sum(fr.error is not None for fr in b.files) == 2  # the two that do not parse
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fixes in processes on Linux")
+def test_a_process_of_the_fix_that_dies_leaves_the_fix_to_this_one(tmp_path, monkeypatch):
+    import anydev._fix.engine as engine
+
+    monkeypatch.setattr(engine, "_FILES_PER_PROCESS", 1)
+    parent = os.getpid()
+    real = engine._fix_one
+    monkeypatch.setattr(engine, "_fix_one",
+                        lambda *a: os._exit(3) if os.getpid() != parent else real(*a))
+    for i in range(4):
+        (tmp_path / f"m{i}.py").write_bytes(b"import torch\ntorch.cuda.synchronize()\n")
+    monkeypatch.chdir(tmp_path)
+    r = fix_paths(["."], jobs=2)
+    assert r.applied == 4 and all(fr.changed and fr.error is None for fr in r.files)
+    assert (tmp_path / "m3.py").read_bytes() == b"import torch\ntorch.accelerator.synchronize()\n"

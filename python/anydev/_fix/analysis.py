@@ -60,6 +60,11 @@ DEVICE_WORDS = frozenset({
 # Not "gpu": `num_gpus`, `train_gpu.py` name a kind of hardware, not one vendor's API.
 
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+#: The nodes with a branch or a statement list (body, orelse, finalbody,
+#: handlers): the only holders at which a version guard can take effect.
+_BLOCK_TYPES = frozenset(t for t in vars(ast).values() if isinstance(t, type) and
+                         issubclass(t, ast.AST) and {"body", "orelse", "finalbody",
+                                                     "handlers"} & set(t._fields))
 _FALLBACK_ERRORS = {"ImportError", "ModuleNotFoundError", "AttributeError"}
 
 
@@ -498,6 +503,8 @@ class PyAnalysis:
 
     def _old_torch_step(self, holder: ast.AST, child: ast.AST) -> Optional[str]:
         """Why ``child``, as a part of ``holder``, runs only on an older PyTorch, or None."""
+        if type(holder) not in _BLOCK_TYPES:
+            return None  # an expression, an argument list, ...: no branch nor block
         if isinstance(holder, (ast.If, ast.IfExp, ast.While)) and child is not holder.test:
             in_body = (child is holder.body) if isinstance(holder, ast.IfExp) else \
                 any(child is s for s in holder.body)

@@ -9,6 +9,7 @@ import ast
 import difflib
 import os
 import stat
+import sys
 from dataclasses import dataclass, field
 from typing import Iterable, Optional, Sequence
 
@@ -250,7 +251,8 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
     """Scans ``paths`` (or takes the findings of ``scanned``) and applies the
     fixes; with ``diff=True`` writes nothing and returns a unified diff
     instead. Rule selection, excludes and .gitignore apply as for
-    :func:`anydev.scan.scan_paths`.
+    :func:`anydev.scan.scan_paths`. ``jobs``: the scan's threads and the
+    fix's processes (default: all cores; Note [Fixing in processes]).
 
     ``target_torch``: the oldest PyTorch the fixed code must keep running on
     ("2.1"); by default each file's project says it (the lower bound of
@@ -276,6 +278,8 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
                         Optional[_versions.Target]]] = []
     links: dict[tuple[str, str], Optional[str]] = {}
     cwd = os.getcwd()
+    work: list[tuple[FileResult, bytes, os.stat_result, list[_scan.Finding],
+                     _versions.Target]] = []
     for path, findings in by_file.items():
         fr = FileResult(path)
         result.files.append(fr)
@@ -304,16 +308,14 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
         seen[key] = path
         target = explicit or projects.for_file(path) or _versions.DEFAULT
         result.targets.setdefault(target.source, target)
-        try:
-            new, fr.applied, fr.skipped = fix_source(data, path, findings, unsafe=unsafe,
-                                                     target_torch=target, keep=keep)
-        except ValueError as e:
-            refuse(str(e))
+        work.append((fr, data, st, findings, target))
+
+    for (fr, data, st, findings, target), out in zip(work, _fix_all(work, unsafe, keep, jobs)):
+        if isinstance(out, str):
+            fr.error, fr.io_error = out, False
+            fr.applied, fr.skipped = [], [(f, out) for f in findings]
             continue
-        except Exception as e:  # a bug of the fixer must not stop the run nor touch the file
-            refuse(f"internal error of the fixer ({type(e).__name__}: {e}); the file was left "
-                   "as it was; please report it")
-            continue
+        new, fr.applied, fr.skipped = out
         pending.append((fr, data, new, st, findings, target))
 
     try:
@@ -355,6 +357,115 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
 
 #: How many files are written at once.
 _WRITERS = 8
+
+#: The fewest files a process of the fix gets (Note [Fixing in processes]).
+_FILES_PER_PROCESS = 24
+
+_Outcome = "str | tuple[bytes, list[_scan.Finding], list[tuple[_scan.Finding, str]]]"
+
+
+def _fix_one(data: bytes, path: str, findings: list[_scan.Finding], unsafe: bool,
+             target: _versions.Target, keep: Sequence[str]) -> _Outcome:
+    """fix_source's answer for one file, or why the file is left as it was."""
+    try:
+        return fix_source(data, path, findings, unsafe=unsafe, target_torch=target, keep=keep)
+    except ValueError as e:
+        return str(e)
+    except Exception as e:  # a bug of the fixer must not stop the run nor touch the file
+        return (f"internal error of the fixer ({type(e).__name__}: {e}); the file was left "
+                "as it was; please report it")
+
+
+#: What the processes of one _fix_all fix: (work, unsafe, keep), set before they fork.
+_SHARED: Optional[tuple] = None
+
+
+def _fix_range(lo: int, hi: int) -> list:
+    """In a process of the fix: the outcomes of work[lo:hi], findings as their
+    indices in their file's list (the parent has the findings themselves)."""
+    assert _SHARED is not None
+    work, unsafe, keep = _SHARED
+    out: list = []
+    for fr, data, _st, findings, target in work[lo:hi]:
+        got = _fix_one(data, fr.path, findings, unsafe, target, keep)
+        if isinstance(got, str):
+            out.append(got)
+            continue
+        new, applied, skipped = got
+        index = {id(f): i for i, f in enumerate(findings)}
+        out.append((None if new == data else new, [index[id(f)] for f in applied],
+                    [(index[id(f)], why) for f, why in skipped]))
+    return out
+
+
+def _processes(jobs: Optional[int], files: int) -> int:
+    """How many processes fix ``files`` files (1: this one alone)."""
+    if not sys.platform.startswith("linux") or jobs == 1:
+        return 1
+    if not jobs:
+        try:
+            jobs = len(os.sched_getaffinity(0))
+        except (AttributeError, OSError):  # pragma: no cover
+            jobs = os.cpu_count() or 1
+    return max(1, min(jobs, files // _FILES_PER_PROCESS))
+
+
+def _fix_all(work: list, unsafe: bool, keep: Sequence[str], jobs: Optional[int]
+             ) -> list[_Outcome]:
+    """The outcome of each file of ``work``, in its order, fixed in this
+    process or, for many files, in ``jobs`` forked ones (Note [Fixing in processes])."""
+    n = _processes(jobs, len(work))
+    if n > 1:
+        got = _fix_in_processes(work, unsafe, keep, n)
+        if got is not None:
+            return got
+    return [_fix_one(data, fr.path, findings, unsafe, target, keep)
+            for fr, data, _st, findings, target in work]
+
+
+def _fix_in_processes(work: list, unsafe: bool, keep: Sequence[str], n: int
+                      ) -> Optional[list[_Outcome]]:
+    """_fix_all in ``n`` processes; None when they cannot be started or one dies
+    (the caller then fixes every file here)."""
+    global _SHARED
+    import multiprocessing  # noqa: PLC0415 (only for many files)
+    import warnings  # noqa: PLC0415
+    from concurrent.futures import ProcessPoolExecutor  # noqa: PLC0415
+    from concurrent.futures.process import BrokenProcessPool  # noqa: PLC0415 (a dead process)
+
+    chunks = min(len(work), n * 4)  # a few chunks a process: one slow file delays less
+    bounds = [(len(work) * k // chunks, len(work) * (k + 1) // chunks) for k in range(chunks)]
+    _SHARED = (work, unsafe, keep)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", DeprecationWarning)  # fork of a threaded process
+            with ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("fork")) as pool:
+                parts = list(pool.map(_fix_range, *zip(*bounds)))
+    except (OSError, BrokenProcessPool, Exception):  # noqa: BLE001 (fixed here instead)
+        return None
+    finally:
+        _SHARED = None
+    out: list[_Outcome] = []
+    for (fr, data, _st, findings, _target), got in zip(work, (o for p in parts for o in p)):
+        if isinstance(got, str):
+            out.append(got)
+        else:
+            new, applied, skipped = got
+            out.append((data if new is None else new, [findings[i] for i in applied],
+                        [(findings[i], why) for i, why in skipped]))
+    return out
+
+
+# Note [Fixing in processes]
+# Fixing a Python file is Python (a parse, a walk of its tree, the rewrites), so
+# threads would take turns on the GIL. A tree of many files is fixed by `jobs`
+# processes (all cores by default, like the scan's threads), forked from this
+# one so that they share what it read and decided; each fixes contiguous ranges
+# of the files and sends back the fixed bytes and its findings' indices, and
+# the results are taken in the files' order: the output is the same, byte for
+# byte, as one process's. Mock targets, diffs and writes stay here. A process
+# that cannot be started or dies leaves the whole fix to this process. Fewer
+# than _FILES_PER_PROCESS files a process are not worth a process.
 
 
 def _write_checked(fr: FileResult, new: bytes, st: os.stat_result,

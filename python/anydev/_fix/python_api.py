@@ -29,6 +29,9 @@ from .templates import (
     render_template, unplaced_arguments)
 from .text import _FileError, _Text
 
+#: Blanks inside a finding's text (`torch . cuda`).
+_BLANKS = re.compile(r"\s+")
+
 
 #: About how many descents (python_tree._chain) one walk of a module costs: a
 #: file with more findings than this is walked once first (PyAnalysis.index)
@@ -49,6 +52,8 @@ class _PyContext:
         self.analysis: Optional[analysis.PyAnalysis] = None
         self._fstrings: Optional[list[tuple[int, int, str]]] = None
         self._name_uses: Optional[dict[str, int]] = None
+        #: id(function) -> (the function, [(end, torch names)] of its imports): torch_name
+        self._fn_imports: dict[int, tuple[ast.AST, list[tuple[int, list[str]]]]] = {}
 
     def locate(self, start: int, end: int) -> _Located:
         s, e = self.text.ast_pos(start), self.text.ast_pos(end)
@@ -86,14 +91,18 @@ class _PyContext:
         the module must import torch for it: the finding's own first name when
         that is the package (``th`` in ``th.cuda.synchronize``), else a
         package import of an enclosing function before it, else the module's."""
-        written = re.sub(r"\s+", "", f.text)
+        written = _BLANKS.sub("", f.text)
         head, _, tail = written.partition(".")
         if tail and f.symbol.startswith("torch.") and tail == f.symbol[len("torch."):]:
             return head, False
         for fn in reversed(where.chain):
             if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                names = [n for st in _module_statements(fn.body) if isinstance(st, ast.Import)
-                         and self.text.span(st)[1] <= start for n in _torch_names(st)]
+                imports = self._fn_imports.get(id(fn))
+                if imports is None or imports[0] is not fn:
+                    imports = self._fn_imports[id(fn)] = (fn, [
+                        (self.text.span(st)[1], names) for st in _module_statements(fn.body)
+                        if isinstance(st, ast.Import) for names in (_torch_names(st),) if names])
+                names = [n for end, ns in imports[1] if end <= start for n in ns]
                 if names:
                     return names[-1], False
         return self.root, self.needs_import
