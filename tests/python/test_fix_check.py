@@ -180,3 +180,16 @@ def test_a_statement_with_an_unproven_edit_is_parsed_again():
                      proven=True), _Edit(x, x + 1, "(")])
     assert _changed_statements(tree, text.line_starts(), len(text.text), edits) == [
         "def f():\n    return torch.accelerator.synchronize(()\n"]
+
+
+@pytest.mark.parametrize("path", SOURCES[::4], ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_fixers_walk_gives_ast_walks_nodes_in_its_order(path):
+    """python_tree.walk stands in for ast.walk where the first node found
+    decides a reason: the same nodes, in the same order."""
+    from anydev._fix.python_tree import walk
+
+    _, tree = _parsed(path)
+    if tree is None:
+        pytest.skip("does not parse to begin with")
+    a, b = list(ast.walk(tree)), list(walk(tree))
+    assert len(a) == len(b) and all(x is y for x, y in zip(a, b))

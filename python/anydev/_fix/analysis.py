@@ -49,7 +49,7 @@ import os
 import re
 from typing import Optional, Sequence
 
-from .python_tree import _LEAVES
+from .python_tree import _LEAVES, walk
 
 __all__ = ["PyAnalysis", "device_token", "int_like", "version_sense"]
 
@@ -105,7 +105,7 @@ _OLD_WORDS = {"less", "lt", "le", "lte", "older", "below", "before", "pre", "leg
 
 
 def _mentions_torch_version(node: ast.AST) -> bool:
-    for n in ast.walk(node):
+    for n in walk(node):
         if isinstance(n, ast.Attribute) and n.attr == "__version__":
             return True
         if isinstance(n, ast.Name) and "torch" in n.id.lower() and "version" in n.id.lower():
@@ -286,7 +286,7 @@ def scope_facts(scope: ast.AST) -> tuple[dict[str, list[ast.AST]], dict[str, str
             elif n.value is not None:
                 assigned.setdefault(n.target.id, []).append(n.value)
         elif isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension)):
-            for t in ast.walk(n.target):
+            for t in walk(n.target):
                 if isinstance(t, ast.Name):
                     assigned.setdefault(t.id, []).append(unknown)
         elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
@@ -605,7 +605,7 @@ class PyAnalysis:
             def add(name: str, what: str, node: ast.AST) -> None:
                 b.setdefault(name, []).append((what, getattr(node, "lineno", 0) or 0, node))
 
-            for n in ast.walk(self.tree):
+            for n in walk(self.tree):
                 if isinstance(n, ast.Import):
                     for a in n.names:
                         add(a.asname or a.name.split(".")[0],
@@ -778,7 +778,7 @@ class PyAnalysis:
 
     @staticmethod
     def _contains(outer: ast.AST, inner: ast.AST) -> bool:
-        return any(n is inner for n in ast.walk(outer))
+        return any(n is inner for n in walk(outer))
 
     def _following(self, stmt: ast.AST) -> list[ast.AST]:
         holder = self.parent(stmt)
@@ -802,7 +802,7 @@ class PyAnalysis:
 
         seen: set[int] = set()
         for top in self.guarded_region(node):
-            for n in ast.walk(top):
+            for n in walk(top):
                 if id(n) in seen:
                     continue
                 seen.add(id(n))

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Optional
 
 from .. import scan as _scan
 from .edits import _Edit, _Edits, _arg_edits
-from .python_tree import _block_of, _module_statements
+from .python_tree import _block_of, _module_statements, walk
 from .rows import _allowed, _row_of
 from .text import _LINE_BREAK, _Text
 
@@ -49,7 +49,7 @@ def _torch_root(tree: ast.Module) -> tuple[Optional[str], bool]:
         elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for t in targets:
-                other = other or any(isinstance(n, ast.Name) and n.id == "torch" for n in ast.walk(t))
+                other = other or any(isinstance(n, ast.Name) and n.id == "torch" for n in walk(t))
     if plain:
         return "torch", False
     if alias:
@@ -164,7 +164,7 @@ def _dunder_all(tree: ast.Module) -> set[str]:
                     and fn.value.id == "__all__" and node.value.args:
                 value = node.value.args[0]
         if value is not None:
-            for n in ast.walk(value):
+            for n in walk(value):
                 if isinstance(n, ast.Constant) and isinstance(n.value, str):
                     names.add(n.value)
     return names

@@ -15,6 +15,26 @@ from typing import Iterable, Optional
 from .text import _LINE_BREAK
 
 
+def walk(node: ast.AST) -> Iterable[ast.AST]:
+    """ast.walk's nodes in ast.walk's order (breadth first, fields in order),
+    without its generator per node."""
+    AST = ast.AST
+    todo = [node]
+    i = 0
+    while i < len(todo):
+        n = todo[i]
+        i += 1
+        for name in n._fields:
+            v = getattr(n, name, None)
+            if isinstance(v, AST):
+                todo.append(v)
+            elif type(v) is list:
+                for x in v:
+                    if isinstance(x, AST):
+                        todo.append(x)
+        yield n
+
+
 def _parse_error(e: SyntaxError) -> str:
     where = f"line {e.lineno}: " if e.lineno else ""
     return f"{where}{e.msg}"
