@@ -92,6 +92,19 @@ def _import_insert_point(tree: ast.Module, text: _Text) -> tuple[int, str]:
                             else "")
 
 
+def _alias_spans_of(text: _Text, stmt: ast.AST) -> list[tuple[str, Optional[str], int, int]]:
+    """:func:`_alias_spans` of an import statement, from the positions of its
+    aliases where the syntax tree has them (Python 3.10 on) and its text is
+    ASCII (the tree's names are NFKC-normalized, the text's are not)."""
+    start, end = text.span(stmt)
+    names = stmt.names  # type: ignore[attr-defined]
+    if names and getattr(names[0], "end_col_offset", None) is not None and \
+            text.text[start:end].isascii():
+        return [(a.name, a.asname, text.index_of_ast(a.lineno, a.col_offset),
+                 text.index_of_ast(a.end_lineno, a.end_col_offset)) for a in names]
+    return _alias_spans(text.text, start, end)
+
+
 def _alias_spans(text: str, start: int, end: int) -> list[tuple[str, Optional[str], int, int]]:
     """(name, asname, start, end) of each name an import statement at
     text[start:end] lists, as text indices (alias positions from the
@@ -195,7 +208,7 @@ def _fix_python_imports(ctx: _PyContext, findings: list[_scan.Finding], fixed_ro
             continue
         spans = spans_of.get(id(stmt))
         if spans is None:
-            spans = spans_of[id(stmt)] = _alias_spans(text.text, *text.span(stmt))
+            spans = spans_of[id(stmt)] = _alias_spans_of(text, stmt)
         alias = next((a for a in spans if a[2] == start), None)
         if alias is None:
             skipped.append((f, "could not locate the import in the syntax tree"))

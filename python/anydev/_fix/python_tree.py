@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import bisect
+import functools
 import io
 import keyword
 import re
@@ -255,7 +256,11 @@ class _Located:
 
     @property
     def in_fstring(self) -> bool:
-        return any(isinstance(n, ast.JoinedStr) for n in self.chain)
+        JoinedStr = ast.JoinedStr
+        for n in self.chain:
+            if type(n) is JoinedStr:
+                return True
+        return False
 
 
 #: A dotted name of ASCII identifiers, as the proof of a rename reads one (the
@@ -263,6 +268,16 @@ class _Located:
 _DOTTED_SPAN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:[ \t]*\.[ \t]*[A-Za-z_][A-Za-z0-9_]*)*\Z")
 _DOTTED_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
 _WORD_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.")
+
+
+@functools.lru_cache(maxsize=1024)
+def _safe_name(new: str) -> bool:
+    """Whether ``new`` is a dotted name of ASCII identifiers, none a keyword, the
+    first no soft keyword (`match.x` at a statement's start reads differently)."""
+    if not _DOTTED_NAME.match(new):
+        return False
+    parts = new.split(".")
+    return not (any(keyword.iskeyword(p) for p in parts) or keyword.issoftkeyword(parts[0]))
 
 
 def _token_safe_rename(text: str, start: int, end: int, node: ast.AST, new: str,
@@ -279,12 +294,9 @@ def _token_safe_rename(text: str, start: int, end: int, node: ast.AST, new: str,
     n = node
     while type(n) is ast.Attribute:
         n = n.value  # type: ignore[attr-defined]
-    if type(n) is not ast.Name or not _DOTTED_NAME.match(new):
+    if type(n) is not ast.Name or not _safe_name(new):
         return False
     if not _DOTTED_SPAN.match(text, start, end):
-        return False
-    parts = new.split(".")
-    if any(keyword.iskeyword(p) for p in parts) or keyword.issoftkeyword(parts[0]):
         return False
     if start > 0 and text[start - 1] in _WORD_CHARS:
         return False

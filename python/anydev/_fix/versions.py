@@ -13,6 +13,11 @@ from .. import scan as _scan
 from .rows import _row_of
 
 
+#: (row, target) -> whether the target has the row's replacement: one check per
+#: row and target, not per finding.
+_VERDICTS: dict[tuple, Optional[str]] = {}
+
+
 def _target_refusals(findings: Sequence[_scan.Finding], target: Optional[_versions.Target],
                      path: str, keep: Sequence[str]
                      ) -> tuple[list[_scan.Finding], list[tuple[_scan.Finding, str]]]:
@@ -23,7 +28,6 @@ def _target_refusals(findings: Sequence[_scan.Finding], target: Optional[_versio
     todo: list[_scan.Finding] = []
     out: list[tuple[_scan.Finding, str]] = []
     target = target or _versions.DEFAULT
-    verdicts: dict[int, Optional[str]] = {}  # id(row) -> why not: one check per row
     for f in findings:
         if kept_by is not None:
             out.append((f, f"kept: {rel} matches `keep = [\"{kept_by}\"]` of [tool.anydev]"))
@@ -35,11 +39,11 @@ def _target_refusals(findings: Sequence[_scan.Finding], target: Optional[_versio
         row = _row_of(f)
         why = None
         if row is not None and row.status in ("deprecated", "literal") and row.fix != "none":
-            key = id(row)
-            if key in verdicts:
-                why = verdicts[key]
+            key = (row.code, row.since, row.replacement, target.version)
+            if key in _VERDICTS:
+                why = _VERDICTS[key]
             else:
-                why = verdicts[key] = _versions.needs(row, target)
+                why = _VERDICTS[key] = _versions.needs(row, target)
         if why is not None:
             out.append((f, why))
         else:
