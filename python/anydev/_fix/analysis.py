@@ -351,6 +351,8 @@ class PyAnalysis:
         self._parents: Optional[dict[int, ast.AST]] = None
         self._path_home: Optional[tuple[Optional[str]]] = None
         self._steps: dict[int, Optional[str]] = {}  # id(child) -> old_torch_only's step
+        #: (id(the chain's first node), id(node)) -> old_torch_only of the chain down to node
+        self._downto: dict[tuple[int, int], Optional[str]] = {}
         self._uses: dict[str, int] = {}
         self._at: dict[tuple[int, int, int, int], Optional[ast.AST]] = {}
         self._blocks: dict[int, tuple[dict[int, int], Optional[tuple[int, str]]]] = {}
@@ -377,7 +379,9 @@ class PyAnalysis:
         attrs: dict[tuple[int, str], list[ast.AST]] = {}
         uses: dict[str, int] = {}
         at: dict[tuple[int, int, int, int], Optional[ast.AST]] = {}
-        AST, Name, Attribute, Load = ast.AST, ast.Name, ast.Attribute, ast.Load
+        AST, Name, Attribute, Load, Constant = ast.AST, ast.Name, ast.Attribute, ast.Load, \
+            ast.Constant
+        setdefault = at.setdefault
         Global, Nonlocal, ClassDef = ast.Global, ast.Nonlocal, ast.ClassDef
         FunctionDef, AsyncFunctionDef = ast.FunctionDef, ast.AsyncFunctionDef
         leaves, child_fields = _LEAVES, _CHILD_FIELDS
@@ -401,15 +405,15 @@ class PyAnalysis:
             end_line = getattr(node, "end_lineno", None)
             if end_line is not None:
                 key = (node.lineno, node.col_offset, end_line, node.end_col_offset)  # type: ignore[attr-defined]
-                if key not in at:
-                    at[key] = node
-                else:
-                    seen = at[key]
+                seen = setdefault(key, node)
+                if seen is not node:
                     p = parents.get(id(node))
                     while p is not None and p is not seen:
                         p = parents.get(id(p))
                     if p is None:  # two nodes at one place, neither inside the other
                         at[key] = None
+            if t is Name or t is Constant:
+                continue  # no children (a Name's ctx is none)
             if t is FunctionDef or t is AsyncFunctionDef:
                 scope = node
             elif t is ClassDef:
@@ -490,16 +494,23 @@ class PyAnalysis:
     def old_torch_only(self, chain: Sequence[ast.AST]) -> Optional[str]:
         """Why the node at the end of ``chain`` runs only on an older PyTorch, or None
         (each step of a chain is decided once: findings share their ancestors)."""
-        steps = self._steps
-        for i in range(len(chain) - 1):
-            key = id(chain[i + 1])
-            if key in steps:
-                why = steps[key]
-            else:
-                why = steps[key] = self._old_torch_step(chain[i], chain[i + 1])
-            if why is not None:
-                return why
-        return None
+        # the answer down to each node is kept too, so a finding pays only for
+        # the steps below the deepest ancestor an earlier finding reached
+        steps, downto = self._steps, self._downto
+        top = id(chain[0]) if chain else 0
+        k = len(chain) - 1
+        while k > 0 and (top, id(chain[k])) not in downto:
+            k -= 1
+        why = downto[(top, id(chain[k]))] if k > 0 else None
+        for i in range(k, len(chain) - 1):
+            if why is None:
+                key = id(chain[i + 1])
+                if key in steps:
+                    why = steps[key]
+                else:
+                    why = steps[key] = self._old_torch_step(chain[i], chain[i + 1])
+            downto[(top, id(chain[i + 1]))] = why
+        return why
 
     def _old_torch_step(self, holder: ast.AST, child: ast.AST) -> Optional[str]:
         """Why ``child``, as a part of ``holder``, runs only on an older PyTorch, or None."""

@@ -113,7 +113,7 @@ class _Text:
 
     def index_of_ast(self, lineno: int, col_offset: int) -> int:
         """Text index of an ast position (1-based line, UTF-8 byte column)."""
-        starts = self.line_starts()
+        starts = self._line_starts or self.line_starts()
         start = starts[lineno - 1]
         if self.ascii:
             return start + col_offset
@@ -123,13 +123,18 @@ class _Text:
 
     def ast_pos(self, index: int) -> tuple[int, int]:
         """The ast position (1-based line, UTF-8 column) of a text index."""
-        line = self.line_of(index)
-        start = self.line_starts()[line]
+        starts = self._line_starts or self.line_starts()
+        line = bisect.bisect_right(starts, index) - 1
+        start = starts[line]
         col = index - start if self.ascii else \
             len(self.text[start:index].encode("utf-8", errors="surrogateescape"))
         return line + 1, col
 
     def span(self, node) -> tuple[int, int]:
+        if self.ascii:
+            starts = self._line_starts or self.line_starts()
+            return (starts[node.lineno - 1] + node.col_offset,
+                    starts[node.end_lineno - 1] + node.end_col_offset)
         return (self.index_of_ast(node.lineno, node.col_offset),
                 self.index_of_ast(node.end_lineno, node.end_col_offset))
 
