@@ -753,3 +753,28 @@ def test_a_process_of_the_fix_that_dies_leaves_the_fix_to_this_one(tmp_path, mon
     r = fix_paths(["."], jobs=2)
     assert r.applied == 4 and all(fr.changed and fr.error is None for fr in r.files)
     assert (tmp_path / "m3.py").read_bytes() == b"import torch\ntorch.accelerator.synchronize()\n"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fixes in processes on Linux")
+def test_fix_paths_in_two_threads_at_once_gives_each_its_own_results(tmp_path, monkeypatch):
+    import threading
+
+    import anydev._fix.engine as engine
+
+    monkeypatch.setattr(engine, "_FILES_PER_PROCESS", 1)
+    for tree, call in (("a", b"synchronize"), ("b", b"empty_cache")):
+        for i in range(6):
+            p = tmp_path / tree / f"m{i}.py"
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_bytes(b"import torch\ntorch.cuda." + call + b"()\n")
+    monkeypatch.chdir(tmp_path)
+    out: dict = {}
+    threads = [threading.Thread(target=lambda t=t: out.__setitem__(t, fix_paths(
+        [t], diff=True, unsafe=True, jobs=2))) for t in ("a", "b")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert out["a"].diff.count("+torch.accelerator.synchronize()") == 6
+    assert out["b"].diff.count("+torch.accelerator.empty_cache()") == 6
+    assert "empty_cache" not in out["a"].diff and "synchronize" not in out["b"].diff

@@ -10,8 +10,9 @@ import difflib
 import os
 import stat
 import sys
+import _thread
 from dataclasses import dataclass, field
-from typing import Iterable, Optional, Sequence
+from typing import Iterable, Optional, Sequence, Union
 
 from .. import _versions
 from .._files import replace_atomically
@@ -361,7 +362,8 @@ _WRITERS = 8
 #: The fewest files a process of the fix gets (Note [Fixing in processes]).
 _FILES_PER_PROCESS = 24
 
-_Outcome = "str | tuple[bytes, list[_scan.Finding], list[tuple[_scan.Finding, str]]]"
+#: What fixing one file gives: why it is left as it was, or fix_source's answer.
+_Outcome = Union[str, tuple[bytes, list[_scan.Finding], list[tuple[_scan.Finding, str]]]]
 
 
 def _fix_one(data: bytes, path: str, findings: list[_scan.Finding], unsafe: bool,
@@ -378,6 +380,7 @@ def _fix_one(data: bytes, path: str, findings: list[_scan.Finding], unsafe: bool
 
 #: What the processes of one _fix_all fix: (work, unsafe, keep), set before they fork.
 _SHARED: Optional[tuple] = None
+_SHARED_LOCK = _thread.allocate_lock()
 
 
 def _fix_range(lo: int, hi: int) -> list:
@@ -435,6 +438,8 @@ def _fix_in_processes(work: list, unsafe: bool, keep: Sequence[str], n: int
 
     chunks = min(len(work), n * 4)  # a few chunks a process: one slow file delays less
     bounds = [(len(work) * k // chunks, len(work) * (k + 1) // chunks) for k in range(chunks)]
+    if not _SHARED_LOCK.acquire(blocking=False):
+        return None  # another thread's fix_paths is forking: this one fixes here
     _SHARED = (work, unsafe, keep)
     try:
         with warnings.catch_warnings():
@@ -445,6 +450,7 @@ def _fix_in_processes(work: list, unsafe: bool, keep: Sequence[str], n: int
         return None
     finally:
         _SHARED = None
+        _SHARED_LOCK.release()
     out: list[_Outcome] = []
     for (fr, data, _st, findings, _target), got in zip(work, (o for p in parts for o in p)):
         if isinstance(got, str):
