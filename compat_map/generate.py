@@ -7,6 +7,7 @@
 Outputs (each opens with an @generated line naming its source):
 
     python/anydev/_compat_table.py        the rows, for the runtime and the report
+    python/anydev/_scan_table.py          the fields of the rows `anydev scan` reads
     python/anydev/cuda/__init__.py(i)     shims for torch.cuda, and their stubs
     python/anydev/cuda/amp/__init__.py(i) shims for torch.cuda.amp
     python/anydev/xpu/__init__.py(i)      shims for torch.xpu
@@ -535,6 +536,73 @@ def gen_table_module(table: Table) -> str:
             "ROWS_BY_LEGACY: dict[str, Row] = {n: r for r in ROWS for n in (r.legacy, *r.also)}",
             ""]
     out += gen_proofs(os.path.join(TABLE_DIR, "proofs.json"))
+    return "\n".join(out)
+
+
+# The fields of a Row the scanner reads, in the order of _scan_table.RULES.
+SCAN_FIELDS = ("code", "language", "status", "legacy", "also", "covers", "detect", "opt_in",
+               "replacement", "fix")
+
+
+def gen_scan_table(table: Table) -> str:
+    """python/anydev/_scan_table.py: what `anydev scan` reads of the table,
+    in a form that loads in a small part of the time of the whole
+    _compat_table (the start-up of `anydev scan`, benchmarks/python/bench_startup.py):
+    NATIVE, the rows as the native RuleSet takes them; ROWS_TEXT, each row's
+    SCAN_FIELDS in one line (parsed only for the rows with findings); OPT_IN.
+    The values are those of gen_table_module's Rows (tests/python/test_compat_table.py
+    checks)."""
+    lines, opt_in = [], []
+    for r in table.rows:
+        literal = r.file == "literals.toml"
+        values = (r.code, "cpp" if r.is_cpp else "python", r.status, r.legacy, tuple(r.also or ()),
+                  tuple(r.covers or ()) if literal else (), r.detect if literal else None,
+                  bool(r.opt_in) if literal else False, r.replacement or "", r.fix or "none")
+        if values[6] == "":
+            raise SystemExit(f"compat_map: {r.code}: an empty detector")
+        fields = []
+        for v in values:
+            if isinstance(v, tuple):
+                if any(not x or any(c.isspace() for c in x) for x in v):
+                    raise SystemExit(f"compat_map: {r.code}: a spelling with a space")
+                fields.append(" ".join(v))
+            elif isinstance(v, bool):
+                fields.append("1" if v else "0")
+            elif v is None:
+                fields.append("")
+            else:
+                if "\t" in v or "\n" in v:
+                    raise SystemExit(f"compat_map: {r.code}: a tab or newline in {v!r}")
+                fields.append(v)
+        lines.append("\t".join(fields))
+        if values[7]:
+            opt_in.append(r.code)
+    out = [f"# {GENERATED.format(src='*.toml')}",
+           '"""The compat table as `anydev scan` reads it (Note [Scan table] in anydev/scan.py)."""',
+           "",
+           "# Per row (in the order of anydev._compat_table.ROWS), the native RuleSet's",
+           "# (code, language, kept, spellings, detector), as anydev.scan._native_rule makes them.",
+           "NATIVE = ("]
+    # As anydev.scan._native_rule makes them (each literal row's detector on).
+    covered = {n for r in table.rows if r.file == "literals.toml" for n in (r.covers or ())}
+    for r in table.rows:
+        lang = "cpp" if r.is_cpp else "python"
+        if r.status == "literal":
+            native = (r.code, lang, False, tuple(r.covers or ()), r.detect or "")
+        else:
+            native = (r.code, lang, r.status == "kept",
+                      tuple(s for s in (r.legacy, *(r.also or ())) if s not in covered), "")
+        out.append(f"    {native!r},")
+    out += [")",
+            "# The rules that are off unless selected.",
+            f"OPT_IN = {tuple(opt_in)!r}",
+            "# The fields of a row that the scanner reads, in the order of ROWS_TEXT's.",
+            f"SCAN_FIELDS = {SCAN_FIELDS!r}",
+            "# Per row, those fields separated by tabs (a tuple's items by spaces, None as",
+            "# nothing, a boolean as 0 or 1): anydev.scan._Rows parses the rows it is asked for.",
+            "ROWS_TEXT = ("]
+    out += [f"    {line!r}," for line in lines]
+    out += [")", ""]
     return "\n".join(out)
 
 
@@ -1120,7 +1188,8 @@ def gen_guide(table: Table) -> str:
 
 
 def outputs(table: Table) -> dict[str, str]:
-    files = {"python/anydev/_compat_table.py": gen_table_module(table)}
+    files = {"python/anydev/_compat_table.py": gen_table_module(table),
+             "python/anydev/_scan_table.py": gen_scan_table(table)}
     for module, path in (("anydev.cuda", "python/anydev/cuda/__init__"),
                          ("anydev.cuda.amp", "python/anydev/cuda/amp/__init__"),
                          ("anydev.xpu", "python/anydev/xpu/__init__"),

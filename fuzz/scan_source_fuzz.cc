@@ -5,8 +5,9 @@
 // text the bytes they span, lines and columns from 1 and consistent with the
 // offsets, the same result with and without the prefilter's shortcut (a file
 // that MayMatch rejects has no finding), every error with a message, and the
-// same findings and errors from the Python scanner's fast path as from its
-// full path (Note [Fast path] in core/scan/src/python_scan.cc).
+// same findings and errors from each scanner's fast path as from its full
+// path (Note [Fast path] in core/scan/src/python_scan.cc, Note [Fast path
+// for C++] in core/scan/src/cpp_scan.cc).
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -33,6 +34,7 @@ const sc::RuleSet& Rules() {
       {"AD619", sc::Language::kCpp, false, {"c10::cuda::CUDAStream", "at::cuda::CUDAStream"}},
       {"AD620", sc::Language::kCpp, true, {"c10::cuda::CUDAStream::priority_range"}},
       {"AD701", sc::Language::kCpp, false, {"c10::cuda::CUDACachingAllocator::emptyCache"}},
+      {"AD625", sc::Language::kCpp, false, {"c10::cuda::getCurrentCUDAStream"}},
       {"AD901", sc::Language::kPython, false, {}, {}, "py.device_call"},
       {"AD902", sc::Language::kPython, false, {}, {}, "py.device_keyword"},
       {"AD903", sc::Language::kPython, false, {}, {}, "py.to_call"},
@@ -41,6 +43,9 @@ const sc::RuleSet& Rules() {
       {"AD907", sc::Language::kPython, false, {}, {}, "py.cuda_method"},
       {"AD908", sc::Language::kPython, false, {}, {}, "py.is_cuda"},
       {"AD910", sc::Language::kPython, false, {}, {}, "py.nccl_backend"},
+      {"AD951", sc::Language::kCpp, false, {}, {}, "cpp.device_type"},
+      {"AD952", sc::Language::kCpp, false, {}, {}, "cpp.cuda_method"},
+      {"AD953", sc::Language::kCpp, false, {}, {}, "cpp.is_cuda"},
   });
   return *rules;
 }
@@ -72,10 +77,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view src(reinterpret_cast<const char*>(data + 1), size - 1);
   sc::internal::SetFastPathForTesting(1);
   const sc::FileResult r = sc::ScanSource(Rules(), lang, src);
-  if (lang == sc::Language::kPython) {
-    sc::internal::SetFastPathForTesting(0);
-    FUZZ_CHECK(Same(r, sc::ScanSource(Rules(), lang, src)));
-  }
+  sc::internal::SetFastPathForTesting(0);
+  const sc::FileResult full = sc::ScanSource(Rules(), lang, src);
+  FUZZ_CHECK(Same(r, full));
+  // The C++ fast path reads every comment (the Python one only those of
+  // the lines it lexes).
+  if (lang == sc::Language::kCpp) FUZZ_CHECK(r.noqa_comment == full.noqa_comment);
   uint32_t last = 0;
   for (const sc::Finding& f : r.findings) {
     FUZZ_CHECK(f.rule >= 0 && static_cast<size_t>(f.rule) < Rules().rules().size());

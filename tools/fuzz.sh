@@ -3,7 +3,8 @@
 # and UndefinedBehaviorSanitizer, and runs each for a given time on a copy of
 # its seed corpus (fuzz/corpus/TARGET, never written to). A crash, a leak, a
 # broken check or an input slower than -timeout fails the run; the input is
-# left in build/fuzz/artifacts/. The report loader is fuzzed with atheris.
+# left in build/fuzz/artifacts/. The report loader and the fixer are fuzzed
+# with atheris.
 #
 #   tools/fuzz.sh                 # every target, 60 s each
 #   tools/fuzz.sh 600 glob        # one target, 10 minutes
@@ -19,7 +20,7 @@ say() { echo "fuzz: $*" >&2; }
 seconds=${1:-60}
 shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(scan_source glob device report)
+((${#targets[@]})) || targets=(scan_source glob device report fix)
 
 # --- tools ---------------------------------------------------------------------
 need=()
@@ -68,18 +69,18 @@ for t in "${targets[@]}"; do
             -labsl_int128 -labsl_throw_delegate -labsl_raw_logging_internal -labsl_cord
             -labsl_str_format_internal)
       build device_fuzz fuzz/device_fuzz.cc core/src/device.cc ;;
-    report) ;;
-    *) say "unknown target $t (scan_source, glob, device, report)"; exit 2 ;;
+    report | fix) ;;
+    *) say "unknown target $t (scan_source, glob, device, report, fix)"; exit 2 ;;
   esac
   work=$out/corpus-$t
   rm -rf "$work" && mkdir -p "$work" && cp fuzz/corpus/"$t"/* "$work"/
   say "running $t for ${seconds}s"
-  if [[ $t == report ]]; then
+  if [[ $t == report || $t == fix ]]; then
     .venv/bin/python -c 'import atheris' 2>/dev/null || {
       say "installing atheris into .venv"
       .venv/bin/python -m pip install -q --disable-pip-version-check atheris
     }
-    run=("$root/.venv/bin/python" "$root/fuzz/report_fuzz.py")
+    run=("$root/.venv/bin/python" "$root/fuzz/${t}_fuzz.py")
   else
     run=("$root/$out/${t}_fuzz")
   fi

@@ -467,7 +467,9 @@ def rewrite(src: str, code: str) -> tuple[Optional[str], Optional[str]]:
     findings = [f for f in findings if (f.rule in LITERAL_CASES) == literal or
                 f.kind == "call" and literal and f.rule != code and _is_guard(f.rule)]
     try:
-        new, applied, skipped = _fix.fix_source(src.encode(), "case.py", findings, unsafe=True)
+        # one round: the proof is of this row's rewrite, not of what rewrites its output
+        new, applied, skipped = _fix.fix_source(src.encode(), "case.py", findings, unsafe=True,
+                                                rules=lambda fs: [])
     except ValueError as e:
         return None, f"the fixer refused the file: {e}"
     if not any(f.rule == code for f in applied):
@@ -491,18 +493,18 @@ def _is_guard(code: str) -> bool:
 # (it behaves differently on an accelerator other than CUDA); the proof shows that
 # it runs and gives the CPU-machine result the note claims, on the real torch.
 LITERAL_CASES: dict[str, list[tuple[str, str]]] = {
-    "AD901": [('result = torch.device("cuda")', "raises AttributeError"),
-              ('result = torch.device("cuda", 1)', "raises AttributeError"),
-              ('result = torch.device("cuda:1")', "raises AttributeError"),
-              ('i = 1\nresult = torch.device(f"cuda:{i}")', "raises AttributeError"),
-              ('result = torch.device(type="cuda")', "raises AttributeError")],
+    "AD901": [('result = torch.device("cuda")', "returns device cuda"),
+              ('result = torch.device("cuda", 1)', "returns device cuda:1"),
+              ('result = torch.device("cuda:1")', "returns device cuda:1"),
+              ('i = 1\nresult = torch.device(f"cuda:{i}")', "returns device cuda:1"),
+              ('result = torch.device(type="cuda")', "returns device cuda")],
     "AD902": [('result = torch.zeros(2, device="cuda").device', "returns device cpu"),
-              ('result = torch.zeros(2, device="cuda:0").device', "raises AttributeError")],
+              ('result = torch.zeros(2, device="cuda:0").device', "raises AssertionError")],
     "AD903": [('result = torch.zeros(2).to("cuda").device', "returns device cpu"),
-              ('result = torch.zeros(2).to(device="cuda:0").device', "raises AttributeError")],
-    "AD904": [('result = torch.autocast("cuda").device', "raises AttributeError"),
-              ('result = torch.autocast(device_type="cuda").device', "raises AttributeError"),
-              ('result = torch.amp.GradScaler("cuda").is_enabled()', "raises AttributeError")],
+              ('result = torch.zeros(2).to(device="cuda:0").device', "raises AssertionError")],
+    "AD904": [('result = torch.autocast("cuda").device', "returns 'cuda'"),
+              ('result = torch.autocast(device_type="cuda").device', "returns 'cuda'"),
+              ('result = torch.amp.GradScaler("cuda").is_enabled()', "returns False")],
     "AD905": [('result = "cuda" if torch.cuda.is_available() else "cpu"', "returns 'cpu'"),
               ('result = torch.device("cuda" if torch.cuda.is_available() else "cpu")',
                "returns device cpu"),
@@ -513,9 +515,9 @@ LITERAL_CASES: dict[str, list[tuple[str, str]]] = {
                "returns 'cpu'"),
               ('if torch.cuda.device_count() > 0:\n    result = torch.device("cuda")\n'
                'else:\n    result = torch.device("cpu")', "returns device cpu")],
-    "AD907": [("result = torch.zeros(2).cuda()", "raises AttributeError"),
-              ("result = torch.zeros(2).cuda(0, non_blocking=True)", "raises AttributeError"),
-              ("result = torch.nn.Linear(2, 2).cuda()", "raises AttributeError")],
+    "AD907": [("result = torch.zeros(2).cuda()", "raises AssertionError"),
+              ("result = torch.zeros(2).cuda(0, non_blocking=True)", "raises AssertionError"),
+              ("result = torch.nn.Linear(2, 2).cuda()", "raises AssertionError")],
     "AD908": [("result = torch.zeros(2).is_cuda", "returns False")],
     "AD909": [('result = torch.zeros(2).device.type == "cuda"', "returns False"),
               ('result = torch.zeros(2).device.type != "cuda"', "returns True")],

@@ -6,6 +6,7 @@ interleaved in one run (issue 14's target: at most 1.5x `rg -n`).
     python benchmarks/scan/bench_vs_rg.py --size-mb 200 --legacy-share 0.2   # mixed tree
     python benchmarks/scan/bench_vs_rg.py --size-mb 20 --callgrind           # + instructions/byte
     python benchmarks/scan/bench_vs_rg.py --size-mb 20 --callgrind --linear-mb 100   # + linearity
+    python benchmarks/scan/bench_vs_rg.py --size-mb 20 --callgrind --language cpp    # C++ files only
 
 Each round runs, in turn: ``rg -n -e A -e B ... CORPUS`` and ``grep -rEn
 'A|B|...' CORPUS`` with the prefilter's own needles as the alternatives (the
@@ -24,7 +25,9 @@ rounds is reported, with the ratios to rg.
 corpus (valgrind's callgrind, one thread; the corpus should be small, it
 runs ~50x slower), both paths, and rg's (-j1) for comparison. --linear-mb N
 also times scan_native on an N MB corpus of the same kind and prints the
-ratio of its seconds per MB to those on --size-mb (1.0: linear).
+ratio of its seconds per MB to those on --size-mb (1.0: linear). --language
+python|cpp keeps only that language's files of the generated corpus (a copy
+beside it), for the figures of one scanner.
 """
 
 from __future__ import annotations
@@ -55,6 +58,32 @@ def corpus(base: str, size_mb: float, seed: int, share: float) -> tuple[str, int
             f.write(f"{want}|{files} {total}")
     files, total = map(int, open(stamp).read().split("|")[1].split())
     return path, files, total
+
+
+EXTENSIONS = {"python": (".py",), "cpp": (".cpp", ".cu")}
+
+
+def one_language(path: str, language: str) -> tuple[str, int, int]:
+    """A copy of the corpus at `path` with only `language`'s files."""
+    out = f"{path}-{language}"
+    stamp = os.path.join(out, ".stamp")
+    want = open(os.path.join(path, ".stamp")).read()
+    if not (os.path.exists(stamp) and open(stamp).read().split("#")[0] == want):
+        shutil.rmtree(out, ignore_errors=True)
+        files = total = 0
+        for d, _, names in os.walk(path):
+            for n in names:
+                if n.endswith(EXTENSIONS[language]):
+                    dst = os.path.join(out, os.path.relpath(d, path))
+                    os.makedirs(dst, exist_ok=True)
+                    shutil.copyfile(os.path.join(d, n), os.path.join(dst, n))
+                    files += 1
+                    total += os.path.getsize(os.path.join(d, n))
+        os.makedirs(out, exist_ok=True)
+        with open(stamp, "w") as f:
+            f.write(f"{want}#{files} {total}")
+    files, total = map(int, open(stamp).read().split("#")[1].split())
+    return out, files, total
 
 
 def rules_tsv(path: str) -> list[str]:
@@ -108,11 +137,15 @@ def main() -> int:
     ap.add_argument("--scan-native", default=os.path.join(ROOT, "build", "py", "benchmarks",
                                                           "scan", "scan_native"))
     ap.add_argument("--callgrind", action="store_true", help="also count instructions per byte")
+    ap.add_argument("--language", choices=["all", "python", "cpp"], default="all",
+                    help="scan only this language's files of the corpus")
     ap.add_argument("--linear-mb", type=float, default=0,
                     help="also time scan_native on a corpus of this size (linearity)")
     a = ap.parse_args()
 
     path, files, total = corpus(os.path.abspath(a.corpus_dir), a.size_mb, a.seed, a.legacy_share)
+    if a.language != "all":
+        path, files, total = one_language(path, a.language)
     tmp = tempfile.mkdtemp(prefix="anydev-vs-rg-")
     tsv = os.path.join(tmp, "rules.tsv")
     needles = rules_tsv(tsv)
@@ -128,7 +161,7 @@ def main() -> int:
         tools["native full"] = [a.scan_native, tsv, path]
         envs["native full"] = FULL
     print(f"{total / 1e6:.1f} MB in {files} files ({a.legacy_share:g} of them GPU code), "
-          f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}; needles: {' '.join(needles)}",
+          f"{a.language + ' files, ' if a.language != 'all' else ''}{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f}; needles: {' '.join(needles)}",
           flush=True)
     best: dict[str, float] = {}
     for name, argv in tools.items():  # warm-up: the page cache, the interpreter
@@ -154,6 +187,8 @@ def main() -> int:
     if a.linear_mb and os.path.exists(a.scan_native):
         big, _, big_total = corpus(os.path.abspath(a.corpus_dir), a.linear_mb, a.seed,
                                    a.legacy_share)
+        if a.language != "all":
+            big, _, big_total = one_language(big, a.language)
         argv = [a.scan_native, tsv, big]
         timed(argv, os.path.join(tmp, "big.out"))
         w = min(timed(argv, os.path.join(tmp, "big.out")) for _ in range(a.runs))

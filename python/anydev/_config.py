@@ -30,7 +30,6 @@ This module imports nothing heavy: the command line reads it at start-up.
 from __future__ import annotations
 
 import os
-import re
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # `typing` costs the command's start-up
     from typing import Any, Iterable, Optional, Sequence
@@ -121,8 +120,10 @@ _ALIASES = {"per_file_ignores": "per-file-ignores", "target_torch": "target-torc
             "max_file_size": "max-file-size", "respect_gitignore": "respect-gitignore",
             "output_format": "output-format", "legacy_override": "legacy-override",
             "extend-exclude": "exclude", "extend_exclude": "exclude"}
-_CODE = re.compile(r"^[A-Za-z]+[0-9]*$")
-_VERSION = re.compile(r"^[0-9]+\.[0-9]+(\.[0-9]+)?$")
+# Patterns compiled on first use (re's cache): the command line reads this module
+# at start-up, and most runs check neither.
+_CODE = r"^[A-Za-z]+[0-9]*$"
+_VERSION = r"^[0-9]+\.[0-9]+(\.[0-9]+)?$"
 
 
 class Config:
@@ -223,6 +224,28 @@ def _section(path: str, data: dict) -> Optional[Any]:
     return data
 
 
+def _may_hold_table(raw: bytes) -> bool:
+    """Whether a pyproject.toml may hold ``[tool.anydev]`` (or mean to: a
+    broken ``[tool.anydev`` is parsed, and its error reported). It may not when
+    every ``anydev`` in it starts a quoted string that is no key (not followed
+    by ``.``, ``]`` or ``=``, with spaces and tabs allowed between): a
+    dependency such as ``"anydev>=0.1"``. Such a file is not parsed: tomllib
+    is a third of the start-up of `anydev scan` (benchmarks/python/bench_startup.py)."""
+    at = raw.find(b"anydev")
+    while at >= 0:
+        if at == 0 or raw[at - 1:at] not in (b'"', b"'"):
+            return True  # a bare key, a comment, a broken header: parse
+        j = at + 6
+        if raw[j:j + 1] == raw[at - 1:at]:
+            j += 1
+            while raw[j:j + 1] in (b" ", b"\t"):
+                j += 1
+            if raw[j:j + 1] in (b".", b"]", b"="):
+                return True  # the quoted key "anydev"
+        at = raw.find(b"anydev", at + 1)
+    return False
+
+
 def find(start: str) -> Optional[str]:
     """The configuration file that applies at ``start`` (a folder), or None."""
     d = os.path.abspath(start)
@@ -233,7 +256,7 @@ def find(start: str) -> Optional[str]:
         candidate = os.path.join(d, "pyproject.toml")
         if os.path.isfile(candidate):
             raw = _read(candidate)
-            if b"anydev" in raw and _section(candidate, _parse(candidate, raw)) is not None:
+            if _may_hold_table(raw) and _section(candidate, _parse(candidate, raw)) is not None:
                 return candidate
         parent = os.path.dirname(d)
         if parent == d:
@@ -316,12 +339,18 @@ def _codes(cfg: Config, key: str, value: Any) -> list[str]:
     for v in _strings(cfg, key, value, comma=True):
         for item in v.split(","):
             item = item.strip()
-            if item and not _CODE.match(item):
+            if item and not _match(_CODE, item):
                 raise ConfigError(f"{cfg.where()}: `{key}`: {item!r} is not a rule code or "
                                   f"a prefix of one (AD101, AD1, ALL)")
             if item:
                 out.append(item)
     return out
+
+
+def _match(pattern: str, text: str) -> bool:
+    import re
+
+    return re.match(pattern, text) is not None
 
 
 def _bool(cfg: Config, key: str, value: Any) -> bool:
@@ -386,7 +415,7 @@ def check_policy(value: Any, where: str) -> str:
 def check_target_torch(value: Any, where: str) -> str:
     """``"2.1"`` -> ``"2.1"``; anything but MAJOR.MINOR[.PATCH] is a
     ConfigError (the fixer's own table, anydev._versions, checks the rest)."""
-    if not isinstance(value, str) or not _VERSION.match(value.strip()):
+    if not isinstance(value, str) or not _match(_VERSION, value.strip()):
         raise ConfigError(f"{where}: {value!r} is not a PyTorch version MAJOR.MINOR "
                           f"(such as \"2.1\")")
     return value.strip()

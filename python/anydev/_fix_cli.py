@@ -71,6 +71,8 @@ def _target_kwargs(fn, sel) -> dict:
         out["target_torch"] = sel.target_torch
     if sel.keep_globs and _accepts(fn, "keep"):
         out["keep"] = sel.keep_globs
+    if _accepts(fn, "rules"):  # the rescans of a fixed file keep the selection
+        out["rules"] = lambda fs: sel.filter([f for f in fs if sel.rules(f.rule)])
     return out
 
 
@@ -113,7 +115,10 @@ def _fix_main(args: argparse.Namespace) -> int:
         f.fix == "unsafe" and not f.rule.startswith("AD95") for f, _ in remaining) else \
         " (--unsafe-fixes applies the unsafe ones)"
     if not args.quiet:
-        print(f"anydev fix: {verb} {result.applied} finding(s) in {changed} file(s); "
+        later = getattr(result, "later", 0)
+        also = (f" ({later} of them written by the fixes themselves and fixed in a further "
+                "round)") if later else ""
+        print(f"anydev fix: {verb} {result.applied} finding(s){also} in {changed} file(s); "
               f"{len(remaining)} left to migrate by hand{hint}", file=sys.stderr)
         for t in getattr(result, "targets", {}).values():
             if t.declared:

@@ -68,33 +68,65 @@ def _frozen_delattr(self, name):
     raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
 
 
+def _make_init(cls, defaults: list, frozen: bool):
+    params, body, env = [], [], {"_MISSING": _MISSING}
+    for n, d in defaults:
+        if d is _MISSING:
+            params.append(n)
+            value = n
+        elif isinstance(d, _Factory):
+            env[f"_f_{n}"] = d.factory
+            params.append(f"{n}=_MISSING")
+            value = f"_f_{n}() if {n} is _MISSING else {n}"
+        else:
+            env[f"_d_{n}"] = d
+            params.append(f"{n}=_d_{n}")
+            value = n
+        body.append(f"    _set(self, {n!r}, {value})" if frozen else f"    self.{n} = {value}")
+    env["_set"] = object.__setattr__
+    src = f"def __init__(self, {', '.join(params)}):\n" + ("\n".join(body) or "    pass") + "\n"
+    exec(src, env)  # noqa: S102 - the code is made from the class's own field names
+    init = env["__init__"]
+    init.__qualname__ = f"{cls.__qualname__}.__init__"
+    return init
+
+
+# Note [Written-out __init__]: making __init__ from source (exec) compiles it,
+# and compiling is most of what a class costs to define: the scanner's
+# classes, defined at `anydev scan` start-up (benchmarks/python/bench_startup.py),
+# write theirs out instead (as @dataclass keeps an __init__ the class
+# defines). _check_init holds such an __init__ to what record would make: the
+# fields as its parameters, in order, with their defaults (_MISSING for a
+# default_factory, which it must call itself); a frozen class's sets each
+# field through object.__setattr__ (else its own __setattr__ refuses).
+
+
+def _check_init(cls, init, defaults: list) -> None:
+    code = init.__code__
+    params = code.co_varnames[1:code.co_argcount]
+    want = tuple(n for n, _ in defaults)
+    given = tuple(init.__defaults__ or ())
+    expected = tuple(_MISSING if isinstance(d, _Factory) else d
+                     for _, d in defaults if d is not _MISSING)
+    if params != want or code.co_kwonlyargcount or len(given) != len(expected) or \
+            any(g is not e and g != e for g, e in zip(given, expected)):
+        raise TypeError(f"{cls.__qualname__}.__init__ must take the fields {want} with "
+                        f"their defaults, not {params}")
+
+
 def record(cls=None, /, *, frozen: bool = False, slots: bool = False):
     """Returns ``cls`` as ``@dataclass(frozen=frozen, slots=slots)`` would."""
 
     def wrap(cls):
         names = list(cls.__dict__.get("__annotations__", {}))
         defaults = [(n, cls.__dict__.get(n, _MISSING)) for n in names]
-        params, body, env = [], [], {"_MISSING": _MISSING}
-        for n, d in defaults:
-            if d is _MISSING:
-                params.append(n)
-                value = n
-            elif isinstance(d, _Factory):
-                env[f"_f_{n}"] = d.factory
-                params.append(f"{n}=_MISSING")
-                value = f"_f_{n}() if {n} is _MISSING else {n}"
-            else:
-                env[f"_d_{n}"] = d
-                params.append(f"{n}=_d_{n}")
-                value = n
-            body.append(f"    _set(self, {n!r}, {value})" if frozen else f"    self.{n} = {value}")
-        env["_set"] = object.__setattr__
-        src = f"def __init__(self, {', '.join(params)}):\n" + ("\n".join(body) or "    pass") + "\n"
-        exec(src, env)  # noqa: S102 - the code is made from the class's own field names
+        init = cls.__dict__.get("__init__")
+        if init is None:
+            init = _make_init(cls, defaults, frozen)
+        else:  # written out (as dataclass, keep it): Note [Written-out __init__]
+            _check_init(cls, init, defaults)
         ns = {k: v for k, v in cls.__dict__.items()
               if k not in names and k not in ("__dict__", "__weakref__")}
-        init = env["__init__"]
-        init.__qualname__ = f"{cls.__qualname__}.__init__"
         fields = tuple(names)
 
         def __repr__(self):
@@ -132,11 +164,17 @@ def record(cls=None, /, *, frozen: bool = False, slots: bool = False):
     return wrap if cls is None else wrap(cls)
 
 
-def make_twin(cls, name: str):
+def make_twin(cls, name: str, init=None):
     """A plain (not frozen) class with ``cls``'s slots and ``__init__``: an
     instance becomes a ``cls`` by ``__class__`` assignment (Note [Building
-    findings] in anydev/scan.py)."""
+    findings] in anydev/scan.py). ``init``: that __init__ written out (it
+    assigns each slot, in order: Note [Written-out __init__])."""
     names = cls.__slots__
+    if init is not None:
+        code = init.__code__
+        if code.co_varnames[1:code.co_argcount] != tuple(names):
+            raise TypeError(f"{name}.__init__ must take the slots {names}")
+        return type(name, (), {"__slots__": names, "__init__": init})
     src = (f"def __init__(self, {', '.join(names)}):\n"
            + "\n".join(f"    self.{n} = {n}" for n in names) + "\n")
     env: dict = {}

@@ -10,7 +10,7 @@ the run in ``ANYDEV_RUN_CHILD``. From then on:
   workers, ``subprocess.run([sys.executable, ...])``) runs the bootstrap,
   which chains to the user's own ``sitecustomize`` and calls :func:`start`:
   the same forwarders (``--torch``, ``--mode``) or facade (``--facade``), and
-  the report written at exit to ``<children>/child-<pid>.json``;
+  the report written at exit to ``<children>/child-<pid>-<id>.json`` (the id: a pid is reused);
 * a forked child (a ``multiprocessing.Pool`` or DataLoader worker, a forkserver
   child, ``os.fork()``) starts its counts from zero with a new process id
   (the parent's counts stay the parent's), and writes its report when it ends:
@@ -60,8 +60,14 @@ _anchor = type("_Anchor", (), {})()  # kept alive: multiprocessing's after-fork 
 
 
 def _child_path() -> str:
+    """This process's report file. Named by the process's own id as well as its
+    pid: a busy machine reuses pids within one run (pid_max is 32,768 on many
+    systems; DataLoader workers come and go every epoch), and a later process
+    with the pid of an earlier one would overwrite its report."""
     assert _config is not None
-    return os.path.join(_config["dir"], f"child-{os.getpid()}.json")
+    from . import report
+
+    return os.path.join(_config["dir"], f"child-{os.getpid()}-{report._process_id}.json")
 
 
 def _write_now() -> None:

@@ -95,11 +95,16 @@ from __future__ import annotations
 
 import os
 import sys
+from operator import itemgetter as _at
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # `typing` and `dataclasses` cost `anydev scan` start-up
     from dataclasses import dataclass, field
     from typing import Callable, Iterable, Iterator, Optional, Sequence, Union
+
+    _NO_LIST: list = []
 else:  # the same classes, made without importing dataclasses (anydev/_record.py)
+    from ._record import _MISSING as _NO_LIST  # a default_factory's "not given"
     from ._record import field
     from ._record import record as dataclass
 
@@ -149,6 +154,50 @@ class Finding:
     text: str
     language: str  # "python" | "cpp"
 
+    # Written out, not made by exec: Note [Written-out __init__] in anydev/_record.py.
+    def __init__(self, path: str, line: int, column: int, end_line: int, end_column: int,
+                 symbol: str, replacement: str, rule: str, fix: str, message: str, kind: str,
+                 start: int, end: int, call_end: Optional[int], text: str,
+                 language: str) -> None:
+        _set = object.__setattr__
+        _set(self, "path", path)
+        _set(self, "line", line)
+        _set(self, "column", column)
+        _set(self, "end_line", end_line)
+        _set(self, "end_column", end_column)
+        _set(self, "symbol", symbol)
+        _set(self, "replacement", replacement)
+        _set(self, "rule", rule)
+        _set(self, "fix", fix)
+        _set(self, "message", message)
+        _set(self, "kind", kind)
+        _set(self, "start", start)
+        _set(self, "end", end)
+        _set(self, "call_end", call_end)
+        _set(self, "text", text)
+        _set(self, "language", language)
+
+
+def _twin_init(self, path, line, column, end_line, end_column, symbol, replacement, rule, fix,
+               message, kind, start, end, call_end, text, language) -> None:
+    """The __init__ of Finding's plain twin (Note [Building findings])."""
+    self.path = path
+    self.line = line
+    self.column = column
+    self.end_line = end_line
+    self.end_column = end_column
+    self.symbol = symbol
+    self.replacement = replacement
+    self.rule = rule
+    self.fix = fix
+    self.message = message
+    self.kind = kind
+    self.start = start
+    self.end = end
+    self.call_end = call_end
+    self.text = text
+    self.language = language
+
 
 @dataclass(frozen=True)
 class ScanError:
@@ -157,6 +206,12 @@ class ScanError:
     path: str
     message: str
     line: Optional[int]
+
+    def __init__(self, path: str, message: str, line: Optional[int]) -> None:
+        _set = object.__setattr__
+        _set(self, "path", path)
+        _set(self, "message", message)
+        _set(self, "line", line)
 
 
 @dataclass
@@ -167,6 +222,16 @@ class ScanResult:
     bytes: int = 0  # bytes read
     ignored: int = 0  # source files and folders ignore rules matched (a folder once)
     tracked: int = 0  # files git tracks among them (or inside them), scanned anyway
+
+    def __init__(self, findings: list[Finding] = _NO_LIST,  # type: ignore[assignment]
+                 errors: list[ScanError] = _NO_LIST,  # type: ignore[assignment]
+                 files: int = 0, bytes: int = 0, ignored: int = 0, tracked: int = 0) -> None:
+        self.findings = [] if findings is _NO_LIST else findings
+        self.errors = [] if errors is _NO_LIST else errors
+        self.files = files
+        self.bytes = bytes
+        self.ignored = ignored
+        self.tracked = tracked
 
 
 def language_of(path: str) -> Optional[str]:
@@ -244,7 +309,7 @@ def _iter_scan_paths(paths: Sequence[str], *, keep: Callable[[str], bool],
         raise ValueError("batch must be >= 1")
     if jobs is not None and jobs < 0:
         raise ValueError("jobs must be >= 0")
-    native, rows = _rules()
+    native, rows = _scan_rules()
     cwd = os.getcwd()
     files, path_errors = _native().list_files(
         [os.fsencode(p) for p in paths],
@@ -254,7 +319,7 @@ def _iter_scan_paths(paths: Sequence[str], *, keep: Callable[[str], bool],
 
 def _batches(files, path_errors, native, rows, cwd, keep, jobs, max_file_size,
              batch) -> Iterator[ScanResult]:
-    keep_rows = [keep(r.code) for r in rows]
+    keep_rows = _keep_rows(keep)
     pending = path_errors
     for at in range(0, max(len(files), 1), batch):
         part, nfiles, nbytes = _native().scan_files(native, files[at:at + batch], int(jobs or 0),
@@ -277,7 +342,7 @@ def scan_source(
         raise ValueError(f"{path}: cannot tell the language (give language='python' or 'cpp')")
     data = source.encode("utf-8") if isinstance(source, str) else bytes(source)
     keep = rule_filter(select, ignore)
-    native, rows = _rules(keep)
+    native, rows = _scan_rules(keep)
     raw, errs, noqa = _native().scan_source(native, data, lang)
     findings = [_finding(path, t, rows[t[0]]) for t in raw if keep(rows[t[0]].code)]
     errors = [ScanError(path, message, line) for message, line in errs]
@@ -293,19 +358,27 @@ def rule_filter(select: Optional[Iterable[str]] = None,
     """Returns a predicate on rule codes for ``select``/``ignore`` (see
     :func:`scan_paths`); ValueError names an entry that is not a code or a
     prefix of one."""
-    rows = _table().ROWS
-    codes = [r.code for r in rows]
+    from ._scan_table import NATIVE, OPT_IN  # Note [Scan table]
+
+    codes = [t[0] for t in NATIVE]
     sel = [""] if select is None else _prefixes(select, codes, "select")
     ign = [] if ignore is None else _prefixes(ignore, codes, "ignore")
     # Opt-in rules (a portability hint such as AD911) are on only when selected.
-    off = {r.code for r in rows if r.opt_in} if select is None else set()
+    off = set(OPT_IN) if select is None else set()
+    if sel == [""] and not ign:  # every rule (the default): only the opt-in ones are off
+        return lambda code: code not in off
     memo: dict[str, bool] = {}
 
     def keep(code: str) -> bool:
         v = memo.get(code)
         if v is None:
-            s = max((len(p) for p in sel if code.startswith(p)), default=-1)
-            i = max((len(p) for p in ign if code.startswith(p)), default=-1)
+            s = i = -1  # the longest entry of each that is a prefix of code
+            for p in sel:
+                if len(p) > s and code.startswith(p):
+                    s = len(p)
+            for p in ign:
+                if len(p) > i and code.startswith(p):
+                    i = len(p)
             v = memo[code] = s >= 0 and s > i and code not in off
         return v
 
@@ -331,7 +404,7 @@ def _make_builder():
     from ._record import make_twin
 
     if _SLOTS:
-        twin = make_twin(Finding, "_FindingTwin")
+        twin = make_twin(Finding, "_FindingTwin", _twin_init)
 
         def build(values: tuple) -> Finding:
             f = twin(*values)
@@ -370,19 +443,105 @@ def _native():
     return _scan
 
 
+class _Rule(tuple):
+    """A row of the compat table as the scanner reads it: the fields of
+    ``anydev._compat_table.Row`` named in ``anydev._scan_table.SCAN_FIELDS``,
+    by the same names (``message_for`` and the fixer take either)."""
+
+    __slots__ = ()
+    code = property(_at(0))
+    language = property(_at(1))
+    status = property(_at(2))
+    legacy = property(_at(3))
+    also = property(_at(4))
+    covers = property(_at(5))
+    detect = property(_at(6))
+    opt_in = property(_at(7))
+    replacement = property(_at(8))
+    fix = property(_at(9))
+
+
+class _Rows:
+    """The rows as _Rule, in the table's order, each parsed from
+    anydev._scan_table.ROWS_TEXT when first asked for (a scan asks for the
+    rows of its findings): Note [Scan table]."""
+
+    __slots__ = ("_text", "_made")
+
+    def __init__(self, text: tuple) -> None:
+        self._text = text
+        self._made: list = [None] * len(text)
+
+    def __len__(self) -> int:
+        return len(self._text)
+
+    def __getitem__(self, i: int) -> _Rule:
+        r = self._made[i]
+        if r is None:
+            f = self._text[i].split("\t")
+            r = self._made[i] = _Rule((f[0], f[1], f[2], f[3], tuple(f[4].split()),
+                                       tuple(f[5].split()), f[6] or None, f[7] == "1", f[8],
+                                       f[9]))
+        return r
+
+    def __iter__(self) -> Iterator[_Rule]:
+        return (self[i] for i in range(len(self._text)))
+
+
+def _scan_rows() -> _Rows:
+    """The rows as _Rule (anydev._scan_table: Note [Scan table])."""
+    rows = _state.get("scan_rows")
+    if rows is None:
+        from ._scan_table import ROWS_TEXT
+
+        rows = _state["scan_rows"] = _Rows(ROWS_TEXT)
+    return rows
+
+
+def _keep_rows(keep: Callable[[str], bool]) -> list[bool]:
+    """Per rule of the native RuleSet, whether ``keep`` keeps its findings."""
+    from ._scan_table import NATIVE
+
+    return [keep(t[0]) for t in NATIVE]
+
+
+# Note [Scan table]: `anydev scan` reads ten fields of each row of the compat
+# table; importing the whole of anydev._compat_table (notes, signatures,
+# templates, proofs: 290 Row calls) was a tenth of its start-up
+# (benchmarks/python/bench_startup.py). compat_map/generate.py also writes
+# anydev._scan_table: the rows as the native RuleSet takes them (NATIVE: what
+# _native_rule makes of the Rows), the opt-in codes, and those ten fields of
+# each row as one line of text, which _Rows parses for the rows of the
+# findings only (a line loads as one string; a tuple of ten, as eleven
+# objects). tests/python/test_compat_table.py checks that they are the
+# table's. The fixer's callers of _rules() still get the table's own Rows.
+
+
 def _rules(keep: Optional[Callable[[str], bool]] = None):
     """The native RuleSet built from the table, and the table's rows (a rule's
     index in one is its index in the other). With ``keep``, the literal rules
     it drops have no detector in the RuleSet, so they cost nothing."""
-    rows = _table().ROWS
+    return _native_rules(keep), _table().ROWS
+
+
+def _scan_rules(keep: Optional[Callable[[str], bool]] = None):
+    """As :func:`_rules`, the rows as _Rule (what a scan needs of them)."""
+    return _native_rules(keep), _scan_rows()
+
+
+def _native_rules(keep: Optional[Callable[[str], bool]] = None):
+    """The native RuleSet, without the detectors of the literal rules ``keep``
+    drops; the rows as _native_rule makes them come precomputed
+    (``anydev._scan_table.NATIVE``)."""
+    from ._scan_table import NATIVE
+
     off = frozenset() if keep is None else frozenset(
-        row.code for row in rows if row.detect and not keep(row.code))
-    r = _state.get(("rules", off))
-    if r is None:
-        covered = {n for row in rows for n in row.covers}
-        native = _native().RuleSet([_native_rule(row, covered, row.code in off) for row in rows])
-        r = _state[("rules", off)] = (native, rows)
-    return r
+        t[0] for t in NATIVE if t[4] and not keep(t[0]))
+    native = _state.get(("rules", off))
+    if native is None:
+        native = _state[("rules", off)] = _native().RuleSet(
+            [t if t[0] not in off else (*t[:4], "") for t in NATIVE] if off else NATIVE)
+    return native
 
 
 def _native_rule(row, covered: set, off: bool = False) -> tuple:
@@ -546,13 +705,13 @@ def _scan_paths(paths: Sequence[str], *, select=None, ignore=None,
         keep = rule_filter(select, ignore)
     if jobs is not None and jobs < 0:
         raise ValueError("jobs must be >= 0")
-    native, rows = _rules(keep)
+    native, rows = _scan_rules(keep)
     cwd = os.getcwd()
     tracked = _tracked_ignored([os.fspath(p) for p in paths]) if respect_gitignore else []
     files, path_errors, nfiles, nbytes, nignored = _native().scan_paths(
         native, [os.fsencode(p) for p in [*paths, *tracked]],
         [(os.fsencode(p), os.fsencode(b or cwd)) for p, b in excludes],
-        respect_gitignore, int(jobs or 0), int(max_file_size), [keep(r.code) for r in rows])
+        respect_gitignore, int(jobs or 0), int(max_file_size), _keep_rows(keep))
     noqa: set[str] = set()
     result = _result(path_errors + files, nfiles, nbytes, rows, cwd, noqa)
     result.ignored, result.tracked = nignored, len(tracked)

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "anydev/scan.h"
@@ -25,17 +26,27 @@ sc::Language ParseLanguage(const std::string& s) {
 
 const char* LanguageName(sc::Language l) { return l == sc::Language::kPython ? "python" : "cpp"; }
 
+// A file's bytes as text: a C++ file need not be UTF-8 (Latin-1 comments, a
+// stray byte in an identifier), and py::str would throw UnicodeDecodeError
+// out of the whole scan. Invalid bytes become U+FFFD, as anydev.fix decodes
+// the file's span when it checks a finding against it (_check_findings).
+py::str Text(std::string_view s) {
+  PyObject* o = PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "replace");
+  if (o == nullptr) throw py::error_already_set();
+  return py::reinterpret_steal<py::str>(o);
+}
+
 py::tuple FindingTuple(const sc::Finding& f) {
-  return py::make_tuple(f.rule, sc::RefKindName(f.kind), py::str(f.symbol.data(), f.symbol.size()),
+  return py::make_tuple(f.rule, sc::RefKindName(f.kind), Text(f.symbol),
                         f.line, f.column, f.end_line, f.end_column, f.start, f.end,
                         f.call_end < 0 ? py::object(py::none()) : py::object(py::int_(f.call_end)),
-                        py::str(f.text));
+                        Text(f.text));
 }
 
 py::list ErrorList(const std::vector<sc::FileError>& errors) {
   py::list out;
   for (const sc::FileError& e : errors) {
-    out.append(py::make_tuple(e.message,
+    out.append(py::make_tuple(Text(e.message),
                               e.line > 0 ? py::object(py::int_(e.line)) : py::object(py::none())));
   }
   return out;

@@ -521,3 +521,25 @@ def test_installed_package_ships_the_stubs():
     root = Path(anydev.__file__).parent
     for rel, _ in STUBS.values():
         assert (root / rel).is_file(), rel
+
+
+def test_scan_table_is_the_table_s_rows():
+    # anydev._scan_table (what `anydev scan` loads instead of the whole table:
+    # Note [Scan table] in anydev/scan.py) holds the native rules
+    # anydev.scan._native_rule makes of the rows, the opt-in codes, and each
+    # row's scanner fields.
+    from anydev import _scan_table, scan
+
+    covered = {n for r in ROWS for n in r.covers}
+    assert _scan_table.NATIVE == tuple(
+        tuple(tuple(v) if isinstance(v, list) else v for v in scan._native_rule(r, covered))
+        for r in ROWS)
+    assert _scan_table.OPT_IN == tuple(r.code for r in ROWS if r.opt_in)
+    rows = scan._scan_rows()
+    assert len(rows) == len(ROWS) == len(_scan_table.ROWS_TEXT)
+    for mine, row in zip(rows, ROWS):
+        assert tuple(mine) == tuple(getattr(row, f) for f in _scan_table.SCAN_FIELDS)
+        for f in _scan_table.SCAN_FIELDS:
+            assert getattr(mine, f) == getattr(row, f), (row.code, f)
+        assert scan.message_for(row.legacy, mine) == scan.message_for(row.legacy, row)
+    assert rows[-1] is rows[len(rows) - 1]

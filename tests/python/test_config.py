@@ -577,3 +577,45 @@ def test_start_up_imports_stay_lazy():
     assert rc == 0, err
     lines = out.strip().splitlines()
     assert lines[0] == "[]" and lines[2] == "[]", out
+
+
+@pytest.mark.parametrize("text, parsed", [
+    ('[project]\nname = "x"\ndependencies = ["torch>=2.1", "anydev>=0.1"]\n', False),
+    ("[project]\ndependencies = ['anydev', \"anydev[cli] ; python_version>'3.9'\"]\n", False),
+    ('[project.optional-dependencies]\ndev = ["anydev==0.1.0", "ruff"]\n', False),
+    ('[tool.ruff]\nline-length = 100\n', False),
+    ('[tool.ruff]\nline-length = 100\n# anydev is configured elsewhere\n', True),
+    ('[tool.anydevx]\n', True),
+    ('[tool.poetry.dependencies]\nanydev = "^0.1"\n', True),  # parsed: no table found
+    ('[tool.anydev]\nselect = ["AD1"]\n', True),
+    ('[tool . anydev]\nselect = ["AD1"]\n', True),
+    ("[tool.'anydev']\nselect = [\"AD1\"]\n", True),
+    ('[tool."anydev"]\n', True),
+    ('[tool. "anydev" ]\n', True),
+    ('[tool]\nanydev = { select = ["AD1"] }\n', True),
+    ('[tool]\n"anydev" . select = ["AD1"]\n', True),
+    ("[tool]\n'anydev'\t= {}\n", True),
+    ('tool.anydev.select = ["AD1"]\n', True),
+    ('tool = { anydev = { select = ["AD1"] } }\n', True),
+    ('tool = {"anydev"={}}\n', True),
+    ('[[tool.anydev]]\nselect = ["AD1"]\n', True),
+    ('[tool.anydev.per-file-ignores]\n"t/**" = ["AD1"]\n', True),
+    ('[tool.anydev\n', True),  # broken: parsed, and the error reported
+    ('anydev', True),
+])
+def test_pyproject_without_the_table_is_not_parsed(text, parsed):
+    # _config.find parses a pyproject.toml only when it may hold a
+    # [tool.anydev] table (tomllib is a third of `anydev scan`'s start-up):
+    # the byte check never misses a table tomllib finds.
+    import tomllib
+
+    from anydev import _config
+
+    assert _config._may_hold_table(text.encode()) == parsed
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        assert parsed  # a broken file that mentions anydev outside a string is reported
+        return
+    if "anydev" in data.get("tool", {}):
+        assert parsed

@@ -170,7 +170,7 @@ def test_the_target_torch_decides_the_spelling_and_refuses_what_it_lacks():
                 "`def f`" in why and "AD905" in why and "needs torch >= 2.7" in why
     # g has only .cuda() (since 2.6): 2.6 rewrites it, 2.1 does not
     _, new, _, skipped = _fix(src.encode(), "t.py", "2.6", True)
-    assert b"    return x.to(torch.device(torch.accelerator.current_accelerator().type))\n" in new
+    assert b'    return x.to(torch.device(getattr(torch.accelerator.current_accelerator(), "type", "cuda")))\n' in new
     _, new, _, skipped = _fix(src.encode(), "t.py", "2.1", True)
     assert _why(skipped, 10, "AD907") == "needs torch >= 2.6 (target 2.1)"
 
@@ -185,10 +185,11 @@ def test_fixed_literals_run_on_the_real_torch_and_give_the_cpu_results():
     exec(compile(new, "literals.py", "exec"), ns)  # module level: the idioms run
     assert ns["device"] == "cpu" and ns["self_device"] == torch.device("cpu")
     assert ns["x"].device.type == "cpu"
-    # torch.device("cuda:0") became torch.device(<accelerator>.type, 0): without an
-    # accelerator it raises AttributeError, as AD901's note says
-    with pytest.raises(AttributeError):
-        ns["devices"](0, 1)
+    # torch.device("cuda:0") became torch.device(<accelerator type, else "cuda">, 0):
+    # without an accelerator it gives the CUDA devices it gave before, as AD901's note says
+    assert ns["devices"](0, 1) == (torch.device("cuda"), torch.device("cuda", 1),
+                                   torch.device("cuda", 0), torch.device("cuda", 0),
+                                   torch.device("cuda"), torch.device("cuda", 1))
     # x.to("cuda") became x.to(<accelerator>): the CPU tensor stays where it is
     x = torch.ones(2)
     assert ns["moves"].__code__.co_name == "moves"
@@ -209,7 +210,7 @@ def test_cli_summary_says_the_literal_rewrites_are_unsafe(tmp_path):
     rc, out, err = run_cli("fix", "--unsafe-fixes", str(p), "--target-torch", "2.13")
     assert rc == 0, err
     assert "rewrote 1 device literal(s) and idiom(s) (AD907)" in err and "unsafe" in err
-    assert "x.to(torch.device(torch.accelerator.current_accelerator().type))" in p.read_text()
+    assert 'x.to(torch.device(getattr(torch.accelerator.current_accelerator(), "type", "cuda")))' in p.read_text()
 
 
 def test_rule_docs_say_how_literals_are_fixed_and_proven():
@@ -219,3 +220,120 @@ def test_rule_docs_say_how_literals_are_fixed_and_proven():
     assert "as the note says, on torch 2.13" in out
     rc, out, _ = run_cli("rule", "AD951")
     assert "C++ literals are hints" in out
+
+
+# --- one run is final (Note [Rounds] in _fix/engine.py) -------------------------------
+
+AMP = ("import torch\n\n\ndef train(model, x):\n"
+       "    scaler = torch.cuda.amp.GradScaler(init_scale=2.0)\n"
+       "    with torch.cuda.amp.autocast(dtype=torch.bfloat16):\n"
+       "        y = model(x)\n"
+       "    return scaler, y\n")
+AMP_GENERIC = ("import torch\n\n\ndef train(model, x):\n"
+               '    scaler = torch.amp.GradScaler(getattr(torch.accelerator.current_accelerator(), "type", "cuda"), '
+               "init_scale=2.0)\n"
+               '    with torch.amp.autocast(getattr(torch.accelerator.current_accelerator(), "type", "cuda"), '
+               "dtype=torch.bfloat16):\n"
+               "        y = model(x)\n"
+               "    return scaler, y\n")
+
+
+def test_the_cuda_a_template_writes_is_fixed_in_the_same_run():
+    findings, new, applied, skipped = _fix(AMP.encode(), "amp.py", "2.13", True)
+    assert new.decode() == AMP_GENERIC
+    compile(new, "amp.py", "exec", dont_inherit=True)
+    # each finding once: the two API calls of the file, then the two "cuda" their
+    # templates wrote, fixed in a further round
+    assert sorted(f.rule for f in applied) == ["AD313", "AD314", "AD904", "AD904"]
+    assert skipped == []
+    # idempotent: a second run finds nothing to change
+    findings2, again, applied2, skipped2 = _fix(new, "amp.py", "2.13", True)
+    assert again == new and applied2 == [] and skipped2 == []
+    assert not [f for f in findings2 if f.rule != "AD904" or "cuda" in f.text]
+
+
+def test_without_unsafe_fixes_the_template_cuda_stays():
+    _, new, applied, skipped = _fix(AMP.encode(), "amp.py", "2.13", False)
+    text = new.decode()
+    assert 'torch.amp.GradScaler("cuda", init_scale=2.0)' in text
+    assert 'torch.amp.autocast("cuda", dtype=torch.bfloat16)' in text
+    assert sorted(f.rule for f in applied) == ["AD313", "AD314"] and skipped == []
+    # a scan of the fixed file reports the two literals, left for --unsafe-fixes
+    left, _ = scan_source(new, "amp.py")
+    assert sorted(f.rule for f in left) == ["AD904", "AD904"]
+    _, again, applied2, skipped2 = _fix(new, "amp.py", "2.13", False)
+    assert again == new and applied2 == []
+    assert all("--unsafe-fixes" in why for _, why in skipped2) and len(skipped2) == 2
+
+
+def test_the_rounds_keep_the_selection():
+    # AD904 not selected: the template's "cuda" stays, in one round or many
+    findings, _ = scan_source(AMP.encode(), "amp.py", ignore=["AD9"])
+    new, applied, _ = fix_source(AMP.encode(), "amp.py", findings, unsafe=True,
+                                 target_torch="2.13", ignore=["AD9"])
+    assert new.count(b'"cuda"') == 2 and {f.rule for f in applied} == {"AD313", "AD314"}
+
+
+def test_cli_one_run_is_final_and_says_so(tmp_path):
+    p = tmp_path / "amp.py"
+    p.write_text(AMP)
+    rc, out, err = run_cli("fix", "--unsafe-fixes", str(p), "--target-torch", "2.13")
+    assert rc == 0, err
+    assert p.read_text() == AMP_GENERIC
+    assert "fixed 4 finding(s) (2 of them written by the fixes themselves and fixed in a " \
+           "further round) in 1 file(s)" in err
+    rc, out, err = run_cli("fix", "--unsafe-fixes", str(p), "--target-torch", "2.13")
+    assert rc == 0 and p.read_text() == AMP_GENERIC
+    assert "fixed 0 finding(s) in 0 file(s)" in err
+
+
+def test_the_literal_rewrites_are_no_findings_themselves():
+    # a fixed file is a fixed point: what each literal row writes (its template, its
+    # example's "after", the constants the planners use) is reported by no rule
+    from anydev import _compat_table
+    from anydev._fix import literals as lit
+
+    texts = [lit.ACC, lit.ACC_TYPE, lit.IDIOM]
+    for row in _compat_table.ROWS:
+        if row.status == "literal" and row.language == "python":
+            texts.append(row.example[1] if row.example else "")
+    for text in texts:
+        src = "import torch\n" + text.replace("{", "(").replace("}", ")") + "\n"
+        findings, errors = scan_source(src.encode(), "after.py")
+        assert [f.rule for f in findings if f.rule.startswith("AD9")] == [], text
+
+
+def test_rounds_run_only_where_a_template_wrote_a_literal(monkeypatch):
+    # the further round (a rescan and a second fix) is for the "cuda" AD313/AD314 write;
+    # a file without such a call is fixed once and never rescanned
+    from anydev import scan as scan_mod
+
+    calls = []
+    real = scan_mod.scan_source
+    monkeypatch.setattr(scan_mod, "scan_source", lambda *a, **k: calls.append(a[1]) or real(*a, **k))
+    src = b"import torch\n\n\ndef f(x):\n    torch.cuda.synchronize()\n    return x.cuda()\n"
+    findings, _ = real(src, "plain.py")
+    new, applied, _ = fix_source(src, "plain.py", findings, unsafe=True, target_torch="2.13")
+    assert {f.rule for f in applied} == {"AD107", "AD907"} and calls == []
+    findings, _ = real(AMP.encode(), "amp.py")
+    fix_source(AMP.encode(), "amp.py", findings, unsafe=True, target_torch="2.13")
+    assert calls == ["amp.py"]
+    calls.clear()
+    fix_source(AMP.encode(), "amp.py", findings, unsafe=False, target_torch="2.13")
+    assert calls == []  # without --unsafe-fixes the template's "cuda" stays: no round
+
+
+def test_an_added_import_torch_is_a_further_round():
+    # the module never bound `torch`, so the scanner did not resolve its
+    # torch.cuda.synchronize(); the import the first rewrite adds makes it a finding,
+    # fixed in the same run (found by fuzz/fix_fuzz.py: a second run changed the file)
+    src = (b"from torch.cuda import synchronize\n\n\ndef f():\n    synchronize()\n"
+           b"    torch.cuda.synchronize()\n")
+    findings, _ = scan_source(src, "m.py")
+    assert [f.text for f in findings] == ["synchronize", "synchronize"]  # import, call
+    new, applied, skipped = fix_source(src, "m.py", findings, target_torch="2.13")
+    assert new == (b"import torch\n\n\ndef f():\n    torch.accelerator.synchronize()\n"
+                   b"    torch.accelerator.synchronize()\n"), new
+    assert len(applied) == 3 and skipped == []
+    again, _ = scan_source(new, "m.py")
+    assert again == [] and fix_source(new, "m.py", again, target_torch="2.13")[0] == new

@@ -5,6 +5,7 @@ workers), forkserver children and torchrun's ranks, into one merged report."""
 from __future__ import annotations
 
 import json
+import os
 import stat
 import sys
 import textwrap
@@ -142,3 +143,17 @@ def test_report_file_has_the_umasks_mode(tmp_path):
                               f"--torch --report {out} {script}"], timeout=120)
     assert rc == 0, err
     assert stat.S_IMODE(out.stat().st_mode) == 0o644
+
+
+def test_a_reused_pid_does_not_overwrite_an_earlier_childs_report(tmp_path, monkeypatch):
+    # pids wrap around on a busy machine within one run: a forked child that gets the
+    # pid of one that ended writes a report of its own beside the first one
+    from anydev import _run_child, report
+
+    monkeypatch.setattr(_run_child, "_config", {"dir": str(tmp_path)})
+    monkeypatch.setattr(report, "_process_id", report._process_id)
+    first = _run_child._child_path()
+    report._new_process()  # what a forked child does (os.register_at_fork)
+    second = _run_child._child_path()
+    assert first != second
+    assert all(os.path.basename(p).startswith(f"child-{os.getpid()}-") for p in (first, second))

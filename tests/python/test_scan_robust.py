@@ -24,6 +24,36 @@ from conftest import run_cli, run_command
 LEGACY = b"import torch\ntorch.cuda.synchronize()\n"
 
 
+# --- file contents that are not UTF-8 ----------------------------------------------
+
+# A C++ file need not be UTF-8; a stray byte inside what the scanner reports (found by
+# fuzz/fix_fuzz.py: `t\x9brch::kCUDA`) made every scan of the tree a UnicodeDecodeError.
+BAD_CPP = (b"#include <torch/torch.h>\n"
+           b"void f(const at::Tensor& t) {\n"
+           b"  auto o = t.options().device(t\x9brch::kCUDA, 0);\n"
+           b"  c10::cuda::device_synchronize();  // caf\xe9\n"
+           b"}\n")
+
+
+def test_non_utf8_bytes_in_a_finding_are_replaced_not_a_crash(tmp_path, monkeypatch):
+    from anydev.fix import fix_source
+    from anydev.scan import scan_source
+
+    findings, errors = scan_source(BAD_CPP, "k.cu")
+    assert {"AD605", "AD951"} <= {f.rule for f in findings}
+    assert [(e.line, e.message) for e in errors] == [(3, "invalid UTF-8 (byte 0x9B); scanned as bytes")]
+    assert any("\ufffd" in f.text or "\ufffd" in f.symbol for f in findings), findings
+    # the fixer checks each finding against the file and rewrites what it can
+    new, applied, skipped = fix_source(BAD_CPP, "k.cu", findings, unsafe=True)
+    assert b"t\x9brch::kCUDA" in new and b"caf\xe9" in new  # the bytes it left are kept
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "k.cu").write_bytes(BAD_CPP)
+    r = run_cli("scan", "k.cu")
+    assert r[0] == 1 and "Traceback" not in r[2], r
+    r = run_cli("fix", "--diff", ".")
+    assert r[0] in (0, 1) and "Traceback" not in r[2], r
+
+
 # --- file names that are not UTF-8 -------------------------------------------------
 
 def test_quote_path_is_gits():

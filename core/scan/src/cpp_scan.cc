@@ -9,10 +9,66 @@
 // depth at the end of the first branch of an `#if`/`#else` that was lexed is
 // the depth after its `#endif`, so `#ifdef A void f(int) { #else void f() {
 // #endif` opens one block, not two (what ctags does).
+//
+// Note [Fast path for C++]: most statements of a file cannot hold a
+// finding, and the scanner need not lex them. A finding's qualified name
+// holds one of the fast-path needles of the rules (RuleSet::FastPathNeedles:
+// a component of the spelling it matches, or its detector's string), unless
+// a name the resolver's entries in scope bind stands for part of it: the
+// name an alias or a using-declaration binds (`cu` of `namespace cu =
+// c10::cuda;`), or, inside a namespace of the rules (`namespace at {`) and
+// after a using-directive, a component that follows that namespace, or one
+// enclosing it, in some spelling (Resolver::ContextNeedles, RuleSet::
+// Followers). What a statement without any of them does to the resolver is
+// nothing but its braces, its ';' and the preprocessor's groups, provided
+// the statements that change the entries (`namespace`, `using`: needles
+// too) are lexed. So the lexer
+//   1. skims (Lexer::Skim): a vectorised scan (AVX2 nibble tables, 64 bytes
+//      a step; a scalar table elsewhere) for the bytes that can open a
+//      comment, a literal, a directive or a continuation, end a line, or be
+//      a parenthesis, a brace or a ';'; each of them handled by the full
+//      lexer's own code (comments, every literal with its prefix, raw
+//      strings, digit separators, directives, `#if 0` groups, continuations,
+//      line starts), so the skim ends each where the full lexer does and
+//      fails where it fails; it keeps the braces, the ';' and the
+//      preprocessor tokens, and drops the rest;
+//   2. ends a stretch at each '{', '}' or ';' outside parentheses (a
+//      boundary), remembering its state there; where the next needle
+//      (NeedleSearch over the file) comes before the next skim byte, it goes
+//      back to the last boundary and lexes from there, every token kept, up
+//      to the first boundary past the needle. A needle inside a comment, a
+//      literal or a directive's text is skipped over (no name token there).
+//   3. At each boundary after lexed code the driver (FastDriver) feeds the
+//      resolver the tokens so far (Resolver::Feed) and, when its entries
+//      changed, renews the needles: the static ones, `namespace`, `using`
+//      and those of the entries in scope, searched for from there on (a name
+//      means nothing before its binding). Too many needles, or a `namespace
+//      x` whose '{' comes in a directive: everything is lexed until that
+//      changes.
+// The token stream then differs from the full path's only by the tokens of
+// skimmed statements that the resolver and the literal rules ignore: every
+// lexed stretch starts after a boundary token, both streams hold, and
+// begins and ends outside parentheses, so what they look at around a name
+// (the token before it, `decltype(...)::`, a call's ')', what follows a
+// definition's parameters) lies inside the stretch or is that boundary
+// token. Comments are read either way, so suppressions and `noqa` are the
+// same too. tests/cpp/scan_fast_path_cpp_test.cc, tests/python/
+// test_scan_fast_path.py and the fuzz target scan_source check that both
+// paths give the same findings, errors and suppressions;
+// ANYDEV_SCAN_FULL_LEXER=1 forces the full path.
+
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define ANYDEV_CPP_SKIM_AVX2 1
+#include <immintrin.h>
+#endif
 
 #include "internal.h"
 #include "literal_rules.h"
@@ -57,13 +113,137 @@ struct Tok {
 
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\f' || c == '\v'; }
 
+// The bytes the skim (Note [Fast path for C++]) stops at: newlines, quotes,
+// '/', '#', backslash, parentheses, braces and ';'. Classified by nibble: a
+// byte b is one when kSkim.lo[b & 15] & kSkim.hi[b >> 4] is not 0.
+struct SkimTables {
+  alignas(16) uint8_t lo[16];
+  alignas(16) uint8_t hi[16];
+  bool byte[256];
+};
+
+constexpr SkimTables MakeSkimTables() {
+  SkimTables t{};
+  t.hi[0x0] = 1;   // \n \r
+  t.hi[0x2] = 2;   // " # ' ( ) /
+  t.hi[0x3] = 4;   // ;
+  t.hi[0x5] = 8;   // backslash
+  t.hi[0x7] = 16;  // { }
+  t.lo[0xA] = 1;
+  t.lo[0xD] = 1 | 16;
+  t.lo[0x2] = t.lo[0x3] = t.lo[0x7] = t.lo[0x8] = t.lo[0x9] = t.lo[0xF] = 2;
+  t.lo[0xB] = 4 | 16;
+  t.lo[0xC] = 8;
+  for (int b = 0; b < 256; ++b) t.byte[b] = (t.lo[b & 15] & t.hi[b >> 4]) != 0;
+  return t;
+}
+
+constexpr SkimTables kSkim = MakeSkimTables();
+
+#if defined(ANYDEV_CPP_SKIM_AVX2)
+__attribute__((target("avx2"))) uint64_t SkimClassifyAvx2(const unsigned char* s) {
+  const __m256i lo = _mm256_broadcastsi128_si256(
+      _mm_load_si128(reinterpret_cast<const __m128i*>(kSkim.lo)));
+  const __m256i hi = _mm256_broadcastsi128_si256(
+      _mm_load_si128(reinterpret_cast<const __m128i*>(kSkim.hi)));
+  const __m256i nib = _mm256_set1_epi8(0x0F);
+  const __m256i zero = _mm256_setzero_si256();
+  uint64_t out = 0;
+  for (int h = 0; h < 2; ++h) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + 32 * h));
+    const __m256i m = _mm256_and_si256(
+        _mm256_shuffle_epi8(lo, _mm256_and_si256(v, nib)),
+        _mm256_shuffle_epi8(hi, _mm256_and_si256(_mm256_srli_epi16(v, 4), nib)));
+    const uint32_t none = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(m, zero)));
+    out |= static_cast<uint64_t>(~none) << (32 * h);
+  }
+  return out;
+}
+#endif
+
+// The skim bytes of the input, a 64-byte block at a time, the block's bit
+// mask kept between calls. Positions at or past n count as skim bytes.
+class SkimCursor {
+ public:
+  SkimCursor(const char* s, size_t n) : s_(reinterpret_cast<const unsigned char*>(s)), n_(n) {
+#if defined(ANYDEV_CPP_SKIM_AVX2)
+    static const bool avx2 = __builtin_cpu_supports("avx2");
+    avx2_ = avx2;
+#endif
+  }
+
+  // Just past the last skim byte before q, found looking back from the
+  // block last classified (q is a skim byte in it), but not before floor.
+  size_t Previous(size_t q, size_t floor) const {
+    if (q - base_ < 64) {
+      const uint64_t below = mask_ & ((uint64_t{1} << (q - base_)) - 1);
+      if (below != 0) {
+        return std::max(base_ + 64 - static_cast<size_t>(__builtin_clzll(below)), floor);
+      }
+    }
+    for (size_t k = (q - base_ < 64 ? base_ : q); k-- > floor;) {
+      if (k >= n_ || kSkim.byte[s_[k]]) return k + 1;
+    }
+    return floor;
+  }
+
+  // Classifies the block at p unless p is in the current one; returns its
+  // start (mask() its skim bytes).
+  size_t Block(size_t p) {
+    if (p - base_ >= 64) Classify(p);
+    return base_;
+  }
+  uint64_t mask() const { return mask_; }
+
+ private:
+  // The block at p: base_ = p, mask_ its skim bytes (all from n on).
+  void Classify(size_t p) {
+    base_ = p;
+#if defined(ANYDEV_CPP_SKIM_AVX2)
+    // s[p, p + 64) lies in the input and its padding while p + 48 <= n.
+    if (avx2_ && p + 48 <= n_) {
+      mask_ = SkimClassifyAvx2(s_ + p);
+      if (p + 64 > n_) mask_ |= ~uint64_t{0} << (n_ - p);
+      return;
+    }
+#endif
+    mask_ = 0;
+    for (size_t k = 0; k < 64; ++k) {
+      if (p + k >= n_) {
+        mask_ |= ~uint64_t{0} << k;
+        break;
+      }
+      mask_ |= static_cast<uint64_t>(kSkim.byte[s_[p + k]]) << k;
+    }
+  }
+
+
+  const unsigned char* s_;
+  size_t n_;
+  bool avx2_ = false;
+  size_t base_ = ~size_t{0} / 2;  // far from any p: the first Next classifies
+  uint64_t mask_ = 0;
+};
+
+class FastDriver;
+
 class Lexer {
  public:
   Lexer(std::string_view src, size_t begin, TokenBuffer<Tok>* toks, LexOutput* out)
-      : s_(src.data()), n_(src.size()), p_(begin), toks_(*toks), out_(out) {}
+      : s_(src.data()), n_(src.size()), p_(begin), toks_(*toks), out_(out), cursor_(s_, n_) {}
+
+  // The fast path (Note [Fast path for C++]): the driver says where to lex.
+  void set_driver(FastDriver* driver) { driver_ = driver; }
 
   void Run() {
-    while (!failed_ && p_ < n_) Step();
+    if (driver_ != nullptr) Boundary();
+    while (!failed_ && p_ < n_) {
+      if (skim_) {
+        Skim();
+      } else {
+        Step();
+      }
+    }
     if (!failed_ && !conds_.empty() && conds_.back().skipping_at_eof) {
       Fail(conds_.back().at, "unterminated conditional directive");
     }
@@ -81,7 +261,17 @@ class Lexer {
     out_->Fail(static_cast<uint32_t>(at), std::move(message));
   }
 
-  void Emit(Tk type, size_t start, size_t end, bool prev_active = false) {
+  // A token; while skimming, only what the resolver needs of the skimmed
+  // code (EmitAlways) is kept.
+  void Emit(Tk type, size_t start, size_t end) {
+    if (skim_) {
+      line_start_ = false;
+      return;
+    }
+    EmitAlways(type, start, end);
+  }
+
+  void EmitAlways(Tk type, size_t start, size_t end, bool prev_active = false) {
     Tok* t = toks_.Add();
     t->start = static_cast<uint32_t>(start);
     t->end = static_cast<uint32_t>(end);
@@ -238,13 +428,17 @@ class Lexer {
         Emit(kAssign, p_, p_ + 1);
         ++p_;
         return;
-      case '(': Emit(kLParen, p_, p_ + 1); ++p_; return;
-      case ')': Emit(kRParen, p_, p_ + 1); ++p_; return;
-      case '{': Emit(kLBrace, p_, p_ + 1); ++p_; return;
-      case '}': Emit(kRBrace, p_, p_ + 1); ++p_; return;
+      case '(': Emit(kLParen, p_, p_ + 1); ++p_; ++parens_; return;
+      case ')':
+        Emit(kRParen, p_, p_ + 1);
+        ++p_;
+        if (parens_ > 0) --parens_;
+        return;
+      case '{': Structural(kLBrace); return;
+      case '}': Structural(kRBrace); return;
       case '[': Emit(kLBrack, p_, p_ + 1); ++p_; return;
       case ']': Emit(kRBrack, p_, p_ + 1); ++p_; return;
-      case ';': Emit(kSemi, p_, p_ + 1); ++p_; return;
+      case ';': Structural(kSemi); return;
       case ',': Emit(kComma, p_, p_ + 1); ++p_; return;
       case '<': Emit(kLess, p_, p_ + 1); ++p_; return;
       case '>': Emit(kGreater, p_, p_ + 1); ++p_; return;
@@ -256,6 +450,182 @@ class Lexer {
         Emit(kOther, p_, p_ + 1);
         ++p_;
         return;
+    }
+  }
+
+  // '{', '}' or ';' at p_: kept while skimming too. Outside parentheses it
+  // ends a stretch (Note [Fast path for C++]).
+  void Structural(Tk type) {
+    EmitAlways(type, p_, p_ + 1);
+    ++p_;
+    if (parens_ == 0 && driver_ != nullptr) Boundary();
+  }
+
+  // Where a stretch ends: remembers the state to come back to, and (after
+  // lexed code) asks the driver whether to skim on. Defined below FastDriver.
+  void Boundary();
+  // A needle behind p_ lies in what the last step of the skim read whole (a
+  // comment, a literal, a directive's text or a group not compiled: the
+  // step before stopped short of it), which has no name token to lex; with
+  // needles of identifier bytes only, the needle ends there too, and the
+  // skim goes on. Otherwise it lexes the stretch.
+  void SkipHitsBehind();
+
+  void Snapshot() {
+    snap_p_ = p_;
+    snap_toks_ = toks_.size();
+    snap_sups_ = out_->suppressions.size();
+    snap_line_start_ = line_start_;
+    snap_in_directive_ = in_directive_;
+    conds_saved_ = false;
+  }
+
+  // Back to the last boundary, to lex from there (Note [Fast path for C++]).
+  void Rewind() {
+    p_ = snap_p_;
+    toks_.Truncate(snap_toks_);
+    out_->suppressions.resize(snap_sups_);
+    line_start_ = snap_line_start_;
+    in_directive_ = snap_in_directive_;
+    parens_ = 0;
+    if (conds_saved_) conds_ = conds_snapshot_;
+    skim_ = false;
+  }
+
+  // The skim (Note [Fast path for C++]): from p_ on, byte to skim byte,
+  // each handled as Step would, only the structural tokens kept; the
+  // common ones in a loop here, the rest one at a time by SkimSpecial.
+  // line_start_ is lazy here: true means "at ls_from_", the bytes from
+  // there on not looked at yet (LineStartAt looks).
+  void Skim() {
+    if (next_hit_ < p_) SkipHitsBehind();
+    if (next_hit_ < p_) {
+      Rewind();
+      return;
+    }
+    const size_t entry = p_;  // a token boundary
+    for (;;) {
+      // The skim bytes of a 64-byte block from p_ on, up to the next needle.
+      const size_t base = cursor_.Block(p_);
+      uint64_t mask = cursor_.mask() & (~uint64_t{0} << (p_ - base));
+      const bool hit_here = next_hit_ - base < 64;
+      if (hit_here) mask &= (uint64_t{1} << (next_hit_ - base)) - 1;
+      for (; mask != 0; mask &= mask - 1) {
+        const size_t q = base + static_cast<size_t>(__builtin_ctzll(mask));
+        if (q >= n_) {
+          p_ = n_;
+          return;
+        }
+        p_ = q + 1;
+        switch (s_[q]) {
+          case '(':
+            line_start_ = false;
+            ++parens_;
+            continue;
+          case ')':
+            line_start_ = false;
+            if (parens_ > 0) --parens_;
+            continue;
+          case '\n':
+            line_start_ = true;
+            in_directive_ = false;
+            ls_from_ = p_;
+            continue;
+          case ';':
+          case '{':
+          case '}':
+            EmitAlways(s_[q] == ';' ? kSemi : s_[q] == '{' ? kLBrace : kRBrace, q, q + 1);
+            if (parens_ == 0) Snapshot();
+            continue;
+          default:
+            p_ = q;
+            SkimSpecial(q, entry);
+            return;
+        }
+      }
+      if (hit_here) {  // a needle before the next skim byte
+        Rewind();
+        return;
+      }
+      p_ = base + 64;
+      if (p_ >= n_) {
+        p_ = n_;
+        return;
+      }
+    }
+  }
+
+  // Whether the lexer is at a line start at q (no token since the newline).
+  bool LineStartAt(size_t q) {
+    if (!line_start_) return false;
+    for (size_t k = ls_from_; k < q; ++k) {
+      if (!IsSpace(s_[k])) {
+        line_start_ = false;
+        return false;
+      }
+    }
+    ls_from_ = q;
+    return true;
+  }
+
+  // The rest of the skim bytes, at p_ == q; `entry` where Skim began.
+  void SkimSpecial(size_t q, size_t entry) {
+    switch (s_[q]) {
+      case '\r':
+        Newline();
+        ls_from_ = p_;
+        return;
+      case '"':
+      case '\'': {
+        // Where a token starts: after the last skim byte (plain code between).
+        const size_t from = cursor_.Previous(q, entry);
+        const char b = q > from ? s_[q - 1] : ' ';
+        if (IsIdentChar(static_cast<unsigned char>(b)) || b == '$' || b == '.' || b == '+' ||
+            b == '-') {
+          // An encoding prefix, a raw string or a digit separator, maybe:
+          // the tokens from `from` on decide, as the full lexer reads them.
+          p_ = from;
+          while (!failed_ && p_ <= q) Step();
+        } else {
+          Quoted(q, s_[q]);
+        }
+        return;
+      }
+      case '/':
+        if (s_[q + 1] == '/') {
+          LineComment();
+        } else if (s_[q + 1] == '*') {
+          const bool at_line_start = LineStartAt(q);
+          if (BlockComment()) {
+            line_start_ = at_line_start;
+            ls_from_ = p_;
+          }
+        } else {
+          line_start_ = false;
+          ++p_;
+        }
+        return;
+      case '#':
+        if (LineStartAt(q) && !in_directive_) {
+          Directive();
+          ls_from_ = p_;
+        } else {
+          line_start_ = false;
+          ++p_;
+        }
+        return;
+      case '\\':
+        if (q + 1 < n_ && IsNewline(q + 1)) {
+          LineStartAt(q);
+          p_ = SkipNewlineAt(q + 1);
+          ls_from_ = p_;
+        } else {
+          line_start_ = false;
+          ++p_;
+        }
+        return;
+      default:
+        return;  // cannot happen: Skim handles the other skim bytes
     }
   }
 
@@ -333,15 +703,16 @@ class Lexer {
   }
 
   // Skips to the end of the directive line (continuations and comments
-  // included) and returns its text, comments cut out, trimmed.
-  std::string DirectiveRest() {
+  // included) and returns its text, comments cut out, trimmed (`keep`
+  // false: the empty string, for the directives whose text is not read).
+  std::string DirectiveRest(bool keep = true) {
     std::string text;
     while (p_ < n_) {
       const char c = s_[p_];
       if (IsNewline(p_)) break;
       if (c == '\\' && p_ + 1 < n_ && IsNewline(p_ + 1)) {
         p_ = SkipNewlineAt(p_ + 1);
-        text += ' ';
+        if (keep) text += ' ';
         continue;
       }
       if (c == '/' && p_ + 1 < n_ && s_[p_ + 1] == '/') {
@@ -350,12 +721,13 @@ class Lexer {
       }
       if (c == '/' && p_ + 1 < n_ && s_[p_ + 1] == '*') {
         if (!BlockComment()) return text;
-        text += ' ';
+        if (keep) text += ' ';
         continue;
       }
-      text += c;
+      if (keep) text += c;
       ++p_;
     }
+    if (!keep) return text;
     size_t b = 0, e = text.size();
     while (b < e && IsSpace(text[b])) ++b;
     while (e > b && IsSpace(text[e - 1])) --e;
@@ -386,12 +758,16 @@ class Lexer {
   }
 
   void Directive() {
+    if (driver_ != nullptr && !conds_saved_) {  // for Rewind
+      conds_snapshot_ = conds_;
+      conds_saved_ = true;
+    }
     const size_t hash = p_;
     const std::string_view name = DirectiveName();
     if (name == "if" || name == "ifdef" || name == "ifndef") {
       const int v = Evaluate(name, DirectiveRest());
       conds_.push_back(Cond{hash, v > 0});
-      Emit(kPpIf, hash, hash + 1);
+      EmitAlways(kPpIf, hash, hash + 1);
       if (v < 0) SkipGroup();
       return;
     }
@@ -400,12 +776,12 @@ class Lexer {
       if (conds_.empty()) return;  // stray: ignore
       Cond& cond_frame = conds_.back();
       if (cond_frame.definitely_taken) {
-        Emit(kPpElse, hash, hash + 1, true);
+        EmitAlways(kPpElse, hash, hash + 1, true);
         SkipGroup();
         return;
       }
       const int v = name == "else" ? 0 : Evaluate(name, cond);
-      Emit(kPpElse, hash, hash + 1, true);
+      EmitAlways(kPpElse, hash, hash + 1, true);
       if (v < 0) {
         SkipGroup();
       } else if (v > 0) {
@@ -414,16 +790,16 @@ class Lexer {
       return;
     }
     if (name == "endif") {
-      DirectiveRest();
+      DirectiveRest(false);
       if (conds_.empty()) return;
       conds_.pop_back();
-      Emit(kPpEndif, hash, hash + 1, true);
+      EmitAlways(kPpEndif, hash, hash + 1, true);
       return;
     }
     if (name == "include" || name == "include_next" || name == "import" || name == "error" ||
         name == "warning" || name == "line" || name == "ident" || name == "sccs" ||
         name == "assert" || name == "unassert") {
-      DirectiveRest();
+      DirectiveRest(false);
       return;
     }
     // #define, #undef, #pragma and the rest: the line is lexed as code.
@@ -449,9 +825,9 @@ class Lexer {
           ++nested;
         } else if (name == "endif") {
           if (nested == 0) {
-            DirectiveRest();
+            DirectiveRest(false);
             conds_.pop_back();
-            Emit(kPpEndif, hash, hash + 1, false);
+            EmitAlways(kPpEndif, hash, hash + 1, false);
             line_start_ = true;
             return;
           }
@@ -465,7 +841,7 @@ class Lexer {
             const int v = name == "else" ? 0 : Evaluate(name, cond);
             if (v >= 0) {
               if (v > 0) frame.definitely_taken = true;
-              Emit(kPpElse, hash, hash + 1, false);
+              EmitAlways(kPpElse, hash, hash + 1, false);
               line_start_ = true;
               return;
             }
@@ -505,12 +881,26 @@ class Lexer {
   bool line_start_ = true;
   bool in_directive_ = false;
   bool failed_ = false;
+  int parens_ = 0;  // '(' not closed yet (a ')' with none open counts nothing)
+  // The fast path's (Note [Fast path for C++]); driver_ null: the full path.
+  FastDriver* driver_ = nullptr;
+  SkimCursor cursor_;
+  bool skim_ = false;
+  size_t next_hit_ = SIZE_MAX;  // the next needle at or after the last boundary
+  // The state at the last boundary.
+  size_t snap_p_ = 0, snap_toks_ = 0, snap_sups_ = 0;
+  bool snap_line_start_ = true, snap_in_directive_ = false;
+  size_t ls_from_ = 0;  // see Skim
+  bool conds_saved_ = false;  // conds_snapshot_ holds conds_ at the last boundary
+  std::vector<Cond> conds_snapshot_;
 };
 
 // The end offset of the ')' that closes the '(' at token i of toks[0, n), or
 // -1. The first call matches every parenthesis (each ')' with the nearest '('
 // before it still open: what counting the depth forwards from i finds), so
-// nested calls cost one pass in all, not a scan each.
+// nested calls cost one pass in all, not a scan each; a later call with a
+// larger n (the fast path feeds the resolver stretch by stretch) goes on
+// from where the last one stopped.
 class ParenMatch {
  public:
   int64_t End(const TokenBuffer<Tok>& t, size_t i, size_t n) {
@@ -526,23 +916,39 @@ class ParenMatch {
       }
       return -1;
     }
-    if (end_.empty()) {
-      end_.assign(n, -1);
-      std::vector<uint32_t> opens;
-      for (size_t k = 0; k < n; ++k) {
+    if (end_.size() < n) {
+      end_.resize(n, -1);
+      for (size_t k = end_done_; k < n; ++k) {
         if (t[k].type == kLParen) {
-          opens.push_back(static_cast<uint32_t>(k));
-        } else if (t[k].type == kRParen && !opens.empty()) {
-          end_[opens.back()] = t[k].end;
-          opens.pop_back();
+          opens_.push_back(static_cast<uint32_t>(k));
+        } else if (t[k].type == kRParen && !opens_.empty()) {
+          end_[opens_.back()] = t[k].end;
+          opens_.pop_back();
         }
       }
+      end_done_ = n;
     }
     return end_[i];
   }
 
+  // For the next file.
+  void Reset() {
+    end_.clear();
+    opens_.clear();
+    end_done_ = 0;
+  }
+  // Frees what a huge file made it take.
+  void Trim() {
+    if (end_.capacity() > (size_t{1} << 20)) {
+      end_ = std::vector<int64_t>();
+      opens_ = std::vector<uint32_t>();
+    }
+  }
+
  private:
   std::vector<int64_t> end_;
+  std::vector<uint32_t> opens_;
+  size_t end_done_ = 0;
 };
 
 // ---------------------------------------------------------------------------
@@ -551,13 +957,16 @@ class ParenMatch {
 class Resolver {
  public:
   Resolver(const RuleSet& rules, std::string_view src, const TokenBuffer<Tok>& toks,
-           LexOutput* out)
+           ParenMatch* parens, LexOutput* out)
       : rules_(rules), src_(src), t_(toks), out_(out),
-        max_(rules.MaxComponents(Language::kCpp)) {}
+        max_(rules.MaxComponents(Language::kCpp)), parens_(*parens) {}
 
-  void Run() {
-    const size_t n = t_.size() - kSentinels;
-    for (size_t i = 0; i < n; ++i) {
+  // Resolves the tokens up to n (the fast path feeds it stretch by stretch:
+  // Note [Fast path for C++]); Finish after the last.
+  void Feed(size_t n) {
+    limit_ = n;
+    size_t i = next_;
+    for (; i < n; ++i) {
       const Tok& tok = t_[i];
       const bool directive = tok.directive;
       switch (tok.type) {
@@ -565,7 +974,7 @@ class Resolver {
           if (directive) break;
           ++depth_;
           if (pending_namespace_) {
-            entries_.push_back(Entry{kNamespace, depth_, {}, pending_namespace_name_});
+            Push(Entry{kNamespace, depth_, {}, pending_namespace_name_});
             pending_namespace_ = false;
           }
           break;
@@ -606,7 +1015,47 @@ class Resolver {
           break;
       }
     }
-    DropShimmed();
+    next_ = i;
+  }
+
+  void Finish() { DropShimmed(); }
+
+  // For the fast path: how often an entry was pushed (a pop only makes
+  // fewer needles necessary), whether a namespace waits for its '{', and
+  // the needles the entries in scope call for.
+  uint64_t pushes() const { return pushes_; }
+  bool pending_namespace() const { return pending_namespace_; }
+
+  // Appends to *needles the names that the entries in scope let resolve
+  // without a fast-path needle in them (Note [Fast path for C++]): a name
+  // an alias or a using-declaration binds; for a namespace of the rules'
+  // that encloses, and for each of its enclosing ones, the components that
+  // follow it in a spelling; the same for the target of a using-directive.
+  // Stops, returning false, past `limit` of them (so that a file of many
+  // using-declarations costs no more a boundary than a few).
+  bool ContextNeedles(std::vector<std::string_view>* needles, size_t limit) const {
+    for (const Entry& e : entries_) {
+      if (needles->size() > limit) return false;
+      switch (e.kind) {
+        case kAlias:
+        case kUsingDecl:
+          needles->push_back(e.name);
+          break;
+        case kNamespace:
+          if (e.target.empty() || !IsRoot(FirstComponent(e.target))) break;
+          for (std::string_view ns = e.target;;) {
+            AddFollowers(ns, needles);
+            const size_t cut = ns.rfind("::");
+            if (cut == std::string_view::npos) break;
+            ns = ns.substr(0, cut);
+          }
+          break;
+        case kDirective:
+          AddFollowers(e.target, needles);
+          break;
+      }
+    }
+    return needles->size() <= limit;
   }
 
  private:
@@ -621,13 +1070,60 @@ class Resolver {
     int at_if;
     int first_end;
   };
+  struct FollowerCache {
+    const char* data;
+    size_t size;
+    const std::vector<std::string_view>* followers;
+    bool rooted;
+  };
 
   std::string_view Text(size_t i) const {
     return src_.substr(t_[i].start, t_[i].end - t_[i].start);
   }
 
+  // Whether prefix::name begins a spelling (is one, or a namespace of one).
+  // `prefix` (an entry's target, or a namespace of one) looked up once while
+  // the entries stay as they are: whether its root is the rules', and what
+  // follows it in the spellings.
+  const FollowerCache& Lookup(std::string_view prefix) const {
+    if (cache_version_ != version_) {
+      for (FollowerCache& c : cache_) c.data = nullptr;
+      cache_version_ = version_;
+    }
+    for (const FollowerCache& c : cache_) {
+      if (c.data == prefix.data() && c.size == prefix.size()) return c;
+    }
+    FollowerCache& c = cache_[cache_next_];
+    cache_next_ = (cache_next_ + 1) % 4;
+    c = FollowerCache{prefix.data(), prefix.size(), rules_.Followers(Language::kCpp, prefix),
+                      IsRoot(FirstComponent(prefix))};
+    return c;
+  }
+
+  static bool Follows(const FollowerCache& c, std::string_view name) {
+    return c.followers != nullptr &&
+           std::find(c.followers->begin(), c.followers->end(), name) != c.followers->end();
+  }
+
   void PopTo(int depth) {
-    while (!entries_.empty() && entries_.back().depth > depth) entries_.pop_back();
+    while (!entries_.empty() && entries_.back().depth > depth) {
+      entries_.pop_back();
+      ++version_;
+    }
+  }
+
+  void Push(Entry e) {
+    entries_.push_back(std::move(e));
+    ++version_;
+    ++pushes_;
+  }
+
+  // The components that follow `ns` in the spellings (c10::cuda: CUDAStream,
+  // device_count, ...).
+  void AddFollowers(std::string_view ns, std::vector<std::string_view>* needles) const {
+    if (const std::vector<std::string_view>* f = rules_.Followers(Language::kCpp, ns)) {
+      needles->insert(needles->end(), f->begin(), f->end());
+    }
   }
 
   const std::string* CurrentNamespace() const {
@@ -740,7 +1236,8 @@ class Resolver {
   struct Resolution {
     const RuleSet::Spelling* spelling = nullptr;
     int used = 0;  // names of the chain the match covers
-    std::string qualified;
+    std::string qualified;  // kept only where want_qualified
+    bool want_qualified = false;
   };
 
   // Tries the candidate prefix + "::" + names[from..] (prefix empty: the
@@ -748,20 +1245,30 @@ class Resolver {
   // kept in r->qualified, matched or not.
   bool Try(std::string_view prefix, const std::vector<size_t>& names, size_t from,
            Resolution* r) const {
-    const std::string_view root =
-        prefix.empty() ? (from < names.size() ? Text(names[from]) : std::string_view())
-                       : FirstComponent(prefix);
-    if (!IsRoot(root)) return false;
-    std::string q(prefix);
+    // A match that covers names[0] after a prefix starts with prefix::names[0],
+    // a spelling or a namespace of the rules: most candidates end here.
+    bool follows = true;
+    if (prefix.empty()) {
+      if (!IsRoot(from < names.size() ? Text(names[from]) : std::string_view())) return false;
+    } else {
+      const FollowerCache& c = Lookup(prefix);
+      if (!c.rooted) return false;
+      follows = from != 0 || Follows(c, Text(names[0]));
+    }
+    const bool keep = r->want_qualified && r->qualified.empty();
+    if (!follows && !keep) return false;
+    std::string& q = scratch_;
+    q.assign(prefix);
     AppendNames(&q, names, from);
+    if (keep) r->qualified = q;
+    if (!follows) return false;
     const RuleSet::Spelling* s = nullptr;
     const int m = LongestPrefix(q, &s);
     const int used = m - (prefix.empty() ? 0 : Components(prefix)) + static_cast<int>(from);
-    if (r->qualified.empty()) r->qualified = q;
     if (m == 0 || used < 1) return false;
     r->spelling = s;
     r->used = used;
-    r->qualified = std::move(q);
+    if (r->want_qualified) r->qualified = q;
     return true;
   }
 
@@ -843,7 +1350,7 @@ class Resolver {
                                         t_[names[static_cast<size_t>(r.used) - 1]].end, call_end});
   }
 
-  int64_t MatchingParen(size_t i) const { return parens_.End(t_, i, t_.size() - kSentinels); }
+  int64_t MatchingParen(size_t i) const { return parens_.End(t_, i, limit_); }
 
   size_t SkipTo(size_t i, uint8_t type) const {
     while (t_[i].type != type && t_[i].type != kEnd) ++i;
@@ -971,7 +1478,7 @@ class Resolver {
       if (!target.empty()) {
         std::string ns = ResolveNamespace(target, absolute);
         if (!ns.empty()) {
-          entries_.push_back(Entry{kAlias, depth_, Text(names[0]), std::move(ns)});
+          Push(Entry{kAlias, depth_, Text(names[0]), std::move(ns)});
           has_lookup_entries_ = true;
         }
       }
@@ -999,7 +1506,7 @@ class Resolver {
       if (!names.empty()) {
         std::string ns = ResolveNamespace(names, absolute);
         if (!ns.empty()) {
-          entries_.push_back(Entry{kDirective, depth_, {}, std::move(ns)});
+          Push(Entry{kDirective, depth_, {}, std::move(ns)});
           has_lookup_entries_ = true;
         }
       }
@@ -1015,11 +1522,12 @@ class Resolver {
       }
       if (names.size() >= 2) {
         Resolution r;
+        r.want_qualified = true;
         if (Resolve(names, absolute, &r)) {
           if (!rules_.rules()[r.spelling->rule].kept) Add(r, RefKind::kImport, names, -1);
         }
         if (!r.qualified.empty()) {
-          entries_.push_back(Entry{kUsingDecl, depth_, Text(names.back()), r.qualified});
+          Push(Entry{kUsingDecl, depth_, Text(names.back()), r.qualified});
           has_lookup_entries_ = true;
         }
       }
@@ -1039,9 +1547,17 @@ class Resolver {
   std::vector<size_t> names_;
   bool pending_namespace_ = false;
   std::string pending_namespace_name_;
-  mutable ParenMatch parens_;  // see MatchingParen
+  ParenMatch& parens_;  // see MatchingParen
+  mutable std::string scratch_;  // Try's candidate
+  mutable FollowerCache cache_[4] = {};  // Lookup's last lookups
+  mutable uint64_t cache_version_ = 0;
+  mutable size_t cache_next_ = 0;
   bool has_lookup_entries_ = false;  // an alias, using-declaration or -directive was seen
   std::vector<std::string_view> shims_;  // spellings the file defines (Note [Shim namespaces])
+  size_t next_ = 0;                   // the next token Feed resolves
+  size_t limit_ = 0;                  // the tokens fed so far
+  uint64_t version_ = 0;              // entries_ pushed or popped
+  uint64_t pushes_ = 0;               // entries_ pushed
 };
 
 // ---------------------------------------------------------------------------
@@ -1053,8 +1569,8 @@ class Resolver {
 class CppLiterals {
  public:
   CppLiterals(const RuleSet& rules, std::string_view src, const TokenBuffer<Tok>& toks,
-              LexOutput* out)
-      : rules_(rules), src_(src), t_(toks), out_(out) {}
+              ParenMatch* parens, LexOutput* out)
+      : rules_(rules), src_(src), t_(toks), out_(out), parens_(*parens) {}
 
   void Run() {
     const size_t n = t_.size() - kSentinels;
@@ -1107,21 +1623,141 @@ class CppLiterals {
   std::string_view src_;
   const TokenBuffer<Tok>& t_;
   LexOutput* out_;
-  mutable ParenMatch parens_;  // see MatchingParen
+  ParenMatch& parens_;  // see MatchingParen (the resolver's: the same tokens)
 };
+
+// ---------------------------------------------------------------------------
+// The fast path's driver (Note [Fast path for C++]): at each boundary after
+// lexed code, resolves what was lexed, renews the needles when the entries
+// in scope changed, and finds the next needle.
+
+class FastDriver {
+ public:
+  FastDriver(const std::vector<std::string>& statics, std::string_view src, size_t begin,
+             const TokenBuffer<Tok>& toks, Resolver* resolver)
+      : statics_(statics), src_(src), begin_(begin), toks_(toks), resolver_(resolver) {}
+
+  // Called at a boundary p after lexed code: returns whether the lexer may
+  // skim from p; *next_hit: the next needle at or after p (SIZE_MAX: none).
+  bool Lexed(size_t p, size_t* next_hit) {
+    resolver_->Feed(toks_.size());
+    if ((!built_ || resolver_->pushes() != pushes_) && Renew()) {
+      *next_hit = Find(p);
+    } else if (*next_hit < p) {
+      *next_hit = Find(p);
+    }
+    // (A needle close by: lex on rather than skim and come back.)
+    return !full_ && !resolver_->pending_namespace() &&
+           (*next_hit == SIZE_MAX || *next_hit >= p + kNear);
+  }
+
+  // Whether every needle is made of identifier bytes (then one that starts
+  // in a comment, a literal or a directive's text ends there too).
+  bool identifier_needles() const { return identifier_needles_; }
+
+  // The next needle at or after p, past the first Lexed (SIZE_MAX: none).
+  size_t Find(size_t p) const {
+    if (full_) return SIZE_MAX;
+    const size_t at = search_.Next(src_.data(), begin_, p, src_.size());
+    return at >= src_.size() ? SIZE_MAX : at;
+  }
+
+ private:
+  static constexpr size_t kNear = 48;
+
+
+  // The needles for the entries in scope now; returns whether they changed.
+  bool Renew() {
+    pushes_ = resolver_->pushes();
+    context_.clear();
+    const bool complete =
+        resolver_->ContextNeedles(&context_, 4 * static_cast<size_t>(NeedleSearch::kMax));
+    // A name that holds a static needle (getCurrentCUDAStream: CUDA) is found
+    // by it already.
+    size_t w = 0;
+    for (std::string_view c : context_) {
+      bool covered = c == "namespace" || c == "using";
+      for (const std::string& s : statics_) covered = covered || c.find(s) != std::string_view::npos;
+      if (!covered) context_[w++] = c;
+    }
+    context_.resize(w);
+    std::sort(context_.begin(), context_.end());
+    context_.erase(std::unique(context_.begin(), context_.end()), context_.end());
+    if (built_ && complete && context_ == built_context_) return false;
+    built_ = true;
+    built_context_ = context_;
+    search_ = NeedleSearch();
+    full_ = !complete ||
+            statics_.size() + 2 + context_.size() > static_cast<size_t>(NeedleSearch::kMax);
+    if (!full_) {
+      identifier_needles_ = true;
+      for (const std::string& needle : statics_) {
+        search_.Add(needle, false);
+        for (char c : needle) {
+          identifier_needles_ = identifier_needles_ && IsIdentChar(static_cast<unsigned char>(c));
+        }
+      }
+      search_.Add("namespace", true);
+      search_.Add("using", true);
+      for (std::string_view c : context_) search_.Add(c, true);
+      search_.Build();
+    }
+    return true;
+  }
+
+  const std::vector<std::string>& statics_;
+  std::string_view src_;
+  size_t begin_;
+  const TokenBuffer<Tok>& toks_;
+  Resolver* resolver_;
+  NeedleSearch search_;
+  std::vector<std::string_view> context_, built_context_;
+  bool built_ = false;
+  bool full_ = false;  // the needles do not fit: lex everything while so
+  bool identifier_needles_ = false;
+  uint64_t pushes_ = 0;
+};
+
+void Lexer::SkipHitsBehind() {
+  if (driver_->identifier_needles()) next_hit_ = driver_->Find(p_);
+}
+
+void Lexer::Boundary() {
+  Snapshot();
+  if (!skim_) {
+    skim_ = driver_->Lexed(p_, &next_hit_);
+    ls_from_ = p_;
+  }
+}
 
 }  // namespace
 
 void ScanCpp(const RuleSet& rules, std::string_view src, size_t begin, LexOutput* out) {
   thread_local TokenBuffer<Tok> toks;
   toks.clear();
-  Lexer(src, begin, &toks, out).Run();
+  const std::vector<std::string>* statics =
+      FastPathEnabled() ? rules.FastPathNeedles(Language::kCpp) : nullptr;
+  thread_local ParenMatch parens;  // (kept from file to file: no allocation)
+  parens.Reset();
+  Resolver resolver(rules, src, toks, &parens, out);
+  {
+    Lexer lexer(src, begin, &toks, out);
+    std::optional<FastDriver> driver;
+    if (statics != nullptr) {
+      driver.emplace(*statics, src, begin, toks, &resolver);
+      lexer.set_driver(&*driver);
+    }
+    lexer.Run();
+  }
   for (size_t k = 0; k < kSentinels; ++k) {
     *toks.Add() = Tok{static_cast<uint32_t>(src.size()), static_cast<uint32_t>(src.size()), kEnd,
                       false, false};
   }
-  Resolver(rules, src, toks, out).Run();
-  if (rules.HasDetectors(Language::kCpp)) CppLiterals(rules, src, toks, out).Run();
+  resolver.Feed(toks.size() - kSentinels);
+  resolver.Finish();
+  if (statics != nullptr) CountFastPathFile();
+  if (rules.HasDetectors(Language::kCpp)) CppLiterals(rules, src, toks, &parens, out).Run();
+  parens.Trim();
   toks.Trim(size_t{1} << 22);
 }
 

@@ -80,9 +80,10 @@ class NeedleSearch {
   bool avx2_ = false;
 };
 
-// Whether the Python scanner may skip the lines that cannot hold a finding
-// (its fast path), or must lex every byte (the full path, which the
-// differential tests compare it with). ANYDEV_SCAN_FULL_LEXER=1 in the
+// Whether the scanners may skip what cannot hold a finding (their fast
+// paths: Note [Fast path] in python_scan.cc, Note [Fast path for C++] in
+// cpp_scan.cc), or must lex every byte (the full path, which the
+// differential tests compare them with). ANYDEV_SCAN_FULL_LEXER=1 in the
 // environment forces the full path; tests may also set it here.
 bool FastPathEnabled();
 void SetFastPathForTesting(int mode);  // 1: on, 0: off, -1: from the environment
@@ -149,6 +150,8 @@ class TokenBuffer {
     return end_++;
   }
   void clear() { end_ = data_.get(); }
+  // Drops the tokens from index n on (n <= size()).
+  void Truncate(size_t n) { end_ = data_.get() + n; }
   size_t size() const { return static_cast<size_t>(end_ - data_.get()); }
   bool empty() const { return end_ == data_.get(); }
   T& back() { return end_[-1]; }

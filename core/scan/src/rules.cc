@@ -33,6 +33,8 @@ struct RuleSet::Index {
     std::unordered_map<std::string_view, Spelling> spellings;
     std::unordered_set<std::string_view> roots;
     std::unordered_set<std::string_view> namespaces;
+    // By namespace: the components that follow it in the spellings.
+    std::unordered_map<std::string_view, std::vector<std::string_view>> followers;
     std::unordered_set<std::string_view> components;
     // A quick filter before hashing, by first byte and length.
     uint32_t first_bytes[256] = {};  // bit min(len, 31) for each component's length
@@ -81,6 +83,10 @@ RuleSet::RuleSet(std::vector<Rule> rules) : rules_(std::move(rules)), index_(new
           index_->storage.emplace_back(ns);
           li.namespaces.insert(index_->storage.back());
         }
+        std::string_view next = text.substr(p + sep.size());
+        next = next.substr(0, next.find(sep));
+        std::vector<std::string_view>& f = li.followers[*li.namespaces.find(ns)];
+        if (!next.empty() && std::find(f.begin(), f.end(), next) == f.end()) f.push_back(next);
       }
     }
   }
@@ -223,6 +229,13 @@ bool RuleSet::HasComponent(Language language, std::string_view name) const {
 
 bool RuleSet::IsNamespace(Language language, std::string_view qualified) const {
   return index_->lang[static_cast<int>(language)].namespaces.count(qualified) != 0;
+}
+
+const std::vector<std::string_view>* RuleSet::Followers(Language language,
+                                                        std::string_view ns) const {
+  const auto& m = index_->lang[static_cast<int>(language)].followers;
+  auto it = m.find(ns);
+  return it == m.end() ? nullptr : &it->second;
 }
 
 int RuleSet::MaxComponents(Language language) const {

@@ -23,13 +23,14 @@ void NoteComment(std::string_view text, uint32_t offset, LexOutput* out) {
   // whose comments mention one: every comment on a line with a finding is
   // lexed, so a file none of whose lexed comments does has no directive that
   // could drop a finding, and is not read again.
-  if (!out->noqa_comment) {
-    for (size_t q = text.find_first_of("qQ"); q != std::string_view::npos;
-         q = text.find_first_of("qQ", q + 1)) {
-      if (q >= 2 && q + 1 < text.size() && (text[q - 2] | 0x20) == 'n' &&
-          (text[q - 1] | 0x20) == 'o' && (text[q + 1] | 0x20) == 'a') {
+  // (One memchr pass per case: find_first_of("qQ") costs a call a byte.)
+  for (const char c : {'q', 'Q'}) {
+    for (size_t q = text.find(c, 2); !out->noqa_comment && q != std::string_view::npos &&
+                                     q + 1 < text.size();
+         q = text.find(c, q + 1)) {
+      if ((text[q - 2] | 0x20) == 'n' && (text[q - 1] | 0x20) == 'o' &&
+          (text[q + 1] | 0x20) == 'a') {
         out->noqa_comment = true;
-        break;
       }
     }
   }

@@ -8,11 +8,12 @@ from __future__ import annotations
 import ast
 import difflib
 import os
+import re
 import stat
 import sys
 import _thread
 from dataclasses import dataclass, field
-from typing import Iterable, Optional, Sequence, Union
+from typing import Callable, Iterable, Optional, Sequence, Union
 
 from .. import _versions
 from .._files import replace_atomically
@@ -36,6 +37,9 @@ class FileResult:
     io_error: bool = False          # ... because it could not be read or written
     changed: bool = False
     diff: str = ""
+    #: how many of ``applied`` the fixes themselves wrote (a template's
+    #: ``"cuda"``), fixed in a further round of the same run (Note [Rounds])
+    later: int = 0
 
 
 @dataclass
@@ -63,6 +67,10 @@ class FixResult:
     @property
     def applied(self) -> int:
         return sum(len(f.applied) for f in self.files if f.error is None)
+
+    @property
+    def later(self) -> int:
+        return sum(f.later for f in self.files if f.error is None)
 
     @property
     def remaining(self) -> list[tuple[_scan.Finding, str]]:
@@ -130,7 +138,9 @@ def _check_findings(text: _Text, findings: Sequence[_scan.Finding]) -> None:
 
 
 def fix_source(data: bytes, path: str, findings: Sequence[_scan.Finding], *, unsafe: bool = False,
-               target_torch: "Optional[str | _versions.Target]" = None, keep: Sequence[str] = ()
+               target_torch: "Optional[str | _versions.Target]" = None, keep: Sequence[str] = (),
+               select: Optional[Iterable[str]] = None, ignore: Optional[Iterable[str]] = None,
+               rules: Optional[Callable[[list], list]] = None
                ) -> tuple[bytes, list[_scan.Finding], list[tuple[_scan.Finding, str]]]:
     """Returns the fixed bytes of one file, with the findings applied and the
     ones skipped (and why). ``findings`` are the scanner's for exactly these
@@ -140,11 +150,126 @@ def fix_source(data: bytes, path: str, findings: Sequence[_scan.Finding], *, uns
     files that are a device's own implementation (never rewritten). Raises
     ValueError when the file cannot be fixed soundly (it does not parse, is
     not valid in its encoding, the fixed Python would not parse, the findings
-    are not this file's) or ``target_torch`` is not a version."""
-    if not findings:
-        return data, [], []
+    are not this file's) or ``target_torch`` is not a version.
+
+    The fixed text is scanned again and fixed again while that changes it
+    (at most ``_ROUNDS`` rounds), so one run is final: the ``"cuda"`` that a
+    template writes is rewritten in the same run (Note [Rounds]). The
+    rescans keep the rules ``select``/``ignore`` say, as for
+    :func:`anydev.scan.scan_source`: give the ones ``findings`` were scanned
+    with; ``rules`` (a filter of a list of findings), where given, replaces them."""
+    if rules is None:
+        keep_rule = _scan.rule_filter(select, ignore)
+        rules = lambda fs: [f for f in fs if keep_rule(f.rule)]  # noqa: E731
+    new, applied, skipped, _later = _fix_rounds(data, path, findings, unsafe=unsafe,
+                                                target_torch=target_torch, keep=keep, rules=rules)
+    return new, applied, skipped
+
+
+#: The most rounds one file is fixed in (Note [Rounds]).
+_ROUNDS = 5
+
+
+def _left_key(f: _scan.Finding) -> tuple:
+    return (f.rule, f.kind, f.text)
+
+
+def _fix_rounds(data: bytes, path: str, findings: Sequence[_scan.Finding], *, unsafe: bool,
+                target_torch, keep: Sequence[str], rules: Optional[Callable[[list], list]]
+                ) -> tuple[bytes, list[_scan.Finding], list[tuple[_scan.Finding, str]], int]:
+    """fix_source's rounds: the bytes, the findings applied in every round,
+    the ones left (reconciled with each rescan) and how many were applied
+    after the first round."""
     if isinstance(target_torch, str):
         target_torch = _versions.resolve_target(target_torch)
+    new, applied, skipped = _fix_once(data, path, findings, unsafe=unsafe,
+                                      target_torch=target_torch, keep=keep)
+    later = 0
+    current = new
+    language = _scan.language_of(path) or (findings[0].language if findings else None)
+    done = applied
+    for _ in range(_ROUNDS - 1):
+        # A further round has work only where this one changed what a scan reports: a
+        # template wrote a device literal (rewritten under --unsafe-fixes only: every
+        # literal row is unsafe), or an `import torch` was added to a module that did
+        # not bind `torch`, whose `torch.cuda.*` the scanner did not resolve before.
+        # Both are Python's. Any other file is fixed in one round, with no rescan.
+        if current == data or language != "python" or not (
+                unsafe and any(_writes_literal(f) for f in done) or
+                len(_IMPORT_TORCH.findall(current)) > len(_IMPORT_TORCH.findall(data))):
+            break
+        data = current
+        again, _errs = _scan.scan_source(data, path, language=language)
+        # mock targets move after every file is fixed (fix_paths), from the first round's
+        again = [f for f in again if f.kind != "mock"]
+        if rules is not None:
+            again = list(rules(again))
+        try:
+            current, done, left = _fix_once(data, path, again, unsafe=unsafe,
+                                             target_torch=target_torch, keep=keep)
+        except ValueError as e:  # this round is dropped: the last good text stays
+            current, done, left = data, [], [(f, str(e)) for f in again]
+        applied += done
+        later += len(done)
+        skipped = _reconcile(skipped, left, done)
+    return current, applied, skipped, later
+
+
+_IMPORT_TORCH = re.compile(rb"^[ \t]*import torch[ \t]*(?:#[^\n]*)?\r?$", re.M)
+_LITERAL_IN_TEMPLATE = re.compile(r"""["']cuda(?::\d+)?["']""")
+_writes: dict[str, bool] = {}
+
+
+def _writes_literal(f: _scan.Finding) -> bool:
+    """Whether the rewrite of ``f`` writes a "cuda" literal (AD313's
+    ``torch.amp.autocast("cuda", ...)``), which a literal rule reports."""
+    got = _writes.get(f.rule)
+    if got is None:
+        row = _row_of(f)
+        # a literal row's own "cuda" (getattr's default) is in no device position
+        got = _writes[f.rule] = bool(row is not None and row.template and
+                                     not _literals.is_literal_row(row) and
+                                     _LITERAL_IN_TEMPLATE.search(row.template))
+    return got
+
+
+def _reconcile(skipped: list, left: list, done: list) -> list:
+    """The findings left after a further round: the first round's (their
+    positions are the original file's), less those a later round fixed: a
+    key (rule, kind, text) applied there whose findings left became fewer.
+    What the fixes wrote and a later round left (without --unsafe-fixes, a
+    template's "cuda") is not added: a scan of the fixed file reports it, as
+    before; nor does a finding left drop because a rewrite around it made it
+    no finding (Note [Rounds])."""
+    if not done:
+        return skipped
+    n_left: dict[tuple, int] = {}
+    for f, _ in left:
+        n_left[_left_key(f)] = n_left.get(_left_key(f), 0) + 1
+    n_done: dict[tuple, int] = {}
+    for f in done:
+        n_done[_left_key(f)] = n_done.get(_left_key(f), 0) + 1
+    n_was: dict[tuple, int] = {}
+    for f, _ in skipped:
+        if f.kind != "mock":
+            n_was[_left_key(f)] = n_was.get(_left_key(f), 0) + 1
+    drop = {k: min(n, max(0, n_was.get(k, 0) - n_left.get(k, 0))) for k, n in n_done.items()}
+    out = []
+    for f, why in skipped:
+        k = _left_key(f)
+        if f.kind != "mock" and drop.get(k):
+            drop[k] -= 1
+            continue
+        out.append((f, why))
+    return out
+
+
+def _fix_once(data: bytes, path: str, findings: Sequence[_scan.Finding], *, unsafe: bool,
+              target_torch, keep: Sequence[str]
+              ) -> tuple[bytes, list[_scan.Finding], list[tuple[_scan.Finding, str]]]:
+    """One round of fix_source: the findings of ``data`` applied, once."""
+    if not findings:
+        return data, [], []
     language = _scan.language_of(path) or findings[0].language
     try:
         text = _Text(data, language, strict=language == "python")
@@ -248,7 +373,8 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
               exclude: Sequence[str] = (), jobs: Optional[int] = None,
               respect_gitignore: bool = True,
               scanned: Optional[_scan.ScanResult] = None,
-              target_torch: Optional[str] = None, keep: Sequence[str] = ()) -> FixResult:
+              target_torch: Optional[str] = None, keep: Sequence[str] = (),
+              rules: Optional[Callable[[list], list]] = None) -> FixResult:
     """Scans ``paths`` (or takes the findings of ``scanned``) and applies the
     fixes; with ``diff=True`` writes nothing and returns a unified diff
     instead. Rule selection, excludes and .gitignore apply as for
@@ -262,13 +388,18 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
     knows. ``keep``: gitignore-style globs (relative to the current
     directory) of files never rewritten. Mock targets of the rewritten calls
     (``mock.patch("torch.cuda.set_device")``) move with them when every call
-    of that symbol in the fixed tree was rewritten (Note [Mock targets])."""
+    of that symbol in the fixed tree was rewritten (Note [Mock targets]).
+    ``rules``: the filter of the findings of each fixed file's rescans (see
+    :func:`fix_source`); by default ``select``/``ignore``."""
     if isinstance(paths, str):
         paths = [paths]
     explicit = _versions.resolve_target(target_torch) if target_torch is not None else None
     if scanned is None:
         scanned = _scan.scan_paths(paths, select=select, ignore=ignore, exclude=exclude,
                                    jobs=jobs, respect_gitignore=respect_gitignore)
+    if rules is None:
+        keep_rule = _scan.rule_filter(select, ignore)
+        rules = lambda fs: [f for f in fs if keep_rule(f.rule)]  # noqa: E731
     result = FixResult(errors=list(scanned.errors))
     by_file: dict[str, list[_scan.Finding]] = {}
     for f in scanned.findings:
@@ -311,12 +442,13 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
         result.targets.setdefault(target.source, target)
         work.append((fr, data, st, findings, target))
 
-    for (fr, data, st, findings, target), out in zip(work, _fix_all(work, unsafe, keep, jobs)):
+    for (fr, data, st, findings, target), out in zip(
+            work, _fix_all(work, unsafe, keep, jobs, rules)):
         if isinstance(out, str):
             fr.error, fr.io_error = out, False
             fr.applied, fr.skipped = [], [(f, out) for f in findings]
             continue
-        new, fr.applied, fr.skipped = out
+        new, fr.applied, fr.skipped, fr.later = out
         pending.append((fr, data, new, st, findings, target))
 
     try:
@@ -363,14 +495,16 @@ _WRITERS = 8
 _FILES_PER_PROCESS = 64
 
 #: What fixing one file gives: why it is left as it was, or fix_source's answer.
-_Outcome = Union[str, tuple[bytes, list[_scan.Finding], list[tuple[_scan.Finding, str]]]]
+_Outcome = Union[str, tuple[bytes, list[_scan.Finding], list[tuple[_scan.Finding, str]], int]]
 
 
 def _fix_one(data: bytes, path: str, findings: list[_scan.Finding], unsafe: bool,
-             target: _versions.Target, keep: Sequence[str]) -> _Outcome:
-    """fix_source's answer for one file, or why the file is left as it was."""
+             target: _versions.Target, keep: Sequence[str],
+             rules: Optional[Callable[[list], list]]) -> _Outcome:
+    """_fix_rounds' answer for one file, or why the file is left as it was."""
     try:
-        return fix_source(data, path, findings, unsafe=unsafe, target_torch=target, keep=keep)
+        return _fix_rounds(data, path, findings, unsafe=unsafe, target_torch=target, keep=keep,
+                           rules=rules)
     except ValueError as e:
         return str(e)
     except Exception as e:  # a bug of the fixer must not stop the run nor touch the file
@@ -378,26 +512,44 @@ def _fix_one(data: bytes, path: str, findings: list[_scan.Finding], unsafe: bool
                 "as it was; please report it")
 
 
-#: What the processes of one _fix_all fix: (work, unsafe, keep), set before they fork.
+#: What the processes of one _fix_all fix: (work, unsafe, keep, rules), set before they fork.
 _SHARED: Optional[tuple] = None
 _SHARED_LOCK = _thread.allocate_lock()
+
+
+#: A Finding's fields, in the order its constructor takes them.
+_FINDING_FIELDS = ("path", "line", "column", "end_line", "end_column", "symbol", "replacement",
+                   "rule", "fix", "message", "kind", "start", "end", "call_end", "text",
+                   "language")
+
+
+def _finding_tuple(f: _scan.Finding) -> tuple:
+    """A finding of a further round (a rescan's, not the parent's) as plain values."""
+    return tuple(getattr(f, name) for name in _FINDING_FIELDS)
 
 
 def _fix_range(lo: int, hi: int) -> list:
     """In a process of the fix: the outcomes of work[lo:hi], findings as their
     indices in their file's list (the parent has the findings themselves)."""
     assert _SHARED is not None
-    work, unsafe, keep = _SHARED
+    work, unsafe, keep, rules = _SHARED
     out: list = []
     for fr, data, _st, findings, target in work[lo:hi]:
-        got = _fix_one(data, fr.path, findings, unsafe, target, keep)
+        got = _fix_one(data, fr.path, findings, unsafe, target, keep, rules)
         if isinstance(got, str):
             out.append(got)
             continue
-        new, applied, skipped = got
+        new, applied, skipped, later = got
         index = {id(f): i for i, f in enumerate(findings)}
+        if any(id(f) not in index for f in applied) or \
+                any(id(f) not in index for f, _ in skipped):
+            # a further round's findings are new: the finding itself is sent
+            out.append((new, [index.get(id(f), _finding_tuple(f)) for f in applied],
+                        [(index.get(id(f), _finding_tuple(f)), why) for f, why in skipped],
+                        later))
+            continue
         out.append((None if new == data else new, [index[id(f)] for f in applied],
-                    [(index[id(f)], why) for f, why in skipped]))
+                    [(index[id(f)], why) for f, why in skipped], later))
     return out
 
 
@@ -413,20 +565,21 @@ def _processes(jobs: Optional[int], files: int) -> int:
     return max(1, min(jobs, files // _FILES_PER_PROCESS))
 
 
-def _fix_all(work: list, unsafe: bool, keep: Sequence[str], jobs: Optional[int]
-             ) -> list[_Outcome]:
+def _fix_all(work: list, unsafe: bool, keep: Sequence[str], jobs: Optional[int],
+             rules: Optional[Callable[[list], list]]) -> list[_Outcome]:
     """The outcome of each file of ``work``, in its order, fixed in this
     process or, for many files, in ``jobs`` forked ones (Note [Fixing in processes])."""
     n = _processes(jobs, len(work))
     if n > 1:
-        got = _fix_in_processes(work, unsafe, keep, n)
+        got = _fix_in_processes(work, unsafe, keep, rules, n)
         if got is not None:
             return got
-    return [_fix_one(data, fr.path, findings, unsafe, target, keep)
+    return [_fix_one(data, fr.path, findings, unsafe, target, keep, rules)
             for fr, data, _st, findings, target in work]
 
 
-def _fix_in_processes(work: list, unsafe: bool, keep: Sequence[str], n: int
+def _fix_in_processes(work: list, unsafe: bool, keep: Sequence[str],
+                      rules: Optional[Callable[[list], list]], n: int
                       ) -> Optional[list[_Outcome]]:
     """_fix_all in ``n`` forked processes, each a contiguous range of the files
     (about as many bytes each), its outcomes sent back through a pipe; None
@@ -445,7 +598,7 @@ def _fix_in_processes(work: list, unsafe: bool, keep: Sequence[str], n: int
     bounds.append((lo, len(work)))
     if not _SHARED_LOCK.acquire(blocking=False):
         return None  # another thread's fix_paths is forking: this one fixes here
-    _SHARED = (work, unsafe, keep)
+    _SHARED = (work, unsafe, keep, rules)
     children: list[tuple[int, int]] = []
     parts: Optional[list] = []
     try:
@@ -493,10 +646,14 @@ def _fix_in_processes(work: list, unsafe: bool, keep: Sequence[str], n: int
     for (fr, data, _st, findings, _target), got in zip(work, (o for p in parts for o in p)):
         if isinstance(got, str):
             out.append(got)
-        else:
-            new, applied, skipped = got
-            out.append((data if new is None else new, [findings[i] for i in applied],
-                        [(findings[i], why) for i, why in skipped]))
+            continue
+        new, applied, skipped, later = got
+
+        def finding(x, findings=findings):
+            return findings[x] if type(x) is int else _scan.Finding(*x)
+
+        out.append((data if new is None else new, [finding(i) for i in applied],
+                    [(finding(i), why) for i, why in skipped], later))
     return out
 
 
@@ -533,6 +690,32 @@ def _write_checked(fr: FileResult, new: bytes, st: os.stat_result,
         fr.changed = False
         fr.error = f"could not write: {e.strerror or e}; it was left as it was"
         fr.io_error = True
+
+
+# Note [Rounds]
+# A fix can write what another rule rewrites: AD313's template turns
+# `torch.cuda.amp.autocast(...)` into `torch.amp.autocast("cuda", ...)`, whose
+# "cuda" is AD904's. As ruff does, the fixed text is scanned again and fixed
+# again, until a round changes nothing or after _ROUNDS rounds, all in memory:
+# the file is written once, at the end. A further round runs only where it can
+# have work, in a Python file: under --unsafe-fixes (the literal rows are all
+# unsafe) where a rewrite whose template holds a "cuda" literal was applied
+# (_writes_literal), and where the fixer added `import torch` to a module that
+# did not bind the name (its `torch.cuda.*` references were nobody's to the
+# scanner before; fuzz/fix_fuzz.py found that a second run fixed them). Every
+# other file is fixed in one round, with no rescan, so the rounds cost nothing
+# on a tree without such calls. The literal
+# rows' own rewrites hold no finding (their "cuda" fallback is getattr's
+# default, in no device position), so the rounds end after the second. Each round is a whole fix of its text,
+# so the unit rule (a function's guard, literals and .cuda() calls together)
+# holds in each; a round whose result would not parse is dropped. A finding is
+# counted once: the ones a template wrote are new findings, applied in a later
+# round (FileResult.later says how many), and the ones left are the first
+# round's, less those a later round fixed (by rule and text); what the fixes
+# wrote and a later round left (without --unsafe-fixes, the template's "cuda")
+# is what a scan of the fixed file reports, as before, not a finding of this
+# run. Mock targets are
+# the first round's: they move after every file is fixed (Note [Mock targets]).
 
 
 # Note [Writes]

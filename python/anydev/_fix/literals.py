@@ -51,8 +51,11 @@ __all__ = ["Units", "is_literal_row", "ACC", "ACC_TYPE", "IDIOM"]
 
 #: The current accelerator (None where the build has none; torch >= 2.7).
 ACC = "torch.accelerator.current_accelerator()"
-#: Its device type; raises AttributeError where the build has none.
-ACC_TYPE = "torch.accelerator.current_accelerator().type"
+#: Its device type, "cuda" where the build has none: on a machine without an
+#: accelerator the rewritten code does what the "cuda" did (autocast and
+#: GradScaler disable themselves with a warning, torch.device("cuda") is made,
+#: a tensor placed there raises), where a bare `.type` would raise AttributeError.
+ACC_TYPE = 'getattr(torch.accelerator.current_accelerator(), "type", "cuda")'
 #: The idiom's device form (the template of AD905).
 IDIOM = 'torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu")'
 

@@ -81,6 +81,10 @@ class RuleSet {
   // Returns true if `qualified` is a proper prefix, at a separator, of some
   // spelling ("torch.cuda", "c10::cuda").
   bool IsNamespace(Language language, std::string_view qualified) const;
+  // The components that follow `ns` (a namespace, as IsNamespace) in the
+  // spellings: "CUDAStream", "device_count", ... for "c10::cuda"; null if
+  // none (the C++ scanner's fast path: Note [Fast path for C++]).
+  const std::vector<std::string_view>* Followers(Language language, std::string_view ns) const;
   // The largest number of components of any spelling of the language.
   int MaxComponents(Language language) const;
   // Returns false only if no rule of the language can have a finding in

@@ -1,0 +1,3 @@
+﻿from torch.cuda import empty_cache
+
+empty_cache()

@@ -1,0 +1,1 @@
+from torch.cuda import synchronize as simport oss()print(os.sep)

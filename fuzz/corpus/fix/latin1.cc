@@ -1,0 +1,2 @@
+// Copyright © 2019 (Latin-1)
+int a = c10::cuda::device_count();

@@ -1,0 +1,4 @@
+import torch
+
+name = "größe"; torch.cuda.synchronize()
+émoji = "🎉🎉"; torch.cuda.empty_cache()

@@ -1,0 +1,5 @@
+import torch
+
+torch.cuda.synchronize()
+s = 'unterminated
+torch.cuda.empty_cache()

@@ -1,0 +1,338 @@
+"""The other outputs of ``anydev scan``, loaded when a run asks for one: the
+JSON, SARIF and GitHub reports, ``--statistics`` and baselines (with the
+fingerprints they match by). The text report most runs print is
+:mod:`anydev._scan_cli`'s own: Note [Fast argv] in anydev/cli.py. The names
+are also anydev._scan_cli's (its module __getattr__)."""
+
+from __future__ import annotations
+
+import os
+
+from ._scan_cli import (BASELINE_VERSION, INFORMATION_URI, UsageError, _fix_counts, _Lines,
+                        error_kind, error_level, write_atomic)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from collections import Counter
+    from typing import Iterable, Iterator, Optional, Sequence
+
+    from . import scan as _scan
+
+
+def fingerprint_keys(findings: Sequence[_scan.Finding], *, relative_to: str = ".",
+                     lines: Optional[_Lines] = None) -> list[tuple]:
+    """The key of each finding that survives edits elsewhere in its file:
+    (path relative to `relative_to`, rule, symbol, hash of the stripped line,
+    occurrence of that quadruple so far in the file)."""
+    import hashlib
+    from collections import Counter
+
+    lines = lines or _Lines()
+    seen: Counter = Counter()
+    keys = []
+    base = os.path.abspath(relative_to)
+    for f in findings:
+        path = os.path.relpath(os.path.abspath(f.path), base).replace(os.sep, "/")
+        line_hash = hashlib.sha256(lines.text(f).encode("utf-8")).hexdigest()[:16]
+        k = (path, f.rule, f.symbol, line_hash)
+        keys.append(k + (seen[k],))
+        seen[k] += 1
+    return keys
+
+
+def _fingerprint(key: tuple) -> str:
+    import hashlib
+
+    return hashlib.sha256("\0".join(map(str, key)).encode("utf-8")).hexdigest()[:32]
+
+
+def write_baseline(path: str, findings: Sequence[_scan.Finding]) -> None:
+    import json
+
+    base = os.path.dirname(os.path.abspath(path))
+    keys = fingerprint_keys(findings, relative_to=base)
+    entries = [{"path": k[0], "rule": k[1], "symbol": k[2], "line_hash": k[3],
+                "occurrence": k[4], "line": f.line}
+               for k, f in zip(keys, findings)]
+    entries.sort(key=lambda e: (e["path"], e["line"], e["rule"]))
+    doc = {"version": BASELINE_VERSION, "tool": "anydev scan",
+           "note": "Accepted legacy references: `anydev scan --baseline` reports only others. "
+                   "Matched by path, rule, symbol, line text and occurrence, not line number.",
+           "findings": entries}
+    write_atomic(path, json.dumps(doc, indent=1) + "\n")
+
+
+def read_baseline(path: str) -> set[tuple]:
+    import json
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except FileNotFoundError:
+        raise UsageError(f"{path}: baseline not found (create it with --write-baseline)") from None
+    except OSError as e:
+        raise UsageError(f"{path}: cannot read the baseline: {e.strerror}") from None
+    except ValueError as e:
+        raise UsageError(f"{path}: not a baseline (invalid JSON: {e})") from None
+    if not isinstance(doc, dict) or doc.get("version") != BASELINE_VERSION or \
+            not isinstance(doc.get("findings"), list):
+        raise UsageError(f"{path}: not an anydev baseline of version {BASELINE_VERSION}")
+    out = set()
+    for e in doc["findings"]:
+        try:
+            out.add((e["path"], e["rule"], e["symbol"], e["line_hash"], int(e["occurrence"])))
+        except (KeyError, TypeError, ValueError):
+            raise UsageError(f"{path}: a baseline entry lacks path, rule, symbol, line_hash "
+                             f"or occurrence: {e!r}") from None
+    return out
+
+
+def _joined(items: Iterable[str], first: str, sep: str, last: str, empty: str) -> Iterator[str]:
+    """Yields first, the items separated by sep, then last; or only empty."""
+    it = iter(items)
+    for item in it:
+        yield first
+        yield item
+        for item in it:
+            yield sep
+            yield item
+        yield last
+        return
+    yield empty
+
+
+def _joined_in_batches(items: Iterable[str], first: str, sep: str, last: str, empty: str,
+                       n: int = 2048) -> Iterator[str]:
+    """What _joined yields, n items to a chunk (a chunk per item costs more
+    than the item's text where there are many)."""
+    from itertools import islice
+
+    it = iter(items)
+    batch = list(islice(it, n))
+    if not batch:
+        yield empty
+        return
+    yield first
+    while True:
+        yield sep.join(batch)
+        batch = list(islice(it, n))
+        if not batch:
+            break
+        yield sep
+    yield last
+
+
+def render_json(findings, errors) -> Iterator[str]:
+    import json
+
+    # One finding per line, assembled from JSON fragments cached per path and
+    # per (rule, symbol): a report can hold hundreds of thousands of findings.
+    dumps = json.JSONEncoder(ensure_ascii=False).encode
+    paths: dict = {}
+    tails: dict = {}
+
+    def items() -> Iterator[str]:
+        for f in findings:
+            p = paths.get(f.path)
+            if p is None:
+                p = paths[f.path] = dumps(f.path)
+            key = (f.rule, f.symbol)
+            t = tails.get(key)
+            if t is None:
+                t = tails[key] = (f'"symbol": {dumps(f.symbol)}, "replacement": '
+                                  f'{dumps(f.replacement)}, "rule": {dumps(f.rule)}, '
+                                  f'"fix": {dumps(f.fix)}, "message": {dumps(f.message)}}}')
+            yield (f'{{"path": {p}, "line": {f.line}, "column": {f.column}, '
+                   f'"end_line": {f.end_line}, "end_column": {f.end_column}, {t}')
+
+    yield '{"version": 1,\n "findings": '
+    yield from _joined_in_batches(items(), "[\n  ", ",\n  ", "\n ]", "[]")
+    yield ',\n "errors": '
+    yield from _joined((dumps({"path": e.path, "message": e.message, "line": e.line,
+                               "level": error_level(e), "kind": error_kind(e)})
+                        for e in errors), "[\n  ", ",\n  ", "\n ]", "[]")
+    yield "}\n"
+
+
+def _gh_escape(s: str, prop: bool) -> str:
+    s = s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    if prop:
+        s = s.replace(":", "%3A").replace(",", "%2C")
+    return s
+
+
+def render_github(findings, errors) -> Iterator[str]:
+    for f in findings:
+        props = (f"file={_gh_escape(f.path, True)},line={f.line},col={f.column},"
+                 f"endLine={f.end_line},endColumn={f.end_column},title={f.rule}")
+        yield f"::warning {props}::{_gh_escape(f.message, False)}\n"
+    for e in errors:
+        props = f"file={_gh_escape(e.path, True)}" + (f",line={e.line}" if e.line else "")
+        level = "error" if error_level(e) == "error" else "warning"
+        yield f"::{level} {props},title=anydev scan::{_gh_escape(e.message, False)}\n"
+
+
+def sarif_rules(keep) -> list:
+    from . import _compat_table
+
+    out = []
+    for row in _compat_table.ROWS:
+        if row.status == "kept" or not keep(row.code):  # literal rows are rules too
+            continue
+        repl = row.replacement or "(no drop-in replacement)"
+        fix = {"safe": "`anydev fix` rewrites it.",
+               "unsafe": "`anydev fix --unsafe-fixes` rewrites it; the rewrite changes "
+                         "behaviour as the note says.",
+               "none": "No automatic fix."}[row.fix]
+        out.append({
+            "id": row.code,
+            "name": row.legacy,
+            "shortDescription": {"text": f"{row.legacy} is deprecated; use {repl}"},
+            "fullDescription": {"text": row.note},
+            "help": {
+                "text": f"{row.legacy} -> {repl}. {row.note} {fix}",
+                "markdown": (f"`{row.legacy}` → `{repl}`\n\n{row.note}\n\n{fix} "
+                             f"Run `anydev rule {row.code}` for an example."),
+            },
+            "defaultConfiguration": {"level": "warning"},
+            "properties": {"tags": ["anydev", row.language, f"fix:{row.fix}"],
+                           "precision": "very-high",
+                           "deprecated_in": row.deprecated_in},
+        })
+    return out
+
+
+def render_sarif(findings, errors, keep, *, version: str,
+                 lines: Optional[_Lines] = None) -> Iterator[str]:
+    import json
+
+    rules = sarif_rules(keep)
+    index = {r["id"]: i for i, r in enumerate(rules)}
+    keys = fingerprint_keys(findings, lines=lines)
+    dumps = json.JSONEncoder(ensure_ascii=False).encode
+
+    def results() -> Iterator[str]:
+        for f, k in zip(findings, keys):
+            yield dumps({
+                "ruleId": f.rule,
+                "ruleIndex": index[f.rule],
+                "level": "warning",
+                "message": {"text": f.message},
+                "locations": [{"physicalLocation": {
+                    "artifactLocation": {"uri": _uri(f.path), "uriBaseId": "%SRCROOT%"},
+                    "region": {"startLine": f.line, "startColumn": f.column,
+                               "endLine": f.end_line, "endColumn": f.end_column},
+                }}],
+                "partialFingerprints": {"anydevFingerprint/v1": _fingerprint(k)},
+                "properties": {"symbol": f.symbol, "replacement": f.replacement, "fix": f.fix},
+            })
+
+    notifications = []
+    for e in errors:
+        loc = {"physicalLocation": {"artifactLocation": {"uri": _uri(e.path),
+                                                         "uriBaseId": "%SRCROOT%"}}}
+        if e.line:
+            loc["physicalLocation"]["region"] = {"startLine": e.line}
+        notifications.append({"level": error_level(e), "message": {"text": e.message},
+                              "locations": [loc],
+                              "properties": {"kind": error_kind(e)}})
+    root = os.getcwd().rstrip("/") + "/"
+    head = {
+        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "version": "2.1.0",
+    }
+    run_head = {
+        "tool": {"driver": {"name": "anydev", "informationUri": INFORMATION_URI,
+                            "version": version, "semanticVersion": version, "rules": rules}},
+        "originalUriBaseIds": {"%SRCROOT%": {"uri": "file://" + _uri(root)}},
+        "columnKind": "unicodeCodePoints",
+        "invocations": [{"executionSuccessful": not any(error_level(e) == "error"
+                                                        for e in errors),
+                         "toolExecutionNotifications": notifications}],
+    }
+    # The run's small members indented, its results one per line.
+    import textwrap
+
+    yield json.dumps(head, indent=1, ensure_ascii=False)[:-2] + ',\n "runs": [\n  '
+    yield textwrap.indent(json.dumps(run_head, indent=1, ensure_ascii=False)[:-2],
+                          "  ").lstrip() + ',\n   "results": '
+    yield from _joined(results(), "[\n    ", ",\n    ", "\n   ]", "[]")
+    yield "\n  }\n ]\n}\n"
+
+
+def _uri(path: str) -> str:
+    from urllib.parse import quote
+
+    return quote(path.replace(os.sep, "/"))
+
+
+def render_unlocks(findings, target: Optional[str] = None) -> list[str]:
+    """How many findings with a fix each PyTorch release makes fixable (the
+    fix's replacement appears in that release), and how many the target allows."""
+    from collections import Counter
+
+    from . import _compat_table, _versions
+
+    by_code = _compat_table.ROWS_BY_CODE
+    per: Counter = Counter()
+    for f in findings:
+        row = by_code.get(f.rule)
+        if row is None or row.fix == "none" or not row.since:
+            continue
+        per[row.since] += 1
+    if not per:
+        return []
+    key = lambda v: (1, (0, 0)) if v == "main" else (0, _versions.parse_version(v))  # noqa: E731
+    out = ["Fixes by the PyTorch release that has their replacement (what a target unlocks):"]
+    total = 0
+    for since in sorted(per, key=key):
+        total += per[since] if since != "main" else 0
+        label = "no release yet" if since == "main" else f"torch >= {since}"
+        cum = "" if since == "main" else f"  ({total} fixable at target {since})"
+        out.append(f"  {per[since]:>6}  {label}{cum}")
+    if target is not None:
+        t = _versions.resolve_target(target)
+        ok = sum(n for s, n in per.items() if s != "main" and _versions.parse_version(s) <= t.version)
+        out.append(f"At target torch {t.text}: {ok} of {sum(per.values())} findings with a fix "
+                   "can be applied.")
+    return out
+
+
+def render_statistics(findings, files: int, nbytes: int, target: Optional[str] = None) -> str:
+    from collections import Counter
+
+    from . import _compat_table
+
+    by_code = {r.code: r for r in _compat_table.ROWS}
+    per_rule = Counter(f.rule for f in findings)
+    per_symbol = Counter(f.symbol for f in findings)
+    per_kind = Counter(f.kind for f in findings)
+    fixes = _fix_counts(findings)
+    out = ["Legacy references by rule:"]
+    if per_rule:
+        w = max(len(str(c)) for c in per_rule.values())
+        for code, n in sorted(per_rule.items(), key=lambda kv: (-kv[1], kv[0])):
+            row = by_code[code]
+            out.append(f"  {n:>{w}}  {code}  {row.fix:6}  {row.legacy} -> "
+                       f"{row.replacement or '(none)'}")
+    else:
+        out.append("  (none)")
+    out.append("Legacy references by symbol:")
+    if per_symbol:
+        w = max(len(str(c)) for c in per_symbol.values())
+        for sym, n in sorted(per_symbol.items(), key=lambda kv: (-kv[1], kv[0])):
+            out.append(f"  {n:>{w}}  {sym}")
+    else:
+        out.append("  (none)")
+    out.append(f"By kind: {per_kind['call']} calls, {per_kind['reference']} references, "
+               f"{per_kind['import']} imports, {per_kind['literal']} literals, "
+               f"{per_kind['idiom']} idioms.")
+    from ._literals import statistics_lines
+
+    out += statistics_lines(findings, by_code)
+    out.append(f"By fix: {fixes['safe']} safe, {fixes['unsafe']} unsafe, "
+               f"{fixes['none']} without a fix.")
+    out += render_unlocks(findings, target)
+    out.append(f"Total: {len(findings)} in {len({f.path for f in findings})} files; "
+               f"{files} files scanned ({nbytes / 1e6:.1f} MB).")
+    return "\n".join(out) + "\n"

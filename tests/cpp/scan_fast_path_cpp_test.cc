@@ -1,0 +1,328 @@
+// The C++ scanner's fast path (Note [Fast path for C++] in
+// core/scan/src/cpp_scan.cc) against its full path, on inputs chosen to
+// break a scanner that skims: needles in comments, strings, raw strings and
+// `#if 0` groups; macros with continuations; aliases, using-declarations
+// and using-directives in nested namespaces and their scopes; the enclosing
+// namespaces of a chain and the files that define a legacy name themselves;
+// templates, CUDA launches, digit separators, encoding prefixes; a needle
+// split by a line continuation; unbalanced parentheses and braces; CRLF and
+// lone CR; lexical errors. Each input is scanned both ways and must give the
+// same findings (codes, offsets, lines, columns, call ends), errors and
+// suppressions; some findings are checked outright. Random concatenations
+// of the same snippets follow. tests/python/test_scan_fast_path.py compares
+// the two paths on generated trees with the real compat table.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "anydev/scan.h"
+#include "internal.h"
+
+namespace anydev::scan {
+namespace {
+
+RuleSet& Rules() {
+  static RuleSet* rules = [] {
+    std::vector<Rule> r;
+    r.push_back({"AD601", Language::kCpp, false,
+                 {"c10::cuda::device_count", "at::cuda::device_count"}});
+    r.push_back({"AD619", Language::kCpp, false, {"c10::cuda::CUDAStream", "at::cuda::CUDAStream"}});
+    r.push_back({"AD620", Language::kCpp, true, {"c10::cuda::CUDAStream::priority_range"}});
+    r.push_back({"AD625", Language::kCpp, false,
+                 {"c10::cuda::getCurrentCUDAStream", "at::cuda::getCurrentCUDAStream"}});
+    r.push_back({"AD701", Language::kCpp, false, {"c10::cuda::CUDACachingAllocator::emptyCache"}});
+    r.push_back({"AD702", Language::kCpp, false, {"c10::cuda::set_device"}});
+    const char* detectors[] = {"cpp.device_type", "cpp.cuda_method", "cpp.is_cuda"};
+    int code = 951;
+    for (const char* d : detectors) {
+      Rule rule{"AD" + std::to_string(code++), Language::kCpp, false, {}};
+      rule.detector = d;
+      r.push_back(rule);
+    }
+    return new RuleSet(std::move(r));
+  }();
+  return *rules;
+}
+
+std::string Describe(const FileResult& r) {
+  std::string out;
+  for (const Finding& f : r.findings) {
+    out += Rules().rules()[static_cast<size_t>(f.rule)].code + " " + RefKindName(f.kind) + " " +
+           std::to_string(f.line) + ":" + std::to_string(f.column) + "-" +
+           std::to_string(f.end_line) + ":" + std::to_string(f.end_column) + " [" +
+           std::to_string(f.start) + "," + std::to_string(f.end) + "," +
+           std::to_string(f.call_end) + "] " + std::string(f.symbol) + " " + f.text + "\n";
+  }
+  for (const FileError& e : r.errors) out += "error " + std::to_string(e.line) + " " + e.message + "\n";
+  if (r.noqa_comment) out += "noqa\n";
+  return out;
+}
+
+// Scans `src` both ways; returns the fast path's result.
+std::string Both(const std::string& src, bool* fast_taken = nullptr) {
+  internal::SetFastPathForTesting(0);
+  const std::string full = Describe(ScanSource(Rules(), Language::kCpp, src));
+  internal::SetFastPathForTesting(1);
+  const uint64_t before = internal::FastPathFilesForTesting();
+  const std::string fast = Describe(ScanSource(Rules(), Language::kCpp, src));
+  if (fast_taken) *fast_taken = internal::FastPathFilesForTesting() > before;
+  internal::SetFastPathForTesting(-1);
+  EXPECT_EQ(fast, full) << "source:\n" << src;
+  return fast;
+}
+
+std::string Lines(std::initializer_list<const char*> lines, const char* nl = "\n") {
+  std::string s;
+  for (const char* l : lines) s += std::string(l) + nl;
+  return s;
+}
+
+bool Has(const std::string& out, const std::string& what) {
+  return out.find(what) != std::string::npos;
+}
+
+TEST(CppFastPath, FindsWhatTheFullPathFinds) {
+  const std::string src = Lines({
+      "#include <c10/cuda/CUDAStream.h>",          // 1
+      "int f() {",                                 // 2
+      "  int a = 1; int b = 2;",                   // 3
+      "  return c10::cuda::device_count() + a;",   // 4
+      "}",                                         // 5
+      "void g(at::Tensor t) {",                    // 6
+      "  if (t.is_cuda()) t = t.cuda();",          // 7
+      "  auto d = at::kCUDA;",                     // 8
+      "}"});
+  bool taken = false;
+  const std::string out = Both(src, &taken);
+  EXPECT_TRUE(taken);
+  EXPECT_TRUE(Has(out, "AD601 call 4:10-4:33")) << out;
+  EXPECT_TRUE(Has(out, "AD953 call 7:9")) << out;
+  EXPECT_TRUE(Has(out, "AD952 call 7:26")) << out;
+  EXPECT_TRUE(Has(out, "AD951 literal 8:12")) << out;
+}
+
+TEST(CppFastPath, NeedlesInCommentsStringsAndSkippedGroups) {
+  const std::string src = Lines({
+      "// c10::cuda::device_count() in a comment",
+      "/* c10::cuda::device_count()",
+      "   c10::cuda::set_device(0) */ int x = c10::cuda::device_count();",
+      "const char* s = \"c10::cuda::device_count()\"; int y = 0;",
+      "const char* r = R\"xy(c10::cuda::device_count() )\" )xy\"; int z = c10::cuda::device_count();",
+      "auto w = u8R\"(c10::cuda::set_device(1))\" LR\"d(at::kCUDA)d\" uR\"(x)\";",
+      "char c = '\"'; char d = u8'x'; int n = 1'000'000; auto e = 0x1'f'u;",
+      "#if 0",
+      "c10::cuda::device_count(); { { {",
+      "#elif 0",
+      "}",
+      "#else",
+      "int k = c10::cuda::device_count();",
+      "#endif",
+      "#error c10::cuda::device_count() is \"gone",
+      "#include \"c10/cuda/x.h\" // c10::cuda::device_count()",
+      "int last = c10::cuda::device_count(); // anydev: ignore[AD601]",
+      "int more = c10::cuda::device_count(); /* anydev: ignore */ int other = 1;",
+      "// noqa: nothing"});
+  bool taken = false;
+  const std::string out = Both(src, &taken);
+  EXPECT_TRUE(taken);
+  EXPECT_TRUE(Has(out, "AD601 call 3:40")) << out;
+  EXPECT_TRUE(Has(out, "AD601 call 5:65")) << out;
+  EXPECT_TRUE(Has(out, "AD601 call 13:9")) << out;
+  EXPECT_FALSE(Has(out, " 9:")) << out;
+  EXPECT_FALSE(Has(out, " 17:")) << out;
+  EXPECT_FALSE(Has(out, " 18:")) << out;
+  EXPECT_TRUE(Has(out, "noqa")) << out;
+}
+
+TEST(CppFastPath, MacrosAndContinuations) {
+  const std::string src = Lines({
+      "#define CHECK(x) \\",
+      "  do { c10::cuda::device_count(); } \\",
+      "  while (0)",
+      "#define NS_BEGIN namespace c10 { namespace cuda {",
+      "#define NS_END } }",
+      "NS_BEGIN",
+      "int f() { return CUDACachingAllocator::emptyCache(); }",
+      "NS_END",
+      "int a = c10::cu\\",
+      "da::device_count();",
+      "int b = c10::\\",
+      "cuda::device_count();",
+      "  # define X c10::cuda::set_device(2)",
+      "int c = 1; # not a directive c10::cuda::device_count()",
+      "/* a */ # pragma c10::cuda::device_count()",
+      "x = 1 \\",
+      "# define Y c10::cuda::device_count()"});
+  bool taken = false;
+  const std::string out = Both(src, &taken);
+  EXPECT_TRUE(taken);
+  EXPECT_TRUE(Has(out, "AD601 call 2:8")) << out;
+  EXPECT_TRUE(Has(out, "AD601 call 11:9-12:19")) << out;
+}
+
+TEST(CppFastPath, ScopesOfAliasesUsingsAndNamespaces) {
+  const std::string src = Lines({
+      "namespace outer {",
+      "namespace cu = c10::cuda;",
+      "int f() {",
+      "  int pad1 = 1; int pad2 = 2; int pad3 = 3; int pad4 = 4; int pad5 = 5;",
+      "  return cu::device_count();",
+      "}",
+      "void g() {",
+      "  using namespace c10::cuda;",
+      "  int pad1 = 1; int pad2 = 2; int pad3 = 3; int pad4 = 4; int pad5 = 5;",
+      "  device_count();",
+      "  { using c10::cuda::set_device;",
+      "    int pad6 = 6; int pad7 = 7; int pad8 = 8; int pad9 = 9;",
+      "    set_device(0); }",
+      "  int pad10 = 10; int pad11 = 11; int pad12 = 12; int pad13 = 13;",
+      "  set_device(1);",
+      "}",
+      "void h() { int pad1 = 1; int pad2 = 2; int pad3 = 3; int pad4 = 4; device_count(); }",
+      "}  // namespace outer",
+      "int pad1 = 1; int pad2 = 2; int pad3 = 3; int pad4 = 4; int pad5 = 5;",
+      "int k = cu::device_count();",
+      "namespace c10 {",
+      "namespace cuda {",
+      "int pad1 = 1; int pad2 = 2; int pad3 = 3; int pad4 = 4; int pad5 = 5;",
+      "void f() { CUDACachingAllocator::emptyCache(); }",
+      "}",
+      "int pad1 = 1; int pad2 = 2; int pad3 = 3; int pad4 = 4; int pad5 = 5;",
+      "void f2() { cuda::device_count(); CUDACachingAllocator::emptyCache(); }",
+      "}",
+      "namespace at::native { namespace {",
+      "int pad1 = 1; int pad2 = 2; int pad3 = 3; int pad4 = 4; int pad5 = 5;",
+      "void f() { cuda::getCurrentCUDAStream(); }",
+      "} }"});
+  bool taken = false;
+  const std::string out = Both(src, &taken);
+  EXPECT_TRUE(taken);
+  EXPECT_TRUE(Has(out, "AD601 call 5:10")) << out;
+  EXPECT_TRUE(Has(out, "AD601 call 10:3")) << out;
+  EXPECT_TRUE(Has(out, "AD702 call 13:5")) << out;
+  EXPECT_TRUE(Has(out, "AD702 call 15:3")) << out;  // by g's using-directive still
+  EXPECT_FALSE(Has(out, " 17:")) << out;  // out of g's using-directive
+  EXPECT_FALSE(Has(out, " 20:")) << out;  // out of the alias's namespace
+  EXPECT_TRUE(Has(out, "AD701 call 24:12")) << out;
+  EXPECT_TRUE(Has(out, "AD601 call 27:13")) << out;
+  EXPECT_TRUE(Has(out, "AD625 call 31:12")) << out;
+}
+
+TEST(CppFastPath, ShimsDefinedByTheFile) {
+  const std::string src = Lines({
+      "int caller() { int pad1 = 1; int pad2 = 2; int pad3 = 3; return c10::cuda::device_count(); }",
+      "int pad1 = 1; int pad2 = 2; int pad3 = 3; int pad4 = 4; int pad5 = 5;",
+      "namespace c10 {",
+      "namespace cuda {",
+      "int pad1 = 1; int pad2 = 2; int pad3 = 3; int pad4 = 4; int pad5 = 5;",
+      "int device_count() noexcept { return 1; }",
+      "struct CUDAStream final {};",
+      "} }"});
+  const std::string out = Both(src);
+  EXPECT_FALSE(Has(out, "AD601")) << out;
+}
+
+TEST(CppFastPath, TemplatesLaunchesAndQualifiers) {
+  const std::string src = Lines({
+      "std::vector<c10::cuda::CUDAStream> streams;",
+      "template <typename T> int f() { return T::device_count() + ::c10::cuda::device_count(); }",
+      "int a = vector<int>::c10::cuda::device_count();",
+      "int b = decltype(x)::c10::cuda::device_count();",
+      "int c = decltype([] { return 1; }())::c10::cuda::device_count();",
+      "return ::c10::cuda::device_count();",
+      "kernel<<<grid, block, 0, c10::cuda::getCurrentCUDAStream()>>>(in, out, n);",
+      "auto p = c10::cuda::CUDAStream::priority_range();",
+      "x.c10::cuda::device_count(); y->cuda(); z.cuda(1, 2);",
+      "auto t = c10::DeviceType::CUDA; auto u = DispatchKey::CUDA;"});
+  bool taken = false;
+  const std::string out = Both(src, &taken);
+  EXPECT_TRUE(taken);
+  EXPECT_TRUE(Has(out, "AD619 reference 1:13")) << out;
+  EXPECT_TRUE(Has(out, "AD625 call 7:26")) << out;
+  EXPECT_TRUE(Has(out, "AD951 literal 10:10")) << out;
+}
+
+TEST(CppFastPath, UnbalancedCodeAndOddBrackets) {
+  for (const std::string& src : {
+           Lines({"int a = f(;", "int pad1 = 1; int pad2 = 2;", "c10::cuda::device_count();"}),
+           Lines({"int a = f());", "int pad1 = 1; int pad2 = 2;", "c10::cuda::device_count();"}),
+           Lines({"}}} int pad1 = 1; int pad2 = 2; int pad3 = 3;", "c10::cuda::device_count();"}),
+           Lines({"namespace x", "#define M {", "}", "int pad1 = 1; int pad2 = 2;",
+                  "void f() { c10::cuda::device_count(); }"}),
+           Lines({"#ifdef A", "void f(int) {", "#else", "void f() {", "#endif",
+                  "int pad1 = 1; int pad2 = 2; int pad3 = 3;", "c10::cuda::device_count(); }"}),
+           Lines({"auto x = (y + (z;", "int pad1 = 1; int pad2 = 2; int pad3 = 3;",
+                  "c10::cuda::device_count(", "  1, (2, 3));"}),
+           std::string("int a = 1;\r\nint b = c10::cuda::device_count();\r\n#if 0\r\nx\r\n#endif\r\n"),
+           std::string("int a = 1;\rint b = c10::cuda::device_count();\r// c\rint c = 2;\r"),
+           std::string("\xEF\xBB\xBFint b = c10::cuda::device_count();\n"),
+           std::string("int b = c10::cuda::device_count();"),
+           std::string("int a = 1; /* unterminated c10::cuda::device_count();\n"),
+           std::string("int a = c10::cuda::device_count(); const char* s = \"abc\n"),
+           std::string("int pad1 = 1; int pad2 = 2; int pad3 = 3; auto r = R\"x(abc\n"),
+           std::string("int a = c10::cuda::device_count(); auto r = R\"0123456789abcdefgh(x)\";\n"),
+           std::string("#if 1\nint a = c10::cuda::device_count();\n#else\n#if 0\n"),
+           std::string("int a = 1;\n#if 0\nc10::cuda::device_count();\n"),
+           std::string("char c = 'x; int b = c10::cuda::device_count();\n"),
+           // A ';' inside parentheses ends no stretch: the '(' and what is
+           // before it decide (decltype(...)::name is no global name).
+           Lines({"int a = decltype(x; int pad1 = 1; int pad2 = 2; int pad3 = 3; y)"
+                  "::c10::cuda::device_count();"}),
+           Lines({"int a = decltype(c10::cuda::device_count; int pad1 = 1; int pad2 = 2; "
+                  "int pad3 = 3; int pad4 = 4; y)::c10::cuda::device_count();"}),
+       }) {
+    Both(src);
+  }
+}
+
+// More bound names than the needle search holds: everything is lexed while
+// they are in scope, and the findings are still those of the full path.
+TEST(CppFastPath, ManyBindings) {
+  std::string src = "namespace c10 { namespace cuda {\n";
+  for (int k = 0; k < 150; ++k) {
+    src += "namespace a" + std::to_string(k) + " = c10::cuda;\n";
+    src += "int pad" + std::to_string(k) + " = 1; int more" + std::to_string(k) + " = 2;\n";
+  }
+  src += "void f() { a7::device_count(); a149::set_device(0); CUDAStream s; }\n} }\n";
+  src += "int pad = 1; int pad2 = 2; int pad3 = 3; a7::device_count(); c10::cuda::device_count();\n";
+  const std::string out = Both(src);
+  EXPECT_TRUE(Has(out, "AD601 call 302:12")) << out;
+  EXPECT_TRUE(Has(out, "AD702 call 302:32")) << out;
+}
+
+// Random files made of the snippets above and more, both ways.
+TEST(CppFastPath, RandomConcatenations) {
+  const std::vector<std::string> snippets = {
+      "int a = 1;\n", "int b = f(x, y) + g(z);\n", "  for (int i = 0; i < n; ++i) {\n", "}\n",
+      "{\n", "c10::cuda::device_count();\n", "auto s = at::cuda::getCurrentCUDAStream();\n",
+      "namespace cu = c10::cuda;\n", "cu::set_device(0);\n", "using namespace c10::cuda;\n",
+      "device_count();\n", "using c10::cuda::set_device;\n", "set_device(1);\n",
+      "namespace c10 { namespace cuda {\n", "namespace at {\n", "namespace {\n",
+      "CUDACachingAllocator::emptyCache();\n", "cuda::device_count();\n",
+      "// c10::cuda::device_count()\n", "/* c10::cuda::set_device(0)\n */\n",
+      "const char* s = \"c10::cuda::device_count()\";\n", "auto r = R\"x(c10::cuda::device_count())x\";\n",
+      "#if 0\nc10::cuda::device_count(); {\n#endif\n", "#ifdef A\nvoid f(int) {\n#else\nvoid f() {\n#endif\n",
+      "#define M(x) \\\n  c10::cuda::device_count(x)\n", "#define B {\n", "#include <c10/cuda/CUDAStream.h>\n",
+      "t.cuda(); t.is_cuda();\n", "auto d = at::kCUDA;\n", "auto e = c10::DeviceType::CUDA;\n",
+      "kernel<<<1, 2, 0, c10::cuda::getCurrentCUDAStream()>>>(x);\n", "int n = 1'000;\n",
+      "char q = '\\'';\n", "x = f(\n", ");\n", "int device_count() { return 0; }\n",
+      "struct CUDAStream {};\n", "int c = c10::cu\\\nda::device_count();\n",
+      "auto v = u8\"cuda\" L\"x\";\n", "foo(c10::cuda::device_count(),\n  bar(1));\n",
+      "int k = 0; // anydev: ignore\n", "int m = c10::cuda::device_count(); // anydev: ignore[AD601]\n",
+      "#pragma once\n", "  # if 1\n", "#else\n", "#endif\n", "template <class T> struct X {};\n",
+      "std::vector<c10::cuda::CUDAStream> v;\n", "decltype(a; b)::c10::cuda::device_count();\n", ";\n", "(\n", ")\n", "\\\n", "\r\n",
+  };
+  std::mt19937 gen(14);
+  for (int file = 0; file < 3000; ++file) {
+    std::string src;
+    const int count = 5 + static_cast<int>(gen() % 60);
+    for (int k = 0; k < count; ++k) src += snippets[gen() % snippets.size()];
+    Both(src);
+    if (HasFailure()) break;
+  }
+}
+
+}  // namespace
+}  // namespace anydev::scan
