@@ -16,6 +16,10 @@ ratios are read, not asserted.
   list (the literal rules read back from every string to the start of its
   call: 40,000 took 3-4 s) and N nested `.cuda(` calls (each call's end was
   found by a scan forwards);
+- conditionals: malformed nested conditionals, `"cuda" if COND if ...`
+  N times and then `else "gpu"`, and `"cuda" if "cuda" if ... COND else
+  "cpu"` (each value's scan for its `else` used to read to the end of the
+  expression: 40,000 took seconds);
 - glob: a `*a*a*...*b` .gitignore line against ever longer names (a
   backtracking matcher is exponential in the stars; this one is linear in
   the name);
@@ -65,6 +69,14 @@ def literals(n: int) -> bytes:
             + b"x" + b".cuda(y" * n + b")" * n + b"\n")
 
 
+AVAILABLE = b"torch.cuda.is_available()"
+
+
+def conditionals(n: int) -> bytes:
+    return (b"import torch\nd = " + (b'"cuda" if ' + AVAILABLE + b" if ") * n + b' else "gpu"\n'
+            + b"e = " + b'"cuda" if ' * n + AVAILABLE + b' else "cpu"\n')
+
+
 def glob_case(n: int) -> tuple[str, str]:
     return "*a" * 12 + "*b", "a" * n
 
@@ -109,6 +121,7 @@ def main() -> int:
         ("long line", long_line, int(100_000 * k), lambda d: scan_source(d, "x.py")),
         ("suppressions", suppressions, int(20_000 * k), lambda d: scan_source(d, "x.py")),
         ("literals", literals, int(10_000 * k), lambda d: scan_source(d, "x.py")),
+        ("conditionals", conditionals, int(10_000 * k), lambda d: scan_source(d, "x.py")),
     ]
     print(f"{'case':14} {'N':>9} {'time N':>9} {'time 4N':>9} {'ratio':>6}  (linear: ~4)")
     for name, make, n, run in cases:

@@ -60,7 +60,7 @@ def corpus(base: str, size_mb: float, seed: int, share: float) -> tuple[str, int
     return path, files, total
 
 
-EXTENSIONS = {"python": (".py",), "cpp": (".cpp", ".cu")}
+EXTENSIONS = {"python": (".py",), "cpp": (".cpp", ".cc", ".cu", ".h", ".cuh", ".hpp")}
 
 
 def one_language(path: str, language: str) -> tuple[str, int, int]:

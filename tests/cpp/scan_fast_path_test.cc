@@ -126,6 +126,29 @@ TEST(ScanFastPath, NeedlesInStringsCommentsAndDocstrings) {
   EXPECT_EQ(out.find(" 9:"), std::string::npos) << out;  // tc was bound in a docstring only
 }
 
+// Matches in comments and in strings no rule reads are skipped (their lines
+// are not lexed); the strings a rule does read are not: device strings with
+// any prefix but b/f/t, mock targets, f-strings whole.
+TEST(ScanFastPath, DeadTextAndTheStringsRulesRead) {
+  const std::string src = Lines({
+      "import torch", "from unittest import mock",
+      "# torch.cuda.synchronize() in a comment", "'''cuda'''; b'cuda'; 'on cuda'; \"cu da\"",
+      "x = torch.zeros(1, device='cuda')  # cuda", "y = t.to(u'cuda:0'); z = t.to(r\"cuda\")",
+      "@mock.patch('torch.cuda.synchronize')", "def f(m):", "    a = \"torch.cuda.synchronize\"",
+      "    d = 'cuda' if torch.cuda.is_available() else 'cpu'  # 'cuda'",
+      "g = f'cuda:{rank}'; h = torch.device(f\"cuda:{i}\"); k = f\"{torch.cuda.synchronize()}\"",
+      "s = 'cuda \\' cuda'; n = torch.distributed.init_process_group('nccl')",
+      "e = 'cuda\\", "'; torch.cuda.synchronize()"});
+  bool taken = false;
+  const std::string out = Both(src, &taken);
+  EXPECT_TRUE(taken);
+  EXPECT_NE(out.find("AD902 literal 5:"), std::string::npos) << out;  // device='cuda'
+  EXPECT_NE(out.find("AD107 mock 7:"), std::string::npos) << out;
+  EXPECT_NE(out.find("AD903 literal 6:"), std::string::npos) << out;  // needle in u'cuda:0' only
+  EXPECT_EQ(out.find(" 3:"), std::string::npos) << out;               // a comment
+  EXPECT_NE(out.find("AD107 call 14:"), std::string::npos) << out;    // after a continued string
+}
+
 TEST(ScanFastPath, CallsOverLinesSuppressionsAndLineEnds) {
   const std::vector<std::string> lines = {
       "import torch", "torch.cuda.set_device(", "    rank)", "x = torch.zeros(", "    4,",

@@ -191,6 +191,37 @@ def test_nested_cuda_calls_end_where_their_brackets_close():
         (width * i, width * n + (n - i)) for i in range(n)]
 
 
+def test_malformed_nested_conditionals_cost_their_length_once():
+    """Issue 14: each value of `"cuda" if "cuda" if ... else X` (invalid
+    Python) scanned forwards for its `else`, so n of them on one line cost
+    n^2 (benchmarks/scan/bench_costs.py prints the ratio). The findings are
+    those of one copy, shifted: each call of the condition, and the idiom
+    only where its `else` branch is the CPU."""
+    cond = "torch.cuda.is_available()"
+    n = 3000
+    src = "import torch\nd = " + ('"cuda" if ' + cond + " if ") * n + ' else "gpu"\n'
+    found = scan_source(src, "m.py")[0]
+    width = len('"cuda" if ' + cond + " if ")
+    assert [(f.rule, f.line, f.column) for f in found] == [
+        ("AD101", 2, 15 + width * i) for i in range(n)]
+    src = "import torch\nd = " + '"cuda" if ' * n + cond + ' else "cpu"\n'
+    found = scan_source(src, "m.py")[0]
+    assert [(f.rule, f.kind, f.column, f.end_column) for f in found] == [
+        ("AD905", "idiom", 5, 5 + len(src) - len("import torch\nd = ") - 1),
+        ("AD101", "call", 5 + 10 * n, 5 + 10 * n + len("torch.cuda.is_available"))]
+    # The same in brackets, each level a bracket of its own, and a valid
+    # idiom after every malformed one.
+    src = "import torch\nd = " + '("cuda" if ' * n + cond + ' else "gpu")' * n + "\n"
+    assert [f.rule for f in scan_source(src, "m.py")[0]] == ["AD101"]
+    one = '"cuda" if ' + cond + ' if x else "gpu", "cuda" if ' + cond + ' else "cpu", '
+    src = "import torch\nf(" + one * n + ")\n"
+    found = scan_source(src, "m.py")[0]
+    first = [(f.rule, f.column) for f in scan_source("import torch\nf(" + one + ")\n", "m.py")[0]]
+    assert [rule for rule, _ in first] == ["AD101", "AD905", "AD101"]
+    assert [(f.rule, f.column) for f in found] == [
+        (rule, col + len(one) * i) for i in range(n) for rule, col in first]
+
+
 def test_suppression_comments_apply_to_literal_rules():
     src = ('import torch\nx = torch.zeros(1, device="cuda")  # anydev: ignore[AD902]\n'
            'y = t.cuda()  # anydev: ignore[AD9]\nz = t.cuda()\n')

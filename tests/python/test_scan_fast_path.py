@@ -183,6 +183,19 @@ def t(m):
     "errors_fstring.py": "import torch\ntorch.cuda.synchronize()\nx = f'{a'\ntorch.cuda.synchronize()\n",
     "bang.py": "import torch\nx = a != b # ? $ `\ny = '? $ `'\ntorch.cuda.synchronize()\n",
     "no_newline.py": "import torch\ntorch.cuda.synchronize()",
+    # matches in dead text (comments, strings no rule reads) are skipped
+    "dead_text.py": "import torch\nfrom unittest import mock\n"
+                    "# torch.cuda.synchronize() import torch.cuda as tc\n"
+                    "'''cuda'''; b'cuda'; 'on cuda'; \"cu da\"; 'import torch as th'\n"
+                    "x = torch.zeros(1, device='cuda')  # cuda\n"
+                    "y = t.to(u'cuda:0'); z = t.to(r\"cuda\"); w = t.to(rb\"cuda\")\n"
+                    "@mock.patch('torch.cuda.synchronize')\ndef f(m):\n"
+                    "    a = \"torch.cuda.synchronize\"; b = 'torch.cuda.synchronize x'\n"
+                    "    d = 'cuda' if torch.cuda.is_available() else 'cpu'  # 'cuda'\n"
+                    "g = f'cuda:{rank}'; h = torch.device(f\"cuda:{i}\"); "
+                    "k = f\"{th.cuda.synchronize()} cuda\"\n"
+                    "s = 'cuda \\' cuda'; n = torch.distributed.init_process_group('nccl')\n"
+                    "e = 'cuda\\\n'; torch.cuda.synchronize(); tc.synchronize()\n",
     "only_comments.py": "# torch.cuda.synchronize()\n\n   \n# import torch\n",
     # issue 12: config containers' device= keywords, the comparison in both orders
     "config_compare.py": 'import torch, types\na = types.SimpleNamespace(\n    device="cuda")\n'
@@ -202,6 +215,12 @@ BINARY = {
     "many_literals.py": b"import torch\nf(" + b'device="cuda", "cuda", torch.device("cuda"), '
                         b'x.to("cuda"), ["cuda", "cpu"], ' * 3000 + b")\n",
     "nested_cuda.py": b"import torch\nx" + b".cuda(y" * 2000 + b")" * 2000 + b"\n",
+    # issue 14: malformed nested conditionals (each value's scan for its `else`)
+    "conditionals.py": b"import torch\nd = " + b'"cuda" if torch.cuda.is_available() if ' * 500
+                       + b' else "gpu"\ne = ' + b'"cuda" if ' * 500
+                       + b'torch.cuda.is_available() else "cpu"\nf = '
+                       + b'("cuda" if ' * 100 + b"torch.cuda.is_available()" + b' else "gpu")' * 100
+                       + b"\n",
 }
 
 

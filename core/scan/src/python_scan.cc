@@ -10,7 +10,11 @@
 // `NAME = None` does not unbind). Parameters shadow the enclosing names.
 #include <algorithm>
 #include <cstring>
+#include <memory>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <immintrin.h>
 #endif
@@ -114,6 +118,40 @@ bool IsStringPrefix(const char* p, size_t n, bool* raw, bool* fmt, bool* bytes) 
   *bytes = b;
   return true;
 }
+
+// The lexer's stack of open brackets (their offsets): the first 64 in the
+// object itself, so that the lexer of a run of a few lines (the fast path
+// makes thousands per file) allocates nothing.
+class BracketStack {
+ public:
+  BracketStack() = default;
+  BracketStack(const BracketStack&) = delete;
+  BracketStack& operator=(const BracketStack&) = delete;
+
+  void push_back(size_t v) {
+    if (size_ == cap_) Grow();
+    data_[size_++] = v;
+  }
+  void pop_back() { --size_; }
+  size_t back() const { return data_[size_ - 1]; }
+  bool empty() const { return size_ == 0; }
+  size_t size() const { return size_; }
+
+ private:
+  void Grow() {
+    std::unique_ptr<size_t[]> bigger(new size_t[cap_ * 2]);
+    std::memcpy(bigger.get(), data_, size_ * sizeof(size_t));
+    heap_ = std::move(bigger);
+    data_ = heap_.get();
+    cap_ *= 2;
+  }
+
+  size_t inline_[64];
+  size_t* data_ = inline_;
+  size_t size_ = 0;
+  size_t cap_ = 64;
+  std::unique_ptr<size_t[]> heap_;
+};
 
 class Lexer {
  public:
@@ -526,7 +564,7 @@ class Lexer {
   size_t line_start_;
   TokenBuffer<Tok>& toks_;
   LexOutput* out_;
-  std::vector<size_t> brackets_;  // offsets of the open brackets
+  BracketStack brackets_;  // offsets of the open brackets
   bool at_logical_start_ = true;
   bool failed_ = false;
 };
@@ -581,6 +619,8 @@ class Resolver {
   Resolver(const RuleSet& rules, std::string_view src, const TokenBuffer<Tok>& toks,
            LexOutput* out)
       : rules_(rules), src_(src), t_(toks), out_(out) {
+    scopes_.reserve(8);
+    bindings_.reserve(16);
     scopes_.push_back(Scope{-1, 0});
   }
 
@@ -904,7 +944,8 @@ class Resolver {
   // the index of its last token.
   size_t Chain(size_t i, const std::string& target) {
     size_t last = i;
-    std::string q = target;
+    std::string& q = chain_q_;  // reused: no allocation per chain
+    q.assign(target);
     const int target_components = Components(target);
     const int max = rules_.MaxComponents(Language::kPython);
     int names = 1;
@@ -1052,7 +1093,7 @@ class Resolver {
   // `import a.b.c [as x], ...`; i is the token after `import`. Returns the
   // index of the statement's end.
   size_t Import(size_t i) {
-    std::vector<size_t> parts;
+    std::vector<size_t>& parts = dotted_;  // reused (Import is not reentrant)
     for (;;) {
       i = Dotted(i, &parts);
       if (parts.empty()) return SkipStatement(i);
@@ -1090,7 +1131,7 @@ class Resolver {
       relative = true;
       ++i;
     }
-    std::vector<size_t> module;
+    std::vector<size_t>& module = dotted_;  // reused
     i = Dotted(i, &module);
     if (t_[i].type != kName || Text(i) != "import") return SkipStatement(i);
     ++i;
@@ -1168,6 +1209,8 @@ class Resolver {
   std::vector<Binding> bindings_;
   bool bound_first_[256] = {};  // first bytes of the names ever bound
   std::string_view pending_name_;  // see AliasAssignment
+  std::string chain_q_;            // Chain's qualified name
+  std::vector<size_t> dotted_;     // Import's and FromImport's dotted name
   std::string pending_target_;
 };
 
@@ -1188,7 +1231,10 @@ class PyLiterals {
   PyLiterals(const RuleSet& rules, std::string_view src, const TokenBuffer<Tok>& toks,
              const std::vector<ResolvedChain>& chains, LexOutput* out)
       : rules_(rules), src_(src), t_(toks), chains_(chains), out_(out) {
-    for (const ResolvedChain& c : chains_) availability_ |= c.kind == kChainAvailability;
+    for (const ResolvedChain& c : chains_) {
+      if (c.kind == kChainAvailability) availability_first_.push_back(c.first);
+    }
+    availability_ = !availability_first_.empty();
   }
 
   static constexpr size_t kNoChain = ~size_t{0};
@@ -1338,13 +1384,12 @@ class PyLiterals {
     --it;
     return it->last == k ? &*it : nullptr;
   }
+  // Whether an availability chain starts in tokens [a, b): a binary search
+  // of their starts alone (skipping the other chains one by one was linear
+  // in them, for every idiom tried).
   bool AvailabilityIn(size_t a, size_t b) const {
-    auto it = std::lower_bound(chains_.begin(), chains_.end(), a,
-                               [](const ResolvedChain& c, size_t v) { return c.first < v; });
-    for (; it != chains_.end() && it->first < b; ++it) {
-      if (it->kind == kChainAvailability) return true;
-    }
-    return false;
+    auto it = std::lower_bound(availability_first_.begin(), availability_first_.end(), a);
+    return it != availability_first_.end() && *it < b;
   }
 
   static bool IsNotCallee(std::string_view w) {
@@ -1514,17 +1559,37 @@ class PyLiterals {
   // asking torch whether it has a device. Returns true if found.
   bool Idiom(size_t k, const Value& v1) {
     if (!availability_ || !NameIs(v1.next, "if")) return false;
-    size_t j = v1.next + 1;
-    for (; j < n_; ++j) {
-      const uint8_t type = t_[j].type;
-      if (IsOpen(type)) {
-        j = Close(j);
-        continue;
+    const size_t from = v1.next + 1;
+    // The `else` (or what ends the expression first) at this depth. A value
+    // after an earlier one's `if` in the same bracket, before where that
+    // scan stopped, stops at the same token: reuse it, so that
+    // `"cuda" if "cuda" if ... else X` costs its length once, not once per
+    // value (Note [Idiom scans]).
+    const size_t bracket = open_.empty() ? kNoChain : open_.back().tok;
+    size_t j;
+    bool is_else;
+    if (scan_.valid && scan_.bracket == bracket && scan_.depth == open_.size() &&
+        from >= scan_.from && from <= scan_.stop) {
+      j = scan_.stop;
+      is_else = scan_.is_else;
+    } else {
+      j = from;
+      is_else = false;
+      for (; j < n_; ++j) {
+        const uint8_t type = t_[j].type;
+        if (IsOpen(type)) {
+          j = Close(j);
+          continue;
+        }
+        if (type == kName && Text(j) == "else") {
+          is_else = true;
+          break;
+        }
+        if (EndsExpression(type) || (type == kName && Text(j) == "lambda")) break;
       }
-      if (type == kName && Text(j) == "else") break;
-      if (EndsExpression(type) || (type == kName && Text(j) == "lambda")) return false;
+      scan_ = IdiomScan{true, bracket, open_.size(), from, j, is_else};
     }
-    if (j >= n_ || !AvailabilityIn(v1.next + 1, j)) return false;
+    if (!is_else || j >= n_ || !AvailabilityIn(from, j)) return false;
     const Value v2 = ValueAt(j + 1);
     if (!((IsCudaText(v1.text) && v2.text == DeviceText::kCpu) ||
           (v1.text == DeviceText::kCpu && IsCudaText(v2.text)))) {
@@ -1740,6 +1805,17 @@ class PyLiterals {
   mutable std::vector<uint32_t> match_;     // see Close; empty until the first call
   size_t chain_ = 0;  // the next chain NextDeviceChain looks at
   bool availability_ = false;  // some chain asks torch whether it has a device
+  std::vector<uint32_t> availability_first_;  // the first tokens of those chains
+  // Note [Idiom scans]: the last scan of Idiom for its `else`: the innermost
+  // bracket (kNoChain: none) and the depth it ran at, where it started and
+  // the token it stopped at (an `else` or not). Every token between `from`
+  // and `stop` at that depth leads the scan to `stop`.
+  struct IdiomScan {
+    bool valid;
+    size_t bracket, depth, from, stop;
+    bool is_else;
+  };
+  IdiomScan scan_{false, 0, 0, 0, 0, false};
   uint32_t covered_start_ = 0, covered_end_ = 0;
 };
 
@@ -1764,7 +1840,13 @@ class PyLiterals {
 //      fail on or that it does not model (a byte that is no Python, a
 //      mismatched bracket, a string prefix after a number);
 //   2. marks the lines that hold a needle (NeedleSearch, one search per
-//      needle set, a hit skipping the rest of its line), then lexes, resolves
+//      needle set, a hit skipping the rest of its line; a hit in dead text,
+//      which the skeleton records as it passes it, marks nothing: a comment,
+//      or a string literal no rule reads, one that is triple-quoted, bytes,
+//      or has a byte in its body that no device string ("cuda:0") and no
+//      mock target ("torch.cuda.x") holds; an f-string is never dead, its
+//      fields are code, and a line whose needles are all in dead text has
+//      the tokens of a line without any), then lexes, resolves
 //      and runs the literal rules over those lines alone, each run of lines
 //      lexed by the full lexer, with a marker token where lines were left
 //      out (a line start whose indent is the smallest of those left out, so
@@ -1791,6 +1873,12 @@ struct Region {
   uint32_t first;   // offset of its first token; kNoToken for a blank or comment line
   uint16_t indent;  // of its first token, as the lexer counts it
   int32_t parent;   // the nearest earlier line with a token and a smaller indent; -1
+};
+
+// A line on the skeleton's stack of enclosing lines: its indent and index.
+struct OpenLine {
+  uint16_t indent;
+  int32_t index;
 };
 
 uint16_t IndentBetween(const char* s, size_t line_start, size_t at) {
@@ -1933,9 +2021,68 @@ size_t CommentEnd(const char* s, size_t p, size_t n, bool has_cr) {
 
 // Step 1 of Note [Fast path]. Returns false where the fast path must not
 // be taken.
+// Past the closing quote of the string literal (not an f-string) whose
+// body starts at q, quoted by `quote`: where Lexer::StringBody ends it; 0
+// where the lexer fails on it (unterminated). 16 bytes a step with SSE2;
+// the padding's NUL stops the search at n.
+size_t PlainStringEnd(const char* s, size_t n, size_t q, char quote, bool triple) {
+  const bool* stop = kStringStop[quote == '"' ? 1 : 0];
+#if defined(__SSE2__)
+  const __m128i vq = _mm_set1_epi8(quote), bs = _mm_set1_epi8('\\');
+  const __m128i lf = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r');
+  const __m128i nul = _mm_setzero_si128();
+#endif
+  for (;;) {
+#if defined(__SSE2__)
+    for (;;) {  // s[q, q + 16) is in the input or its padding while q <= n
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + q));
+      const __m128i hit = _mm_or_si128(
+          _mm_or_si128(_mm_cmpeq_epi8(v, vq), _mm_cmpeq_epi8(v, bs)),
+          _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, lf), _mm_cmpeq_epi8(v, cr)),
+                       _mm_cmpeq_epi8(v, nul)));
+      const unsigned m = static_cast<unsigned>(_mm_movemask_epi8(hit));
+      if (m != 0) {
+        q += static_cast<size_t>(__builtin_ctz(m));
+        break;
+      }
+      q += 16;
+    }
+#else
+    while (!stop[static_cast<unsigned char>(s[q])]) ++q;
+#endif
+    (void)stop;
+    if (q >= n) return 0;
+    const char c = s[q];
+    if (c == quote) {
+      if (!triple) return q + 1;
+      if (q + 2 < n && s[q + 1] == quote && s[q + 2] == quote) return q + 3;
+      ++q;
+    } else if (c == '\n' || c == '\r') {
+      if (!triple) return 0;
+      q += c == '\r' && q + 1 < n && s[q + 1] == '\n' ? 2 : 1;
+    } else {  // a backslash: it escapes the next byte, a newline (\r\n) included
+      if (q + 1 >= n) return 0;
+      q += s[q + 1] == '\r' && q + 2 < n && s[q + 2] == '\n' ? 3 : 2;
+    }
+  }
+}
+
+// Whether the string literal src[start, after) (its opening quote at
+// `quote`, not an f-string) is one no rule reads: triple-quoted, bytes, or
+// with a byte in its body that no device string ("cuda:0") or mock target
+// ("torch.cuda.x") holds (Note [Fast path], dead text).
+bool DeadString(const char* s, size_t quote, size_t after, bool triple, bool bytes) {
+  if (triple || bytes) return true;
+  for (size_t k = quote + 1; k + 1 < after; ++k) {
+    const unsigned char c = static_cast<unsigned char>(s[k]);
+    if (!(IsIdentChar(c) && c < 0x80) && c != '.' && c != ':') return true;
+  }
+  return false;
+}
+
 bool SkeletonPass(std::string_view src, size_t begin, Lexer* strings, TokenBuffer<Tok>* scratch,
                   LexOutput* scratch_out, std::vector<Region>* regions,
-                  std::vector<int32_t>* open) {
+                  std::vector<OpenLine>* open, std::vector<uint32_t>* dead) {
   const char* s = src.data();
   const unsigned char* u = reinterpret_cast<const unsigned char*>(s);
   const size_t n = src.size();
@@ -1945,6 +2092,7 @@ bool SkeletonPass(std::string_view src, size_t begin, Lexer* strings, TokenBuffe
   char stack[kMaxDepth];
   int depth = 0;
   regions->clear();
+  dead->clear();
   open->clear();  // the lines with a token whose indents ascend: the parents
   size_t p = begin;
   while (p < n) {
@@ -1954,11 +2102,30 @@ bool SkeletonPass(std::string_view src, size_t begin, Lexer* strings, TokenBuffe
     for (;;) {
       if (!seen) {  // at the start of a physical line, no token yet
         bool plain = true;  // spaces only: the indent is their count
-        for (uint64_t w; std::memcpy(&w, s + p, 8), w == 0x2020202020202020ULL;) p += 8;
-        while (s[p] == ' ' || s[p] == '\t' || s[p] == '\f') plain &= s[p++] == ' ';
+        for (;;) {  // eight bytes at a time (the padding's NUL stops it)
+          uint64_t w;
+          std::memcpy(&w, s + p, 8);
+          const uint64_t x = w ^ 0x2020202020202020ULL;
+          if (x == 0) {
+            p += 8;
+            continue;
+          }
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+          p += static_cast<size_t>(__builtin_ctzll(x)) / 8;  // the first non-space
+#else
+          while (s[p] == ' ') ++p;
+#endif
+          break;
+        }
+        if (s[p] == '\t' || s[p] == '\f') {
+          while (s[p] == ' ' || s[p] == '\t' || s[p] == '\f') plain &= s[p++] == ' ';
+        }
         const char c = s[p];
         if (c == '#') {
+          const size_t hash = p;
           p = CommentEnd(s, p, n, has_cr);
+          dead->push_back(static_cast<uint32_t>(hash));
+          dead->push_back(static_cast<uint32_t>(p));
         } else if (c == '\\') {
           if (s[p + 1] != '\n' && s[p + 1] != '\r') return false;
           p = SkipNl(s, p + 1, n);
@@ -1985,9 +2152,13 @@ bool SkeletonPass(std::string_view src, size_t begin, Lexer* strings, TokenBuffe
           p = SkipNl(s, p, n);
           done = depth == 0;
           break;
-        case '#':
+        case '#': {
+          const size_t hash = p;
           p = CommentEnd(s, p, n, has_cr);
+          dead->push_back(static_cast<uint32_t>(hash));
+          dead->push_back(static_cast<uint32_t>(p));
           break;
+        }
         case '\\':
           if (s[p + 1] != '\n' && s[p + 1] != '\r') return false;
           p = SkipNl(s, p + 1, n);
@@ -2008,10 +2179,20 @@ bool SkeletonPass(std::string_view src, size_t begin, Lexer* strings, TokenBuffe
           } else {
             raw = fmt = false;
           }
-          scratch->clear();
           size_t after;
-          if (!strings->LexStringAt(start, p, raw, fmt, &after)) return false;
-          if (!scratch_out->suppressions.empty()) scratch_out->suppressions.clear();
+          const bool triple = p + 2 < n && s[p + 1] == c && s[p + 2] == c;
+          if (fmt) {  // the lexer's own code, for the fields
+            scratch->clear();
+            if (!strings->LexStringAt(start, p, raw, fmt, &after)) return false;
+            if (!scratch_out->suppressions.empty()) scratch_out->suppressions.clear();
+          } else {
+            after = PlainStringEnd(s, n, p + (triple ? 3 : 1), c, triple);
+            if (after == 0) return false;  // unterminated: the full path reports it
+          }
+          if (!fmt && DeadString(s, p, after, triple, bytes)) {
+            dead->push_back(static_cast<uint32_t>(start));
+            dead->push_back(static_cast<uint32_t>(after));
+          }
           p = after;
           break;
         }
@@ -2052,11 +2233,9 @@ bool SkeletonPass(std::string_view src, size_t begin, Lexer* strings, TokenBuffe
     r.end = static_cast<uint32_t>(p < n ? p : n);
     if (r.first != kNoToken) {
       const int32_t index = static_cast<int32_t>(regions->size());
-      while (!open->empty() && (*regions)[static_cast<size_t>(open->back())].indent >= r.indent) {
-        open->pop_back();
-      }
-      r.parent = open->empty() ? -1 : open->back();
-      open->push_back(index);
+      while (!open->empty() && open->back().indent >= r.indent) open->pop_back();
+      r.parent = open->empty() ? -1 : open->back().index;
+      open->push_back(OpenLine{r.indent, index});
     }
     regions->push_back(r);
   }
@@ -2072,11 +2251,28 @@ size_t RegionOf(const std::vector<Region>& regions, uint32_t off) {
 
 // Marks the regions that hold a match of `search`; returns how many were
 // not marked before.
+// Whether the match at `at` lies in dead text (a comment, or a string no
+// rule reads): `spans` holds [start, end) pairs in order, *cursor the first
+// that may hold `at` (matches ascend). Every needle is an identifier, so a
+// match that starts in such a span ends in it (before its closing quote or
+// newline).
+bool InDeadText(const std::vector<uint32_t>& spans, size_t* cursor, size_t at) {
+  size_t c = *cursor;
+  while (c < spans.size() && spans[c + 1] <= at) c += 2;
+  *cursor = c;
+  return c < spans.size() && spans[c] <= at;
+}
+
 size_t MarkHits(const NeedleSearch& search, std::string_view src, size_t begin,
-                const std::vector<Region>& regions, std::vector<uint8_t>* marked) {
+                const std::vector<Region>& regions, const std::vector<uint32_t>& dead,
+                std::vector<uint8_t>* marked) {
   const size_t n = src.size();
-  size_t r = 0, added = 0;
+  size_t r = 0, added = 0, span = 0;
   for (size_t at = search.Next(src.data(), begin, begin, n); at < n;) {
+    if (InDeadText(dead, &span, at)) {
+      at = search.Next(src.data(), begin, at + 1, n);
+      continue;
+    }
     while (r + 1 < regions.size() && regions[r + 1].start <= at) ++r;
     if (!(*marked)[r]) {
       (*marked)[r] = 1;
@@ -2089,7 +2285,8 @@ size_t MarkHits(const NeedleSearch& search, std::string_view src, size_t begin,
 
 struct FastScratch {
   std::vector<Region> regions;
-  std::vector<int32_t> open;
+  std::vector<uint32_t> dead;  // dead text: [start, end) pairs, in order
+  std::vector<OpenLine> open;
   std::vector<uint8_t> marked;  // by region: 1 when it must be lexed
   std::vector<std::string_view> names, bound;
   std::vector<uint32_t> binding_offsets;
@@ -2190,8 +2387,15 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, Le
   {
     Lexer strings(src, begin, &fs.scratch_toks, &scratch_out);
     if (!SkeletonPass(src, begin, &strings, &fs.scratch_toks, &scratch_out, &fs.regions,
-                      &fs.open)) {
+                      &fs.open, &fs.dead)) {
       return false;
+    }
+  }
+  // Matches in dead text are skipped only where every needle is an
+  // identifier (see InDeadText); a rule's own needle need not be.
+  for (const std::string& needle : *statics) {
+    for (char c : needle) {
+      if (!IsIdentChar(static_cast<unsigned char>(c))) fs.dead.clear();
     }
   }
   const std::vector<Region>& regions = fs.regions;
@@ -2210,8 +2414,12 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, Le
     if (!search.Add("import", true)) return false;
     search.Build();
     const size_t n = src.size();
-    size_t r = 0;
+    size_t r = 0, span = 0;
     for (size_t at = search.Next(src.data(), begin, begin, n); at < n;) {
+      if (InDeadText(fs.dead, &span, at)) {
+        at = search.Next(src.data(), begin, at + 1, n);
+        continue;
+      }
       while (r + 1 < regions.size() && regions[r + 1].start <= at) ++r;
       const Region& region = regions[r];
       fs.marked[r] = 1;
@@ -2275,7 +2483,7 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, Le
     }
     if (names.size() > 0) {
       names.Build();
-      if (MarkHits(names, src, begin, regions, &fs.marked) != 0) more = true;
+      if (MarkHits(names, src, begin, regions, fs.dead, &fs.marked) != 0) more = true;
     }
     // The enclosing lines of a binding (2: marked, and its enclosing lines too).
     for (uint32_t off : fs.binding_offsets) {
