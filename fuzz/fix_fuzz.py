@@ -9,9 +9,9 @@ release, 2.1, 2.6 or 1.13); the rest is the file. For any input:
 
 - the fixer returns the new bytes or raises ValueError with a message (a
   file it cannot fix soundly), nothing else;
-- every skipped finding is one of the scanner's, with a reason; so is every
-  applied one, but for the device literals a rewrite wrote and a further
-  round fixed (Note [Rounds] in anydev/_fix/engine.py);
+- every skipped finding is one of the scanner's, with a reason; an applied
+  one is the scanner's or one of a further round's rescans (what a rewrite
+  made a finding: Note [Rounds] in anydev/_fix/engine.py);
 - a Python file that parsed still parses after the fix (the fixer's own
   promise: it checks and refuses, so a failure here is a bug in that check);
 - a fix is a fixed point: scanning the fixed bytes and fixing them again
@@ -51,9 +51,9 @@ def _fix(data: bytes, path: str, unsafe: bool, target):
         assert str(e), "a refusal without a message"
         return None, findings
     known = {(f.start, f.end, f.rule) for f in findings}
-    for f in applied:  # or one a template wrote, fixed in a further round (AD9xx)
-        assert (f.start, f.end, f.rule) in known or f.rule.startswith("AD9"), \
-            f"applied a finding not scanned: {f}"
+    for f in applied:  # or one of a further round's scans (Note [Rounds])
+        assert (f.start, f.end, f.rule) in known or f.rule in fix.ROWS_BY_CODE, \
+            f"applied a finding of no rule: {f}"
     for f, why in skipped:
         assert (f.start, f.end, f.rule) in known, f"skipped a finding not scanned: {f}"
         assert why, f"a skip without a reason: {f}"

@@ -85,7 +85,8 @@ def _fix_main(args: argparse.Namespace) -> int:
     if sel.stdin:
         return _fix_stdin(args, sel, scanned)
     result = _fix.fix_paths(sel.paths, unsafe=args.unsafe_fixes, diff=args.diff,
-                            scanned=scanned, **_target_kwargs(_fix.fix_paths, sel))
+                            scanned=scanned, jobs=args.jobs,
+                            **_target_kwargs(_fix.fix_paths, sel))
     _print_errors(result.errors)
     if args.diff:
         write_stdout([result.diff], "the diff")

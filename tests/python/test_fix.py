@@ -678,3 +678,108 @@ def test_end_to_end_on_a_generated_repository(tmp_path):
     p = _cli(tmp_path, "fix", "--unsafe-fixes")
     assert p.returncode == 1 and "fixed 0 finding(s) in 0 file(s); 2 left" in p.stderr
     assert _snapshot(tmp_path) == after
+
+
+def test_a_file_with_nothing_the_table_lets_rewrite_is_not_parsed(tmp_path, monkeypatch):
+    """Note [Nothing to fix]: findings whose rows forbid a rewrite (no
+    mechanical fix, an unsafe fix not asked for) are reported with the row's
+    reason without a parse of the file; with --unsafe-fixes it is parsed."""
+    import anydev._fix.engine as engine
+
+    parsed = []
+    real = engine._fix_python
+    monkeypatch.setattr(engine, "_fix_python", lambda *a, **k: parsed.append(1) or real(*a, **k))
+    data = b"import torch\ntorch.cuda.set_device(1)\nif x\n"
+    out, result = _fix_here(tmp_path, monkeypatch, "odd.py", data)
+    assert out == data and parsed == []
+    (fr,) = result.files
+    assert fr.error is None and fr.applied == []
+    assert [f.rule for f, _ in fr.skipped] == ["AD104"]
+    assert "apply it with --unsafe-fixes" in fr.skipped[0][1]
+    out, result = _fix_here(tmp_path, monkeypatch, "odd.py", data, unsafe=True)
+    assert parsed == [1] and result.files[0].error.startswith("does not parse")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fixes in processes on Linux")
+def test_many_files_fixed_in_processes_give_what_one_process_gives(tmp_path, monkeypatch):
+    """Note [Fixing in processes]: the files, their order, the rewrites, the
+    reasons and the errors are the same with jobs=3 (forked processes) as
+    with jobs=1, byte for byte, for a diff and for the written files."""
+    import anydev._fix.engine as engine
+
+    monkeypatch.setattr(engine, "_FILES_PER_PROCESS", 2)
+    used = []
+    real = engine._fix_in_processes
+    monkeypatch.setattr(engine, "_fix_in_processes",
+                        lambda *a: used.append(a[-1]) or real(*a))
+    sources = [b"import torch\ntorch.cuda.synchronize()\nx = torch.cuda.current_device()\n",
+               b"import torch\nwith torch.cuda.device(1):\n    torch.cuda.set_device(0)\n",
+               b"import torch\ntorch.cuda.synchronize()\nif x\n",  # does not parse
+               b"import torch\nd = torch.device('cuda' if torch.cuda.is_available() else 'cpu')\n",
+               b"import torch.cuda\nfrom torch.cuda import synchronize\nsynchronize()\n"]
+    for tree in ("one", "many"):
+        for i in range(11):
+            p = tmp_path / tree / f"pkg{i % 3}" / f"m{i}.py"
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_bytes(sources[i % len(sources)])
+    monkeypatch.chdir(tmp_path)
+
+    def summary(r):
+        return ([(fr.path.split("/", 1)[1], fr.error, fr.changed,
+                  [(f.rule, f.start) for f in fr.applied],
+                  [(f.rule, f.start, why) for f, why in fr.skipped]) for fr in r.files],
+                r.diff.replace("one/", "X/").replace("many/", "X/"))
+
+    for unsafe in (False, True):
+        a = fix_paths(["one"], diff=True, unsafe=unsafe, jobs=1)
+        b = fix_paths(["many"], diff=True, unsafe=unsafe, jobs=3)
+        assert summary(a) == summary(b) and a.diff
+    assert used == [3, 3]
+    a = fix_paths(["one"], unsafe=True, jobs=1)
+    b = fix_paths(["many"], unsafe=True, jobs=3)
+    assert summary(a)[0] == summary(b)[0] and used == [3, 3, 3]
+    for p in (tmp_path / "one").rglob("*.py"):
+        assert p.read_bytes() == (tmp_path / "many" / p.relative_to(tmp_path / "one")).read_bytes()
+    assert sum(fr.error is not None for fr in b.files) == 2  # the two that do not parse
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fixes in processes on Linux")
+def test_a_process_of_the_fix_that_dies_leaves_the_fix_to_this_one(tmp_path, monkeypatch):
+    import anydev._fix.engine as engine
+
+    monkeypatch.setattr(engine, "_FILES_PER_PROCESS", 1)
+    parent = os.getpid()
+    real = engine._fix_one
+    monkeypatch.setattr(engine, "_fix_one",
+                        lambda *a: os._exit(3) if os.getpid() != parent else real(*a))
+    for i in range(4):
+        (tmp_path / f"m{i}.py").write_bytes(b"import torch\ntorch.cuda.synchronize()\n")
+    monkeypatch.chdir(tmp_path)
+    r = fix_paths(["."], jobs=2)
+    assert r.applied == 4 and all(fr.changed and fr.error is None for fr in r.files)
+    assert (tmp_path / "m3.py").read_bytes() == b"import torch\ntorch.accelerator.synchronize()\n"
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fixes in processes on Linux")
+def test_fix_paths_in_two_threads_at_once_gives_each_its_own_results(tmp_path, monkeypatch):
+    import threading
+
+    import anydev._fix.engine as engine
+
+    monkeypatch.setattr(engine, "_FILES_PER_PROCESS", 1)
+    for tree, call in (("a", b"synchronize"), ("b", b"empty_cache")):
+        for i in range(6):
+            p = tmp_path / tree / f"m{i}.py"
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_bytes(b"import torch\ntorch.cuda." + call + b"()\n")
+    monkeypatch.chdir(tmp_path)
+    out: dict = {}
+    threads = [threading.Thread(target=lambda t=t: out.__setitem__(t, fix_paths(
+        [t], diff=True, unsafe=True, jobs=2))) for t in ("a", "b")]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert out["a"].diff.count("+torch.accelerator.synchronize()") == 6
+    assert out["b"].diff.count("+torch.accelerator.empty_cache()") == 6
+    assert "empty_cache" not in out["a"].diff and "synchronize" not in out["b"].diff

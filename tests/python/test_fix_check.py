@@ -15,7 +15,7 @@ import pytest
 
 from anydev._fix.edits import _Edit, _Edits
 from anydev._fix.engine import _parses
-from anydev._fix.python_tree import _changed_statements
+from anydev._fix.python_tree import _changed_statements, _token_safe_rename
 from anydev._fix.text import _Text
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -109,3 +109,111 @@ def test_only_the_statements_an_edit_falls_in_are_parsed_again():
     edits.add([_Edit(at, at + 1, "(")])
     pieces = _changed_statements(tree, text.line_starts(), len(text.text), edits)
     assert pieces == ["y = 2; z = (\n"] and _parses(pieces[0], "x.py") is not None
+
+
+RENAMES = ["torch.accelerator.synchronize", "x", "th.xpu", "_a.b_.c9", "match.x", "None",
+           "a.if", "type.x", "rf"]
+
+
+@pytest.mark.parametrize("path", SOURCES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_a_rename_proven_token_safe_never_breaks_the_file(path):
+    """The statements of proven renames are not parsed again (Note [Checking
+    the rewrite]): every dotted name put in place of every name and attribute
+    of the fixtures that the proof accepts leaves the whole file parsing."""
+    text, tree = _parsed(path)
+    if tree is None or not text.text:
+        pytest.skip("does not parse to begin with")
+    in_fstring = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.JoinedStr):
+            in_fstring.update(id(x) for x in ast.walk(n))
+    proven = 0
+    for n in ast.walk(tree):
+        if not isinstance(n, (ast.Name, ast.Attribute)):
+            continue
+        s, e = text.span(n)
+        for new in RENAMES:
+            if not _token_safe_rename(text.text, s, e, n, new, id(n) in in_fstring):
+                continue
+            proven += 1
+            edits = _Edits(text.text)
+            edits.add([_Edit(s, e, new, proven=True)])
+            assert _parses(edits.apply(), "x.py") is None, (path.name, n.lineno, new)
+            pieces = _changed_statements(tree, text.line_starts(), len(text.text), edits)
+            assert pieces == []
+    assert proven > 0 or not any(isinstance(n, ast.Attribute) for n in ast.walk(tree))
+
+
+@pytest.mark.parametrize("src, old, new, safe", [
+    ("x = torch.cuda.synchronize()\n", "torch.cuda.synchronize", "torch.accelerator.synchronize",
+     True),
+    ("x = torch . cuda.synchronize()\n", "torch . cuda.synchronize", "a.b", True),
+    ("x = not(torch).cuda.y\n", "(torch).cuda.y", "t.y", False),   # would join `not`
+    ("x = (torch.\n     cuda.y)\n", "torch.\n     cuda.y", "t.y", False),  # a line inside
+    ("x = torch.cuda.y\n", "torch.cuda.y", "t.if", False),          # a keyword
+    ("x = torch.cuda.y\n", "torch.cuda.y", "match.y", False),       # a soft keyword first
+    ("x = torch.cuda.y\n", "torch.cuda.y", "t.y()", False),         # not a dotted name
+    ("x = torch.cuda.y\n", "torch.cuda.y", "t.ü", False),           # not ASCII
+    ("torch.cuda.y = 1\n", "torch.cuda.y", "t.y", False),           # stored, not loaded
+    ("x = f'{torch.cuda.y}'\n", "torch.cuda.y", "t.y", False),      # in an f-string
+    ("x = g(torch.cuda.y).z\n", "g(torch.cuda.y).z", "t.z", False),  # not a dotted name
+])
+def test_which_renames_are_proven_token_safe(src, old, new, safe):
+    text = _Text(src.encode(), "python")
+    tree = ast.parse(text.text)
+    s = src.index(old)
+    e = s + len(old)
+    node = next(n for n in ast.walk(tree) if isinstance(n, (ast.Name, ast.Attribute, ast.Call))
+                and text.span(n) == (s, e))
+    in_fstring = any(isinstance(n, ast.JoinedStr) for n in ast.walk(tree))
+    assert _token_safe_rename(text.text, s, e, node, new, in_fstring) is safe
+
+
+def test_a_statement_with_an_unproven_edit_is_parsed_again():
+    src = "import torch\n\n\ndef f():\n    return torch.cuda.synchronize(x)\n"
+    text = _Text(src.encode(), "python")
+    tree = ast.parse(text.text)
+    at = src.index("torch.cuda.synchronize")
+    x = src.index("x)")
+    edits = _Edits(text.text)
+    edits.add([_Edit(at, at + len("torch.cuda.synchronize"), "torch.accelerator.synchronize",
+                     proven=True), _Edit(x, x + 1, "(")])
+    assert _changed_statements(tree, text.line_starts(), len(text.text), edits) == [
+        "def f():\n    return torch.accelerator.synchronize(()\n"]
+
+
+@pytest.mark.parametrize("path", SOURCES[::4], ids=lambda p: str(p.relative_to(ROOT)))
+def test_the_fixers_walk_gives_ast_walks_nodes_in_its_order(path):
+    """python_tree.walk stands in for ast.walk where the first node found
+    decides a reason: the same nodes, in the same order."""
+    from anydev._fix.python_tree import walk
+
+    _, tree = _parsed(path)
+    if tree is None:
+        pytest.skip("does not parse to begin with")
+    a, b = list(ast.walk(tree)), list(walk(tree))
+    assert len(a) == len(b) and all(x is y for x, y in zip(a, b))
+
+
+def test_import_names_from_the_tree_are_where_the_tokenizer_puts_them():
+    """imports._alias_spans_of reads an import's names from the syntax tree
+    (Python 3.10 on), _alias_spans from the tokens: the same names, aliases
+    and spans on every import statement of the fixtures and of anydev itself."""
+    from anydev._fix.imports import _alias_spans, _alias_spans_of
+
+    extra = [b"import a . b as c, d\n", b"from x import (a as b,\n    c)  # note\n",
+             b"from . import *\n", b"if x:\n    import a, \\\n        b.c as d; y = 1\n"]
+    sources = [p.read_bytes() for p in SOURCES + sorted((ROOT / "python" / "anydev").rglob(
+        "*.py"))] + extra
+    checked = 0
+    for data in sources:
+        text = _Text(data, "python")
+        try:
+            tree = ast.parse(text.text)
+        except (SyntaxError, ValueError):
+            continue
+        for stmt in ast.walk(tree):
+            if isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                assert _alias_spans_of(text, stmt) == _alias_spans(text.text, *text.span(stmt))
+                checked += 1
+    assert checked > 100

@@ -49,7 +49,7 @@ import os
 import re
 from typing import Optional, Sequence
 
-from .python_tree import _LEAVES
+from .python_tree import _LEAVES, walk
 
 __all__ = ["PyAnalysis", "device_token", "int_like", "version_sense"]
 
@@ -60,6 +60,11 @@ DEVICE_WORDS = frozenset({
 # Not "gpu": `num_gpus`, `train_gpu.py` name a kind of hardware, not one vendor's API.
 
 _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+#: The nodes with a branch or a statement list (body, orelse, finalbody,
+#: handlers): the only holders at which a version guard can take effect.
+_BLOCK_TYPES = frozenset(t for t in vars(ast).values() if isinstance(t, type) and
+                         issubclass(t, ast.AST) and {"body", "orelse", "finalbody",
+                                                     "handlers"} & set(t._fields))
 _FALLBACK_ERRORS = {"ImportError", "ModuleNotFoundError", "AttributeError"}
 
 
@@ -100,7 +105,7 @@ _OLD_WORDS = {"less", "lt", "le", "lte", "older", "below", "before", "pre", "leg
 
 
 def _mentions_torch_version(node: ast.AST) -> bool:
-    for n in ast.walk(node):
+    for n in walk(node):
         if isinstance(n, ast.Attribute) and n.attr == "__version__":
             return True
         if isinstance(n, ast.Name) and "torch" in n.id.lower() and "version" in n.id.lower():
@@ -281,7 +286,7 @@ def scope_facts(scope: ast.AST) -> tuple[dict[str, list[ast.AST]], dict[str, str
             elif n.value is not None:
                 assigned.setdefault(n.target.id, []).append(n.value)
         elif isinstance(n, (ast.For, ast.AsyncFor, ast.comprehension)):
-            for t in ast.walk(n.target):
+            for t in walk(n.target):
                 if isinstance(t, ast.Name):
                     assigned.setdefault(t.id, []).append(unknown)
         elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
@@ -346,6 +351,8 @@ class PyAnalysis:
         self._parents: Optional[dict[int, ast.AST]] = None
         self._path_home: Optional[tuple[Optional[str]]] = None
         self._steps: dict[int, Optional[str]] = {}  # id(child) -> old_torch_only's step
+        #: (id(the chain's first node), id(node)) -> old_torch_only of the chain down to node
+        self._downto: dict[tuple[int, int], Optional[str]] = {}
         self._uses: dict[str, int] = {}
         self._at: dict[tuple[int, int, int, int], Optional[ast.AST]] = {}
         self._blocks: dict[int, tuple[dict[int, int], Optional[tuple[int, str]]]] = {}
@@ -372,7 +379,9 @@ class PyAnalysis:
         attrs: dict[tuple[int, str], list[ast.AST]] = {}
         uses: dict[str, int] = {}
         at: dict[tuple[int, int, int, int], Optional[ast.AST]] = {}
-        AST, Name, Attribute, Load = ast.AST, ast.Name, ast.Attribute, ast.Load
+        AST, Name, Attribute, Load, Constant = ast.AST, ast.Name, ast.Attribute, ast.Load, \
+            ast.Constant
+        setdefault = at.setdefault
         Global, Nonlocal, ClassDef = ast.Global, ast.Nonlocal, ast.ClassDef
         FunctionDef, AsyncFunctionDef = ast.FunctionDef, ast.AsyncFunctionDef
         leaves, child_fields = _LEAVES, _CHILD_FIELDS
@@ -396,15 +405,15 @@ class PyAnalysis:
             end_line = getattr(node, "end_lineno", None)
             if end_line is not None:
                 key = (node.lineno, node.col_offset, end_line, node.end_col_offset)  # type: ignore[attr-defined]
-                if key not in at:
-                    at[key] = node
-                else:
-                    seen = at[key]
+                seen = setdefault(key, node)
+                if seen is not node:
                     p = parents.get(id(node))
                     while p is not None and p is not seen:
                         p = parents.get(id(p))
                     if p is None:  # two nodes at one place, neither inside the other
                         at[key] = None
+            if t is Name or t is Constant:
+                continue  # no children (a Name's ctx is none)
             if t is FunctionDef or t is AsyncFunctionDef:
                 scope = node
             elif t is ClassDef:
@@ -485,19 +494,28 @@ class PyAnalysis:
     def old_torch_only(self, chain: Sequence[ast.AST]) -> Optional[str]:
         """Why the node at the end of ``chain`` runs only on an older PyTorch, or None
         (each step of a chain is decided once: findings share their ancestors)."""
-        steps = self._steps
-        for i in range(len(chain) - 1):
-            key = id(chain[i + 1])
-            if key in steps:
-                why = steps[key]
-            else:
-                why = steps[key] = self._old_torch_step(chain[i], chain[i + 1])
-            if why is not None:
-                return why
-        return None
+        # the answer down to each node is kept too, so a finding pays only for
+        # the steps below the deepest ancestor an earlier finding reached
+        steps, downto = self._steps, self._downto
+        top = id(chain[0]) if chain else 0
+        k = len(chain) - 1
+        while k > 0 and (top, id(chain[k])) not in downto:
+            k -= 1
+        why = downto[(top, id(chain[k]))] if k > 0 else None
+        for i in range(k, len(chain) - 1):
+            if why is None:
+                key = id(chain[i + 1])
+                if key in steps:
+                    why = steps[key]
+                else:
+                    why = steps[key] = self._old_torch_step(chain[i], chain[i + 1])
+            downto[(top, id(chain[i + 1]))] = why
+        return why
 
     def _old_torch_step(self, holder: ast.AST, child: ast.AST) -> Optional[str]:
         """Why ``child``, as a part of ``holder``, runs only on an older PyTorch, or None."""
+        if type(holder) not in _BLOCK_TYPES:
+            return None  # an expression, an argument list, ...: no branch nor block
         if isinstance(holder, (ast.If, ast.IfExp, ast.While)) and child is not holder.test:
             in_body = (child is holder.body) if isinstance(holder, ast.IfExp) else \
                 any(child is s for s in holder.body)
@@ -598,7 +616,7 @@ class PyAnalysis:
             def add(name: str, what: str, node: ast.AST) -> None:
                 b.setdefault(name, []).append((what, getattr(node, "lineno", 0) or 0, node))
 
-            for n in ast.walk(self.tree):
+            for n in walk(self.tree):
                 if isinstance(n, ast.Import):
                     for a in n.names:
                         add(a.asname or a.name.split(".")[0],
@@ -771,7 +789,7 @@ class PyAnalysis:
 
     @staticmethod
     def _contains(outer: ast.AST, inner: ast.AST) -> bool:
-        return any(n is inner for n in ast.walk(outer))
+        return any(n is inner for n in walk(outer))
 
     def _following(self, stmt: ast.AST) -> list[ast.AST]:
         holder = self.parent(stmt)
@@ -795,7 +813,7 @@ class PyAnalysis:
 
         seen: set[int] = set()
         for top in self.guarded_region(node):
-            for n in ast.walk(top):
+            for n in walk(top):
                 if id(n) in seen:
                     continue
                 seen.add(id(n))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import bisect
 import difflib
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
 
@@ -17,6 +17,9 @@ class _Edit:
     start: int
     end: int
     text: str
+    #: the edit is a dotted name put in place of one (python_tree._token_safe_rename):
+    #: the statement it falls in needs no parse again (Note [Checking the rewrite])
+    proven: bool = field(default=False, compare=False)
 
 
 class _Edits:

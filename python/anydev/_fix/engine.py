@@ -10,8 +10,10 @@ import difflib
 import os
 import re
 import stat
+import sys
+import _thread
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Optional, Sequence
+from typing import Callable, Iterable, Optional, Sequence, Union
 
 from .. import _versions
 from .._files import replace_atomically
@@ -21,8 +23,8 @@ from .cpp import _fix_cpp
 from .mocks import _move_mock_targets
 from .python_api import _fix_python
 from .python_tree import _parse_error
-from .rows import _row_of
-from .text import _FileError, _LINE_BREAK, _Text
+from .rows import _allowed, _row_of
+from .text import _FileError, _Text, split_lines
 from .versions import _target_refusals
 
 
@@ -94,6 +96,34 @@ def _parses(source: str, path: str) -> Optional[SyntaxError]:
     except ValueError as e:
         return SyntaxError(str(e))
     return None
+
+
+def _why_not(f: _scan.Finding, unsafe: bool) -> Optional[str]:
+    """Why the table forbids rewriting ``f`` whatever the code around it (the
+    first check of the Python driver's loop), or None."""
+    row = _row_of(f)
+    return f"{f.symbol} is not in the compat table" if row is None else _allowed(row, unsafe)
+
+
+def _none_fixable(findings: Sequence[_scan.Finding], unsafe: bool) -> bool:
+    """Whether no finding of a Python file may be rewritten, by the table alone:
+    no import (its removal depends on the others), no device literal (its unit
+    decides), and every other one's row forbids it (and no two start at one
+    place, whose order in the report the driver's loop would decide)."""
+    if len({f.start for f in findings}) != len(findings):
+        return False
+    for f in findings:
+        if f.kind == "import" or _literals.is_literal_row(_row_of(f)) or \
+                _why_not(f, unsafe) is None:
+            return False
+    return True
+
+
+# Note [Nothing to fix]
+# A Python file whose findings the table alone forbids rewriting (rows without a
+# mechanical fix, unsafe fixes not asked for) is not parsed: its findings are
+# reported with the reason the driver's loop gives first, and the file is left
+# as it was. Only a file with something to rewrite pays for a parse.
 
 
 def _check_findings(text: _Text, findings: Sequence[_scan.Finding]) -> None:
@@ -250,10 +280,15 @@ def _fix_once(data: bytes, path: str, findings: Sequence[_scan.Finding], *, unsa
             skipped.sort(key=lambda s: s[0].start)
             return data, applied, skipped
         pieces: Optional[list[str]] = None
+        unit_refused = _literals.unit_refusals(refused) if language == "python" else []
+        if language == "python" and not unit_refused and _none_fixable(todo, unsafe):
+            # no rewrite to try: the file is never parsed (Note [Nothing to fix])
+            skipped = [(f, _why_not(f, unsafe)) for f in todo] + refused
+            skipped.sort(key=lambda s: s[0].start)
+            return data, [], skipped
         if language == "python":
             # the unit rule needs the literals and checks the target ruled out
-            new, applied, skipped, pieces = _fix_python(text, todo, unsafe, path,
-                                                        _literals.unit_refusals(refused))
+            new, applied, skipped, pieces = _fix_python(text, todo, unsafe, path, unit_refused)
         else:
             new, applied, skipped = _fix_cpp(text, todo, unsafe, path)
         skipped += refused
@@ -275,22 +310,12 @@ def _fix_once(data: bytes, path: str, findings: Sequence[_scan.Finding], *, unsa
         raise ValueError(str(e)) from None
 
 
-def _split_lines(text: str) -> list[str]:
-    out, pos = [], 0
-    for m in _LINE_BREAK.finditer(text):
-        out.append(text[pos:m.end()])
-        pos = m.end()
-    if pos < len(text):
-        out.append(text[pos:])
-    return out
-
-
 def unified_diff(path: str, old: str, new: str) -> str:
     """A unified diff of two texts of ``path`` (``a/path``, ``b/path``), with
     git's marker for a last line without a line break."""
     name_a, name_b = (path, path) if os.path.isabs(path) else (f"a/{path}", f"b/{path}")
     out = []
-    for i, line in enumerate(difflib.unified_diff(_split_lines(old), _split_lines(new),
+    for i, line in enumerate(difflib.unified_diff(split_lines(old), split_lines(new),
                                                   fromfile=name_a, tofile=name_b)):
         if i >= 2 and not line.startswith("@@") and not line.endswith(("\n", "\r")):
             line += "\n\\ No newline at end of file\n"
@@ -298,11 +323,15 @@ def unified_diff(path: str, old: str, new: str) -> str:
     return "".join(out)
 
 
-def _link_on_path(path: str, roots: Sequence[str]) -> Optional[str]:
+def _link_on_path(path: str, roots: Sequence[str],
+                  seen: Optional[dict[tuple[str, str], Optional[str]]] = None,
+                  cwd: Optional[str] = None) -> Optional[str]:
     """The first symbolic link on ``path`` below the tree it was found in
-    (the current directory, or the PATH argument that holds it), if any."""
+    (the current directory, or the PATH argument that holds it), if any.
+    ``seen``: what earlier calls found for the folders (one lstat per folder
+    of a run, not per file); ``cwd``: the current directory, if known."""
     p = os.path.abspath(path)
-    cwd = os.getcwd()
+    cwd = cwd or os.getcwd()
     if p.startswith(cwd.rstrip(os.sep) + os.sep):
         stop = cwd
     else:
@@ -312,14 +341,25 @@ def _link_on_path(path: str, roots: Sequence[str]) -> Optional[str]:
                 stop = os.path.dirname(r)
                 break
     cur = p
+    walked: list[str] = []
+    found: Optional[str] = None
     while cur != stop and len(cur) > len(stop):
+        if cur is not p and seen is not None and (cur, stop) in seen:
+            found = seen[(cur, stop)]
+            break
         if os.path.islink(cur):
-            return cur
+            found = cur
+            break
+        if cur is not p:
+            walked.append(cur)
         parent = os.path.dirname(cur)
         if parent == cur:
             break
         cur = parent
-    return None
+    if seen is not None:
+        for d in walked:  # each folder walked: the first link at or above it
+            seen[(d, stop)] = found
+    return found
 
 
 def _write_atomic(path: str, data: bytes, st: os.stat_result) -> None:
@@ -338,7 +378,8 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
     """Scans ``paths`` (or takes the findings of ``scanned``) and applies the
     fixes; with ``diff=True`` writes nothing and returns a unified diff
     instead. Rule selection, excludes and .gitignore apply as for
-    :func:`anydev.scan.scan_paths`.
+    :func:`anydev.scan.scan_paths`. ``jobs``: the scan's threads and the
+    fix's processes (default: all cores; Note [Fixing in processes]).
 
     ``target_torch``: the oldest PyTorch the fixed code must keep running on
     ("2.1"); by default each file's project says it (the lower bound of
@@ -367,6 +408,10 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
     seen: dict[tuple[int, int], str] = {}
     pending: list[tuple[FileResult, bytes, bytes, os.stat_result, list[_scan.Finding],
                         Optional[_versions.Target]]] = []
+    links: dict[tuple[str, str], Optional[str]] = {}
+    cwd = os.getcwd()
+    work: list[tuple[FileResult, bytes, os.stat_result, list[_scan.Finding],
+                     _versions.Target]] = []
     for path, findings in by_file.items():
         fr = FileResult(path)
         result.files.append(fr)
@@ -375,7 +420,7 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
             fr.error, fr.io_error = why, io_error
             fr.applied, fr.skipped = [], [(f, why) for f in findings]
 
-        link = _link_on_path(path, paths)
+        link = _link_on_path(path, paths, links, cwd)
         if link is not None:
             what = "is a symbolic link" if os.path.abspath(link) == os.path.abspath(path) else \
                 f"is reached through the symbolic link {os.path.relpath(link)}"
@@ -395,16 +440,15 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
         seen[key] = path
         target = explicit or projects.for_file(path) or _versions.DEFAULT
         result.targets.setdefault(target.source, target)
-        try:
-            new, fr.applied, fr.skipped, fr.later = _fix_rounds(
-                data, path, findings, unsafe=unsafe, target_torch=target, keep=keep, rules=rules)
-        except ValueError as e:
-            refuse(str(e))
+        work.append((fr, data, st, findings, target))
+
+    for (fr, data, st, findings, target), out in zip(
+            work, _fix_all(work, unsafe, keep, jobs, rules)):
+        if isinstance(out, str):
+            fr.error, fr.io_error = out, False
+            fr.applied, fr.skipped = [], [(f, out) for f in findings]
             continue
-        except Exception as e:  # a bug of the fixer must not stop the run nor touch the file
-            refuse(f"internal error of the fixer ({type(e).__name__}: {e}); the file was left "
-                   "as it was; please report it")
-            continue
+        new, fr.applied, fr.skipped, fr.later = out
         pending.append((fr, data, new, st, findings, target))
 
     try:
@@ -446,6 +490,187 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
 
 #: How many files are written at once.
 _WRITERS = 8
+
+#: The fewest files a process of the fix gets (Note [Fixing in processes]).
+_FILES_PER_PROCESS = 64
+
+#: What fixing one file gives: why it is left as it was, or fix_source's answer.
+_Outcome = Union[str, tuple[bytes, list[_scan.Finding], list[tuple[_scan.Finding, str]], int]]
+
+
+def _fix_one(data: bytes, path: str, findings: list[_scan.Finding], unsafe: bool,
+             target: _versions.Target, keep: Sequence[str],
+             rules: Optional[Callable[[list], list]]) -> _Outcome:
+    """_fix_rounds' answer for one file, or why the file is left as it was."""
+    try:
+        return _fix_rounds(data, path, findings, unsafe=unsafe, target_torch=target, keep=keep,
+                           rules=rules)
+    except ValueError as e:
+        return str(e)
+    except Exception as e:  # a bug of the fixer must not stop the run nor touch the file
+        return (f"internal error of the fixer ({type(e).__name__}: {e}); the file was left "
+                "as it was; please report it")
+
+
+#: What the processes of one _fix_all fix: (work, unsafe, keep, rules), set before they fork.
+_SHARED: Optional[tuple] = None
+_SHARED_LOCK = _thread.allocate_lock()
+
+
+#: A Finding's fields, in the order its constructor takes them.
+_FINDING_FIELDS = ("path", "line", "column", "end_line", "end_column", "symbol", "replacement",
+                   "rule", "fix", "message", "kind", "start", "end", "call_end", "text",
+                   "language")
+
+
+def _finding_tuple(f: _scan.Finding) -> tuple:
+    """A finding of a further round (a rescan's, not the parent's) as plain values."""
+    return tuple(getattr(f, name) for name in _FINDING_FIELDS)
+
+
+def _fix_range(lo: int, hi: int) -> list:
+    """In a process of the fix: the outcomes of work[lo:hi], findings as their
+    indices in their file's list (the parent has the findings themselves)."""
+    assert _SHARED is not None
+    work, unsafe, keep, rules = _SHARED
+    out: list = []
+    for fr, data, _st, findings, target in work[lo:hi]:
+        got = _fix_one(data, fr.path, findings, unsafe, target, keep, rules)
+        if isinstance(got, str):
+            out.append(got)
+            continue
+        new, applied, skipped, later = got
+        index = {id(f): i for i, f in enumerate(findings)}
+        if any(id(f) not in index for f in applied) or \
+                any(id(f) not in index for f, _ in skipped):
+            # a further round's findings are new: the finding itself is sent
+            out.append((new, [index.get(id(f), _finding_tuple(f)) for f in applied],
+                        [(index.get(id(f), _finding_tuple(f)), why) for f, why in skipped],
+                        later))
+            continue
+        out.append((None if new == data else new, [index[id(f)] for f in applied],
+                    [(index[id(f)], why) for f, why in skipped], later))
+    return out
+
+
+def _processes(jobs: Optional[int], files: int) -> int:
+    """How many processes fix ``files`` files (1: this one alone)."""
+    if not sys.platform.startswith("linux") or jobs == 1:
+        return 1
+    if not jobs:
+        try:
+            jobs = len(os.sched_getaffinity(0))
+        except (AttributeError, OSError):  # pragma: no cover
+            jobs = os.cpu_count() or 1
+    return max(1, min(jobs, files // _FILES_PER_PROCESS))
+
+
+def _fix_all(work: list, unsafe: bool, keep: Sequence[str], jobs: Optional[int],
+             rules: Optional[Callable[[list], list]]) -> list[_Outcome]:
+    """The outcome of each file of ``work``, in its order, fixed in this
+    process or, for many files, in ``jobs`` forked ones (Note [Fixing in processes])."""
+    n = _processes(jobs, len(work))
+    if n > 1:
+        got = _fix_in_processes(work, unsafe, keep, rules, n)
+        if got is not None:
+            return got
+    return [_fix_one(data, fr.path, findings, unsafe, target, keep, rules)
+            for fr, data, _st, findings, target in work]
+
+
+def _fix_in_processes(work: list, unsafe: bool, keep: Sequence[str],
+                      rules: Optional[Callable[[list], list]], n: int
+                      ) -> Optional[list[_Outcome]]:
+    """_fix_all in ``n`` forked processes, each a contiguous range of the files
+    (about as many bytes each), its outcomes sent back through a pipe; None
+    when one cannot be started or does not answer (the caller then fixes every
+    file here)."""
+    global _SHARED
+    import marshal  # noqa: PLC0415 (built in: str, bytes, lists and tuples only)
+
+    total = sum(len(w[1]) for w in work) or 1
+    bounds, lo, acc = [], 0, 0
+    for i, w in enumerate(work):
+        acc += len(w[1])
+        if acc * n >= total * (len(bounds) + 1) and len(bounds) < n - 1:
+            bounds.append((lo, i + 1))
+            lo = i + 1
+    bounds.append((lo, len(work)))
+    if not _SHARED_LOCK.acquire(blocking=False):
+        return None  # another thread's fix_paths is forking: this one fixes here
+    _SHARED = (work, unsafe, keep, rules)
+    children: list[tuple[int, int]] = []
+    parts: Optional[list] = []
+    try:
+        for a, b in bounds:
+            r, w = os.pipe()
+            try:
+                pid = os.fork()
+            except OSError:
+                os.close(r)
+                os.close(w)
+                parts = None
+                break
+            if pid == 0:  # the child: its outcomes down the pipe, then out without clean-up
+                code = 1
+                try:
+                    os.close(r)
+                    with os.fdopen(w, "wb") as fh:
+                        fh.write(marshal.dumps(_fix_range(a, b)))
+                    code = 0
+                finally:
+                    os._exit(code)
+            os.close(w)
+            children.append((pid, r))
+        for pid, r in children:
+            try:
+                with os.fdopen(r, "rb") as fh:
+                    blob = fh.read()
+            except OSError:
+                blob = b""
+            try:
+                _, status = os.waitpid(pid, 0)
+            except ChildProcessError:
+                status = 1
+            if parts is not None:
+                try:
+                    parts.append(marshal.loads(blob) if status == 0 else None)
+                except (EOFError, ValueError, TypeError):
+                    parts.append(None)
+    finally:
+        _SHARED = None
+        _SHARED_LOCK.release()
+    if parts is None or len(parts) != len(bounds) or any(p is None for p in parts):
+        return None
+    out: list[_Outcome] = []
+    for (fr, data, _st, findings, _target), got in zip(work, (o for p in parts for o in p)):
+        if isinstance(got, str):
+            out.append(got)
+            continue
+        new, applied, skipped, later = got
+
+        def finding(x, findings=findings):
+            return findings[x] if type(x) is int else _scan.Finding(*x)
+
+        out.append((data if new is None else new, [finding(i) for i in applied],
+                    [(finding(i), why) for i, why in skipped], later))
+    return out
+
+
+# Note [Fixing in processes]
+# Fixing a Python file is Python (a parse, a walk of its tree, the rewrites), so
+# threads would take turns on the GIL. A tree of many files is fixed by `jobs`
+# processes (all cores by default, like the scan's threads), forked from this
+# one so that they share what it read and decided without copying it; each
+# fixes one contiguous range of the files (about as many bytes each) and sends
+# back through a pipe, marshalled, the fixed bytes and its findings' indices,
+# and the results are taken in the files' order: the output is the same, byte
+# for byte, as one process's. Mock targets, diffs and writes stay here. A
+# process that cannot be started or does not answer leaves the whole fix to
+# this process. Fewer than _FILES_PER_PROCESS files a process are not worth
+# one: a fork and its answer cost about what fixing a few dozen files does.
+# The processes cut the wall time where cores are free; the instructions and
+# the CPU time stay those of one process (bench_fix.py counts both).
 
 
 def _write_checked(fr: FileResult, new: bytes, st: os.stat_result,

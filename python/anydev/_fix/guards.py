@@ -14,6 +14,9 @@ from .._compat_table import Row
 from . import analysis
 from .python_tree import _Located
 
+#: Blanks inside a finding's text (`torch . cuda`).
+_BLANKS = re.compile(r"\s+")
+
 
 #: Replacements of availability and count checks: they are rewritten only when the
 #: code they guard is generic too (Note [Half-migrated guards]).
@@ -34,7 +37,7 @@ def _refusal(an: analysis.PyAnalysis, f: _scan.Finding, row: Row,
     why = an.old_torch_only(where.chain) or an.device_home(where.chain)
     if why:
         return why
-    head = re.sub(r"\s+", "", f.text).split(".")[0]
+    head = _BLANKS.sub("", f.text).split(".")[0]
     why = an.other_binding(head, f.symbol)
     if why:
         return why

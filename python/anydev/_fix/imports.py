@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Optional
 
 from .. import scan as _scan
 from .edits import _Edit, _Edits, _arg_edits
-from .python_tree import _block_of, _module_statements
+from .python_tree import _block_of, _module_statements, walk
 from .rows import _allowed, _row_of
 from .text import _LINE_BREAK, _Text
 
@@ -49,7 +49,7 @@ def _torch_root(tree: ast.Module) -> tuple[Optional[str], bool]:
         elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for t in targets:
-                other = other or any(isinstance(n, ast.Name) and n.id == "torch" for n in ast.walk(t))
+                other = other or any(isinstance(n, ast.Name) and n.id == "torch" for n in walk(t))
     if plain:
         return "torch", False
     if alias:
@@ -90,6 +90,19 @@ def _import_insert_point(tree: ast.Module, text: _Text) -> tuple[int, str]:
         return at, ""
     return len(text.text), (text.newline if text.text and not text.text.endswith(("\n", "\r"))
                             else "")
+
+
+def _alias_spans_of(text: _Text, stmt: ast.AST) -> list[tuple[str, Optional[str], int, int]]:
+    """:func:`_alias_spans` of an import statement, from the positions of its
+    aliases where the syntax tree has them (Python 3.10 on) and its text is
+    ASCII (the tree's names are NFKC-normalized, the text's are not)."""
+    start, end = text.span(stmt)
+    names = stmt.names  # type: ignore[attr-defined]
+    if names and getattr(names[0], "end_col_offset", None) is not None and \
+            text.text[start:end].isascii():
+        return [(a.name, a.asname, text.index_of_ast(a.lineno, a.col_offset),
+                 text.index_of_ast(a.end_lineno, a.end_col_offset)) for a in names]
+    return _alias_spans(text.text, start, end)
 
 
 def _alias_spans(text: str, start: int, end: int) -> list[tuple[str, Optional[str], int, int]]:
@@ -164,7 +177,7 @@ def _dunder_all(tree: ast.Module) -> set[str]:
                     and fn.value.id == "__all__" and node.value.args:
                 value = node.value.args[0]
         if value is not None:
-            for n in ast.walk(value):
+            for n in walk(value):
                 if isinstance(n, ast.Constant) and isinstance(n.value, str):
                     names.add(n.value)
     return names
@@ -195,7 +208,7 @@ def _fix_python_imports(ctx: _PyContext, findings: list[_scan.Finding], fixed_ro
             continue
         spans = spans_of.get(id(stmt))
         if spans is None:
-            spans = spans_of[id(stmt)] = _alias_spans(text.text, *text.span(stmt))
+            spans = spans_of[id(stmt)] = _alias_spans_of(text, stmt)
         alias = next((a for a in spans if a[2] == start), None)
         if alias is None:
             skipped.append((f, "could not locate the import in the syntax tree"))

@@ -22,12 +22,15 @@ from .imports import (
     _dunder_all, _fix_python_imports, _import_insert_point, _torch_names, _torch_root)
 from .python_tree import (
     _Located, _chain, _chain_to, _changed_statements, _fstring_spans, _module_statements,
-    _parse_error, _starts_cache)
+    _parse_error, _starts_cache, _token_safe_rename)
 from .rows import _allowed, _python_params, _renamable, _row_of
 from .templates import (
     _bare_call, _call_form, _render_items, _spell_template, _with_quote,
     render_template, unplaced_arguments)
 from .text import _FileError, _Text
+
+#: Blanks inside a finding's text (`torch . cuda`).
+_BLANKS = re.compile(r"\s+")
 
 
 #: About how many descents (python_tree._chain) one walk of a module costs: a
@@ -49,6 +52,8 @@ class _PyContext:
         self.analysis: Optional[analysis.PyAnalysis] = None
         self._fstrings: Optional[list[tuple[int, int, str]]] = None
         self._name_uses: Optional[dict[str, int]] = None
+        #: id(function) -> (the function, [(end, torch names)] of its imports): torch_name
+        self._fn_imports: dict[int, tuple[ast.AST, list[tuple[int, list[str]]]]] = {}
 
     def locate(self, start: int, end: int) -> _Located:
         s, e = self.text.ast_pos(start), self.text.ast_pos(end)
@@ -86,14 +91,18 @@ class _PyContext:
         the module must import torch for it: the finding's own first name when
         that is the package (``th`` in ``th.cuda.synchronize``), else a
         package import of an enclosing function before it, else the module's."""
-        written = re.sub(r"\s+", "", f.text)
+        written = _BLANKS.sub("", f.text)
         head, _, tail = written.partition(".")
         if tail and f.symbol.startswith("torch.") and tail == f.symbol[len("torch."):]:
             return head, False
         for fn in reversed(where.chain):
             if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                names = [n for st in _module_statements(fn.body) if isinstance(st, ast.Import)
-                         and self.text.span(st)[1] <= start for n in _torch_names(st)]
+                imports = self._fn_imports.get(id(fn))
+                if imports is None or imports[0] is not fn:
+                    imports = self._fn_imports[id(fn)] = (fn, [
+                        (self.text.span(st)[1], names) for st in _module_statements(fn.body)
+                        if isinstance(st, ast.Import) for names in (_torch_names(st),) if names])
+                names = [n for end, ns in imports[1] if end <= start for n in ns]
                 if names:
                     return names[-1], False
         return self.root, self.needs_import
@@ -131,7 +140,7 @@ def _py_call(ctx: _PyContext, node: ast.Call, row: Row, root: Optional[str], whe
         name = ctx.spelled(row.replacement, root)
         if name is None:
             return "`torch` is bound to something else in this module", []
-        return None, [_Edit(f_start, f_end, name)]
+        return None, [_rename(ctx, f_start, f_end, node.func, name, where)]
     if any(isinstance(a, ast.Starred) for a in node.args) or any(k.arg is None for k in node.keywords):
         return ("a call with *args or **kwargs cannot be bound to the legacy signature; "
                 "rewrite by hand"), []
@@ -188,9 +197,18 @@ def _py_call(ctx: _PyContext, node: ast.Call, row: Row, root: Optional[str], whe
     R = _render_items(t_items, bound, O_norm)
     open_idx = _open_paren(text.text, f_end)
     close_idx = c_end - 1
-    edits = [_Edit(f_start, f_end, head)] if text.text[f_start:f_end] != head else []
+    edits = [_rename(ctx, f_start, f_end, node.func, head, where)] \
+        if text.text[f_start:f_end] != head else []
     edits += _arg_edits(text.text, O, O_norm, R, open_idx, close_idx, text.newline)
     return None, edits
+
+
+def _rename(ctx: _PyContext, start: int, end: int, node: ast.AST, name: str, where: _Located
+            ) -> _Edit:
+    """The edit that puts ``name`` in place of ``node`` (text[start:end]),
+    marked proven when it cannot break the statement (Note [Checking the rewrite])."""
+    return _Edit(start, end, name, _token_safe_rename(ctx.text.text, start, end, node, name,
+                                                      where))
 
 
 def _has_comment(src: str) -> bool:
@@ -328,7 +346,7 @@ def _fix_python_pass(text: _Text, findings: list[_scan.Finding], unsafe: bool, p
                 if name is None:
                     why = "`torch` is bound to something else in this module"
                 else:
-                    edits = [_Edit(start, end, name)]
+                    edits = [_rename(ctx, start, end, where.node, name, where)]
         if why is None and ctx.edits.conflicts(edits):
             why = "overlaps another rewrite; run the fixer again"
         if why is None:

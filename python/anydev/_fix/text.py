@@ -7,6 +7,7 @@ from __future__ import annotations
 import bisect
 import codecs
 import io
+import itertools
 import re
 import tokenize
 from typing import Optional
@@ -15,6 +16,22 @@ from typing import Optional
 
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _LINE_BREAK_B = re.compile(rb"\r\n|\r|\n")
+#: What str.splitlines breaks at besides \r\n, \r and \n: a text without them
+#: is split by it, in C, exactly as _LINE_BREAK splits it.
+_OTHER_BREAKS = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
+def split_lines(text: str) -> list[str]:
+    """The lines of ``text`` with their breaks (\r\n, \r or \n only)."""
+    if not _OTHER_BREAKS.search(text):
+        return text.splitlines(keepends=True)
+    out, pos = [], 0
+    for m in _LINE_BREAK.finditer(text):
+        out.append(text[pos:m.end()])
+        pos = m.end()
+    if pos < len(text):
+        out.append(text[pos:])
+    return out
 
 
 class _FileError(Exception):
@@ -59,7 +76,10 @@ class _Text:
 
     def line_starts(self) -> list[int]:
         if self._line_starts is None:
-            self._line_starts = [0] + [m.end() for m in _LINE_BREAK.finditer(self.text)]
+            starts = [0, *itertools.accumulate(map(len, split_lines(self.text)))]
+            if len(starts) > 1 and self.text[-1] not in "\r\n":
+                starts.pop()  # the last line has no break: no line starts after it
+            self._line_starts = starts
         return self._line_starts
 
     def line_of(self, index: int) -> int:
@@ -93,7 +113,7 @@ class _Text:
 
     def index_of_ast(self, lineno: int, col_offset: int) -> int:
         """Text index of an ast position (1-based line, UTF-8 byte column)."""
-        starts = self.line_starts()
+        starts = self._line_starts or self.line_starts()
         start = starts[lineno - 1]
         if self.ascii:
             return start + col_offset
@@ -103,13 +123,18 @@ class _Text:
 
     def ast_pos(self, index: int) -> tuple[int, int]:
         """The ast position (1-based line, UTF-8 column) of a text index."""
-        line = self.line_of(index)
-        start = self.line_starts()[line]
+        starts = self._line_starts or self.line_starts()
+        line = bisect.bisect_right(starts, index) - 1
+        start = starts[line]
         col = index - start if self.ascii else \
             len(self.text[start:index].encode("utf-8", errors="surrogateescape"))
         return line + 1, col
 
     def span(self, node) -> tuple[int, int]:
+        if self.ascii:
+            starts = self._line_starts or self.line_starts()
+            return (starts[node.lineno - 1] + node.col_offset,
+                    starts[node.end_lineno - 1] + node.end_col_offset)
         return (self.index_of_ast(node.lineno, node.col_offset),
                 self.index_of_ast(node.end_lineno, node.end_col_offset))
 

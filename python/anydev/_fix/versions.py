@@ -13,6 +13,11 @@ from .. import scan as _scan
 from .rows import _row_of
 
 
+#: (row, target) -> whether the target has the row's replacement: one check per
+#: row and target, not per finding.
+_VERDICTS: dict[tuple, Optional[str]] = {}
+
+
 def _target_refusals(findings: Sequence[_scan.Finding], target: Optional[_versions.Target],
                      path: str, keep: Sequence[str]
                      ) -> tuple[list[_scan.Finding], list[tuple[_scan.Finding, str]]]:
@@ -22,8 +27,8 @@ def _target_refusals(findings: Sequence[_scan.Finding], target: Optional[_versio
     kept_by = next((g for g in keep if _config.Glob(g, "").match(rel)), None)
     todo: list[_scan.Finding] = []
     out: list[tuple[_scan.Finding, str]] = []
+    target = target or _versions.DEFAULT
     for f in findings:
-        row = _row_of(f)
         if kept_by is not None:
             out.append((f, f"kept: {rel} matches `keep = [\"{kept_by}\"]` of [tool.anydev]"))
             continue
@@ -31,9 +36,14 @@ def _target_refusals(findings: Sequence[_scan.Finding], target: Optional[_versio
             out.append((f, "a mock target: rewritten with the code it patches by `anydev fix` on "
                            "the whole tree (fix_paths), not file by file"))
             continue
+        row = _row_of(f)
         why = None
         if row is not None and row.status in ("deprecated", "literal") and row.fix != "none":
-            why = _versions.needs(row, target or _versions.DEFAULT)
+            key = (row.code, row.since, row.replacement, target.version)
+            if key in _VERDICTS:
+                why = _VERDICTS[key]
+            else:
+                why = _VERDICTS[key] = _versions.needs(row, target)
         if why is not None:
             out.append((f, why))
         else:
