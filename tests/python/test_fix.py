@@ -783,3 +783,19 @@ def test_fix_paths_in_two_threads_at_once_gives_each_its_own_results(tmp_path, m
     assert out["a"].diff.count("+torch.accelerator.synchronize()") == 6
     assert out["b"].diff.count("+torch.accelerator.empty_cache()") == 6
     assert "empty_cache" not in out["a"].diff and "synchronize" not in out["b"].diff
+
+
+def test_a_removed_using_keeps_a_comment_that_continues_onto_the_next_line():
+    # `// ... \` splices the next line into the comment: dropping the whole line would
+    # make that line code (found by fuzz/fix_fuzz.py)
+    src = ("#include <c10/cuda/CUDAFunctions.h>\n"
+           "using c10::cuda::set_device;  // a comment that goes on \\\n"
+           "   c10::cuda::device_synchronize()\n"
+           "void f(int d) { set_device(d); }\n")
+    findings, _ = scan_source(src.encode(), "k.cpp")
+    new, applied, _ = fix_source(src.encode(), "k.cpp", findings, unsafe=True)
+    text = new.decode()
+    assert "using c10::cuda::set_device" not in text
+    assert "// a comment that goes on \\\n   c10::cuda::device_synchronize()\n" in text
+    again, _ = scan_source(new, "k.cpp")
+    assert fix_source(new, "k.cpp", again, unsafe=True)[0] == new

@@ -55,7 +55,12 @@ def _remove_cpp_statement(text: _Text, edits: _Edits, s: int, e: int) -> None:
     first, last = text.line_of(s), text.line_of(max(s, e - 1))
     line_start = text.line_starts()[first]
     after = text.text[e:text.line_end(last, with_break=False)]
-    if text.text[line_start:s].strip() == "" and (after.strip() == "" or after.strip().startswith("//")):
+    # a line comment that ends in a backslash goes on over the next line (a line
+    # splice): removing its line would make that next line code, so only the
+    # statement goes (found by fuzz/fix_fuzz.py)
+    spliced = after.rstrip(" \t").endswith("\\") and "//" in after
+    if text.text[line_start:s].strip() == "" and not spliced and \
+            (after.strip() == "" or after.strip().startswith("//")):
         edits.add([_Edit(line_start, text.line_end(last, with_break=True), "")])
     else:
         m = re.match(r"[ \t]*", after)
