@@ -17,7 +17,8 @@ release, 2.1, 2.6 or 1.13); the rest is the file. For any input:
 - a fix is a fixed point: scanning the fixed bytes and fixing them again
   changes nothing (the documented "running the fixer twice changes nothing").
 
-tools/fuzz.sh runs it with a copy of fuzz/corpus/fix.
+tools/fuzz.sh runs it with a copy of fuzz/corpus/fix (the inputs of bugs it
+found) and seeds made from the scan and fix fixtures (``--seeds OUT DIR...``).
 """
 
 import ast
@@ -77,6 +78,27 @@ def test_one(raw: bytes) -> None:
     assert again is None or again == new, "a second fix changed the file again"
 
 
+def write_seeds(out: str, folders: list) -> None:
+    """Seeds from fixture folders: each small Python or C++ file once, with a
+    mode byte that varies over the files (both fix modes, several targets)."""
+    import os
+
+    n = 0
+    for folder in folders:
+        for name in sorted(os.listdir(folder)):
+            language = scan.language_of(name)
+            path = os.path.join(folder, name)
+            if language is None or os.path.getsize(path) > 2500:
+                continue
+            head = (0, 2, 6, 14)[n % 4] if language == "python" else (1, 3)[n % 2]
+            with open(path, "rb") as f, open(os.path.join(out, f"seed-{name}"), "wb") as o:
+                o.write(bytes([head]) + f.read())
+            n += 1
+
+
 if __name__ == "__main__":
-    atheris.Setup(sys.argv, test_one)
-    atheris.Fuzz()
+    if sys.argv[1:2] == ["--seeds"]:
+        write_seeds(sys.argv[2], sys.argv[3:])
+    else:
+        atheris.Setup(sys.argv, test_one)
+        atheris.Fuzz()

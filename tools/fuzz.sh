@@ -81,6 +81,9 @@ for t in "${targets[@]}"; do
       .venv/bin/python -m pip install -q --disable-pip-version-check atheris
     }
     run=("$root/.venv/bin/python" "$root/fuzz/${t}_fuzz.py")
+    if [[ $t == fix ]]; then  # the fixer's seeds: the scan and fix fixtures, with a mode byte
+      "${run[@]}" --seeds "$work" tests/fixtures/scan tests/fixtures/fix/cases
+    fi
   else
     run=("$root/$out/${t}_fuzz")
   fi

@@ -1,3 +1,0 @@
-﻿from torch.cuda import empty_cache
-
-empty_cache()

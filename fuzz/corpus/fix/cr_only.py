@@ -1,1 +1,0 @@
-from torch.cuda import synchronize as simport oss()print(os.sep)

@@ -1,7 +1,0 @@
-from torch.cuda import current_device, synchronize, empty_cache
-
-__all__ = ["current_device", "helper"]
-
-
-def helper():
-    synchronize()

@@ -1,4 +1,0 @@
-import torch
-
-name = "größe"; torch.cuda.synchronize()
-émoji = "🎉🎉"; torch.cuda.empty_cache()

@@ -1,3 +1,0 @@
-int a = c10::cuda::device_count();
-/* this comment never ends
-int b = c10::cuda::device_count();

@@ -1,5 +1,0 @@
-import torch
-
-torch.cuda.synchronize()
-s = 'unterminated
-torch.cuda.empty_cache()
