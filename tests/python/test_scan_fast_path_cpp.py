@@ -10,45 +10,16 @@ tests/cpp/scan_fast_path_cpp_test.cc does the same with a small rule set.
 
 from __future__ import annotations
 
-import json
 import os
 import random
-import subprocess
 import sys
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 sys.path.insert(0, os.path.join(ROOT, "benchmarks", "scan"))
 import gen_corpus  # noqa: E402
 
-DUMP = r"""
-import json, sys
-from anydev.scan import scan_paths
-r = scan_paths(sys.argv[1:], select=["ALL"], jobs=2, respect_gitignore=False)
-json.dump({"findings": [[f.path, f.line, f.column, f.end_line, f.end_column, f.rule, f.kind,
-                         f.symbol, f.start, f.end, f.call_end, f.text] for f in r.findings],
-           "errors": [[e.path, e.line, e.message] for e in r.errors],
-           "files": r.files, "bytes": r.bytes}, sys.stdout)
-"""
-
-
-def scan(paths: list[str], full: bool) -> dict:
-    env = dict(os.environ)
-    env.pop("ANYDEV_SCAN_FULL_LEXER", None)
-    if full:
-        env["ANYDEV_SCAN_FULL_LEXER"] = "1"
-    p = subprocess.run([sys.executable, "-c", DUMP, *paths], env=env, capture_output=True,
-                       text=True, check=True)
-    return json.loads(p.stdout)
-
-
-def assert_same(paths: list[str]) -> dict:
-    fast, full = scan(paths, False), scan(paths, True)
-    if fast != full:  # the first difference, readably
-        a = {tuple(x) for x in fast["findings"]}
-        b = {tuple(x) for x in full["findings"]}
-        raise AssertionError(f"fast only: {sorted(a - b)[:5]}\nfull only: {sorted(b - a)[:5]}\n"
-                             f"errors: {fast['errors'][:5]} / {full['errors'][:5]}")
-    return full
+# the same comparison as the Python files' (a subprocess per path, fast against full)
+from test_scan_fast_path import assert_same  # noqa: E402
 
 
 ADVERSARIAL = {
