@@ -65,10 +65,6 @@
 #include <string_view>
 #include <vector>
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define ANYDEV_CPP_SKIM_AVX2 1
-#include <immintrin.h>
-#endif
 
 #include "internal.h"
 #include "literal_rules.h"
@@ -115,15 +111,9 @@ bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\f' || c == '\v'; }
 
 // The bytes the skim (Note [Fast path for C++]) stops at: newlines, quotes,
 // '/', '#', backslash, parentheses, braces and ';'. Classified by nibble: a
-// byte b is one when kSkim.lo[b & 15] & kSkim.hi[b >> 4] is not 0.
-struct SkimTables {
-  alignas(16) uint8_t lo[16];
-  alignas(16) uint8_t hi[16];
-  bool byte[256];
-};
-
-constexpr SkimTables MakeSkimTables() {
-  SkimTables t{};
+// byte b is one when kSkim.lo[b & 15] & kSkim.hi[b >> 4] is not 0 (NibbleClass).
+constexpr NibbleClass MakeSkimClass() {
+  NibbleClass t{};
   t.hi[0x0] = 1;   // \n \r
   t.hi[0x2] = 2;   // " # ' ( ) /
   t.hi[0x3] = 4;   // ;
@@ -134,39 +124,18 @@ constexpr SkimTables MakeSkimTables() {
   t.lo[0x2] = t.lo[0x3] = t.lo[0x7] = t.lo[0x8] = t.lo[0x9] = t.lo[0xF] = 2;
   t.lo[0xB] = 4 | 16;
   t.lo[0xC] = 8;
-  for (int b = 0; b < 256; ++b) t.byte[b] = (t.lo[b & 15] & t.hi[b >> 4]) != 0;
+  t.Finish();
   return t;
 }
 
-constexpr SkimTables kSkim = MakeSkimTables();
-
-#if defined(ANYDEV_CPP_SKIM_AVX2)
-__attribute__((target("avx2"))) uint64_t SkimClassifyAvx2(const unsigned char* s) {
-  const __m256i lo = _mm256_broadcastsi128_si256(
-      _mm_load_si128(reinterpret_cast<const __m128i*>(kSkim.lo)));
-  const __m256i hi = _mm256_broadcastsi128_si256(
-      _mm_load_si128(reinterpret_cast<const __m128i*>(kSkim.hi)));
-  const __m256i nib = _mm256_set1_epi8(0x0F);
-  const __m256i zero = _mm256_setzero_si256();
-  uint64_t out = 0;
-  for (int h = 0; h < 2; ++h) {
-    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + 32 * h));
-    const __m256i m = _mm256_and_si256(
-        _mm256_shuffle_epi8(lo, _mm256_and_si256(v, nib)),
-        _mm256_shuffle_epi8(hi, _mm256_and_si256(_mm256_srli_epi16(v, 4), nib)));
-    const uint32_t none = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(m, zero)));
-    out |= static_cast<uint64_t>(~none) << (32 * h);
-  }
-  return out;
-}
-#endif
+constexpr NibbleClass kSkim = MakeSkimClass();
 
 // The skim bytes of the input, a 64-byte block at a time, the block's bit
 // mask kept between calls. Positions at or past n count as skim bytes.
 class SkimCursor {
  public:
   SkimCursor(const char* s, size_t n) : s_(reinterpret_cast<const unsigned char*>(s)), n_(n) {
-#if defined(ANYDEV_CPP_SKIM_AVX2)
+#if defined(ANYDEV_SCAN_NIBBLE_AVX2)
     static const bool avx2 = __builtin_cpu_supports("avx2");
     avx2_ = avx2;
 #endif
@@ -199,10 +168,10 @@ class SkimCursor {
   // The block at p: base_ = p, mask_ its skim bytes (all from n on).
   void Classify(size_t p) {
     base_ = p;
-#if defined(ANYDEV_CPP_SKIM_AVX2)
+#if defined(ANYDEV_SCAN_NIBBLE_AVX2)
     // s[p, p + 64) lies in the input and its padding while p + 48 <= n.
     if (avx2_ && p + 48 <= n_) {
-      mask_ = SkimClassifyAvx2(s_ + p);
+      mask_ = ClassifyAvx2(kSkim, s_ + p);
       if (p + 64 > n_) mask_ |= ~uint64_t{0} << (n_ - p);
       return;
     }

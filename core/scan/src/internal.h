@@ -13,7 +13,46 @@
 
 #include "anydev/scan.h"
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define ANYDEV_SCAN_NIBBLE_AVX2 1
+#include <immintrin.h>
+#endif
+
 namespace anydev::scan::internal {
+
+// A class of bytes told by nibble (the skims of both fast paths): byte b is in
+// it when lo[b & 15] & hi[b >> 4] is not 0; `byte` is the same answer per byte,
+// for the scalar paths. Fill lo and hi, then call Finish().
+struct NibbleClass {
+  alignas(16) uint8_t lo[16];
+  alignas(16) uint8_t hi[16];
+  bool byte[256];
+
+  constexpr void Finish() {
+    for (int b = 0; b < 256; ++b) byte[b] = (lo[b & 15] & hi[b >> 4]) != 0;
+  }
+};
+
+#if defined(ANYDEV_SCAN_NIBBLE_AVX2)
+// Bit k of the result: s[k] is in `c`, for the 64 bytes at s (all readable).
+__attribute__((target("avx2"))) inline uint64_t ClassifyAvx2(const NibbleClass& c,
+                                                             const unsigned char* s) {
+  const __m256i lo = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(c.lo)));
+  const __m256i hi = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(c.hi)));
+  const __m256i nib = _mm256_set1_epi8(0x0F);
+  const __m256i zero = _mm256_setzero_si256();
+  uint64_t out = 0;
+  for (int h = 0; h < 2; ++h) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + 32 * h));
+    const __m256i m = _mm256_and_si256(
+        _mm256_shuffle_epi8(lo, _mm256_and_si256(v, nib)),
+        _mm256_shuffle_epi8(hi, _mm256_and_si256(_mm256_srli_epi16(v, 4), nib)));
+    const uint32_t none = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(m, zero)));
+    out |= static_cast<uint64_t>(~none) << (32 * h);
+  }
+  return out;
+}
+#endif
 
 // A set of byte strings searched for at once (prefilter.cc; Note [Needles]).
 class NeedleSet {

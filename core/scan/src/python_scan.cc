@@ -1894,15 +1894,9 @@ uint16_t IndentBetween(const char* s, size_t line_start, size_t at) {
 
 // The bytes the skeleton stops at in code: control bytes (newlines among
 // them), ! " # $ % & ' ( ), ?, [ \ ], `, { | } ~ and DEL. Classified by
-// nibble: bit k of kSpecialLo[b & 15] & kSpecialHi[b >> 4].
-struct SpecialTables {
-  alignas(16) uint8_t lo[16];
-  alignas(16) uint8_t hi[16];
-  bool byte[256];
-};
-
-constexpr SpecialTables MakeSpecialTables() {
-  SpecialTables t{};
+// nibble (NibbleClass): kSpecial.lo[b & 15] & kSpecial.hi[b >> 4] is not 0.
+constexpr NibbleClass MakeSpecialTables() {
+  NibbleClass t{};
   t.hi[0] = t.hi[1] = 1;
   t.hi[2] = 2;
   t.hi[3] = 4;
@@ -1918,11 +1912,11 @@ constexpr SpecialTables MakeSpecialTables() {
     if (l >= 11) m |= 32;
     t.lo[l] = m;
   }
-  for (int b = 0; b < 256; ++b) t.byte[b] = (t.lo[b & 15] & t.hi[b >> 4]) != 0;
+  t.Finish();
   return t;
 }
 
-constexpr SpecialTables kSpecial = MakeSpecialTables();
+constexpr NibbleClass kSpecial = MakeSpecialTables();
 
 // The special bytes of s[p, p + 64) as a bit mask (bit k: s[p + k]). Reads
 // s[p, p + 64), which the caller keeps inside the padding; bytes at or past
@@ -1939,30 +1933,8 @@ uint64_t ClassifyScalar(const unsigned char* s, size_t p, size_t n) {
   return m;
 }
 
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define ANYDEV_SCAN_SKELETON_AVX2 1
-__attribute__((target("avx2"))) uint64_t ClassifyAvx2(const unsigned char* s, size_t p) {
-  const __m256i lo = _mm256_broadcastsi128_si256(
-      _mm_load_si128(reinterpret_cast<const __m128i*>(kSpecial.lo)));
-  const __m256i hi = _mm256_broadcastsi128_si256(
-      _mm_load_si128(reinterpret_cast<const __m128i*>(kSpecial.hi)));
-  const __m256i nib = _mm256_set1_epi8(0x0F);
-  const __m256i zero = _mm256_setzero_si256();
-  uint64_t out = 0;
-  for (int h = 0; h < 2; ++h) {
-    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + p + 32 * h));
-    const __m256i m = _mm256_and_si256(
-        _mm256_shuffle_epi8(lo, _mm256_and_si256(v, nib)),
-        _mm256_shuffle_epi8(hi, _mm256_and_si256(_mm256_srli_epi16(v, 4), nib)));
-    const uint32_t none = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(m, zero)));
-    out |= static_cast<uint64_t>(~none) << (32 * h);
-  }
-  return out;
-}
-#endif
-
 bool HaveAvx2() {
-#if defined(ANYDEV_SCAN_SKELETON_AVX2)
+#if defined(ANYDEV_SCAN_NIBBLE_AVX2)
   static const bool avx2 = __builtin_cpu_supports("avx2");
   return avx2;
 #else
@@ -1985,10 +1957,10 @@ class SpecialCursor {
       }
       if (p >= n_) return n_;
       base_ = p;
-#if defined(ANYDEV_SCAN_SKELETON_AVX2)
+#if defined(ANYDEV_SCAN_NIBBLE_AVX2)
       // s[p, p + 64) lies in the input and its 16 bytes of padding while
       // p + 48 <= n; past that the scalar classifier stops at n.
-      mask_ = avx2_ && p + 48 <= n_ ? ClassifyAvx2(s_, p) : ClassifyScalar(s_, p, n_);
+      mask_ = avx2_ && p + 48 <= n_ ? ClassifyAvx2(kSpecial, s_ + p) : ClassifyScalar(s_, p, n_);
 #else
       mask_ = ClassifyScalar(s_, p, n_);
 #endif
