@@ -18,10 +18,13 @@
 #include <vector>
 
 #include "anydev/scan.h"
+#include "fast_path_compare.h"
 #include "internal.h"
 
 namespace anydev::scan {
 namespace {
+
+using testing::Lines;
 
 RuleSet& Rules() {
   static RuleSet* rules = [] {
@@ -46,37 +49,10 @@ RuleSet& Rules() {
   return *rules;
 }
 
-std::string Describe(const FileResult& r) {
-  std::string out;
-  for (const Finding& f : r.findings) {
-    out += Rules().rules()[static_cast<size_t>(f.rule)].code + " " + RefKindName(f.kind) + " " +
-           std::to_string(f.line) + ":" + std::to_string(f.column) + "-" +
-           std::to_string(f.end_line) + ":" + std::to_string(f.end_column) + " [" +
-           std::to_string(f.start) + "," + std::to_string(f.end) + "," +
-           std::to_string(f.call_end) + "] " + std::string(f.symbol) + " " + f.text + "\n";
-  }
-  for (const FileError& e : r.errors) out += "error " + std::to_string(e.line) + " " + e.message + "\n";
-  if (r.noqa_comment) out += "noqa\n";
-  return out;
-}
-
-// Scans `src` both ways; returns the fast path's result.
+// Scans `src` both ways (tests/cpp/fast_path_compare.h); returns the fast
+// path's result and whether the fast path took the file.
 std::string Both(const std::string& src, bool* fast_taken = nullptr) {
-  internal::SetFastPathForTesting(0);
-  const std::string full = Describe(ScanSource(Rules(), Language::kCpp, src));
-  internal::SetFastPathForTesting(1);
-  const uint64_t before = internal::FastPathFilesForTesting();
-  const std::string fast = Describe(ScanSource(Rules(), Language::kCpp, src));
-  if (fast_taken) *fast_taken = internal::FastPathFilesForTesting() > before;
-  internal::SetFastPathForTesting(-1);
-  EXPECT_EQ(fast, full) << "source:\n" << src;
-  return fast;
-}
-
-std::string Lines(std::initializer_list<const char*> lines, const char* nl = "\n") {
-  std::string s;
-  for (const char* l : lines) s += std::string(l) + nl;
-  return s;
+  return testing::BothPaths(Rules(), Language::kCpp, src, fast_taken);
 }
 
 bool Has(const std::string& out, const std::string& what) {

@@ -15,10 +15,13 @@
 #include <vector>
 
 #include "anydev/scan.h"
+#include "fast_path_compare.h"
 #include "internal.h"
 
 namespace anydev::scan {
 namespace {
+
+using testing::Lines;
 
 RuleSet& Rules() {
   static RuleSet* rules = [] {
@@ -42,37 +45,10 @@ RuleSet& Rules() {
   return *rules;
 }
 
-std::string Describe(const FileResult& r) {
-  std::string out;
-  for (const Finding& f : r.findings) {
-    out += Rules().rules()[static_cast<size_t>(f.rule)].code + " " + RefKindName(f.kind) + " " +
-           std::to_string(f.line) + ":" + std::to_string(f.column) + "-" +
-           std::to_string(f.end_line) + ":" + std::to_string(f.end_column) + " [" +
-           std::to_string(f.start) + "," + std::to_string(f.end) + "," +
-           std::to_string(f.call_end) + "] " + f.text + "\n";
-  }
-  for (const FileError& e : r.errors) out += "error " + std::to_string(e.line) + " " + e.message + "\n";
-  return out;
-}
-
-// Scans `src` both ways; returns the fast path's result and whether the
-// fast path took the file.
+// Scans `src` both ways (tests/cpp/fast_path_compare.h); returns the fast
+// path's result and whether the fast path took the file.
 std::string Both(const std::string& src, bool* fast_taken = nullptr) {
-  internal::SetFastPathForTesting(0);
-  const std::string full = Describe(ScanSource(Rules(), Language::kPython, src));
-  internal::SetFastPathForTesting(1);
-  const uint64_t before = internal::FastPathFilesForTesting();
-  const std::string fast = Describe(ScanSource(Rules(), Language::kPython, src));
-  if (fast_taken) *fast_taken = internal::FastPathFilesForTesting() > before;
-  internal::SetFastPathForTesting(-1);
-  EXPECT_EQ(fast, full) << "source:\n" << src;
-  return fast;
-}
-
-std::string Lines(std::initializer_list<const char*> lines, const char* nl = "\n") {
-  std::string s;
-  for (const char* l : lines) s += std::string(l) + nl;
-  return s;
+  return testing::BothPaths(Rules(), Language::kPython, src, fast_taken);
 }
 
 TEST(ScanFastPath, AliasesAreNeedlesForTheRestOfTheFile) {
@@ -249,7 +225,7 @@ void CheckSearch(const std::vector<std::pair<std::string, bool>>& needles, const
     for (int k = 0; k < 200 && want < n; ++k) {
       want = PlainNext(needles, padded, begin, want, n);
       got = search.Next(padded.data(), begin, got, n);
-      ASSERT_EQ(got, want) << "from " << from << " in " << testing::PrintToString(text);
+      ASSERT_EQ(got, want) << "from " << from << " in " << ::testing::PrintToString(text);
       ++want;
       ++got;
     }

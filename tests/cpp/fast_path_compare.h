@@ -1,0 +1,57 @@
+// The fast path of a scanner against its full path on one source, for
+// tests/cpp/scan_fast_path_test.cc (Python) and scan_fast_path_cpp_test.cc (C++).
+#ifndef ANYDEV_TESTS_CPP_FAST_PATH_COMPARE_H_
+#define ANYDEV_TESTS_CPP_FAST_PATH_COMPARE_H_
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <initializer_list>
+#include <string>
+
+#include "anydev/scan.h"
+#include "internal.h"
+
+namespace anydev::scan::testing {
+
+// Everything a scan reports, one line each: findings (rule, kind, lines and
+// columns, byte span, call end, symbol, text), errors and the noqa flag.
+inline std::string Describe(const RuleSet& rules, const FileResult& r) {
+  std::string out;
+  for (const Finding& f : r.findings) {
+    out += rules.rules()[static_cast<size_t>(f.rule)].code + " " + RefKindName(f.kind) + " " +
+           std::to_string(f.line) + ":" + std::to_string(f.column) + "-" +
+           std::to_string(f.end_line) + ":" + std::to_string(f.end_column) + " [" +
+           std::to_string(f.start) + "," + std::to_string(f.end) + "," +
+           std::to_string(f.call_end) + "] " + std::string(f.symbol) + " " + f.text + "\n";
+  }
+  for (const FileError& e : r.errors) out += "error " + std::to_string(e.line) + " " + e.message + "\n";
+  if (r.noqa_comment) out += "noqa\n";
+  return out;
+}
+
+// Scans `src` both ways, expects the same report; returns the fast path's and
+// says in *fast_taken whether the fast path took the file.
+inline std::string BothPaths(const RuleSet& rules, Language language, const std::string& src,
+                             bool* fast_taken) {
+  internal::SetFastPathForTesting(0);
+  const std::string full = Describe(rules, ScanSource(rules, language, src));
+  internal::SetFastPathForTesting(1);
+  const uint64_t before = internal::FastPathFilesForTesting();
+  const std::string fast = Describe(rules, ScanSource(rules, language, src));
+  if (fast_taken) *fast_taken = internal::FastPathFilesForTesting() > before;
+  internal::SetFastPathForTesting(-1);
+  EXPECT_EQ(fast, full) << "source:\n" << src;
+  return fast;
+}
+
+// The lines joined, each ended by `nl`.
+inline std::string Lines(std::initializer_list<const char*> lines, const char* nl = "\n") {
+  std::string s;
+  for (const char* l : lines) s += std::string(l) + nl;
+  return s;
+}
+
+}  // namespace anydev::scan::testing
+
+#endif  // ANYDEV_TESTS_CPP_FAST_PATH_COMPARE_H_
