@@ -159,11 +159,18 @@ def fix_source(data: bytes, path: str, findings: Sequence[_scan.Finding], *, uns
     :func:`anydev.scan.scan_source`: give the ones ``findings`` were scanned
     with; ``rules`` (a filter of a list of findings), where given, replaces them."""
     if rules is None:
-        keep_rule = _scan.rule_filter(select, ignore)
-        rules = lambda fs: [f for f in fs if keep_rule(f.rule)]  # noqa: E731
+        rules = _selected(select, ignore)
     new, applied, skipped, _later = _fix_rounds(data, path, findings, unsafe=unsafe,
                                                 target_torch=target_torch, keep=keep, rules=rules)
     return new, applied, skipped
+
+
+def _selected(select: Optional[Iterable[str]], ignore: Optional[Iterable[str]]
+              ) -> Callable[[list], list]:
+    """The filter of a further round's findings by the rules ``select`` and
+    ``ignore`` keep (as :func:`anydev.scan.scan_source` selects them)."""
+    keep_rule = _scan.rule_filter(select, ignore)
+    return lambda fs: [f for f in fs if keep_rule(f.rule)]
 
 
 #: The most rounds one file is fixed in (Note [Rounds]).
@@ -217,19 +224,20 @@ def _fix_rounds(data: bytes, path: str, findings: Sequence[_scan.Finding], *, un
 
 _IMPORT_TORCH = re.compile(rb"^[ \t]*import torch[ \t]*(?:#[^\n]*)?\r?$", re.M)
 _LITERAL_IN_TEMPLATE = re.compile(r"""["']cuda(?::\d+)?["']""")
-_writes: dict[str, bool] = {}
+_writes: dict = {}  # row -> bool (by the row itself: a test may patch a row's template)
 
 
 def _writes_literal(f: _scan.Finding) -> bool:
     """Whether the rewrite of ``f`` writes a "cuda" literal (AD313's
     ``torch.amp.autocast("cuda", ...)``), which a literal rule reports."""
-    got = _writes.get(f.rule)
+    row = _row_of(f)
+    if row is None:
+        return False
+    got = _writes.get(row)
     if got is None:
-        row = _row_of(f)
         # a literal row's own "cuda" (getattr's default) is in no device position
-        got = _writes[f.rule] = bool(row is not None and row.template and
-                                     not _literals.is_literal_row(row) and
-                                     _LITERAL_IN_TEMPLATE.search(row.template))
+        got = _writes[row] = bool(row.template and not _literals.is_literal_row(row) and
+                                  _LITERAL_IN_TEMPLATE.search(row.template))
     return got
 
 
@@ -398,8 +406,7 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
         scanned = _scan.scan_paths(paths, select=select, ignore=ignore, exclude=exclude,
                                    jobs=jobs, respect_gitignore=respect_gitignore)
     if rules is None:
-        keep_rule = _scan.rule_filter(select, ignore)
-        rules = lambda fs: [f for f in fs if keep_rule(f.rule)]  # noqa: E731
+        rules = _selected(select, ignore)
     result = FixResult(errors=list(scanned.errors))
     by_file: dict[str, list[_scan.Finding]] = {}
     for f in scanned.findings:
