@@ -1194,6 +1194,20 @@ class Resolver {
   mutable std::vector<int64_t> match_;  // see MatchingEnd; empty until its first call
 
  public:
+  // Forgets what Run read, for a Run over new tokens of the same buffer
+  // (the fast path resolves its import lines one by one with one resolver:
+  // no allocation per line).
+  void Reset() {
+    match_.clear();
+    cur_ = 0;
+    scopes_.clear();
+    scopes_.push_back(Scope{-1, 0});
+    bindings_.clear();
+    std::fill(std::begin(bound_first_), std::end(bound_first_), false);
+    pending_name_ = {};
+    pending_target_.clear();
+  }
+
   // Where the chains the literal rules ask about are recorded; null when no
   // literal rule is on (see PyLiterals).
   std::vector<ResolvedChain>* chains_ = nullptr;
@@ -2531,6 +2545,11 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, Le
     search.Build();
     const size_t n = src.size();
     size_t r = 0, span = 0;
+    TokenBuffer<Tok>& one = fs.scratch_toks;  // an import line's tokens
+    LexOutput pass;
+    Resolver resolver(rules, src, one, &pass);
+    resolver.bound_names_ = &fs.bound;
+    resolver.binding_offsets_ = &fs.binding_offsets;
     for (size_t at = search.Next(src.data(), begin, begin, n); at < n;) {
       if (InDeadText(fs.dead, &span, at)) {
         at = search.Next(src.data(), begin, at + 1, n);
@@ -2540,9 +2559,7 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, Le
       const Region& region = regions[r];
       fs.marked[r] = 1;
       if (region.first != kNoToken && HasImport(src, region)) {
-        TokenBuffer<Tok>& one = fs.scratch_toks;
         one.clear();
-        LexOutput pass;
         Lexer(src, region.start, &one, &pass, region.end).Run();
         if (pass.has_error) return false;
         for (size_t k = 0; k < kSentinels; ++k) {
@@ -2550,10 +2567,10 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, Le
         }
         fs.bound.clear();
         fs.binding_offsets.clear();
-        Resolver resolver(rules, src, one, &pass);
-        resolver.bound_names_ = &fs.bound;
-        resolver.binding_offsets_ = &fs.binding_offsets;
+        resolver.Reset();
         resolver.Run();
+        pass.findings.clear();  // what it found is found again below
+        pass.suppressions.clear();
         bool added = false;
         for (std::string_view name : fs.bound) {
           if (std::find(fs.names.begin(), fs.names.end(), name) != fs.names.end()) continue;
