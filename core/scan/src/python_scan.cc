@@ -90,10 +90,16 @@ constexpr StopTables kStops = MakeStopTables();
 constexpr const bool* kCommentStop = kStops.comment;
 constexpr const bool (*kStringStop)[256] = kStops.string;
 
-bool IsOpen(uint8_t t) { return t == kLParen || t == kLBrack || t == kLBrace || t == kFieldOpen; }
-bool IsClose(uint8_t t) {
-  return t == kRParen || t == kRBrack || t == kRBrace || t == kFieldClose;
-}
+// The token types that open and that close a bracket, as bit masks: the
+// bracket matchers ask it of every token.
+constexpr uint32_t kOpenTypes =
+    1u << kLParen | 1u << kLBrack | 1u << kLBrace | 1u << kFieldOpen;
+constexpr uint32_t kCloseTypes =
+    1u << kRParen | 1u << kRBrack | 1u << kRBrace | 1u << kFieldClose;
+static_assert(kEnd < 32, "token types fit the masks");
+
+bool IsOpen(uint8_t t) { return (kOpenTypes >> (t & 31) & 1) != 0; }
+bool IsClose(uint8_t t) { return (kCloseTypes >> (t & 31) & 1) != 0; }
 
 // Returns true if `p` (lowercase or not) is a string prefix: r u b f t, br rb
 // fr rf tr rt.
