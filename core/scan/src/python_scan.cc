@@ -208,17 +208,20 @@ class Lexer {
     return static_cast<uint16_t>(col > 0xFFFF ? 0xFFFF : col);
   }
 
-  void Emit(Tk type, size_t start, size_t end) {
-    Tok* t = toks_.Add();
-    t->start = static_cast<uint32_t>(start);
-    t->end = static_cast<uint32_t>(end);
-    t->type = type;
-    t->first = at_logical_start_;
-    t->indent = 0;
+  // Inlined into the lexer's loop (a call per token cost more than the
+  // store); a line's first token takes the call to EmitFirst.
+  __attribute__((always_inline)) void Emit(Tk type, size_t start, size_t end) {
     if (at_logical_start_) {
-      t->indent = IndentOf(start);
-      at_logical_start_ = false;
+      EmitFirst(type, start, end);
+      return;
     }
+    *toks_.Add() = Tok{static_cast<uint32_t>(start), static_cast<uint32_t>(end), 0, type, false};
+  }
+
+  __attribute__((noinline)) void EmitFirst(Tk type, size_t start, size_t end) {
+    *toks_.Add() = Tok{static_cast<uint32_t>(start), static_cast<uint32_t>(end), IndentOf(start),
+                       type, true};
+    at_logical_start_ = false;
   }
 
   void EmitNewline() {
