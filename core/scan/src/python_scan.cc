@@ -2276,9 +2276,12 @@ __attribute__((noinline)) bool SkeletonStop(const SkeletonState& st, size_t* pp)
   return true;
 }
 
-bool SkeletonPass(std::string_view src, size_t begin, Lexer* strings, TokenBuffer<Tok>* scratch,
-                  LexOutput* scratch_out, std::vector<Region>* regions,
-                  std::vector<OpenLine>* open, std::vector<uint32_t>* dead) {
+// Out of line (it costs the same inlined), so that a profile shows its share.
+__attribute__((noinline)) bool SkeletonPass(std::string_view src, size_t begin, Lexer* strings,
+                                             TokenBuffer<Tok>* scratch, LexOutput* scratch_out,
+                                             std::vector<Region>* regions,
+                                             std::vector<OpenLine>* open,
+                                             std::vector<uint32_t>* dead) {
   const char* s = src.data();
   const unsigned char* u = reinterpret_cast<const unsigned char*>(s);
   const size_t n = src.size();
