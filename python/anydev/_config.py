@@ -199,6 +199,11 @@ class _Unreadable(ValueError):
     pass
 
 
+#: The most "dots on a line x lines" a refused file may have to be handed to
+#: tomllib for its error message (a few seconds of tomllib at most).
+_TOMLLIB_WORK = 4_000_000
+
+
 def loads_toml(text: str) -> dict:
     """The TOML document ``text``: read by anydev's own reader, which imports
     nothing (tomllib's import is half of the start-up of `anydev scan`), and
@@ -212,6 +217,15 @@ def loads_toml(text: str) -> dict:
         return own.loads(text)
     except own.Invalid:
         pass
+    # tomllib's time is quadratic in a key's parts and in a header's parts
+    # times the keys under it (Note [Linear in the keys] in _toml.py): a file
+    # whose dots could make it so is not handed on, and gets no more than
+    # anydev's own verdict.
+    lines = text.count("\n") + 1
+    dots = max(map(str.count, text.split("\n"), ".")) if "." in text else 0
+    if dots * max(dots, lines) > _TOMLLIB_WORK:
+        raise ValueError(f"refused by anydev's reader; one line has {dots} dots, too many to "
+                         f"ask tomllib where the error is") from None
     toml = _toml()
     if toml is None:  # pragma: no cover - Python < 3.11 without tomli
         raise _Unreadable

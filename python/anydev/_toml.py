@@ -43,17 +43,32 @@ _ESCAPES = {"b": "\b", "t": "\t", "n": "\n", "f": "\f", "r": "\r", '"': '"', "\\
 # The state of a table, kept by key path (as tomllib keeps it: the path, not
 # the table, so an array of tables' next element starts with its paths free).
 _EXPLICIT = 1  # opened by a [header], or by dotted keys of an earlier section
-_FROZEN = 2  # an inline table or an array value: nothing may be added
+_FROZEN = 2  # an inline table or an array value: nothing may be added (set recursive)
+
+# Note [Linear in the keys]
+# ~~~~~~~~~~~~~~~~~~~~~~~~~
+# tomllib builds each key as a tuple one part at a time and looks up every
+# prefix of header + key from the top, so a key of k parts costs k squared
+# and each key of a section costs the header's length again (a 20,000-part
+# dotted key: 7 s). Here a key is a list, and a key/value pair is checked in
+# one walk down from its section's node, which the header rule leaves behind:
+# the header's own node and its ancestors cannot hold a recursive flag then
+# (the header rule refuses a frozen path), and only headers change them. The
+# dotted keys' nodes are kept, not their paths, to be marked EXPLICIT at the
+# next header; nodes only go (an array of tables' next element) after that.
 
 
 class _Flags:
+    """The flags of the tables by key path: a tree of [flags, recursive flags,
+    children] nodes."""
+
     __slots__ = ("tree", "pending")
 
     def __init__(self) -> None:
         self.tree: dict = {}  # key -> [flags, recursive flags, children]
         self.pending: list = []
 
-    def _node(self, path: tuple) -> list:
+    def node(self, path: tuple) -> list:
         level = self.tree
         node = None
         for k in path:
@@ -64,7 +79,7 @@ class _Flags:
         return node  # type: ignore[return-value]
 
     def set(self, path: tuple, flag: int, recursive: bool = False) -> None:
-        node = self._node(path)
+        node = self.node(path)
         node[1 if recursive else 0] |= flag
 
     def has(self, path: tuple, flag: int) -> bool:
@@ -91,8 +106,8 @@ class _Flags:
         level.pop(path[-1], None)
 
     def settle(self) -> None:
-        for path in self.pending:
-            self.set(path, _EXPLICIT)
+        for node in self.pending:  # the nodes themselves: no path walked again
+            node[0] |= _EXPLICIT
         self.pending.clear()
 
 
@@ -486,6 +501,7 @@ class _Reader:
         root: dict = {}
         flags = _Flags()
         header: tuple = ()
+        head_table, head_level = root, flags.tree  # the section's table and its flags
         i = 0
         while True:
             i = self.blank(i)
@@ -497,19 +513,24 @@ class _Reader:
                 continue
             if c in _KEY_START:
                 i, key, value = self.key_value(i)
-                for k in range(1, len(key)):
-                    path = header + key[:k]
-                    if flags.has(path, _EXPLICIT):
-                        raise Invalid  # a dotted key may not reopen a table
-                    flags.pending.append(path)
-                parent = header + key[:-1]
-                if flags.has(parent, _FROZEN):
-                    raise Invalid
-                nest = _nest(root, parent)
+                # One walk from the section's table (Note [Linear in the keys]).
+                level = head_level
+                for part in key[:-1]:
+                    node = level.get(part)
+                    if node is None:
+                        node = level[part] = [0, 0, {}]
+                    elif node[0] & _EXPLICIT or node[1] & _FROZEN:
+                        raise Invalid  # a dotted key may not reopen a table, nor a frozen one
+                    flags.pending.append(node)
+                    level = node[2]
+                nest = _nest(head_table, key[:-1])
                 if key[-1] in nest:
                     raise Invalid
                 if type(value) in (dict, list):
-                    flags.set(header + key, _FROZEN, recursive=True)
+                    node = level.get(key[-1])
+                    if node is None:
+                        node = level[key[-1]] = [0, 0, {}]
+                    node[1] |= _FROZEN
                 nest[key[-1]] = value
             elif c == "[":
                 flags.settle()
@@ -529,16 +550,18 @@ class _Reader:
                         raise Invalid
                     if not s.startswith("]]", i):
                         raise Invalid
+                    head_table = parent[header[-1]][-1]
                     i += 2
                 else:
                     i, header = self.key(self.blank(i + 1))
                     if flags.has(header, _EXPLICIT) or flags.has(header, _FROZEN):
                         raise Invalid
                     flags.set(header, _EXPLICIT)
-                    _nest(root, header)
+                    head_table = _nest(root, header)
                     if not s.startswith("]", i):
                         raise Invalid
                     i += 1
+                head_level = flags.node(header)[2]
             elif c != "#":
                 raise Invalid
             i = self.comment(self.blank(i))

@@ -197,6 +197,25 @@ def test_deep_nesting_is_refused_not_a_crash():
         _toml.loads("a = " + "[" * 100_000 + "]" * 100_000 + "\n")
 
 
+def test_long_keys_and_headers_are_read_in_linear_work():
+    # A key of many dotted parts, and a header of many parts with many keys
+    # under it, are read in one walk each (Note [Linear in the keys]); the
+    # table they make is the one tomllib makes (at a size tomllib reads fast).
+    for n in (200, 20_000):
+        doc = _toml.loads("a" + ".a" * n + " = 1\n")
+        depth = 0
+        while isinstance(doc, dict):
+            doc = doc["a"]
+            depth += 1
+        assert doc == 1 and depth == n + 1
+        doc = _toml.loads("[" + "h." * n + "h]\n" + "".join(f"k{i} = {i}\n" for i in range(n)))
+        for _ in range(n + 1):
+            doc = doc["h"]
+        assert len(doc) == n and doc["k7"] == 7
+    text = "[x.y]\na.b.c = 1\n[x.y.a.d]\ne = 2\n"
+    assert same(_toml.loads(text), tomllib.loads(text))
+
+
 def test_importing_the_reader_imports_nothing(tmp_path):
     # The point of the reader: `anydev scan` in a project with a [tool.anydev]
     # table imports neither tomllib nor what tomllib imports.
@@ -231,6 +250,22 @@ def test_config_too_deep_is_a_clear_error(tmp_path):
     path.write_text("select = " + "[" * 100_000 + "]" * 100_000 + "\n")
     with pytest.raises(_config.ConfigError, match="nested too deeply"):
         _config.load_file(str(path))
+
+
+def test_a_refused_file_tomllib_would_take_long_on_is_not_handed_on(tmp_path, monkeypatch):
+    # tomllib is quadratic in a key's parts: a broken file with such a key
+    # gets anydev's verdict at once, not minutes of tomllib.
+    asked = []
+    monkeypatch.setattr(_config, "_toml", lambda: asked.append(1) or tomllib)
+    path = tmp_path / "anydev.toml"
+    path.write_text("select" + ".a" * 100_000 + " = [\n")
+    with pytest.raises(_config.ConfigError, match="one line has 100000 dots"):
+        _config.load_file(str(path))
+    assert asked == []
+    path.write_text("select.a = [\n")  # a short one still gets tomllib's message
+    with pytest.raises(_config.ConfigError, match="at end of document|line 1"):
+        _config.load_file(str(path))
+    assert asked == [1]
 
 
 def test_what_the_reader_refuses_tomllib_still_reads(tmp_path, monkeypatch):
