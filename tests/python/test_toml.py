@@ -11,6 +11,7 @@ import random
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -18,20 +19,8 @@ tomllib = pytest.importorskip("tomllib")
 
 from anydev import _config, _toml  # noqa: E402
 
-
-def same(a, b) -> bool:
-    """Equal values of equal types (floats by sign and nan too, datetimes with their zones)."""
-    if type(a) is not type(b):
-        return False
-    if type(a) is dict:
-        return list(a) == list(b) and all(same(a[k], b[k]) for k in a)
-    if type(a) is list:
-        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
-    if type(a) is float:
-        if math.isnan(a):
-            return math.isnan(b) and math.copysign(1, a) == math.copysign(1, b)
-        return a == b and math.copysign(1, a) == math.copysign(1, b)
-    return a == b and repr(a) == repr(b)
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "fuzz"))
+from toml_fuzz import same  # noqa: E402  (values equal, types, float signs, zones too)
 
 
 PYPROJECT = textwrap.dedent('''\
