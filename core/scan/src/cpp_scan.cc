@@ -109,29 +109,57 @@ struct Tok {
 
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\f' || c == '\v'; }
 
-// The bytes the skim (Note [Fast path for C++]) stops at: newlines, quotes,
-// '/', '#', backslash, parentheses, braces and ';'. Classified by nibble: a
-// byte b is one when kSkim.lo[b & 15] & kSkim.hi[b >> 4] is not 0 (NibbleClass).
+// The bytes the skim (Note [Fast path for C++]) stops at: parentheses, ';',
+// braces, quotes, '/', '#', backslash and '\r' (a '\n' is not one: the skim
+// looks for the last one only where a line start matters, Lexer::Settle).
+// Classified by nibble (NibbleClass), one class bit each: '(' has bit 7, so
+// that a movemask of the classified bytes gives the '(' of a block.
 constexpr NibbleClass MakeSkimClass() {
   NibbleClass t{};
-  t.hi[0x0] = 1;   // \n \r
-  t.hi[0x2] = 2;   // " # ' ( ) /
-  t.hi[0x3] = 4;   // ;
-  t.hi[0x5] = 8;   // backslash
-  t.hi[0x7] = 16;  // { }
-  t.lo[0xA] = 1;
-  t.lo[0xD] = 1 | 16;
-  t.lo[0x2] = t.lo[0x3] = t.lo[0x7] = t.lo[0x8] = t.lo[0x9] = t.lo[0xF] = 2;
-  t.lo[0xB] = 4 | 16;
-  t.lo[0xC] = 8;
+  t.hi[0x2] = 0x80 | 2 | 16;  // ( ) and " # ' /
+  t.lo[0x8] = 0x80;           // (
+  t.lo[0x9] = 2;              // )
+  t.hi[0x3] = 4;              // ;
+  t.lo[0xB] = 4 | 8;          // ; {
+  t.hi[0x7] = 8;              // { }
+  t.lo[0xD] = 8 | 64;         // } \r
+  t.lo[0x2] = t.lo[0x3] = t.lo[0x7] = t.lo[0xF] = 16;
+  t.hi[0x5] = 32;             // backslash
+  t.lo[0xC] = 32;
+  t.hi[0x0] = 64;             // \r
   t.Finish();
   return t;
 }
 
 constexpr NibbleClass kSkim = MakeSkimClass();
 
+#if defined(ANYDEV_SCAN_NIBBLE_AVX2)
+// The skim bytes of the 64 at s (all readable) and, in *opens, their '('.
+__attribute__((target("avx2"))) uint64_t ClassifySkimAvx2(const unsigned char* s,
+                                                          uint64_t* opens) {
+  const __m256i lo =
+      _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(kSkim.lo)));
+  const __m256i hi =
+      _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(kSkim.hi)));
+  const __m256i nib = _mm256_set1_epi8(0x0F);
+  const __m256i zero = _mm256_setzero_si256();
+  uint64_t any = 0, open = 0;
+  for (int h = 0; h < 2; ++h) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + 32 * h));
+    const __m256i m = _mm256_and_si256(
+        _mm256_shuffle_epi8(lo, _mm256_and_si256(v, nib)),
+        _mm256_shuffle_epi8(hi, _mm256_and_si256(_mm256_srli_epi16(v, 4), nib)));
+    const uint32_t none = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(m, zero)));
+    any |= static_cast<uint64_t>(~none) << (32 * h);
+    open |= static_cast<uint64_t>(static_cast<uint32_t>(_mm256_movemask_epi8(m))) << (32 * h);
+  }
+  *opens = open;
+  return any;
+}
+#endif
+
 // The skim bytes of the input, a 64-byte block at a time, the block's bit
-// mask kept between calls. Positions at or past n count as skim bytes.
+// masks kept between calls. Positions at or past n are none.
 class SkimCursor {
  public:
   SkimCursor(const char* s, size_t n) : s_(reinterpret_cast<const unsigned char*>(s)), n_(n) {
@@ -151,47 +179,45 @@ class SkimCursor {
       }
     }
     for (size_t k = (q - base_ < 64 ? base_ : q); k-- > floor;) {
-      if (k >= n_ || kSkim.byte[s_[k]]) return k + 1;
+      if (kSkim.byte[s_[k]]) return k + 1;
     }
     return floor;
   }
 
   // Classifies the block at p unless p is in the current one; returns its
-  // start (mask() its skim bytes).
+  // start (mask() its skim bytes, opens() their '(').
   size_t Block(size_t p) {
     if (p - base_ >= 64) Classify(p);
     return base_;
   }
   uint64_t mask() const { return mask_; }
+  uint64_t opens() const { return opens_; }
 
  private:
-  // The block at p: base_ = p, mask_ its skim bytes (all from n on).
+  // The block at p: base_ = p, mask_ its skim bytes (none from n on).
   void Classify(size_t p) {
     base_ = p;
+    const uint64_t in = p + 64 <= n_ ? ~uint64_t{0} : p >= n_ ? 0 : (uint64_t{1} << (n_ - p)) - 1;
 #if defined(ANYDEV_SCAN_NIBBLE_AVX2)
     // s[p, p + 64) lies in the input and its padding while p + 48 <= n.
     if (avx2_ && p + 48 <= n_) {
-      mask_ = ClassifyAvx2(kSkim, s_ + p);
-      if (p + 64 > n_) mask_ |= ~uint64_t{0} << (n_ - p);
+      mask_ = ClassifySkimAvx2(s_ + p, &opens_) & in;
+      opens_ &= in;
       return;
     }
 #endif
-    mask_ = 0;
-    for (size_t k = 0; k < 64; ++k) {
-      if (p + k >= n_) {
-        mask_ |= ~uint64_t{0} << k;
-        break;
-      }
+    mask_ = opens_ = 0;
+    for (size_t k = 0; k < 64 && p + k < n_; ++k) {
       mask_ |= static_cast<uint64_t>(kSkim.byte[s_[p + k]]) << k;
+      opens_ |= static_cast<uint64_t>(s_[p + k] == '(') << k;
     }
   }
-
 
   const unsigned char* s_;
   size_t n_;
   bool avx2_ = false;
   size_t base_ = ~size_t{0} / 2;  // far from any p: the first Next classifies
-  uint64_t mask_ = 0;
+  uint64_t mask_ = 0, opens_ = 0;
 };
 
 class FastDriver;
@@ -459,13 +485,17 @@ class Lexer {
     parens_ = 0;
     if (conds_saved_) conds_ = conds_snapshot_;
     skim_ = false;
+    semi_at_ = SIZE_MAX;
   }
 
-  // The skim (Note [Fast path for C++]): from p_ on, byte to skim byte,
-  // each handled as Step would, only the structural tokens kept; the
-  // common ones in a loop here, the rest one at a time by SkimSpecial.
-  // line_start_ is lazy here: true means "at ls_from_", the bytes from
-  // there on not looked at yet (LineStartAt looks).
+  // The skim (Note [Fast path for C++]): from p_ on, skim byte to skim
+  // byte, each handled as Step would, only the structural tokens kept; the
+  // parentheses, ';' and braces in a loop here, the rest one at a time by
+  // SkimSpecial. line_start_ and in_directive_ are lazy here: they hold at
+  // ls_from_, the '\n' from there on not looked at yet (Settle looks). A run
+  // of ';' the skim keeps with nothing between is one token (the last), as
+  // the resolver and the literal rules ignore skimmed ';' but for the one a
+  // stretch starts after.
   void Skim() {
     if (next_hit_ < p_) SkipHitsBehind();
     if (next_hit_ < p_) {
@@ -479,38 +509,38 @@ class Lexer {
       uint64_t mask = cursor_.mask() & (~uint64_t{0} << (p_ - base));
       const bool hit_here = next_hit_ - base < 64;
       if (hit_here) mask &= (uint64_t{1} << (next_hit_ - base)) - 1;
+      const uint64_t opens = cursor_.opens();
       for (; mask != 0; mask &= mask - 1) {
-        const size_t q = base + static_cast<size_t>(__builtin_ctzll(mask));
-        if (q >= n_) {
-          p_ = n_;
-          return;
+        const unsigned k = static_cast<unsigned>(__builtin_ctzll(mask));
+        if (opens >> k & 1) {
+          ++parens_;
+          continue;
         }
-        p_ = q + 1;
-        switch (s_[q]) {
-          case '(':
-            line_start_ = false;
-            ++parens_;
-            continue;
-          case ')':
-            line_start_ = false;
-            if (parens_ > 0) --parens_;
-            continue;
-          case '\n':
-            line_start_ = true;
-            in_directive_ = false;
-            ls_from_ = p_;
-            continue;
-          case ';':
-          case '{':
-          case '}':
-            EmitAlways(s_[q] == ';' ? kSemi : s_[q] == '{' ? kLBrace : kRBrace, q, q + 1);
-            if (parens_ == 0) Snapshot();
-            continue;
-          default:
-            p_ = q;
-            SkimSpecial(q, entry);
-            return;
+        const size_t q = base + k;
+        const char c = s_[q];
+        if (c == ')') {
+          if (parens_ > 0) --parens_;
+          continue;
         }
+        if (c == ';' || c == '{' || c == '}') {
+          if (in_directive_) Settle(q);
+          if (c == ';' && toks_.size() == semi_at_ && toks_.back().directive == in_directive_) {
+            toks_.back().start = static_cast<uint32_t>(q);
+            toks_.back().end = static_cast<uint32_t>(q + 1);
+            line_start_ = false;
+          } else {
+            EmitAlways(c == ';' ? kSemi : c == '{' ? kLBrace : kRBrace, q, q + 1);
+            semi_at_ = c == ';' ? toks_.size() : SIZE_MAX;
+          }
+          if (parens_ == 0) {
+            p_ = q + 1;
+            Snapshot();
+          }
+          continue;
+        }
+        p_ = q;
+        SkimSpecial(q, entry);
+        return;
       }
       if (hit_here) {  // a needle before the next skim byte
         Rewind();
@@ -524,26 +554,35 @@ class Lexer {
     }
   }
 
-  // Whether the lexer is at a line start at q (no token since the newline).
-  bool LineStartAt(size_t q) {
-    if (!line_start_) return false;
-    for (size_t k = ls_from_; k < q; ++k) {
-      if (!IsSpace(s_[k])) {
-        line_start_ = false;
-        return false;
-      }
+  // Brings line_start_ and in_directive_ (lazy while skimming: see Skim)
+  // up to q: the last '\n' in [ls_from_, q), then the bytes after it.
+  void Settle(size_t q) {
+    if (q <= ls_from_) return;
+    if (const void* nl = memrchr(s_ + ls_from_, '\n', q - ls_from_)) {
+      line_start_ = true;
+      in_directive_ = false;
+      ls_from_ = static_cast<size_t>(static_cast<const char*>(nl) - s_) + 1;
+    }
+    for (size_t k = ls_from_; line_start_ && k < q; ++k) {
+      if (!IsSpace(s_[k])) line_start_ = false;
     }
     ls_from_ = q;
-    return true;
   }
 
-  // The rest of the skim bytes, at p_ == q; `entry` where Skim began.
+  // Whether the lexer is at a line start at q (no token since the newline).
+  bool LineStartAt(size_t q) {
+    Settle(q);
+    return line_start_;
+  }
+
+  // The rest of the skim bytes, at p_ == q; `entry` where Skim began. Each
+  // leaves line_start_ and in_directive_ as they are at p_ (ls_from_).
   void SkimSpecial(size_t q, size_t entry) {
+    if (in_directive_) Settle(q);
     switch (s_[q]) {
       case '\r':
         Newline();
-        ls_from_ = p_;
-        return;
+        break;
       case '"':
       case '\'': {
         // Where a token starts: after the last skim byte (plain code between).
@@ -558,44 +597,42 @@ class Lexer {
         } else {
           Quoted(q, s_[q]);
         }
-        return;
+        line_start_ = false;
+        break;
       }
       case '/':
         if (s_[q + 1] == '/') {
-          LineComment();
+          LineComment();  // up to the '\n' (or the end), which Settle finds
+          line_start_ = false;
         } else if (s_[q + 1] == '*') {
           const bool at_line_start = LineStartAt(q);
-          if (BlockComment()) {
-            line_start_ = at_line_start;
-            ls_from_ = p_;
-          }
+          if (BlockComment()) line_start_ = at_line_start;
         } else {
           line_start_ = false;
           ++p_;
         }
-        return;
+        break;
       case '#':
         if (LineStartAt(q) && !in_directive_) {
           Directive();
-          ls_from_ = p_;
         } else {
           line_start_ = false;
           ++p_;
         }
-        return;
+        break;
       case '\\':
         if (q + 1 < n_ && IsNewline(q + 1)) {
           LineStartAt(q);
           p_ = SkipNewlineAt(q + 1);
-          ls_from_ = p_;
         } else {
           line_start_ = false;
           ++p_;
         }
-        return;
+        break;
       default:
-        return;  // cannot happen: Skim handles the other skim bytes
+        break;  // cannot happen: Skim handles the other skim bytes
     }
+    ls_from_ = p_;
   }
 
   // A pp-number: digits, letters, '.', digit separators, exponent signs.
@@ -860,6 +897,7 @@ class Lexer {
   size_t snap_p_ = 0, snap_toks_ = 0, snap_sups_ = 0;
   bool snap_line_start_ = true, snap_in_directive_ = false;
   size_t ls_from_ = 0;  // see Skim
+  size_t semi_at_ = SIZE_MAX;  // toks_.size() just after the skim kept a ';' (see Skim)
   bool conds_saved_ = false;  // conds_snapshot_ holds conds_ at the last boundary
   std::vector<Cond> conds_snapshot_;
 };
