@@ -197,10 +197,14 @@ class SkimCursor {
   // The block at p: base_ = p, mask_ its skim bytes (none from n on).
   void Classify(size_t p) {
     base_ = p;
-    const uint64_t in = p + 64 <= n_ ? ~uint64_t{0} : p >= n_ ? 0 : (uint64_t{1} << (n_ - p)) - 1;
 #if defined(ANYDEV_SCAN_NIBBLE_AVX2)
+    if (avx2_ && p + 64 <= n_) {
+      mask_ = ClassifySkimAvx2(s_ + p, &opens_);
+      return;
+    }
     // s[p, p + 64) lies in the input and its padding while p + 48 <= n.
     if (avx2_ && p + 48 <= n_) {
+      const uint64_t in = (uint64_t{1} << (n_ - p)) - 1;
       mask_ = ClassifySkimAvx2(s_ + p, &opens_) & in;
       opens_ &= in;
       return;
@@ -503,6 +507,8 @@ class Lexer {
       return;
     }
     const size_t entry = p_;  // a token boundary
+    const char* const s = s_;
+    int parens = parens_;  // (a local: the stores through toks_ may alias a member)
     for (;;) {
       // The skim bytes of a 64-byte block from p_ on, up to the next needle.
       const size_t base = cursor_.Block(p_);
@@ -513,13 +519,13 @@ class Lexer {
       for (; mask != 0; mask &= mask - 1) {
         const unsigned k = static_cast<unsigned>(__builtin_ctzll(mask));
         if (opens >> k & 1) {
-          ++parens_;
+          ++parens;
           continue;
         }
         const size_t q = base + k;
-        const char c = s_[q];
+        const char c = s[q];
         if (c == ')') {
-          if (parens_ > 0) --parens_;
+          if (parens > 0) --parens;
           continue;
         }
         if (c == ';' || c == '{' || c == '}') {
@@ -532,12 +538,13 @@ class Lexer {
             EmitAlways(c == ';' ? kSemi : c == '{' ? kLBrace : kRBrace, q, q + 1);
             semi_at_ = c == ';' ? toks_.size() : SIZE_MAX;
           }
-          if (parens_ == 0) {
+          if (parens == 0) {
             p_ = q + 1;
             Snapshot();
           }
           continue;
         }
+        parens_ = parens;
         p_ = q;
         SkimSpecial(q, entry);
         return;
@@ -548,6 +555,7 @@ class Lexer {
       }
       p_ = base + 64;
       if (p_ >= n_) {
+        parens_ = parens;
         p_ = n_;
         return;
       }
@@ -966,15 +974,20 @@ class Resolver {
   Resolver(const RuleSet& rules, std::string_view src, const TokenBuffer<Tok>& toks,
            ParenMatch* parens, LexOutput* out)
       : rules_(rules), src_(src), t_(toks), out_(out),
-        max_(rules.MaxComponents(Language::kCpp)), parens_(*parens) {}
+        max_(rules.MaxComponents(Language::kCpp)), parens_(*parens) {
+    names_.reserve(16);
+    scratch_.reserve(128);
+  }
 
   // Resolves the tokens up to n (the fast path feeds it stretch by stretch:
   // Note [Fast path for C++]); Finish after the last.
   void Feed(size_t n) {
     limit_ = n;
     size_t i = next_;
+    if (i >= n) return;
+    const Tok* const toks = &t_[0];  // (not reloaded each token)
     for (; i < n; ++i) {
-      const Tok& tok = t_[i];
+      const Tok& tok = toks[i];
       const bool directive = tok.directive;
       switch (tok.type) {
         case kLBrace:
@@ -1665,7 +1678,7 @@ class FastDriver {
   // The next needle at or after p, past the first Lexed (SIZE_MAX: none).
   size_t Find(size_t p) const {
     if (full_) return SIZE_MAX;
-    const size_t at = search_.Next(src_.data(), begin_, p, src_.size());
+    const size_t at = search_->Next(src_.data(), begin_, p, src_.size());
     return at >= src_.size() ? SIZE_MAX : at;
   }
 
@@ -1693,23 +1706,54 @@ class FastDriver {
     if (built_ && complete && context_ == built_context_) return false;
     built_ = true;
     built_context_ = context_;
-    search_ = NeedleSearch();
     full_ = !complete ||
             statics_.size() + 2 + context_.size() > static_cast<size_t>(NeedleSearch::kMax);
     if (!full_) {
-      identifier_needles_ = true;
-      for (const std::string& needle : statics_) {
-        search_.Add(needle, false);
-        for (char c : needle) {
-          identifier_needles_ = identifier_needles_ && IsIdentChar(static_cast<unsigned char>(c));
-        }
-      }
-      search_.Add("namespace", true);
-      search_.Add("using", true);
-      for (std::string_view c : context_) search_.Add(c, true);
-      search_.Build();
+      const Built& b = Search(statics_, context_);
+      search_ = &b.search;
+      identifier_needles_ = b.identifier_needles;
     }
     return true;
+  }
+
+  // A needle search built, kept for the files after (most files of a tree
+  // ask for the same few sets), with the bytes its needles view.
+  struct Built {
+    std::vector<std::string> statics, context;
+    NeedleSearch search;
+    bool identifier_needles = true;
+  };
+
+  // The search for the statics, `namespace`, `using` and `context`: one of
+  // this thread's last few, or built now in place of the oldest.
+  static const Built& Search(const std::vector<std::string>& statics,
+                             const std::vector<std::string_view>& context) {
+    constexpr int kKept = 4;
+    thread_local Built kept[kKept];
+    thread_local int oldest = 0;
+    for (const Built& b : kept) {
+      if (b.statics == statics && b.context.size() == context.size() &&
+          std::equal(context.begin(), context.end(), b.context.begin())) {
+        return b;
+      }
+    }
+    Built& b = kept[oldest];
+    oldest = (oldest + 1) % kKept;
+    b.statics = statics;
+    b.context.assign(context.begin(), context.end());
+    b.search = NeedleSearch();
+    b.identifier_needles = true;
+    for (const std::string& needle : b.statics) {
+      b.search.Add(needle, false);
+      for (char c : needle) {
+        b.identifier_needles = b.identifier_needles && IsIdentChar(static_cast<unsigned char>(c));
+      }
+    }
+    b.search.Add("namespace", true);
+    b.search.Add("using", true);
+    for (const std::string& c : b.context) b.search.Add(c, true);
+    b.search.Build();
+    return b;
   }
 
   const std::vector<std::string>& statics_;
@@ -1717,7 +1761,7 @@ class FastDriver {
   size_t begin_;
   const TokenBuffer<Tok>& toks_;
   Resolver* resolver_;
-  NeedleSearch search_;
+  const NeedleSearch* search_ = nullptr;  // (one of Search's)
   std::vector<std::string_view> context_, built_context_;
   bool built_ = false;
   bool full_ = false;  // the needles do not fit: lex everything while so
