@@ -291,11 +291,30 @@ class Lexer {
     in_directive_ = false;
   }
 
+  // The first '\n' or '\r' at or after k, or n_: eight bytes a step (the
+  // padding makes the reads past n_ safe).
+  size_t LineEnd(size_t k) const {
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+    while (k < n_ && !IsNewline(k)) ++k;
+    return k;
+#endif
+    constexpr uint64_t kOnes = 0x0101010101010101ULL, kHigh = 0x8080808080808080ULL;
+    for (; k < n_; k += 8) {
+      uint64_t v;
+      std::memcpy(&v, s_ + k, 8);
+      const uint64_t lf = v ^ 0x0A0A0A0A0A0A0A0AULL, cr = v ^ 0x0D0D0D0D0D0D0D0DULL;
+      // The lowest set bit is exact: a borrow only sets bits above a zero byte.
+      const uint64_t zero = (((lf - kOnes) & ~lf) | ((cr - kOnes) & ~cr)) & kHigh;
+      if (zero != 0) return std::min(k + static_cast<size_t>(__builtin_ctzll(zero)) / 8, n_);
+    }
+    return n_;
+  }
+
   // A `//` comment (a backslash-newline continues it). p_ at the first '/'.
   void LineComment() {
     const size_t start = p_;
     for (;;) {
-      while (p_ < n_ && !IsNewline(p_)) ++p_;
+      p_ = LineEnd(p_);
       size_t k = p_;
       if (p_ < n_ && k > start && s_[k - 1] == '\\') {
         p_ = SkipNewlineAt(p_);
