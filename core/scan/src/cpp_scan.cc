@@ -1184,7 +1184,14 @@ class Resolver {
         "char", "bool", "float", "double", "long", "short", "signed", "unsigned", "auto",
         "struct", "class", "union", "enum", "operator", "template", "noexcept", "public",
         "private", "protected", "__host__", "__device__", "__global__", "__forceinline__"};
-    for (std::string_view k : kWords) {
+    // By length (all are shorter than 16): only those of w's are compared.
+    static const std::vector<std::string_view>* by_size = [] {
+      auto* t = new std::vector<std::string_view>[16];
+      for (std::string_view k : kWords) t[k.size()].push_back(k);
+      return t;
+    }();
+    if (w.size() >= 16) return false;
+    for (std::string_view k : by_size[w.size()]) {
       if (w == k) return true;
     }
     return false;
@@ -1296,10 +1303,25 @@ class Resolver {
     }
     const bool keep = r->want_qualified && r->qualified.empty();
     if (!follows && !keep) return false;
-    std::string& q = scratch_;
-    q.assign(prefix);
-    AppendNames(&q, names, from);
-    if (keep) r->qualified = q;
+    // The candidate: the source's own bytes where the names are written
+    // `a::b::c` with nothing between (the common case), else built.
+    std::string_view q;
+    if (prefix.empty() && from < names.size() && max_ > 0) {
+      const size_t last = std::min(names.size(), from + static_cast<size_t>(max_)) - 1;
+      bool joined = true;
+      for (size_t k = from + 1; k <= last && joined; ++k) {
+        joined = t_[names[k]].start == t_[names[k - 1]].end + 2;
+      }
+      if (joined) {
+        q = src_.substr(t_[names[from]].start, t_[names[last]].end - t_[names[from]].start);
+      }
+    }
+    if (q.empty()) {
+      scratch_.assign(prefix);
+      AppendNames(&scratch_, names, from);
+      q = scratch_;
+    }
+    if (keep) r->qualified.assign(q);
     if (!follows) return false;
     const RuleSet::Spelling* s = nullptr;
     const int m = LongestPrefix(q, &s);
@@ -1307,7 +1329,7 @@ class Resolver {
     if (m == 0 || used < 1) return false;
     r->spelling = s;
     r->used = used;
-    if (r->want_qualified) r->qualified = q;
+    if (r->want_qualified) r->qualified.assign(q);
     return true;
   }
 
