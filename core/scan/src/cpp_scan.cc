@@ -24,14 +24,18 @@
 // the statements that change the entries (`namespace`, `using`: needles
 // too) are lexed. So the lexer
 //   1. skims (Lexer::Skim): a vectorised scan (AVX2 nibble tables, 64 bytes
-//      a step; a scalar table elsewhere) for the bytes that can open a
-//      comment, a literal, a directive or a continuation, end a line, or be
-//      a parenthesis, a brace or a ';'; each of them handled by the full
+//      a step, the block's '(' from the same classification; a scalar table
+//      elsewhere) for the bytes that can open a comment, a literal, a
+//      directive or a continuation, end a line with a '\r', or be a
+//      parenthesis, a brace or a ';'; each of them handled by the full
 //      lexer's own code (comments, every literal with its prefix, raw
 //      strings, digit separators, directives, `#if 0` groups, continuations,
 //      line starts), so the skim ends each where the full lexer does and
-//      fails where it fails; it keeps the braces, the ';' and the
-//      preprocessor tokens, and drops the rest;
+//      fails where it fails; it keeps the braces, the ';' (a run of them with
+//      nothing kept between as one token) and the preprocessor tokens, and
+//      drops the rest. A '\n' stops nothing: whether a '#' or a "/*" is at a
+//      line start, and whether a directive has ended, is found where asked,
+//      from the last '\n' before it (Lexer::Settle);
 //   2. ends a stretch at each '{', '}' or ';' outside parentheses (a
 //      boundary), remembering its state there; where the next needle
 //      (NeedleSearch over the file) comes before the next skim byte, it goes
@@ -42,9 +46,10 @@
 //      resolver the tokens so far (Resolver::Feed) and, when its entries
 //      changed, renews the needles: the static ones, `namespace`, `using`
 //      and those of the entries in scope, searched for from there on (a name
-//      means nothing before its binding). Too many needles, or a `namespace
-//      x` whose '{' comes in a directive: everything is lexed until that
-//      changes.
+//      means nothing before its binding; the searches built are kept per
+//      thread for the files after, FastDriver::Search). Too many needles,
+//      or a `namespace x` whose '{' comes in a directive: everything is
+//      lexed until that changes.
 // The token stream then differs from the full path's only by the tokens of
 // skimmed statements that the resolver and the literal rules ignore: every
 // lexed stretch starts after a boundary token, both streams hold, and
