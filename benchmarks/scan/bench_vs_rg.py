@@ -33,6 +33,7 @@ beside it), for the figures of one scanner.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import os
 import re
 import shutil
@@ -50,7 +51,10 @@ import gen_corpus  # noqa: E402
 def corpus(base: str, size_mb: float, seed: int, share: float) -> tuple[str, int, int]:
     path = os.path.join(base, f"corpus-{size_mb:g}mb-{share:g}")
     stamp = os.path.join(path, ".stamp")
-    want = f"{size_mb} {seed} {share} {os.path.getmtime(gen_corpus.__file__)}"
+    # The generator's bytes, not its mtime: worktrees of the same commit then
+    # share a corpus instead of regenerating it under each other.
+    with open(gen_corpus.__file__, "rb") as g:
+        want = f"{size_mb} {seed} {share} {hashlib.sha256(g.read()).hexdigest()[:16]}"
     if not (os.path.exists(stamp) and open(stamp).read().split("|")[0] == want):
         print(f"generating a {size_mb:g} MB corpus in {path} ...", file=sys.stderr, flush=True)
         files, total = gen_corpus.generate(path, size_mb, seed, share)

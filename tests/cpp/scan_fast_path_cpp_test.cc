@@ -253,6 +253,41 @@ TEST(CppFastPath, UnbalancedCodeAndOddBrackets) {
   }
 }
 
+// The skim looks for the last '\n' only where a line start or the end of a
+// directive matters ('#', "/*", a continuation, a ';' or brace in a
+// `#define`), and keeps a run of ';' as one token: directives after
+// skimmed code on the same line and on the next, defines whose ';' and
+// braces come before and after continuations and comments, CR line ends,
+// and needles right after a run of ';', at every offset in a 64-byte block.
+TEST(CppFastPath, LazyLineStartsAndRunsOfSemicolons) {
+  const std::string pad = "int pad1 = f(1); int pad2 = (2); int pad3 = g(h(3));\n";
+  std::vector<std::string> cases = {
+      "int a = 1;;;\n# define X c10::cuda::device_count()\nint b = c10::cuda::device_count();\n",
+      "f(x) ; g(y);  # not c10::cuda::device_count()\nint b = c10::cuda::device_count();\n",
+      "int a = (1\n);# x c10::cuda::device_count();\nint b = c10::cuda::device_count();\n",
+      "#define A 1 ; 2 ; { \\\n } ; c10::cuda::device_count()\nint b = c10::cuda::device_count();\n",
+      "#define B /* two\nlines */ ; { c10::cuda::device_count() }\nint b = c10::cuda::device_count();\n",
+      "x; /* c */ # pragma c10::cuda::device_count()\nint b = c10::cuda::device_count();\n",
+      "x;\n  /* c */ #define C c10::cuda::device_count()\nint b = c10::cuda::device_count();\n",
+      "#define D a; \\\n b; \\\n c10::cuda::device_count();\nint b = c10::cuda::device_count();\n",
+      "a;\r#define E c10::cuda::device_count()\rint b = c10::cuda::device_count();\r",
+      "a; // c\n# define F c10::cuda::device_count()\nint b = c10::cuda::device_count();\n",
+      "a; 'x'; \"s\"  # x c10::cuda::device_count()\nint b = c10::cuda::device_count();\n",
+      "a; \\\n# define G c10::cuda::device_count()\nint b = c10::cuda::device_count();\n",
+      "for (;;) ;;; { ;; } ;;c10::cuda::device_count();;; c10::cuda::set_device(0);\n",
+      "#define H ;;\n;; c10::cuda::device_count();\n#define I { ;; }\n;c10::cuda::set_device(1);\n",
+  };
+  for (size_t k = 0; k < 64; ++k) {
+    cases.push_back(pad + std::string(k, ' ') + ";;\n#define J c10::cuda::device_count()\n" + pad +
+                    std::string(k, ';') + "c10::cuda::device_count();" + std::string(k % 7, '\n') +
+                    "#if 0\nc10::cuda::set_device(0);\n#endif\n" + pad);
+  }
+  for (const std::string& src : cases) {
+    Both(src);
+    if (HasFailure()) break;
+  }
+}
+
 // More bound names than the needle search holds: everything is lexed while
 // they are in scope, and the findings are still those of the full path.
 TEST(CppFastPath, ManyBindings) {
@@ -289,6 +324,8 @@ TEST(CppFastPath, RandomConcatenations) {
       "int k = 0; // anydev: ignore\n", "int m = c10::cuda::device_count(); // anydev: ignore[AD601]\n",
       "#pragma once\n", "  # if 1\n", "#else\n", "#endif\n", "template <class T> struct X {};\n",
       "std::vector<c10::cuda::CUDAStream> v;\n", "decltype(a; b)::c10::cuda::device_count();\n", ";\n", "(\n", ")\n", "\\\n", "\r\n",
+      ";;\n", ";; ", "#define D a; \\\n b; {\n", "f(); # x\n", "  /* c */ # define Q cu::device_count()\n",
+      "#define B /* x\n */ ; }\n", "x; /* c */ #if 0\n", "g(;\n",
   };
   std::mt19937 gen(14);
   for (int file = 0; file < 3000; ++file) {

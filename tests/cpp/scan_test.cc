@@ -441,6 +441,16 @@ TEST(ScanIgnore, Globs) {
   EXPECT_TRUE(GlobMatch("f?o[0-9][!a]", "foo1b"));
   EXPECT_FALSE(GlobMatch("f?o[0-9][!a]", "foo1a"));
   EXPECT_TRUE(GlobMatch("\\*x", "*x"));
+  // `*` then bytes only (a shortcut of the automaton): the bytes end the
+  // path, and nothing before them is a '/'.
+  EXPECT_TRUE(GlobMatch("*.so", ".so"));
+  EXPECT_TRUE(GlobMatch("*.so", "lib.so.so"));
+  EXPECT_FALSE(GlobMatch("*.so", "so"));
+  EXPECT_FALSE(GlobMatch("*.so", "lib.so.1"));
+  EXPECT_TRUE(GlobMatch("*/x", "a/x"));
+  EXPECT_FALSE(GlobMatch("*/x", "a/b/x"));
+  EXPECT_TRUE(GlobMatch("*", "abc"));
+  EXPECT_FALSE(GlobMatch("*", "a/b"));
 }
 
 TEST(ScanIgnore, GitignoreRules) {

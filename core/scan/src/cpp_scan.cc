@@ -24,14 +24,18 @@
 // the statements that change the entries (`namespace`, `using`: needles
 // too) are lexed. So the lexer
 //   1. skims (Lexer::Skim): a vectorised scan (AVX2 nibble tables, 64 bytes
-//      a step; a scalar table elsewhere) for the bytes that can open a
-//      comment, a literal, a directive or a continuation, end a line, or be
-//      a parenthesis, a brace or a ';'; each of them handled by the full
+//      a step, the block's '(' from the same classification; a scalar table
+//      elsewhere) for the bytes that can open a comment, a literal, a
+//      directive or a continuation, end a line with a '\r', or be a
+//      parenthesis, a brace or a ';'; each of them handled by the full
 //      lexer's own code (comments, every literal with its prefix, raw
 //      strings, digit separators, directives, `#if 0` groups, continuations,
 //      line starts), so the skim ends each where the full lexer does and
-//      fails where it fails; it keeps the braces, the ';' and the
-//      preprocessor tokens, and drops the rest;
+//      fails where it fails; it keeps the braces, the ';' (a run of them with
+//      nothing kept between as one token) and the preprocessor tokens, and
+//      drops the rest. A '\n' stops nothing: whether a '#' or a "/*" is at a
+//      line start, and whether a directive has ended, is found where asked,
+//      from the last '\n' before it (Lexer::Settle);
 //   2. ends a stretch at each '{', '}' or ';' outside parentheses (a
 //      boundary), remembering its state there; where the next needle
 //      (NeedleSearch over the file) comes before the next skim byte, it goes
@@ -42,9 +46,10 @@
 //      resolver the tokens so far (Resolver::Feed) and, when its entries
 //      changed, renews the needles: the static ones, `namespace`, `using`
 //      and those of the entries in scope, searched for from there on (a name
-//      means nothing before its binding). Too many needles, or a `namespace
-//      x` whose '{' comes in a directive: everything is lexed until that
-//      changes.
+//      means nothing before its binding; the searches built are kept per
+//      thread for the files after, FastDriver::Search). Too many needles,
+//      or a `namespace x` whose '{' comes in a directive: everything is
+//      lexed until that changes.
 // The token stream then differs from the full path's only by the tokens of
 // skimmed statements that the resolver and the literal rules ignore: every
 // lexed stretch starts after a boundary token, both streams hold, and
@@ -109,29 +114,57 @@ struct Tok {
 
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\f' || c == '\v'; }
 
-// The bytes the skim (Note [Fast path for C++]) stops at: newlines, quotes,
-// '/', '#', backslash, parentheses, braces and ';'. Classified by nibble: a
-// byte b is one when kSkim.lo[b & 15] & kSkim.hi[b >> 4] is not 0 (NibbleClass).
+// The bytes the skim (Note [Fast path for C++]) stops at: parentheses, ';',
+// braces, quotes, '/', '#', backslash and '\r' (a '\n' is not one: the skim
+// looks for the last one only where a line start matters, Lexer::Settle).
+// Classified by nibble (NibbleClass), one class bit each: '(' has bit 7, so
+// that a movemask of the classified bytes gives the '(' of a block.
 constexpr NibbleClass MakeSkimClass() {
   NibbleClass t{};
-  t.hi[0x0] = 1;   // \n \r
-  t.hi[0x2] = 2;   // " # ' ( ) /
-  t.hi[0x3] = 4;   // ;
-  t.hi[0x5] = 8;   // backslash
-  t.hi[0x7] = 16;  // { }
-  t.lo[0xA] = 1;
-  t.lo[0xD] = 1 | 16;
-  t.lo[0x2] = t.lo[0x3] = t.lo[0x7] = t.lo[0x8] = t.lo[0x9] = t.lo[0xF] = 2;
-  t.lo[0xB] = 4 | 16;
-  t.lo[0xC] = 8;
+  t.hi[0x2] = 0x80 | 2 | 16;  // ( ) and " # ' /
+  t.lo[0x8] = 0x80;           // (
+  t.lo[0x9] = 2;              // )
+  t.hi[0x3] = 4;              // ;
+  t.lo[0xB] = 4 | 8;          // ; {
+  t.hi[0x7] = 8;              // { }
+  t.lo[0xD] = 8 | 64;         // } \r
+  t.lo[0x2] = t.lo[0x3] = t.lo[0x7] = t.lo[0xF] = 16;
+  t.hi[0x5] = 32;             // backslash
+  t.lo[0xC] = 32;
+  t.hi[0x0] = 64;             // \r
   t.Finish();
   return t;
 }
 
 constexpr NibbleClass kSkim = MakeSkimClass();
 
+#if defined(ANYDEV_SCAN_NIBBLE_AVX2)
+// The skim bytes of the 64 at s (all readable) and, in *opens, their '('.
+__attribute__((target("avx2"))) uint64_t ClassifySkimAvx2(const unsigned char* s,
+                                                          uint64_t* opens) {
+  const __m256i lo =
+      _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(kSkim.lo)));
+  const __m256i hi =
+      _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(kSkim.hi)));
+  const __m256i nib = _mm256_set1_epi8(0x0F);
+  const __m256i zero = _mm256_setzero_si256();
+  uint64_t any = 0, open = 0;
+  for (int h = 0; h < 2; ++h) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + 32 * h));
+    const __m256i m = _mm256_and_si256(
+        _mm256_shuffle_epi8(lo, _mm256_and_si256(v, nib)),
+        _mm256_shuffle_epi8(hi, _mm256_and_si256(_mm256_srli_epi16(v, 4), nib)));
+    const uint32_t none = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(m, zero)));
+    any |= static_cast<uint64_t>(~none) << (32 * h);
+    open |= static_cast<uint64_t>(static_cast<uint32_t>(_mm256_movemask_epi8(m))) << (32 * h);
+  }
+  *opens = open;
+  return any;
+}
+#endif
+
 // The skim bytes of the input, a 64-byte block at a time, the block's bit
-// mask kept between calls. Positions at or past n count as skim bytes.
+// masks kept between calls. Positions at or past n are none.
 class SkimCursor {
  public:
   SkimCursor(const char* s, size_t n) : s_(reinterpret_cast<const unsigned char*>(s)), n_(n) {
@@ -151,47 +184,49 @@ class SkimCursor {
       }
     }
     for (size_t k = (q - base_ < 64 ? base_ : q); k-- > floor;) {
-      if (k >= n_ || kSkim.byte[s_[k]]) return k + 1;
+      if (kSkim.byte[s_[k]]) return k + 1;
     }
     return floor;
   }
 
   // Classifies the block at p unless p is in the current one; returns its
-  // start (mask() its skim bytes).
+  // start (mask() its skim bytes, opens() their '(').
   size_t Block(size_t p) {
     if (p - base_ >= 64) Classify(p);
     return base_;
   }
   uint64_t mask() const { return mask_; }
+  uint64_t opens() const { return opens_; }
 
  private:
-  // The block at p: base_ = p, mask_ its skim bytes (all from n on).
+  // The block at p: base_ = p, mask_ its skim bytes (none from n on).
   void Classify(size_t p) {
     base_ = p;
 #if defined(ANYDEV_SCAN_NIBBLE_AVX2)
+    if (avx2_ && p + 64 <= n_) {
+      mask_ = ClassifySkimAvx2(s_ + p, &opens_);
+      return;
+    }
     // s[p, p + 64) lies in the input and its padding while p + 48 <= n.
     if (avx2_ && p + 48 <= n_) {
-      mask_ = ClassifyAvx2(kSkim, s_ + p);
-      if (p + 64 > n_) mask_ |= ~uint64_t{0} << (n_ - p);
+      const uint64_t in = (uint64_t{1} << (n_ - p)) - 1;
+      mask_ = ClassifySkimAvx2(s_ + p, &opens_) & in;
+      opens_ &= in;
       return;
     }
 #endif
-    mask_ = 0;
-    for (size_t k = 0; k < 64; ++k) {
-      if (p + k >= n_) {
-        mask_ |= ~uint64_t{0} << k;
-        break;
-      }
+    mask_ = opens_ = 0;
+    for (size_t k = 0; k < 64 && p + k < n_; ++k) {
       mask_ |= static_cast<uint64_t>(kSkim.byte[s_[p + k]]) << k;
+      opens_ |= static_cast<uint64_t>(s_[p + k] == '(') << k;
     }
   }
-
 
   const unsigned char* s_;
   size_t n_;
   bool avx2_ = false;
   size_t base_ = ~size_t{0} / 2;  // far from any p: the first Next classifies
-  uint64_t mask_ = 0;
+  uint64_t mask_ = 0, opens_ = 0;
 };
 
 class FastDriver;
@@ -261,11 +296,30 @@ class Lexer {
     in_directive_ = false;
   }
 
+  // The first '\n' or '\r' at or after k, or n_: eight bytes a step (the
+  // padding makes the reads past n_ safe).
+  size_t LineEnd(size_t k) const {
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+    while (k < n_ && !IsNewline(k)) ++k;
+    return k;
+#endif
+    constexpr uint64_t kOnes = 0x0101010101010101ULL, kHigh = 0x8080808080808080ULL;
+    for (; k < n_; k += 8) {
+      uint64_t v;
+      std::memcpy(&v, s_ + k, 8);
+      const uint64_t lf = v ^ 0x0A0A0A0A0A0A0A0AULL, cr = v ^ 0x0D0D0D0D0D0D0D0DULL;
+      // The lowest set bit is exact: a borrow only sets bits above a zero byte.
+      const uint64_t zero = (((lf - kOnes) & ~lf) | ((cr - kOnes) & ~cr)) & kHigh;
+      if (zero != 0) return std::min(k + static_cast<size_t>(__builtin_ctzll(zero)) / 8, n_);
+    }
+    return n_;
+  }
+
   // A `//` comment (a backslash-newline continues it). p_ at the first '/'.
   void LineComment() {
     const size_t start = p_;
     for (;;) {
-      while (p_ < n_ && !IsNewline(p_)) ++p_;
+      p_ = LineEnd(p_);
       size_t k = p_;
       if (p_ < n_ && k > start && s_[k - 1] == '\\') {
         p_ = SkipNewlineAt(p_);
@@ -459,13 +513,17 @@ class Lexer {
     parens_ = 0;
     if (conds_saved_) conds_ = conds_snapshot_;
     skim_ = false;
+    semi_at_ = SIZE_MAX;
   }
 
-  // The skim (Note [Fast path for C++]): from p_ on, byte to skim byte,
-  // each handled as Step would, only the structural tokens kept; the
-  // common ones in a loop here, the rest one at a time by SkimSpecial.
-  // line_start_ is lazy here: true means "at ls_from_", the bytes from
-  // there on not looked at yet (LineStartAt looks).
+  // The skim (Note [Fast path for C++]): from p_ on, skim byte to skim
+  // byte, each handled as Step would, only the structural tokens kept; the
+  // parentheses, ';' and braces in a loop here, the rest one at a time by
+  // SkimSpecial. line_start_ and in_directive_ are lazy here: they hold at
+  // ls_from_, the '\n' from there on not looked at yet (Settle looks). A run
+  // of ';' the skim keeps with nothing between is one token (the last), as
+  // the resolver and the literal rules ignore skimmed ';' but for the one a
+  // stretch starts after.
   void Skim() {
     if (next_hit_ < p_) SkipHitsBehind();
     if (next_hit_ < p_) {
@@ -473,44 +531,47 @@ class Lexer {
       return;
     }
     const size_t entry = p_;  // a token boundary
+    const char* const s = s_;
+    int parens = parens_;  // (a local: the stores through toks_ may alias a member)
     for (;;) {
       // The skim bytes of a 64-byte block from p_ on, up to the next needle.
       const size_t base = cursor_.Block(p_);
       uint64_t mask = cursor_.mask() & (~uint64_t{0} << (p_ - base));
       const bool hit_here = next_hit_ - base < 64;
       if (hit_here) mask &= (uint64_t{1} << (next_hit_ - base)) - 1;
+      const uint64_t opens = cursor_.opens();
       for (; mask != 0; mask &= mask - 1) {
-        const size_t q = base + static_cast<size_t>(__builtin_ctzll(mask));
-        if (q >= n_) {
-          p_ = n_;
-          return;
+        const unsigned k = static_cast<unsigned>(__builtin_ctzll(mask));
+        if (opens >> k & 1) {
+          ++parens;
+          continue;
         }
-        p_ = q + 1;
-        switch (s_[q]) {
-          case '(':
-            line_start_ = false;
-            ++parens_;
-            continue;
-          case ')':
-            line_start_ = false;
-            if (parens_ > 0) --parens_;
-            continue;
-          case '\n':
-            line_start_ = true;
-            in_directive_ = false;
-            ls_from_ = p_;
-            continue;
-          case ';':
-          case '{':
-          case '}':
-            EmitAlways(s_[q] == ';' ? kSemi : s_[q] == '{' ? kLBrace : kRBrace, q, q + 1);
-            if (parens_ == 0) Snapshot();
-            continue;
-          default:
-            p_ = q;
-            SkimSpecial(q, entry);
-            return;
+        const size_t q = base + k;
+        const char c = s[q];
+        if (c == ')') {
+          if (parens > 0) --parens;
+          continue;
         }
+        if (c == ';' || c == '{' || c == '}') {
+          if (in_directive_) Settle(q);
+          if (c == ';' && toks_.size() == semi_at_ && toks_.back().directive == in_directive_) {
+            toks_.back().start = static_cast<uint32_t>(q);
+            toks_.back().end = static_cast<uint32_t>(q + 1);
+            line_start_ = false;
+          } else {
+            EmitAlways(c == ';' ? kSemi : c == '{' ? kLBrace : kRBrace, q, q + 1);
+            semi_at_ = c == ';' ? toks_.size() : SIZE_MAX;
+          }
+          if (parens == 0) {
+            p_ = q + 1;
+            Snapshot();
+          }
+          continue;
+        }
+        parens_ = parens;
+        p_ = q;
+        SkimSpecial(q, entry);
+        return;
       }
       if (hit_here) {  // a needle before the next skim byte
         Rewind();
@@ -518,32 +579,42 @@ class Lexer {
       }
       p_ = base + 64;
       if (p_ >= n_) {
+        parens_ = parens;
         p_ = n_;
         return;
       }
     }
   }
 
-  // Whether the lexer is at a line start at q (no token since the newline).
-  bool LineStartAt(size_t q) {
-    if (!line_start_) return false;
-    for (size_t k = ls_from_; k < q; ++k) {
-      if (!IsSpace(s_[k])) {
-        line_start_ = false;
-        return false;
-      }
+  // Brings line_start_ and in_directive_ (lazy while skimming: see Skim)
+  // up to q: the last '\n' in [ls_from_, q), then the bytes after it.
+  void Settle(size_t q) {
+    if (q <= ls_from_) return;
+    if (const void* nl = memrchr(s_ + ls_from_, '\n', q - ls_from_)) {
+      line_start_ = true;
+      in_directive_ = false;
+      ls_from_ = static_cast<size_t>(static_cast<const char*>(nl) - s_) + 1;
+    }
+    for (size_t k = ls_from_; line_start_ && k < q; ++k) {
+      if (!IsSpace(s_[k])) line_start_ = false;
     }
     ls_from_ = q;
-    return true;
   }
 
-  // The rest of the skim bytes, at p_ == q; `entry` where Skim began.
+  // Whether the lexer is at a line start at q (no token since the newline).
+  bool LineStartAt(size_t q) {
+    Settle(q);
+    return line_start_;
+  }
+
+  // The rest of the skim bytes, at p_ == q; `entry` where Skim began. Each
+  // leaves line_start_ and in_directive_ as they are at p_ (ls_from_).
   void SkimSpecial(size_t q, size_t entry) {
+    if (in_directive_) Settle(q);
     switch (s_[q]) {
       case '\r':
         Newline();
-        ls_from_ = p_;
-        return;
+        break;
       case '"':
       case '\'': {
         // Where a token starts: after the last skim byte (plain code between).
@@ -558,44 +629,42 @@ class Lexer {
         } else {
           Quoted(q, s_[q]);
         }
-        return;
+        line_start_ = false;
+        break;
       }
       case '/':
         if (s_[q + 1] == '/') {
-          LineComment();
+          LineComment();  // up to the '\n' (or the end), which Settle finds
+          line_start_ = false;
         } else if (s_[q + 1] == '*') {
           const bool at_line_start = LineStartAt(q);
-          if (BlockComment()) {
-            line_start_ = at_line_start;
-            ls_from_ = p_;
-          }
+          if (BlockComment()) line_start_ = at_line_start;
         } else {
           line_start_ = false;
           ++p_;
         }
-        return;
+        break;
       case '#':
         if (LineStartAt(q) && !in_directive_) {
           Directive();
-          ls_from_ = p_;
         } else {
           line_start_ = false;
           ++p_;
         }
-        return;
+        break;
       case '\\':
         if (q + 1 < n_ && IsNewline(q + 1)) {
           LineStartAt(q);
           p_ = SkipNewlineAt(q + 1);
-          ls_from_ = p_;
         } else {
           line_start_ = false;
           ++p_;
         }
-        return;
+        break;
       default:
-        return;  // cannot happen: Skim handles the other skim bytes
+        break;  // cannot happen: Skim handles the other skim bytes
     }
+    ls_from_ = p_;
   }
 
   // A pp-number: digits, letters, '.', digit separators, exponent signs.
@@ -860,6 +929,7 @@ class Lexer {
   size_t snap_p_ = 0, snap_toks_ = 0, snap_sups_ = 0;
   bool snap_line_start_ = true, snap_in_directive_ = false;
   size_t ls_from_ = 0;  // see Skim
+  size_t semi_at_ = SIZE_MAX;  // toks_.size() just after the skim kept a ';' (see Skim)
   bool conds_saved_ = false;  // conds_snapshot_ holds conds_ at the last boundary
   std::vector<Cond> conds_snapshot_;
 };
@@ -928,15 +998,20 @@ class Resolver {
   Resolver(const RuleSet& rules, std::string_view src, const TokenBuffer<Tok>& toks,
            ParenMatch* parens, LexOutput* out)
       : rules_(rules), src_(src), t_(toks), out_(out),
-        max_(rules.MaxComponents(Language::kCpp)), parens_(*parens) {}
+        max_(rules.MaxComponents(Language::kCpp)), parens_(*parens) {
+    names_.reserve(16);
+    scratch_.reserve(128);
+  }
 
   // Resolves the tokens up to n (the fast path feeds it stretch by stretch:
   // Note [Fast path for C++]); Finish after the last.
   void Feed(size_t n) {
     limit_ = n;
     size_t i = next_;
+    if (i >= n) return;
+    const Tok* const toks = &t_[0];  // (not reloaded each token)
     for (; i < n; ++i) {
-      const Tok& tok = t_[i];
+      const Tok& tok = toks[i];
       const bool directive = tok.directive;
       switch (tok.type) {
         case kLBrace:
@@ -1114,7 +1189,14 @@ class Resolver {
         "char", "bool", "float", "double", "long", "short", "signed", "unsigned", "auto",
         "struct", "class", "union", "enum", "operator", "template", "noexcept", "public",
         "private", "protected", "__host__", "__device__", "__global__", "__forceinline__"};
-    for (std::string_view k : kWords) {
+    // By length (all are shorter than 16): only those of w's are compared.
+    static const std::vector<std::string_view>* by_size = [] {
+      auto* t = new std::vector<std::string_view>[16];
+      for (std::string_view k : kWords) t[k.size()].push_back(k);
+      return t;
+    }();
+    if (w.size() >= 16) return false;
+    for (std::string_view k : by_size[w.size()]) {
       if (w == k) return true;
     }
     return false;
@@ -1226,10 +1308,25 @@ class Resolver {
     }
     const bool keep = r->want_qualified && r->qualified.empty();
     if (!follows && !keep) return false;
-    std::string& q = scratch_;
-    q.assign(prefix);
-    AppendNames(&q, names, from);
-    if (keep) r->qualified = q;
+    // The candidate: the source's own bytes where the names are written
+    // `a::b::c` with nothing between (the common case), else built.
+    std::string_view q;
+    if (prefix.empty() && from < names.size() && max_ > 0) {
+      const size_t last = std::min(names.size(), from + static_cast<size_t>(max_)) - 1;
+      bool joined = true;
+      for (size_t k = from + 1; k <= last && joined; ++k) {
+        joined = t_[names[k]].start == t_[names[k - 1]].end + 2;
+      }
+      if (joined) {
+        q = src_.substr(t_[names[from]].start, t_[names[last]].end - t_[names[from]].start);
+      }
+    }
+    if (q.empty()) {
+      scratch_.assign(prefix);
+      AppendNames(&scratch_, names, from);
+      q = scratch_;
+    }
+    if (keep) r->qualified.assign(q);
     if (!follows) return false;
     const RuleSet::Spelling* s = nullptr;
     const int m = LongestPrefix(q, &s);
@@ -1237,7 +1334,7 @@ class Resolver {
     if (m == 0 || used < 1) return false;
     r->spelling = s;
     r->used = used;
-    if (r->want_qualified) r->qualified = q;
+    if (r->want_qualified) r->qualified.assign(q);
     return true;
   }
 
@@ -1627,7 +1724,7 @@ class FastDriver {
   // The next needle at or after p, past the first Lexed (SIZE_MAX: none).
   size_t Find(size_t p) const {
     if (full_) return SIZE_MAX;
-    const size_t at = search_.Next(src_.data(), begin_, p, src_.size());
+    const size_t at = search_->Next(src_.data(), begin_, p, src_.size());
     return at >= src_.size() ? SIZE_MAX : at;
   }
 
@@ -1655,23 +1752,54 @@ class FastDriver {
     if (built_ && complete && context_ == built_context_) return false;
     built_ = true;
     built_context_ = context_;
-    search_ = NeedleSearch();
     full_ = !complete ||
             statics_.size() + 2 + context_.size() > static_cast<size_t>(NeedleSearch::kMax);
     if (!full_) {
-      identifier_needles_ = true;
-      for (const std::string& needle : statics_) {
-        search_.Add(needle, false);
-        for (char c : needle) {
-          identifier_needles_ = identifier_needles_ && IsIdentChar(static_cast<unsigned char>(c));
-        }
-      }
-      search_.Add("namespace", true);
-      search_.Add("using", true);
-      for (std::string_view c : context_) search_.Add(c, true);
-      search_.Build();
+      const Built& b = Search(statics_, context_);
+      search_ = &b.search;
+      identifier_needles_ = b.identifier_needles;
     }
     return true;
+  }
+
+  // A needle search built, kept for the files after (most files of a tree
+  // ask for the same few sets), with the bytes its needles view.
+  struct Built {
+    std::vector<std::string> statics, context;
+    NeedleSearch search;
+    bool identifier_needles = true;
+  };
+
+  // The search for the statics, `namespace`, `using` and `context`: one of
+  // this thread's last few, or built now in place of the oldest.
+  static const Built& Search(const std::vector<std::string>& statics,
+                             const std::vector<std::string_view>& context) {
+    constexpr int kKept = 4;
+    thread_local Built kept[kKept];
+    thread_local int oldest = 0;
+    for (const Built& b : kept) {
+      if (b.statics == statics && b.context.size() == context.size() &&
+          std::equal(context.begin(), context.end(), b.context.begin())) {
+        return b;
+      }
+    }
+    Built& b = kept[oldest];
+    oldest = (oldest + 1) % kKept;
+    b.statics = statics;
+    b.context.assign(context.begin(), context.end());
+    b.search = NeedleSearch();
+    b.identifier_needles = true;
+    for (const std::string& needle : b.statics) {
+      b.search.Add(needle, false);
+      for (char c : needle) {
+        b.identifier_needles = b.identifier_needles && IsIdentChar(static_cast<unsigned char>(c));
+      }
+    }
+    b.search.Add("namespace", true);
+    b.search.Add("using", true);
+    for (const std::string& c : b.context) b.search.Add(c, true);
+    b.search.Build();
+    return b;
   }
 
   const std::vector<std::string>& statics_;
@@ -1679,7 +1807,7 @@ class FastDriver {
   size_t begin_;
   const TokenBuffer<Tok>& toks_;
   Resolver* resolver_;
-  NeedleSearch search_;
+  const NeedleSearch* search_ = nullptr;  // (one of Search's)
   std::vector<std::string_view> context_, built_context_;
   bool built_ = false;
   bool full_ = false;  // the needles do not fit: lex everything while so

@@ -40,7 +40,7 @@ void NoteComment(std::string_view text, uint32_t offset, LexOutput* out) {
   // Look for the ':' first: it is rarer in comments than 'a'.
   size_t at = std::string_view::npos;
   for (size_t c = text.find(':'); c != std::string_view::npos; c = text.find(':', c + 1)) {
-    if (c >= 6 && text.compare(c - 6, 6, "anydev") == 0) {
+    if (c >= 6 && std::memcmp(text.data() + c - 6, "anydev", 6) == 0) {
       at = c - 6;
       break;
     }

@@ -180,6 +180,17 @@ bool RunGlob(const CompiledGlob& cg, std::string_view path) {
     }
     return true;
   }
+  // `*` then bytes only (`*.so`): the bytes end the path, no '/' before them.
+  bool suffix = n >= 1 && cg.steps[0].kind == GlobStep::kStar;
+  for (size_t k = 1; k < n && suffix; ++k) suffix = cg.steps[k].kind == GlobStep::kByte;
+  if (suffix) {
+    if (path.size() < n - 1) return false;
+    const size_t head = path.size() - (n - 1);
+    for (size_t k = 1; k < n; ++k) {
+      if (static_cast<unsigned char>(path[head + k - 1]) != cg.steps[k].c) return false;
+    }
+    return path.substr(0, head).find('/') == std::string_view::npos;
+  }
   uint8_t small[2][64];
   std::vector<uint8_t> big;
   uint8_t* cur = small[0];
