@@ -278,7 +278,9 @@ def _fix_python_pass(text: _Text, tree: ast.Module, findings: list[_scan.Finding
                                          Optional[list[str]]]]:
     _starts_cache.clear()  # one module's statement lists at a time
     ctx = _PyContext(text, tree, path)
-    an = ctx.analysis = analysis.PyAnalysis(tree, path, ctx.root)
+    # the findings' lines: node_at answers for the nodes there (Note [One walk])
+    lines = {text.ast_pos(text.index_of_byte(f.start))[0] for f in findings}
+    an = ctx.analysis = analysis.PyAnalysis(tree, path, ctx.root, lines)
     if len(findings) > _DESCENTS_PER_WALK or any(f.kind == "import" for f in findings):
         an.index()  # the findings are then located by a look-up, not a descent each
     applied: list[_scan.Finding] = []
