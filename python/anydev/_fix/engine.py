@@ -198,14 +198,25 @@ def _fix_rounds(data: bytes, path: str, findings: Sequence[_scan.Finding], *, un
     if isinstance(target_torch, str):
         target_torch = _versions.resolve_target(target_torch)
     language = _scan.language_of(path) or (findings[0].language if findings else None)
-    more = (lambda old, new, done: _ROUNDS > 1 and _again(old, new, done, language, unsafe))
+    asked: list[tuple[bytes, bool]] = []  # what more() answered, for the loop to reuse
+
+    def more(old: bytes, new: bytes, done: list) -> bool:
+        got = _again(old, new, done, language, unsafe)
+        asked.append((new, got))
+        return got
+
     new, applied, skipped, tree = _fix_once(data, path, findings, unsafe=unsafe,
-                                            target_torch=target_torch, keep=keep, more=more)
+                                            target_torch=target_torch, keep=keep,
+                                            more=more if _ROUNDS > 1 else None)
     later = 0
     current = new
     done = applied
     for n in range(_ROUNDS - 1):
-        if not _again(data, current, done, language, unsafe):
+        # the round's own answer where it asked (its check came after); else ask now
+        go = asked[-1][1] if asked and asked[-1][0] is current else \
+            _again(data, current, done, language, unsafe)
+        del asked[:]
+        if not go:
             break
         data = current
         again, _errs = _scan.scan_source(data, path, language=language)
@@ -236,7 +247,23 @@ def _again(data: bytes, current: bytes, done: Sequence[_scan.Finding], language:
     other file is fixed in one round, with no rescan."""
     return current != data and language == "python" and (
         unsafe and any(_writes_literal(f) for f in done) or
-        len(_IMPORT_TORCH.findall(current)) > len(_IMPORT_TORCH.findall(data)))
+        _imports_of_torch(current) > _imports_of_torch(data))
+
+
+def _imports_of_torch(data: bytes) -> int:
+    """How many lines of ``data`` are `import torch` alone (_IMPORT_TORCH's
+    matches): the regular expression is tried at the start of the lines that
+    hold the words only, not at every byte."""
+    n, seen, find = 0, -1, data.find
+    i = find(b"import torch")
+    while i >= 0:
+        start = data.rfind(b"\n", 0, i) + 1  # where `^` (re.M) can match for it
+        if start != seen:
+            seen = start
+            if _IMPORT_TORCH.match(data, start):
+                n += 1
+        i = find(b"import torch", i + 1)
+    return n
 
 
 _IMPORT_TORCH = re.compile(rb"^[ \t]*import torch[ \t]*(?:#[^\n]*)?\r?$", re.M)
@@ -751,7 +778,11 @@ def _write_checked(fr: FileResult, new: bytes, st: os.stat_result,
 # rows' own rewrites hold no finding (their "cuda" fallback is getattr's
 # default, in no device position), so the rounds end after the second. Each round is a whole fix of its text,
 # so the unit rule (a function's guard, literals and .cuda() calls together)
-# holds in each; a round whose result would not parse is dropped. A finding is
+# holds in each; a round whose result would not parse is dropped. A round that
+# a further one follows (_again, asked before the check) is checked by parsing
+# the whole fixed text, and the next round takes that tree (_fix_once's
+# ``tree``, used only when its text is the round's) instead of parsing the
+# same text again; the passes of one round (a unit that fell) share one tree. A finding is
 # counted once: the ones a template wrote are new findings, applied in a later
 # round (FileResult.later says how many), and the ones left are the first
 # round's, less those a later round fixed (by rule and text); what the fixes
