@@ -68,13 +68,17 @@ _BLOCK_TYPES = frozenset(t for t in vars(ast).values() if isinstance(t, type) an
 _FALLBACK_ERRORS = {"ImportError", "ModuleNotFoundError", "AttributeError"}
 
 
-def _words(name: str) -> list[str]:
+_NOT_ALNUM = re.compile(r"[^A-Za-z0-9]+")
+_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z]|\d|\b)|[A-Z]?[a-z]+|[A-Z]+|\d+")
+
+
+@functools.lru_cache(maxsize=4096)
+def _words(name: str) -> tuple[str, ...]:
     """The words of an identifier or file name: snake_case, CamelCase, digits split."""
     out: list[str] = []
-    for part in re.split(r"[^A-Za-z0-9]+", name):
-        out += [w.lower() for w in re.findall(r"[A-Z]+(?=[A-Z][a-z]|\d|\b)|[A-Z]?[a-z]+|[A-Z]+|\d+",
-                                               part)]
-    return out
+    for part in _NOT_ALNUM.split(name):
+        out += [w.lower() for w in _WORD.findall(part)]
+    return tuple(out)
 
 
 @functools.lru_cache(maxsize=4096)
