@@ -3,7 +3,7 @@
 # and UndefinedBehaviorSanitizer, and runs each for a given time on a copy of
 # its seed corpus (fuzz/corpus/TARGET, never written to). A crash, a leak, a
 # broken check or an input slower than -timeout fails the run; the input is
-# left in build/fuzz/artifacts/. The report loader and the fixer are fuzzed
+# left in build/fuzz/artifacts/. The report loader, the fixer and the TOML reader are fuzzed
 # with atheris.
 #
 #   tools/fuzz.sh                 # every target, 60 s each
@@ -20,7 +20,7 @@ say() { echo "fuzz: $*" >&2; }
 seconds=${1:-60}
 shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(scan_source glob device report fix)
+((${#targets[@]})) || targets=(scan_source glob device report fix toml)
 
 # --- tools ---------------------------------------------------------------------
 need=()
@@ -69,13 +69,13 @@ for t in "${targets[@]}"; do
             -labsl_int128 -labsl_throw_delegate -labsl_raw_logging_internal -labsl_cord
             -labsl_str_format_internal)
       build device_fuzz fuzz/device_fuzz.cc core/src/device.cc ;;
-    report | fix) ;;
-    *) say "unknown target $t (scan_source, glob, device, report, fix)"; exit 2 ;;
+    report | fix | toml) ;;
+    *) say "unknown target $t (scan_source, glob, device, report, fix, toml)"; exit 2 ;;
   esac
   work=$out/corpus-$t
   rm -rf "$work" && mkdir -p "$work" && cp fuzz/corpus/"$t"/* "$work"/
   say "running $t for ${seconds}s"
-  if [[ $t == report || $t == fix ]]; then
+  if [[ $t == report || $t == fix || $t == toml ]]; then
     .venv/bin/python -c 'import atheris' 2>/dev/null || {
       say "installing atheris into .venv"
       .venv/bin/python -m pip install -q --disable-pip-version-check atheris

@@ -195,15 +195,53 @@ def _toml():
             return None
 
 
-def _parse(path: str, raw: bytes) -> dict:
+class _Unreadable(ValueError):
+    pass
+
+
+#: The most "dots on a line x lines" a refused file may have to be handed to
+#: tomllib for its error message (a few seconds of tomllib at most).
+_TOMLLIB_WORK = 4_000_000
+
+
+def loads_toml(text: str) -> dict:
+    """The TOML document ``text``: read by anydev's own reader, which imports
+    nothing (tomllib's import is half of the start-up of `anydev scan`), and
+    by tomllib only where that reader refuses it (Note [Agreeing with tomllib]
+    in _toml.py): tomllib's result, or its error (a ValueError with tomllib's
+    message). Raises _Unreadable without tomllib or tomli, RecursionError for
+    arrays nested past Python's recursion limit."""
+    from . import _toml as own
+
+    try:
+        return own.loads(text)
+    except own.Invalid:
+        pass
+    # tomllib's time is quadratic in a key's parts and in a header's parts
+    # times the keys under it (Note [Linear in the keys] in _toml.py): a file
+    # whose dots could make it so is not handed on, and gets no more than
+    # anydev's own verdict.
+    lines = text.count("\n") + 1
+    dots = max(map(str.count, text.split("\n"), ".")) if "." in text else 0
+    if dots * max(dots, lines) > _TOMLLIB_WORK:
+        raise ValueError(f"refused by anydev's reader; one line has {dots} dots, too many to "
+                         f"ask tomllib where the error is") from None
     toml = _toml()
     if toml is None:  # pragma: no cover - Python < 3.11 without tomli
-        raise ConfigError(f"{path}: reading it needs Python 3.11 or newer, or the `tomli` "
-                          f"package (pip install tomli)")
+        raise _Unreadable
+    return toml.loads(text)
+
+
+def _parse(path: str, raw: bytes) -> dict:
     try:
-        return toml.loads(raw.decode("utf-8"))
+        return loads_toml(raw.decode("utf-8"))
     except UnicodeDecodeError as e:
         raise ConfigError(f"{path}: not valid UTF-8 ({e.reason} at byte {e.start})") from None
+    except _Unreadable:  # pragma: no cover - Python < 3.11 without tomli
+        raise ConfigError(f"{path}: not valid TOML, and reading why needs Python 3.11 or "
+                          f"newer, or the `tomli` package (pip install tomli)") from None
+    except RecursionError:
+        raise ConfigError(f"{path}: cannot read: arrays or tables nested too deeply") from None
     except ValueError as e:  # TOMLDecodeError
         what = "cannot read [tool.anydev]: " if _is_pyproject(path) else ""
         raise ConfigError(f"{path}: {what}not valid TOML: {e}") from None
@@ -229,8 +267,7 @@ def _may_hold_table(raw: bytes) -> bool:
     broken ``[tool.anydev`` is parsed, and its error reported). It may not when
     every ``anydev`` in it starts a quoted string that is no key (not followed
     by ``.``, ``]`` or ``=``, with spaces and tabs allowed between): a
-    dependency such as ``"anydev>=0.1"``. Such a file is not parsed: tomllib
-    is a third of the start-up of `anydev scan` (benchmarks/python/bench_startup.py)."""
+    dependency such as ``"anydev>=0.1"``. Such a file is not parsed at all."""
     at = raw.find(b"anydev")
     while at >= 0:
         if at == 0 or raw[at - 1:at] not in (b'"', b"'"):
@@ -339,12 +376,22 @@ def _codes(cfg: Config, key: str, value: Any) -> list[str]:
     for v in _strings(cfg, key, value, comma=True):
         for item in v.split(","):
             item = item.strip()
-            if item and not _match(_CODE, item):
+            if item and not _is_code(item):
                 raise ConfigError(f"{cfg.where()}: `{key}`: {item!r} is not a rule code or "
                                   f"a prefix of one (AD101, AD1, ALL)")
             if item:
                 out.append(item)
     return out
+
+
+_DIGITS = frozenset("0123456789")
+
+
+def _is_code(item: str) -> bool:
+    """Whether ``item`` is ``_CODE``'s (letters, then digits), checked without
+    ``re``: a [tool.anydev] select or ignore is read at every start-up."""
+    letters = len(item) - len(item.lstrip("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"))
+    return letters > 0 and _DIGITS.issuperset(item[letters:])
 
 
 def _match(pattern: str, text: str) -> bool:

@@ -133,14 +133,11 @@ def lower_bound(requirement: str) -> Optional[Version]:
 
 
 def _load_toml(data: bytes) -> Optional[dict]:
-    from ._config import _toml  # tomllib, or tomli before Python 3.11; None without either
+    from ._config import loads_toml  # anydev's reader, then tomllib where it refuses
 
-    toml = _toml()
-    if toml is None:
-        return None
     try:
-        return toml.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+        return loads_toml(data.decode("utf-8"))
+    except (ValueError, RecursionError):  # not UTF-8, not TOML, no tomllib
         return None
 
 

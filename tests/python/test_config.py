@@ -161,12 +161,18 @@ def test_discovery_anydev_toml_and_config_option(project):
     assert rc == 2 and f"{other}: not valid TOML" in err
 
 
-def test_without_a_toml_reader_the_error_says_what_to_install(project, monkeypatch):
-    (project / "anydev.toml").write_text('ignore = ["AD107"]\n')
+def test_without_tomllib_a_valid_file_is_read_and_a_broken_one_says_what_to_install(
+        project, monkeypatch):
+    # Python 3.9 and 3.10 without tomli: anydev's own reader reads a valid
+    # file; only the message for a broken one needs tomli.
     monkeypatch.setattr(_config, "_toml", lambda: None)
     monkeypatch.setattr(_config, "_cache", {})
+    (project / "anydev.toml").write_text('ignore = ["AD107"]\n')
+    rc, out, _ = run_cli("scan", "--format", "json")
+    assert rc == 1 and "AD107" not in {rule for _, rule in rules(out)}
+    (project / "anydev.toml").write_text('ignore = ["AD107"\n')
     rc, _, err = run_cli("scan")
-    assert rc == 2 and "needs Python 3.11 or newer, or the `tomli` package" in err
+    assert rc == 2 and "not valid TOML, and reading why needs Python 3.11 or newer" in err
 
 
 # --- globs ---------------------------------------------------------------------------------
@@ -605,8 +611,7 @@ def test_start_up_imports_stay_lazy():
 ])
 def test_pyproject_without_the_table_is_not_parsed(text, parsed):
     # _config.find parses a pyproject.toml only when it may hold a
-    # [tool.anydev] table (tomllib is a third of `anydev scan`'s start-up):
-    # the byte check never misses a table tomllib finds.
+    # [tool.anydev] table: the byte check never misses a table tomllib finds.
     import tomllib
 
     from anydev import _config
@@ -619,3 +624,13 @@ def test_pyproject_without_the_table_is_not_parsed(text, parsed):
         return
     if "anydev" in data.get("tool", {}):
         assert parsed
+
+
+@pytest.mark.parametrize("item", ["AD107", "AD1", "ALL", "ad", "A", "1AD", "AD1A", "AD_1", "",
+                                  "ÄD1", "AD١", "AD 1", "AD1\n"])
+def test_rule_codes_are_checked_as_the_pattern_says(item):
+    # The code check runs at every start-up with a [tool.anydev] table; it
+    # does without `re`, and accepts exactly what _CODE matches.
+    import re
+
+    assert _config._is_code(item) == (re.fullmatch(_config._CODE.strip("^$"), item) is not None)
