@@ -65,6 +65,8 @@ _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 _BLOCK_TYPES = frozenset(t for t in vars(ast).values() if isinstance(t, type) and
                          issubclass(t, ast.AST) and {"body", "orelse", "finalbody",
                                                      "handlers"} & set(t._fields))
+#: What the statement lists (body, orelse, finalbody, handlers) hold.
+_LISTED = (ast.stmt, ast.excepthandler)
 _FALLBACK_ERRORS = {"ImportError", "ModuleNotFoundError", "AttributeError"}
 
 
@@ -472,6 +474,12 @@ class PyAnalysis:
         self._parents, self._names, self._attrs = parents, names, attrs
         self._uses, self._at = uses, at
 
+    def parents(self) -> dict[int, ast.AST]:
+        """id(node) -> its parent, for every node of the module but the module."""
+        if self._parents is None:
+            self._index()
+        return self._parents  # type: ignore[return-value]
+
     def name_uses(self) -> dict[str, int]:
         """How often each name is used (loaded, stored, deleted, declared
         global) in the module."""
@@ -593,6 +601,8 @@ class PyAnalysis:
     def _block_holding(self, holder: ast.AST, child: ast.AST) -> Optional[list]:
         """The statement list of ``holder`` that holds ``child`` (one dict look-up
         per list after the first: a module of n statements stays linear)."""
+        if not isinstance(child, _LISTED):
+            return None  # those lists hold statements and handlers only
         for name in ("body", "orelse", "finalbody", "handlers"):
             b = getattr(holder, name, None)
             if not isinstance(b, list) or not b:

@@ -103,6 +103,10 @@ def _start_of(node: ast.AST) -> tuple[int, int]:
     return start
 
 
+#: The nodes that may have decorators, where they start (_start_of).
+_DECORATED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
 def _chain(tree: ast.AST, start: tuple[int, int], end: tuple[int, int]) -> list[ast.AST]:
     """The nodes from ``tree`` down to the node whose position is exactly
     [start, end] (ast coordinates: line, UTF-8 column), or to the deepest one
@@ -151,13 +155,17 @@ def _chain_to(tree: ast.AST, index, start: tuple[int, int], end: tuple[int, int]
     if node is None:
         return None
     chain = [node]
-    p = index.parent(node)
+    parent = index.parents().get  # the walk's map: one look-up per ancestor
+    decorated = _DECORATED
+    p = parent(id(node))
     while p is not None and p is not tree:
-        if getattr(p, "end_lineno", None) is not None:  # not arguments, withitem, ...
-            if not (_start_of(p) <= start and (p.end_lineno, p.end_col_offset) >= end):  # type: ignore[attr-defined]
+        end_line = getattr(p, "end_lineno", None)
+        if end_line is not None:  # not arguments, withitem, ...
+            first = _start_of(p) if type(p) in decorated else (p.lineno, p.col_offset)  # type: ignore[attr-defined]
+            if not (first <= start and (end_line, p.end_col_offset) >= end):  # type: ignore[attr-defined]
                 return None
             chain.append(p)
-        p = index.parent(p)
+        p = parent(id(p))
     if p is None:
         return None
     chain.append(tree)
