@@ -191,6 +191,75 @@ TEST(ScanFastPath, HugeLinesAndDeepBrackets) {
   Both(deep);  // deeper than the skeleton tracks: the full path
 }
 
+// The skeleton classifies 64 bytes at a time and matches the brackets of a
+// block from its bit mask, stopping only at the other special bytes: every
+// construct is shifted across the blocks' boundaries (offsets 31, 32, 63, 64
+// among them) by a prefix of 0 to 129 bytes, as code, as a string the
+// skeleton jumps over, as a comment line and as a bracket over two lines.
+// Well-formed inputs must take the fast path; a mismatched bracket, at
+// whatever offset, must not.
+TEST(ScanFastPath, SkeletonBlockBoundaries) {
+  struct Body {
+    const char* text;
+    bool fast;  // the fast path takes it
+  };
+  const Body bodies[] = {
+      {"x = (a[1], {2: 3}, ())\ntorch.cuda.synchronize()\n", true},
+      {"x = (a[1], {2: 3)}\ntorch.cuda.synchronize()\n", false},
+      {"x = ([)]\ntorch.cuda.synchronize()\n", false},
+      {"x = (1,\n  [2,\n   {3: torch.cuda.synchronize()}])\n", true},
+      {"x = f'{a[1]!r:>{w}}' + f\"{'cuda:0'}\" + 'cuda:0'\ntorch.cuda.synchronize()\n", true},
+      {"x = '''a\n'b'\n\"\"\" torch.cuda.synchronize() (\n'''\ntorch.cuda.synchronize()\n", true},
+      {"x = \"\"\"(\n]\"\"\" + ''' \\''' '''\ntorch.cuda.synchronize()\n", true},
+      {"x = 'a\\\\\\\\' + \"\\\\\\\"(\" + 'b\\\\\\\nc'\ntorch.cuda.synchronize()\n", true},
+      {"x = (1,\r\n 2)\r\ntorch.cuda.synchronize()\r\n", true},
+      {"x = (1,\r 2)\rtorch.cuda.synchronize()\r", true},
+      {"x = 1 + \\\n  torch.cuda.synchronize()\n", true},
+      {"x = 1 + \\\r\n  torch.cuda.synchronize()\r\n", true},
+      {"# torch.cuda.synchronize() (\ny = ')' # ]\ntorch.cuda.synchronize()\n", true},
+      {"x = (1  # )\n)\ntorch.cuda.synchronize()\n", true},
+      {"x = {1: [2, (3)]}}\ntorch.cuda.synchronize()\n", false},
+      {"x = ((1)\ntorch.cuda.synchronize()\n", false},
+  };
+  for (const Body& body : bodies) {
+    for (int pad = 0; pad < 130; ++pad) {
+      const std::string fill(static_cast<size_t>(pad), 'a');
+      for (const std::string& prefix :
+           {"import torch\nv = " + fill + " + 1\n", "import torch\nv = '" + fill + "'; ",
+            "import torch\n#" + fill + "\n",
+            "import torch\nv = [" + fill + ",\n  " + fill + "]\n"}) {
+        const std::string src = prefix + body.text;
+        bool taken = false;
+        Both(src, &taken);
+        EXPECT_EQ(taken, body.fast) << src;
+      }
+    }
+  }
+}
+
+// The skeleton's bracket stack stops past a depth of 200 (the file then takes
+// the full path); a block's brackets are matched without the depth test
+// only where 64 more cannot pass it.
+TEST(ScanFastPath, SkeletonBracketDepthLimit) {
+  for (int depth : {63, 64, 65, 135, 136, 137, 150, 199, 200, 201}) {
+    const std::string nest = std::string(static_cast<size_t>(depth), '(') +
+                             "torch.cuda.synchronize()" +
+                             std::string(static_cast<size_t>(depth), ')');
+    for (int pad = 0; pad < 70; pad += 7) {
+      const std::string src = "import torch\nx = " + std::string(static_cast<size_t>(pad), ' ') +
+                              nest + "\ntorch.cuda.synchronize()\n";
+      bool taken = false;
+      Both(src, &taken);
+      EXPECT_EQ(taken, depth < 200) << depth;  // the call inside is one more
+    }
+    // One close too many, or of the wrong kind, at the deepest point.
+    Both("import torch\nx = " + nest + ")\n");
+    std::string wrong = nest;
+    wrong[wrong.size() - static_cast<size_t>(depth)] = ']';
+    Both("import torch\nx = " + wrong + "\n");
+  }
+}
+
 // NeedleSearch (prefilter.cc) against a plain search of every offset: whole
 // words and not, short aliases that occur inside words (Note [Word
 // boundaries]), needles at the text's start, after a non-ASCII byte, across

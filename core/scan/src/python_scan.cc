@@ -90,10 +90,16 @@ constexpr StopTables kStops = MakeStopTables();
 constexpr const bool* kCommentStop = kStops.comment;
 constexpr const bool (*kStringStop)[256] = kStops.string;
 
-bool IsOpen(uint8_t t) { return t == kLParen || t == kLBrack || t == kLBrace || t == kFieldOpen; }
-bool IsClose(uint8_t t) {
-  return t == kRParen || t == kRBrack || t == kRBrace || t == kFieldClose;
-}
+// The token types that open and that close a bracket, as bit masks: the
+// bracket matchers ask it of every token.
+constexpr uint32_t kOpenTypes =
+    1u << kLParen | 1u << kLBrack | 1u << kLBrace | 1u << kFieldOpen;
+constexpr uint32_t kCloseTypes =
+    1u << kRParen | 1u << kRBrack | 1u << kRBrace | 1u << kFieldClose;
+static_assert(kEnd < 32, "token types fit the masks");
+
+bool IsOpen(uint8_t t) { return (kOpenTypes >> (t & 31) & 1) != 0; }
+bool IsClose(uint8_t t) { return (kCloseTypes >> (t & 31) & 1) != 0; }
 
 // Returns true if `p` (lowercase or not) is a string prefix: r u b f t, br rb
 // fr rf tr rt.
@@ -202,17 +208,20 @@ class Lexer {
     return static_cast<uint16_t>(col > 0xFFFF ? 0xFFFF : col);
   }
 
-  void Emit(Tk type, size_t start, size_t end) {
-    Tok* t = toks_.Add();
-    t->start = static_cast<uint32_t>(start);
-    t->end = static_cast<uint32_t>(end);
-    t->type = type;
-    t->first = at_logical_start_;
-    t->indent = 0;
+  // Inlined into the lexer's loop (a call per token cost more than the
+  // store); a line's first token takes the call to EmitFirst.
+  __attribute__((always_inline)) void Emit(Tk type, size_t start, size_t end) {
     if (at_logical_start_) {
-      t->indent = IndentOf(start);
-      at_logical_start_ = false;
+      EmitFirst(type, start, end);
+      return;
     }
+    *toks_.Add() = Tok{static_cast<uint32_t>(start), static_cast<uint32_t>(end), 0, type, false};
+  }
+
+  __attribute__((noinline)) void EmitFirst(Tk type, size_t start, size_t end) {
+    *toks_.Add() = Tok{static_cast<uint32_t>(start), static_cast<uint32_t>(end), IndentOf(start),
+                       type, true};
+    at_logical_start_ = false;
   }
 
   void EmitNewline() {
@@ -1194,6 +1203,20 @@ class Resolver {
   mutable std::vector<int64_t> match_;  // see MatchingEnd; empty until its first call
 
  public:
+  // Forgets what Run read, for a Run over new tokens of the same buffer
+  // (the fast path resolves its import lines one by one with one resolver:
+  // no allocation per line).
+  void Reset() {
+    match_.clear();
+    cur_ = 0;
+    scopes_.clear();
+    scopes_.push_back(Scope{-1, 0});
+    bindings_.clear();
+    std::fill(std::begin(bound_first_), std::end(bound_first_), false);
+    pending_name_ = {};
+    pending_target_.clear();
+  }
+
   // Where the chains the literal rules ask about are recorded; null when no
   // literal rule is on (see PyLiterals).
   std::vector<ResolvedChain>* chains_ = nullptr;
@@ -1832,9 +1855,11 @@ class PyLiterals {
 // exceptions: a `def`/`class` pushes a scope in which a later import binds,
 // and a line of smaller indent pops it. So the fast path
 //   1. runs a skeleton pass over the file (SkeletonPass): it finds the
-//      logical lines (a vectorised scan for the bytes that can end one or
-//      open a string, bracket, comment or continuation; each string lexed by
-//      the full lexer's own code, so it ends where the full lexer ends it),
+//      logical lines (a vectorised scan, 64 bytes a step classified by
+//      nibble, for the bytes that can end one or open a string, bracket,
+//      comment or continuation; the brackets are matched from their own bit
+//      mask in the cursor, which stops only at the others; each string is
+//      ended as the full lexer's own code ends it, an f-string by that code),
 //      with their indents and their nearest enclosing line (the previous one
 //      of a smaller indent), and gives up on anything the full lexer would
 //      fail on or that it does not model (a byte that is no Python, a
@@ -1861,6 +1886,19 @@ class PyLiterals {
 // tests/python/test_scan_fast_path.py check it on generated trees, the
 // fixtures and adversarial inputs). A file the skeleton gives up on, or
 // whose rules allow no needle list, takes the full path.
+//
+// Its costs, on the Python files of the 20 MB generated GPU tree (13.6 MB,
+// 232k lines, 614k brackets; `bench_vs_rg.py --size-mb 20 --callgrind
+// --language python`, callgrind over scan_native): 16.6 instructions a byte
+// in all, of which the skeleton 5.3 (about 120 instructions a line, 15 a
+// bracket, 47 a 64-byte block classified), the needle search 2.5, the
+// resolver 2.8, the lexer 1.7 and the literal rules 1.0 over the 8% of the
+// bytes that are lexed (22.8k of the lines, 240k tokens), the bookkeeping of
+// the marked lines (the first search's loop, LexMarked) 1.5, and the
+// driver's checks, line numbers, the walk and start-up 1.8. The skeleton is
+// the largest single part, but even at nothing it would leave 11; the rest
+// is spread over work per line, per marked line and per token, with no one
+// hot spot (docs/scan.md, "Fast path costs").
 
 namespace {
 
@@ -1895,14 +1933,19 @@ uint16_t IndentBetween(const char* s, size_t line_start, size_t at) {
 // The bytes the skeleton stops at in code: control bytes (newlines among
 // them), ! " # $ % & ' ( ), ?, [ \ ], `, { | } ~ and DEL. Classified by
 // nibble (NibbleClass): kSpecial.lo[b & 15] & kSpecial.hi[b >> 4] is not 0.
+// The brackets ( ) [ ] { } have a bit of their own besides (kBracketBits):
+// the skeleton's cursor matches them itself, in a tight loop over their bits,
+// and stops only at the other specials.
+constexpr uint8_t kBracketBits = 0xC0;
+
 constexpr NibbleClass MakeSpecialTables() {
   NibbleClass t{};
   t.hi[0] = t.hi[1] = 1;
-  t.hi[2] = 2;
+  t.hi[2] = 2 | 0x40;
   t.hi[3] = 4;
-  t.hi[5] = 8;
+  t.hi[5] = 8 | 0x80;
   t.hi[6] = 16;
-  t.hi[7] = 32;
+  t.hi[7] = 32 | 0x80;
   for (int l = 0; l < 16; ++l) {
     uint8_t m = 1;
     if (l >= 1 && l <= 9) m |= 2;
@@ -1910,6 +1953,8 @@ constexpr NibbleClass MakeSpecialTables() {
     if (l >= 11 && l <= 13) m |= 8;
     if (l == 0) m |= 16;
     if (l >= 11) m |= 32;
+    if (l == 8 || l == 9) m |= 0x40;    // ( )
+    if (l == 11 || l == 13) m |= 0x80;  // [ ] { }
     t.lo[l] = m;
   }
   t.Finish();
@@ -1918,20 +1963,71 @@ constexpr NibbleClass MakeSpecialTables() {
 
 constexpr NibbleClass kSpecial = MakeSpecialTables();
 
-// The special bytes of s[p, p + 64) as a bit mask (bit k: s[p + k]). Reads
-// s[p, p + 64), which the caller keeps inside the padding; bytes at or past
-// n are special (the padding's NUL is, and the caller stops at n).
-uint64_t ClassifyScalar(const unsigned char* s, size_t p, size_t n) {
-  uint64_t m = 0;
+// A bracket's code (1 '(', 2 '[', 3 '{'; a closing one's with 0x80 added),
+// 0 for any other byte.
+struct BracketCodes {
+  uint8_t code[256];
+};
+
+constexpr BracketCodes MakeBracketCodes() {
+  BracketCodes t{};
+  t.code[static_cast<int>('(')] = 1;
+  t.code[static_cast<int>('[')] = 2;
+  t.code[static_cast<int>('{')] = 3;
+  t.code[static_cast<int>(')')] = 0x81;
+  t.code[static_cast<int>(']')] = 0x82;
+  t.code[static_cast<int>('}')] = 0x83;
+  return t;
+}
+
+constexpr BracketCodes kBracketCode = MakeBracketCodes();
+
+// The special bytes of s[p, p + 64) as a bit mask (bit k: s[p + k]), and
+// *brackets those of them that are brackets. Reads s[p, p + 64), which the
+// caller keeps inside the padding; bytes at or past n are special (the
+// padding's NUL is, and the caller stops at n), and no bracket.
+uint64_t ClassifyScalar(const unsigned char* s, size_t p, size_t n, uint64_t* brackets) {
+  uint64_t m = 0, b = 0;
   for (size_t k = 0; k < 64; ++k) {
     if (p + k >= n) {
       m |= ~uint64_t{0} << k;
       break;
     }
     m |= static_cast<uint64_t>(kSpecial.byte[s[p + k]]) << k;
+    b |= static_cast<uint64_t>(kBracketCode.code[s[p + k]] != 0) << k;
   }
+  *brackets = b;
   return m;
 }
+
+#if defined(ANYDEV_SCAN_NIBBLE_AVX2)
+// ClassifyAvx2 (internal.h) with kSpecial's bracket bits told apart: returns
+// the special bytes of s[0, 64), *brackets those of them that are brackets.
+__attribute__((target("avx2"))) uint64_t ClassifySpecialAvx2(const unsigned char* s,
+                                                             uint64_t* brackets) {
+  const __m256i lo = _mm256_broadcastsi128_si256(
+      _mm_load_si128(reinterpret_cast<const __m128i*>(kSpecial.lo)));
+  const __m256i hi = _mm256_broadcastsi128_si256(
+      _mm_load_si128(reinterpret_cast<const __m128i*>(kSpecial.hi)));
+  const __m256i nib = _mm256_set1_epi8(0x0F);
+  const __m256i bits = _mm256_set1_epi8(static_cast<char>(kBracketBits));
+  const __m256i zero = _mm256_setzero_si256();
+  uint64_t out = 0, br = 0;
+  for (int h = 0; h < 2; ++h) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + 32 * h));
+    const __m256i m = _mm256_and_si256(
+        _mm256_shuffle_epi8(lo, _mm256_and_si256(v, nib)),
+        _mm256_shuffle_epi8(hi, _mm256_and_si256(_mm256_srli_epi16(v, 4), nib)));
+    const uint32_t none = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(m, zero)));
+    const uint32_t nob = static_cast<uint32_t>(
+        _mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(m, bits), zero)));
+    out |= static_cast<uint64_t>(~none) << (32 * h);
+    br |= static_cast<uint64_t>(~nob) << (32 * h);
+  }
+  *brackets = br;
+  return out;
+}
+#endif
 
 bool HaveAvx2() {
 #if defined(ANYDEV_SCAN_NIBBLE_AVX2)
@@ -1942,37 +2038,91 @@ bool HaveAvx2() {
 #endif
 }
 
-// The next special byte at or after a position, from a 64-byte block's
-// bit mask kept between calls (most specials are a few bytes apart).
+// The skeleton's stack of open brackets (their codes), as deep as the full
+// lexer's limit allows the fast path to go.
+struct BracketDepth {
+  static constexpr int kMax = 200;
+  // slots[0] is a sentinel below the stack (slots + 1) that matches no code.
+  uint8_t slots[kMax + 1] = {0xFF};
+  int depth = 0;
+};
+
+// The next special byte at or after a position that is not a bracket, from
+// a 64-byte block's bit masks kept between calls (most specials are a few
+// bytes apart); the brackets it passes are matched on `brackets`' stack.
 class SpecialCursor {
  public:
   SpecialCursor(const unsigned char* s, size_t n) : s_(s), n_(n), avx2_(HaveAvx2()) {}
 
-  size_t Next(size_t p) {
+  // Returns false where a bracket does not match (or nests too deep): the
+  // full lexer fails there.
+  bool Next(size_t p, BracketDepth* brackets, size_t* next) {
     for (;;) {
       if (p - base_ < 64) {
-        const uint64_t m = mask_ & (~uint64_t{0} << (p - base_));
-        if (m != 0) return base_ + static_cast<size_t>(__builtin_ctzll(m));
+        const uint64_t from = ~uint64_t{0} << (p - base_);
+        const uint64_t other = mask_ & ~brackets_ & from;
+        uint64_t b = brackets_ & from & ((other & (0 - other)) - 1);  // those before it
+        if (b != 0 && !Match(b, brackets)) return false;
+        if (other != 0) {
+          *next = base_ + static_cast<size_t>(__builtin_ctzll(other));
+          return true;
+        }
         p = base_ + 64;
       }
-      if (p >= n_) return n_;
+      if (p >= n_) {
+        *next = n_;
+        return true;
+      }
       base_ = p;
 #if defined(ANYDEV_SCAN_NIBBLE_AVX2)
       // s[p, p + 64) lies in the input and its 16 bytes of padding while
       // p + 48 <= n; past that the scalar classifier stops at n.
-      mask_ = avx2_ && p + 48 <= n_ ? ClassifyAvx2(kSpecial, s_ + p) : ClassifyScalar(s_, p, n_);
+      mask_ = avx2_ && p + 48 <= n_ ? ClassifySpecialAvx2(s_ + p, &brackets_)
+                                    : ClassifyScalar(s_, p, n_, &brackets_);
 #else
-      mask_ = ClassifyScalar(s_, p, n_);
+      mask_ = ClassifyScalar(s_, p, n_, &brackets_);
 #endif
     }
   }
 
  private:
+  // Matches the brackets at the bits of b (of the current block), in order.
+  bool Match(uint64_t b, BracketDepth* brackets) const {
+    int depth = brackets->depth;
+    uint8_t* const stack = brackets->slots + 1;
+    if (depth + 64 > BracketDepth::kMax) {  // 64 brackets more may nest too deep
+      do {
+        const uint8_t code = kBracketCode.code[s_[base_ + static_cast<size_t>(__builtin_ctzll(b))]];
+        b &= b - 1;
+        if (code < 0x80) {
+          if (depth == BracketDepth::kMax) return false;
+          stack[depth++] = code;
+        } else {
+          if (depth == 0 || stack[depth - 1] != (code & 0x7F)) return false;
+          --depth;
+        }
+      } while (b != 0);
+    } else {
+      do {  // stack[-1] is the sentinel, which no closing bracket matches
+        const uint8_t code = kBracketCode.code[s_[base_ + static_cast<size_t>(__builtin_ctzll(b))]];
+        b &= b - 1;
+        if (code < 0x80) {
+          stack[depth++] = code;
+        } else {
+          if (stack[depth - 1] != (code & 0x7F)) return false;
+          --depth;
+        }
+      } while (b != 0);
+    }
+    brackets->depth = depth;
+    return true;
+  }
+
   const unsigned char* s_;
   size_t n_;
   bool avx2_;
   size_t base_ = ~size_t{0} / 2;  // far from any p: the first Next classifies
-  uint64_t mask_ = 0;
+  uint64_t mask_ = 0, brackets_ = 0;
 };
 
 // Past the newline at p (\n, \r\n or \r).
@@ -2052,166 +2202,201 @@ bool DeadString(const char* s, size_t quote, size_t after, bool triple, bool byt
   return false;
 }
 
-bool SkeletonPass(std::string_view src, size_t begin, Lexer* strings, TokenBuffer<Tok>* scratch,
-                  LexOutput* scratch_out, std::vector<Region>* regions,
-                  std::vector<OpenLine>* open, std::vector<uint32_t>* dead) {
+// The skeleton's state that its rare stops (SkeletonStop) read and write.
+struct SkeletonState {
+  const char* s;
+  size_t n, begin;
+  bool has_cr;
+  Lexer* strings;
+  TokenBuffer<Tok>* scratch;
+  LexOutput* scratch_out;
+  std::vector<uint32_t>* dead;
+};
+
+// The skeleton at a special byte in code other than a bracket or a '\n' (a
+// string, a comment, a continuation, '\r', ...): sets *p past what it
+// holds. Returns false where the fast path must not be taken. Out of line,
+// so that the skeleton's loop keeps its state in registers.
+__attribute__((noinline)) bool SkeletonStop(const SkeletonState& st, size_t* pp) {
+  const char* s = st.s;
+  const unsigned char* u = reinterpret_cast<const unsigned char*>(s);
+  const size_t n = st.n, begin = st.begin;
+  size_t p = *pp;
+  const char c = s[p];
+  switch (c) {
+    case '\n':
+    case '\r':
+      p = SkipNl(s, p, n);
+      break;
+    case '#': {
+      const size_t hash = p;
+      p = CommentEnd(s, p, n, st.has_cr);
+      st.dead->push_back(static_cast<uint32_t>(hash));
+      st.dead->push_back(static_cast<uint32_t>(p));
+      break;
+    }
+    case '\\':
+      if (s[p + 1] != '\n' && s[p + 1] != '\r') return false;
+      p = SkipNl(s, p + 1, n);
+      break;
+    case '"':
+    case '\'': {
+      size_t id = p;
+      while (id > begin && IsIdentChar(u[id - 1])) --id;
+      bool raw = false, fmt = false, bytes = false;
+      size_t start = p;
+      if (p - id >= 1 && p - id <= 2 && IsStringPrefix(s + id, p - id, &raw, &fmt, &bytes)) {
+        // A prefix, unless the letters end a number (1.f"", 1e+f""):
+        // the full lexer's business.
+        if (id > begin && (s[id - 1] == '.' || s[id - 1] == '+' || s[id - 1] == '-')) {
+          return false;
+        }
+        start = id;
+      } else {
+        raw = fmt = false;
+      }
+      size_t after;
+      const bool triple = p + 2 < n && s[p + 1] == c && s[p + 2] == c;
+      if (fmt) {  // the lexer's own code, for the fields
+        st.scratch->clear();
+        if (!st.strings->LexStringAt(start, p, raw, fmt, &after)) return false;
+        if (!st.scratch_out->suppressions.empty()) st.scratch_out->suppressions.clear();
+      } else {
+        after = PlainStringEnd(s, n, p + (triple ? 3 : 1), c, triple);
+        if (after == 0) return false;  // unterminated: the full path reports it
+      }
+      if (!fmt && DeadString(s, p, after, triple, bytes)) {
+        st.dead->push_back(static_cast<uint32_t>(start));
+        st.dead->push_back(static_cast<uint32_t>(after));
+      }
+      p = after;
+      break;
+    }
+    case '!':
+      if (s[p + 1] != '=') return false;
+      p += 2;
+      break;
+    case '\t':
+    case '\f':
+    case '%':
+    case '&':
+    case '|':
+    case '~':
+      ++p;
+      break;
+    default:
+      return false;  // no Python: the full lexer reports it
+  }
+  *pp = p;
+  return true;
+}
+
+// Out of line (it costs the same inlined), so that a profile shows its share.
+__attribute__((noinline)) bool SkeletonPass(std::string_view src, size_t begin, Lexer* strings,
+                                             TokenBuffer<Tok>* scratch, LexOutput* scratch_out,
+                                             std::vector<Region>* regions,
+                                             std::vector<OpenLine>* open,
+                                             std::vector<uint32_t>* dead) {
   const char* s = src.data();
   const unsigned char* u = reinterpret_cast<const unsigned char*>(s);
   const size_t n = src.size();
   const bool has_cr = std::memchr(s, '\r', n) != nullptr;
+  const SkeletonState st{s, n, begin, has_cr, strings, scratch, scratch_out, dead};
   SpecialCursor specials(u, n);
-  constexpr int kMaxDepth = 200;
-  char stack[kMaxDepth];
-  int depth = 0;
-  regions->clear();
+  BracketDepth brackets;
   dead->clear();
-  open->clear();  // the lines with a token whose indents ascend: the parents
+  // The regions and the stack of enclosing lines (those with a token whose
+  // indents ascend: the parents) are written through raw pointers, grown by
+  // doubling (a push_back would reload and store the vectors' ends).
+  if (regions->size() < 64) regions->resize(64);
+  if (open->size() < 64) open->resize(64);
+  Region* out = regions->data();
+  size_t count = 0, out_cap = regions->size();
+  OpenLine* parents = open->data();
+  size_t top = 0, parents_cap = open->size();
   size_t p = begin;
   while (p < n) {
-    Region r{static_cast<uint32_t>(p), 0, kNoToken, 0, -1};
+    const size_t start = p;
     size_t line_start = p;
-    bool seen = false;
-    for (;;) {
-      if (!seen) {  // at the start of a physical line, no token yet
-        bool plain = true;  // spaces only: the indent is their count
-        for (;;) {  // eight bytes at a time (the padding's NUL stops it)
-          uint64_t w;
-          std::memcpy(&w, s + p, 8);
-          const uint64_t x = w ^ 0x2020202020202020ULL;
-          if (x == 0) {
-            p += 8;
-            continue;
-          }
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-          p += static_cast<size_t>(__builtin_ctzll(x)) / 8;  // the first non-space
-#else
-          while (s[p] == ' ') ++p;
-#endif
-          break;
-        }
-        if (s[p] == '\t' || s[p] == '\f') {
-          while (s[p] == ' ' || s[p] == '\t' || s[p] == '\f') plain &= s[p++] == ' ';
-        }
-        const char c = s[p];
-        if (c == '#') {
-          const size_t hash = p;
-          p = CommentEnd(s, p, n, has_cr);
-          dead->push_back(static_cast<uint32_t>(hash));
-          dead->push_back(static_cast<uint32_t>(p));
-        } else if (c == '\\') {
-          if (s[p + 1] != '\n' && s[p + 1] != '\r') return false;
-          p = SkipNl(s, p + 1, n);
-          line_start = p;
+    uint32_t first = kNoToken;
+    uint16_t indent = 0;
+    for (;;) {  // at the start of a physical line, no token yet
+      for (;;) {  // eight bytes at a time (the padding's NUL stops it)
+        uint64_t w;
+        std::memcpy(&w, s + p, 8);
+        const uint64_t x = w ^ 0x2020202020202020ULL;
+        if (x == 0) {
+          p += 8;
           continue;
-        } else if (p < n && c != '\n' && c != '\r') {
-          seen = true;
-          r.first = static_cast<uint32_t>(p);
-          r.indent = plain && p - line_start < 0xFFFF ? static_cast<uint16_t>(p - line_start)
-                                                      : IndentBetween(s, line_start, p);
         }
-        if (!seen) {  // a blank or comment line
-          if (p < n) p = SkipNl(s, p, n);
-          break;
-        }
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+        p += static_cast<size_t>(__builtin_ctzll(x)) / 8;  // the first non-space
+#else
+        while (s[p] == ' ') ++p;
+#endif
+        break;
       }
-      p = specials.Next(p);
-      if (p >= n) break;
+      bool plain = true;  // spaces only: the indent is their count
+      if (s[p] == '\t' || s[p] == '\f') {
+        while (s[p] == ' ' || s[p] == '\t' || s[p] == '\f') plain &= s[p++] == ' ';
+      }
       const char c = s[p];
-      bool done = false;
-      switch (c) {
-        case '\n':
-        case '\r':
-          p = SkipNl(s, p, n);
-          done = depth == 0;
-          break;
-        case '#': {
-          const size_t hash = p;
-          p = CommentEnd(s, p, n, has_cr);
-          dead->push_back(static_cast<uint32_t>(hash));
-          dead->push_back(static_cast<uint32_t>(p));
-          break;
-        }
-        case '\\':
-          if (s[p + 1] != '\n' && s[p + 1] != '\r') return false;
-          p = SkipNl(s, p + 1, n);
-          break;
-        case '"':
-        case '\'': {
-          size_t id = p;
-          while (id > begin && IsIdentChar(u[id - 1])) --id;
-          bool raw = false, fmt = false, bytes = false;
-          size_t start = p;
-          if (p - id >= 1 && p - id <= 2 && IsStringPrefix(s + id, p - id, &raw, &fmt, &bytes)) {
-            // A prefix, unless the letters end a number (1.f"", 1e+f""):
-            // the full lexer's business.
-            if (id > begin && (s[id - 1] == '.' || s[id - 1] == '+' || s[id - 1] == '-')) {
-              return false;
-            }
-            start = id;
-          } else {
-            raw = fmt = false;
-          }
-          size_t after;
-          const bool triple = p + 2 < n && s[p + 1] == c && s[p + 2] == c;
-          if (fmt) {  // the lexer's own code, for the fields
-            scratch->clear();
-            if (!strings->LexStringAt(start, p, raw, fmt, &after)) return false;
-            if (!scratch_out->suppressions.empty()) scratch_out->suppressions.clear();
-          } else {
-            after = PlainStringEnd(s, n, p + (triple ? 3 : 1), c, triple);
-            if (after == 0) return false;  // unterminated: the full path reports it
-          }
-          if (!fmt && DeadString(s, p, after, triple, bytes)) {
-            dead->push_back(static_cast<uint32_t>(start));
-            dead->push_back(static_cast<uint32_t>(after));
-          }
-          p = after;
-          break;
-        }
-        case '(':
-        case '[':
-        case '{':
-          if (depth == kMaxDepth) return false;
-          stack[depth++] = c;
-          ++p;
-          break;
-        case ')':
-        case ']':
-        case '}': {
-          const char want = c == ')' ? '(' : c == ']' ? '[' : '{';
-          if (depth == 0 || stack[depth - 1] != want) return false;
-          --depth;
-          ++p;
-          break;
-        }
-        case '!':
-          if (s[p + 1] != '=') return false;
-          p += 2;
-          break;
-        case '\t':
-        case '\f':
-        case '%':
-        case '&':
-        case '|':
-        case '~':
-          ++p;
-          break;
-        default:
-          return false;  // no Python: the full lexer reports it
+      if (c == '#') {  // a comment line
+        const size_t hash = p;
+        p = CommentEnd(s, p, n, has_cr);
+        dead->push_back(static_cast<uint32_t>(hash));
+        dead->push_back(static_cast<uint32_t>(p));
+        if (p < n) p = SkipNl(s, p, n);
+      } else if (c == '\\') {
+        if (s[p + 1] != '\n' && s[p + 1] != '\r') return false;
+        p = SkipNl(s, p + 1, n);
+        line_start = p;
+        continue;
+      } else if (p < n && c != '\n' && c != '\r') {
+        first = static_cast<uint32_t>(p);
+        indent = plain && p - line_start < 0xFFFF ? static_cast<uint16_t>(p - line_start)
+                                                  : IndentBetween(s, line_start, p);
+      } else if (p < n) {  // a blank line
+        p = SkipNl(s, p, n);
       }
-      if (done) break;
+      break;
     }
-    if (p >= n && depth != 0) return false;
-    r.end = static_cast<uint32_t>(p < n ? p : n);
-    if (r.first != kNoToken) {
-      const int32_t index = static_cast<int32_t>(regions->size());
-      while (!open->empty() && open->back().indent >= r.indent) open->pop_back();
-      r.parent = open->empty() ? -1 : open->back().index;
-      open->push_back(OpenLine{r.indent, index});
+    if (first != kNoToken) {
+      for (;;) {  // to the newline that ends the logical line
+        if (!specials.Next(p, &brackets, &p)) return false;
+        if (p >= n) break;
+        if (s[p] == '\n') {
+          ++p;
+          if (brackets.depth == 0) break;
+          continue;
+        }
+        const bool newline = s[p] == '\r';
+        if (!SkeletonStop(st, &p)) return false;
+        if (newline && brackets.depth == 0) break;
+      }
+      if (p >= n && brackets.depth != 0) return false;
     }
-    regions->push_back(r);
+    int32_t parent = -1;
+    if (first != kNoToken) {
+      while (top > 0 && parents[top - 1].indent >= indent) --top;
+      if (top > 0) parent = parents[top - 1].index;
+      if (top == parents_cap) {
+        open->resize(2 * parents_cap);
+        parents = open->data();
+        parents_cap = open->size();
+      }
+      parents[top++] = OpenLine{indent, static_cast<int32_t>(count)};
+    }
+    if (count == out_cap) {
+      regions->resize(2 * out_cap);
+      out = regions->data();
+      out_cap = regions->size();
+    }
+    out[count++] = Region{static_cast<uint32_t>(start), static_cast<uint32_t>(p < n ? p : n),
+                          first, indent, parent};
   }
-  return depth == 0;
+  regions->resize(count);
+  return brackets.depth == 0;
 }
 
 // The region holding offset `off`.
@@ -2387,6 +2572,11 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, Le
     search.Build();
     const size_t n = src.size();
     size_t r = 0, span = 0;
+    TokenBuffer<Tok>& one = fs.scratch_toks;  // an import line's tokens
+    LexOutput pass;
+    Resolver resolver(rules, src, one, &pass);
+    resolver.bound_names_ = &fs.bound;
+    resolver.binding_offsets_ = &fs.binding_offsets;
     for (size_t at = search.Next(src.data(), begin, begin, n); at < n;) {
       if (InDeadText(fs.dead, &span, at)) {
         at = search.Next(src.data(), begin, at + 1, n);
@@ -2396,9 +2586,7 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, Le
       const Region& region = regions[r];
       fs.marked[r] = 1;
       if (region.first != kNoToken && HasImport(src, region)) {
-        TokenBuffer<Tok>& one = fs.scratch_toks;
         one.clear();
-        LexOutput pass;
         Lexer(src, region.start, &one, &pass, region.end).Run();
         if (pass.has_error) return false;
         for (size_t k = 0; k < kSentinels; ++k) {
@@ -2406,10 +2594,10 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, Le
         }
         fs.bound.clear();
         fs.binding_offsets.clear();
-        Resolver resolver(rules, src, one, &pass);
-        resolver.bound_names_ = &fs.bound;
-        resolver.binding_offsets_ = &fs.binding_offsets;
+        resolver.Reset();
         resolver.Run();
+        pass.findings.clear();  // what it found is found again below
+        pass.suppressions.clear();
         bool added = false;
         for (std::string_view name : fs.bound) {
           if (std::find(fs.names.begin(), fs.names.end(), name) != fs.names.end()) continue;
