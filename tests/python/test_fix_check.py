@@ -217,3 +217,52 @@ def test_import_names_from_the_tree_are_where_the_tokenizer_puts_them():
                 assert _alias_spans_of(text, stmt) == _alias_spans(text.text, *text.span(stmt))
                 checked += 1
     assert checked > 100
+
+
+@pytest.mark.parametrize("src", [
+    "x = 1\n", "def f():\n    return 1\n", "x = (\n", "def f(:\n    pass\n", "a\0b = 1\n",
+    # the symbol table refuses these, the parse does not: the parse's verdict stands
+    "nonlocal x\n", "def f(a, a):\n    pass\n", "x = 1\nglobal x\n",
+    "from __future__ import braces\n", "def f():\n    x = 1\n    global x\n",
+    # what only the compiler refuses
+    "return 1\n", "await x\n", "yield 1\n", "break\n",
+])
+def test_the_symbol_table_check_gives_the_parses_verdict(src):
+    try:
+        compile(src, "x.py", "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
+        parses = True
+    except (SyntaxError, ValueError):
+        parses = False
+    assert (_parses(src, "x.py") is None) is parses
+
+
+def test_the_walk_keeps_positions_only_on_the_findings_lines():
+    from anydev._fix.analysis import PyAnalysis
+    from anydev._fix.python_tree import _chain
+
+    src = ("import torch\nx = torch.cuda.current_device()\n"
+           "y = torch.cuda.current_device()\n")
+    tree = ast.parse(src)
+    a, b = tree.body[1].value.func, tree.body[2].value.func
+
+    def key(n):
+        return (n.lineno, n.col_offset, n.end_lineno, n.end_col_offset)
+
+    an = PyAnalysis(tree, "m.py", lines={2})
+    assert an.node_at(key(a)) is a
+    assert an.node_at(key(b)) is None  # not a finding's line: the caller descends
+    assert _chain(tree, key(b)[:2], key(b)[2:])[-1] is b
+    assert PyAnalysis(tree, "m.py").node_at(key(b)) is b  # no lines: every node
+
+
+def test_the_count_of_import_torch_lines_is_the_regular_expressions():
+    """engine._imports_of_torch (whether a fix added `import torch`, Note
+    [Rounds]) tries the expression only where the words are: the same count."""
+    from anydev._fix.engine import _IMPORT_TORCH, _imports_of_torch
+
+    rng = random.Random(14)
+    parts = [b"import torch", b"  ", b"\t", b"\n", b"\r\n", b"\r", b"# import torch", b"x",
+             b";", b"import torchvision", b"#c"]
+    for _ in range(20000):
+        data = b"".join(rng.choice(parts) for _ in range(rng.randrange(12)))
+        assert _imports_of_torch(data) == len(_IMPORT_TORCH.findall(data)), data

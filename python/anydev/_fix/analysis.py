@@ -65,16 +65,22 @@ _EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 _BLOCK_TYPES = frozenset(t for t in vars(ast).values() if isinstance(t, type) and
                          issubclass(t, ast.AST) and {"body", "orelse", "finalbody",
                                                      "handlers"} & set(t._fields))
+#: What the statement lists (body, orelse, finalbody, handlers) hold.
+_LISTED = (ast.stmt, ast.excepthandler)
 _FALLBACK_ERRORS = {"ImportError", "ModuleNotFoundError", "AttributeError"}
 
 
-def _words(name: str) -> list[str]:
+_NOT_ALNUM = re.compile(r"[^A-Za-z0-9]+")
+_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z]|\d|\b)|[A-Z]?[a-z]+|[A-Z]+|\d+")
+
+
+@functools.lru_cache(maxsize=4096)
+def _words(name: str) -> tuple[str, ...]:
     """The words of an identifier or file name: snake_case, CamelCase, digits split."""
     out: list[str] = []
-    for part in re.split(r"[^A-Za-z0-9]+", name):
-        out += [w.lower() for w in re.findall(r"[A-Z]+(?=[A-Z][a-z]|\d|\b)|[A-Z]?[a-z]+|[A-Z]+|\d+",
-                                               part)]
-    return out
+    for part in _NOT_ALNUM.split(name):
+        out += [w.lower() for w in _WORD.findall(part)]
+    return tuple(out)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -295,6 +301,24 @@ def scope_facts(scope: ast.AST) -> tuple[dict[str, list[ast.AST]], dict[str, str
     return assigned, annotated
 
 
+@functools.lru_cache(maxsize=1024)
+def _home_path(path: str) -> Optional[str]:
+    """Why the module at ``path`` is a device's own implementation (its name or a
+    folder of its path), or None; asked once per file (its rounds share it)."""
+    rel = path.replace(os.sep, "/")
+    parts = [p for p in rel.split("/") if p not in ("", ".", "..")]
+    for i, part in enumerate(parts):
+        stem = os.path.splitext(part)[0] if i == len(parts) - 1 else part
+        if stem in ("__init__", "__main__"):
+            continue
+        word = device_token(stem)
+        if word is not None:
+            what = "module" if i == len(parts) - 1 else "package folder"
+            return (f"in the {what} `{part}`, named for {word}: a device's own implementation "
+                    "keeps its device-specific calls (rule 4)")
+    return None
+
+
 # --- the analysis of one module ----------------------------------------------------------
 
 #: What only the CUDA (or XPU) class of a generic object has.
@@ -338,13 +362,22 @@ _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 # made `anydev fix` cost about 22x the scan of the same tree. One walk now
 # records what each of them needs; locating a finding is a dictionary look-up
 # and a climb through its parents (anydev._fix.python_tree._chain_to).
+# The node at each position is kept only on the findings' lines (PyAnalysis.lines):
+# a third of the walk went into keeping it for every node. All the nodes at one
+# position share its line, so a position there is answered as before; one on
+# another line (a suppressed finding's, asked by the literal units) is answered
+# None, and the caller descends to it, as it does for a position between nodes.
 
 
 class PyAnalysis:
     """The checks of the module docstring for one parsed module."""
 
-    def __init__(self, tree: ast.Module, path: str, root: Optional[str] = None):
+    def __init__(self, tree: ast.Module, path: str, root: Optional[str] = None,
+                 lines: Optional[set[int]] = None):
         self.tree = tree
+        #: the lines (1-based) whose nodes node_at answers for (None: every line):
+        #: the findings' (Note [One walk])
+        self.lines = lines
         self.path = path
         self.root = root or "torch"
         self._bindings: Optional[dict[str, list[tuple[str, int, ast.AST]]]] = None
@@ -385,7 +418,7 @@ class PyAnalysis:
         Global, Nonlocal, ClassDef = ast.Global, ast.Nonlocal, ast.ClassDef
         FunctionDef, AsyncFunctionDef = ast.FunctionDef, ast.AsyncFunctionDef
         leaves, child_fields = _LEAVES, _CHILD_FIELDS
-        tree = self.tree
+        tree, lines = self.tree, self.lines
         stack: list[tuple[ast.AST, ast.AST, Optional[ast.AST]]] = [(tree, tree, None)]
         pop, push = stack.pop, stack.append
         while stack:
@@ -402,9 +435,11 @@ class PyAnalysis:
             elif t is Global or t is Nonlocal:
                 for n in node.names:  # type: ignore[attr-defined]
                     uses[n] = uses.get(n, 0) + 1
-            end_line = getattr(node, "end_lineno", None)
+            line = getattr(node, "lineno", None)
+            end_line = None if line is None or (lines is not None and line not in lines) else \
+                node.end_lineno  # type: ignore[attr-defined]
             if end_line is not None:
-                key = (node.lineno, node.col_offset, end_line, node.end_col_offset)  # type: ignore[attr-defined]
+                key = (line, node.col_offset, end_line, node.end_col_offset)  # type: ignore[attr-defined]
                 seen = setdefault(key, node)
                 if seen is not node:
                     p = parents.get(id(node))
@@ -414,6 +449,10 @@ class PyAnalysis:
                         at[key] = None
             if t is Name or t is Constant:
                 continue  # no children (a Name's ctx is none)
+            if t is Attribute:  # the commonest node with children: one, its value
+                parents[id(v)] = node
+                push((v, scope, cls))
+                continue
             if t is FunctionDef or t is AsyncFunctionDef:
                 scope = node
             elif t is ClassDef:
@@ -435,6 +474,12 @@ class PyAnalysis:
         self._parents, self._names, self._attrs = parents, names, attrs
         self._uses, self._at = uses, at
 
+    def parents(self) -> dict[int, ast.AST]:
+        """id(node) -> its parent, for every node of the module but the module."""
+        if self._parents is None:
+            self._index()
+        return self._parents  # type: ignore[return-value]
+
     def name_uses(self) -> dict[str, int]:
         """How often each name is used (loaded, stored, deleted, declared
         global) in the module."""
@@ -454,7 +499,8 @@ class PyAnalysis:
 
     def node_at(self, key: tuple[int, int, int, int]) -> Optional[ast.AST]:
         """The outermost node whose position is exactly ``key`` (line, column,
-        end line, end column), or None (none there, or two that do not nest)."""
+        end line, end column), or None (none there, two that do not nest, or a
+        line that is not one of ``lines``: the caller then descends)."""
         if self._parents is None:
             self._index()
         return self._at.get(key)
@@ -502,14 +548,15 @@ class PyAnalysis:
         while k > 0 and (top, id(chain[k])) not in downto:
             k -= 1
         why = downto[(top, id(chain[k]))] if k > 0 else None
+        blocks = _BLOCK_TYPES
         for i in range(k, len(chain) - 1):
+            key = id(chain[i + 1])
             if why is None:
-                key = id(chain[i + 1])
                 if key in steps:
                     why = steps[key]
-                else:
+                elif type(chain[i]) in blocks:  # else no branch nor block: no step
                     why = steps[key] = self._old_torch_step(chain[i], chain[i + 1])
-            downto[(top, id(chain[i + 1]))] = why
+            downto[(top, key)] = why
         return why
 
     def _old_torch_step(self, holder: ast.AST, child: ast.AST) -> Optional[str]:
@@ -554,6 +601,8 @@ class PyAnalysis:
     def _block_holding(self, holder: ast.AST, child: ast.AST) -> Optional[list]:
         """The statement list of ``holder`` that holds ``child`` (one dict look-up
         per list after the first: a module of n statements stays linear)."""
+        if not isinstance(child, _LISTED):
+            return None  # those lists hold statements and handlers only
         for name in ("body", "orelse", "finalbody", "handlers"):
             b = getattr(holder, name, None)
             if not isinstance(b, list) or not b:
@@ -587,24 +636,8 @@ class PyAnalysis:
                     return (f"inside `{kind} {fn.name}` (line {fn.lineno}), named for {word}: a "
                             "device's own implementation keeps its device-specific calls (rule 4)")
         if self._path_home is None:
-            self._path_home = (self._home_path(),)
+            self._path_home = (_home_path(self.path),)
         return self._path_home[0]
-
-    def _home_path(self) -> Optional[str]:
-        """Why the module itself is a device's own implementation (its name or a
-        folder of its path), or None; device_home asks once per module."""
-        rel = self.path.replace(os.sep, "/")
-        parts = [p for p in rel.split("/") if p not in ("", ".", "..")]
-        for i, part in enumerate(parts):
-            stem = os.path.splitext(part)[0] if i == len(parts) - 1 else part
-            if stem in ("__init__", "__main__"):
-                continue
-            word = device_token(stem)
-            if word is not None:
-                what = "module" if i == len(parts) - 1 else "package folder"
-                return (f"in the {what} `{part}`, named for {word}: a device's own implementation "
-                        "keeps its device-specific calls (rule 4)")
-        return None
 
     # -- bindings ----------------------------------------------------------------
     def bindings(self) -> dict[str, list[tuple[str, int, ast.AST]]]:

@@ -11,6 +11,7 @@ import os
 import re
 import stat
 import sys
+from symtable import symtable as _symtable
 import _thread
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Optional, Sequence, Union
@@ -89,6 +90,13 @@ class FixResult:
 
 
 def _parses(source: str, path: str) -> Optional[SyntaxError]:
+    """None when ``source`` parses (as ast.parse reads it), else the error."""
+    try:
+        # the parser without the syntax tree's Python objects (Note [Checking the rewrite])
+        _symtable(source, path, "exec")
+        return None
+    except Exception:  # noqa: BLE001 (a symbol table's error too: the parse decides)
+        pass
     try:
         compile(source, path, "exec", flags=ast.PyCF_ONLY_AST, dont_inherit=True)
     except SyntaxError as e:
@@ -189,21 +197,26 @@ def _fix_rounds(data: bytes, path: str, findings: Sequence[_scan.Finding], *, un
     after the first round."""
     if isinstance(target_torch, str):
         target_torch = _versions.resolve_target(target_torch)
-    new, applied, skipped = _fix_once(data, path, findings, unsafe=unsafe,
-                                      target_torch=target_torch, keep=keep)
+    language = _scan.language_of(path) or (findings[0].language if findings else None)
+    asked: list[tuple[bytes, bool]] = []  # what more() answered, for the loop to reuse
+
+    def more(old: bytes, new: bytes, done: list) -> bool:
+        got = _again(old, new, done, language, unsafe)
+        asked.append((new, got))
+        return got
+
+    new, applied, skipped, tree = _fix_once(data, path, findings, unsafe=unsafe,
+                                            target_torch=target_torch, keep=keep,
+                                            more=more if _ROUNDS > 1 else None)
     later = 0
     current = new
-    language = _scan.language_of(path) or (findings[0].language if findings else None)
     done = applied
-    for _ in range(_ROUNDS - 1):
-        # A further round has work only where this one changed what a scan reports: a
-        # template wrote a device literal (rewritten under --unsafe-fixes only: every
-        # literal row is unsafe), or an `import torch` was added to a module that did
-        # not bind `torch`, whose `torch.cuda.*` the scanner did not resolve before.
-        # Both are Python's. Any other file is fixed in one round, with no rescan.
-        if current == data or language != "python" or not (
-                unsafe and any(_writes_literal(f) for f in done) or
-                len(_IMPORT_TORCH.findall(current)) > len(_IMPORT_TORCH.findall(data))):
+    for n in range(_ROUNDS - 1):
+        # the round's own answer where it asked (its check came after); else ask now
+        go = asked[-1][1] if asked and asked[-1][0] is current else \
+            _again(data, current, done, language, unsafe)
+        del asked[:]
+        if not go:
             break
         data = current
         again, _errs = _scan.scan_source(data, path, language=language)
@@ -211,15 +224,46 @@ def _fix_rounds(data: bytes, path: str, findings: Sequence[_scan.Finding], *, un
         again = [f for f in again if f.kind != "mock"]
         if rules is not None:
             again = list(rules(again))
+        last = n == _ROUNDS - 2
         try:
-            current, done, left = _fix_once(data, path, again, unsafe=unsafe,
-                                             target_torch=target_torch, keep=keep)
+            current, done, left, tree = _fix_once(
+                data, path, again, unsafe=unsafe, target_torch=target_torch, keep=keep,
+                tree=tree, more=None if last else more)
         except ValueError as e:  # this round is dropped: the last good text stays
-            current, done, left = data, [], [(f, str(e)) for f in again]
+            current, done, left, tree = data, [], [(f, str(e)) for f in again], None
         applied += done
         later += len(done)
         skipped = _reconcile(skipped, left, done)
     return current, applied, skipped, later
+
+
+def _again(data: bytes, current: bytes, done: Sequence[_scan.Finding], language: Optional[str],
+           unsafe: bool) -> bool:
+    """Whether a further round can have work after a round that turned ``data``
+    into ``current`` applying ``done`` (Note [Rounds]): a template wrote a device
+    literal (rewritten under --unsafe-fixes only: every literal row is unsafe),
+    or an `import torch` was added to a module that did not bind `torch`, whose
+    `torch.cuda.*` the scanner did not resolve before. Both are Python's. Any
+    other file is fixed in one round, with no rescan."""
+    return current != data and language == "python" and (
+        unsafe and any(_writes_literal(f) for f in done) or
+        _imports_of_torch(current) > _imports_of_torch(data))
+
+
+def _imports_of_torch(data: bytes) -> int:
+    """How many lines of ``data`` are `import torch` alone (_IMPORT_TORCH's
+    matches): the regular expression is tried at the start of the lines that
+    hold the words only, not at every byte."""
+    n, seen, find = 0, -1, data.find
+    i = find(b"import torch")
+    while i >= 0:
+        start = data.rfind(b"\n", 0, i) + 1  # where `^` (re.M) can match for it
+        if start != seen:
+            seen = start
+            if _IMPORT_TORCH.match(data, start):
+                n += 1
+        i = find(b"import torch", i + 1)
+    return n
 
 
 _IMPORT_TORCH = re.compile(rb"^[ \t]*import torch[ \t]*(?:#[^\n]*)?\r?$", re.M)
@@ -272,12 +316,20 @@ def _reconcile(skipped: list, left: list, done: list) -> list:
     return out
 
 
+#: The text a round's fix wrote and its syntax tree, for the next round (Note [Rounds]).
+_Parsed = Optional[tuple[str, ast.Module]]
+
+
 def _fix_once(data: bytes, path: str, findings: Sequence[_scan.Finding], *, unsafe: bool,
-              target_torch, keep: Sequence[str]
-              ) -> tuple[bytes, list[_scan.Finding], list[tuple[_scan.Finding, str]]]:
-    """One round of fix_source: the findings of ``data`` applied, once."""
+              target_torch, keep: Sequence[str], tree: _Parsed = None,
+              more: Optional[Callable[[bytes, bytes, list], bool]] = None
+              ) -> tuple[bytes, list[_scan.Finding], list[tuple[_scan.Finding, str]], _Parsed]:
+    """One round of fix_source: the findings of ``data`` applied, once.
+    ``tree``: the previous round's parse of this text (used when it is the
+    text's); ``more(data, new, applied)``: whether a further round follows,
+    which then gets the parse of the fixed text (the fourth value, else None)."""
     if not findings:
-        return data, [], []
+        return data, [], [], None
     language = _scan.language_of(path) or findings[0].language
     try:
         text = _Text(data, language, strict=language == "python")
@@ -286,34 +338,45 @@ def _fix_once(data: bytes, path: str, findings: Sequence[_scan.Finding], *, unsa
         if not todo:
             applied, skipped = [], refused
             skipped.sort(key=lambda s: s[0].start)
-            return data, applied, skipped
+            return data, applied, skipped, None
         pieces: Optional[list[str]] = None
         unit_refused = _literals.unit_refusals(refused) if language == "python" else []
         if language == "python" and not unit_refused and _none_fixable(todo, unsafe):
             # no rewrite to try: the file is never parsed (Note [Nothing to fix])
             skipped = [(f, _why_not(f, unsafe)) for f in todo] + refused
             skipped.sort(key=lambda s: s[0].start)
-            return data, [], skipped
+            return data, [], skipped, None
         if language == "python":
             # the unit rule needs the literals and checks the target ruled out
-            new, applied, skipped, pieces = _fix_python(text, todo, unsafe, path, unit_refused)
+            given = tree[1] if tree is not None and tree[0] == text.text else None
+            new, applied, skipped, pieces = _fix_python(text, todo, unsafe, path, unit_refused,
+                                                        tree=given)
         else:
             new, applied, skipped = _fix_cpp(text, todo, unsafe, path)
         skipped += refused
         applied.sort(key=lambda f: f.start)
         skipped.sort(key=lambda s: s[0].start)
         if new == text.text:
-            return data, applied, skipped
+            return data, applied, skipped, None
+        out, parsed = text.encode(new), None
         if language == "python":
             # the original parsed (_fix_python); the rewrite must too: the statements
-            # it changed, or the whole file (Note [Checking the rewrite])
+            # it changed, or the whole file (Note [Checking the rewrite]); the whole
+            # file where a further round follows, which takes the tree (Note [Rounds])
             err = None
-            if pieces is None or any(_parses(p, path) is not None for p in pieces):
+            if more is not None and more(data, out, applied):
+                try:
+                    parsed = (new, ast.parse(new, filename=path))
+                except SyntaxError as e:
+                    err = e
+                except ValueError as e:
+                    err = SyntaxError(str(e))
+            elif pieces is None or any(_parses(p, path) is not None for p in pieces):
                 err = _parses(new, path)
             if err is not None:
                 raise _FileError(f"the fixed file would not parse ({_parse_error(err)}); "
                                  "it was left as it was")
-        return text.encode(new), applied, skipped
+        return out, applied, skipped, parsed
     except _FileError as e:
         raise ValueError(str(e)) from None
 
@@ -715,7 +778,11 @@ def _write_checked(fr: FileResult, new: bytes, st: os.stat_result,
 # rows' own rewrites hold no finding (their "cuda" fallback is getattr's
 # default, in no device position), so the rounds end after the second. Each round is a whole fix of its text,
 # so the unit rule (a function's guard, literals and .cuda() calls together)
-# holds in each; a round whose result would not parse is dropped. A finding is
+# holds in each; a round whose result would not parse is dropped. A round that
+# a further one follows (_again, asked before the check) is checked by parsing
+# the whole fixed text, and the next round takes that tree (_fix_once's
+# ``tree``, used only when its text is the round's) instead of parsing the
+# same text again; the passes of one round (a unit that fell) share one tree. A finding is
 # counted once: the ones a template wrote are new findings, applied in a later
 # round (FileResult.later says how many), and the ones left are the first
 # round's, less those a later round fixed (by rule and text); what the fixes

@@ -235,38 +235,52 @@ def _open_paren(text: str, pos: int) -> int:
             continue
         pos += 1
     return pos
+
+
 def _fix_python(text: _Text, findings: list[_scan.Finding], unsafe: bool, path: str,
-                refused: Sequence[tuple[_scan.Finding, str]] = ()
+                refused: Sequence[tuple[_scan.Finding, str]] = (),
+                tree: Optional[ast.Module] = None
                 ) -> tuple[str, list[_scan.Finding], list[tuple[_scan.Finding, str]],
                            Optional[list[str]]]:
     """The fixed text, the findings applied and skipped, and the fixed top-level
     statements to parse again (None: the whole text; Note [Checking the rewrite]).
-    ``refused``: the target's refusals of literals and checks (their units stay)."""
+    ``refused``: the target's refusals of literals and checks (their units stay).
+    ``tree``: the syntax tree of ``text.text`` where the caller has it (the
+    check of the round before, Note [Rounds]); else the text is parsed here."""
+    if tree is None:
+        tree = parse_module(text.text, path)
     # device literals and idioms move with their function (Note [Literal units]):
-    # a pass in which a unit falls runs again without it
+    # a pass in which a unit falls runs again without it, on the same tree (no pass
+    # changes it: the rewrites are edits of the text)
     units = _literals.Units(findings, refused, unsafe)
     for _ in range(len(findings) + 2):  # each pass that fails leaves one more unit
-        done = _fix_python_pass(text, findings, unsafe, path, units)
+        done = _fix_python_pass(text, tree, findings, unsafe, path, units)
         if done is not None:
             return done
     raise AssertionError("the literal units did not settle")  # pragma: no cover
 
 
-def _fix_python_pass(text: _Text, findings: list[_scan.Finding], unsafe: bool, path: str,
-                     units: "_literals.Units"
-                     ) -> Optional[tuple[str, list[_scan.Finding], list[tuple[_scan.Finding, str]],
-                                         Optional[list[str]]]]:
+def parse_module(source: str, path: str) -> ast.Module:
+    """The syntax tree of a Python file that must parse (_FileError if not)."""
     version = f"Python {sys.version_info.major}.{sys.version_info.minor}"
     try:
-        tree = ast.parse(text.text, filename=path)
+        return ast.parse(source, filename=path)
     except SyntaxError as e:
         raise _FileError(f"does not parse with {version} ({_parse_error(e)}); "
                          "nothing was changed") from None
     except ValueError as e:  # NUL bytes
         raise _FileError(f"does not parse ({e}); nothing was changed") from None
+
+
+def _fix_python_pass(text: _Text, tree: ast.Module, findings: list[_scan.Finding], unsafe: bool,
+                     path: str, units: "_literals.Units"
+                     ) -> Optional[tuple[str, list[_scan.Finding], list[tuple[_scan.Finding, str]],
+                                         Optional[list[str]]]]:
     _starts_cache.clear()  # one module's statement lists at a time
     ctx = _PyContext(text, tree, path)
-    an = ctx.analysis = analysis.PyAnalysis(tree, path, ctx.root)
+    # the findings' lines: node_at answers for the nodes there (Note [One walk])
+    lines = {text.ast_pos(text.index_of_byte(f.start))[0] for f in findings}
+    an = ctx.analysis = analysis.PyAnalysis(tree, path, ctx.root, lines)
     if len(findings) > _DESCENTS_PER_WALK or any(f.kind == "import" for f in findings):
         an.index()  # the findings are then located by a look-up, not a descent each
     applied: list[_scan.Finding] = []

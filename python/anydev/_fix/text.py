@@ -61,13 +61,14 @@ class _Text:
                 enc = "utf-8"
             self.encoding = "utf-8" if enc == "utf-8-sig" else enc
         self.body = body
-        if strict:
+        if strict:  # a strict decode that succeeds is the surrogateescape one
             try:
-                body.decode(self.encoding)
+                self.text = body.decode(self.encoding)
             except UnicodeDecodeError as e:
                 raise _FileError(f"is not valid {self.encoding} (byte {e.start + len(self.bom)}); "
                                  "nothing was changed") from None
-        self.text = body.decode(self.encoding, errors="surrogateescape")
+        else:
+            self.text = body.decode(self.encoding, errors="surrogateescape")
         m = _LINE_BREAK.search(self.text)
         self.newline = m.group(0) if m else "\n"
         self.ascii = self.text.isascii()
