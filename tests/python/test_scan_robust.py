@@ -265,3 +265,23 @@ def test_iter_scan_paths_gives_scan_paths_in_batches(tmp_path, monkeypatch):
     assert [f.path for f in missing[0].findings] == ["m0.py"]
     with pytest.raises(ValueError):
         iter_scan_paths(["."], batch=0)
+
+
+# --- numbers past what the native side takes ------------------------------------------
+
+@pytest.mark.parametrize("how", ["flag", "config"])
+def test_huge_max_file_size_and_jobs_are_no_limit_not_a_type_error(tmp_path, monkeypatch, how):
+    # `max-file-size = 9999999999999999999999` (a valid TOML integer, and >= 0) and
+    # `--jobs 3000000000` were passed on to a uint64_t and an int: a TypeError traceback.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.py").write_bytes(LEGACY)
+    huge = "9" * 22
+    if how == "config":
+        (tmp_path / "anydev.toml").write_text(f"max-file-size = {huge}\n")
+        argv = ["-j", "3000000000", "."]
+    else:
+        argv = ["--max-file-size", huge, "-j", "3000000000", "."]
+    for command in ("scan", "fix"):
+        r = run_cli(command, *(["--diff"] if command == "fix" else []), *argv)
+        assert r[0] == 1 and "Traceback" not in r[2], r
+        assert "torch.accelerator.synchronize" in r[1], r
