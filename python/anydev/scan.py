@@ -571,11 +571,13 @@ def _prefixes(entries: Iterable[str], codes: list[str], what: str) -> list[str]:
     if isinstance(entries, str):
         entries = [entries]
     out = []
+    seen = set()  # a list of 100,000 codes costs 100,000 lookups, not as many rule walks
     for entry in entries:
         for e in str(entry).split(","):
             e = e.strip().upper()
-            if not e:
+            if not e or e in seen:
                 continue
+            seen.add(e)
             if e == "ALL":
                 out.append("")
             elif any(c.startswith(e) for c in codes):
