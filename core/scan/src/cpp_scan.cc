@@ -142,24 +142,7 @@ constexpr NibbleClass kSkim = MakeSkimClass();
 // The skim bytes of the 64 at s (all readable) and, in *opens, their '('.
 __attribute__((target("avx2"))) uint64_t ClassifySkimAvx2(const unsigned char* s,
                                                           uint64_t* opens) {
-  const __m256i lo =
-      _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(kSkim.lo)));
-  const __m256i hi =
-      _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(kSkim.hi)));
-  const __m256i nib = _mm256_set1_epi8(0x0F);
-  const __m256i zero = _mm256_setzero_si256();
-  uint64_t any = 0, open = 0;
-  for (int h = 0; h < 2; ++h) {
-    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + 32 * h));
-    const __m256i m = _mm256_and_si256(
-        _mm256_shuffle_epi8(lo, _mm256_and_si256(v, nib)),
-        _mm256_shuffle_epi8(hi, _mm256_and_si256(_mm256_srli_epi16(v, 4), nib)));
-    const uint32_t none = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(m, zero)));
-    any |= static_cast<uint64_t>(~none) << (32 * h);
-    open |= static_cast<uint64_t>(static_cast<uint32_t>(_mm256_movemask_epi8(m))) << (32 * h);
-  }
-  *opens = open;
-  return any;
+  return ClassifyAvx2<0x80>(kSkim, s, opens);  // '(' has the top bit of its class
 }
 #endif
 

@@ -35,13 +35,18 @@ struct NibbleClass {
 
 #if defined(ANYDEV_SCAN_NIBBLE_AVX2)
 // Bit k of the result: s[k] is in `c`, for the 64 bytes at s (all readable).
+// With kMarks, bit k of *marked: s[k]'s class has one of the bits kMarks (the
+// C++ skim's '(' and the Python skeleton's brackets have class bits of their
+// own, so one classification answers both).
+template <uint8_t kMarks = 0>
 __attribute__((target("avx2"))) inline uint64_t ClassifyAvx2(const NibbleClass& c,
-                                                             const unsigned char* s) {
+                                                             const unsigned char* s,
+                                                             uint64_t* marked = nullptr) {
   const __m256i lo = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(c.lo)));
   const __m256i hi = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(c.hi)));
   const __m256i nib = _mm256_set1_epi8(0x0F);
   const __m256i zero = _mm256_setzero_si256();
-  uint64_t out = 0;
+  uint64_t out = 0, mark = 0;
   for (int h = 0; h < 2; ++h) {
     const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + 32 * h));
     const __m256i m = _mm256_and_si256(
@@ -49,7 +54,16 @@ __attribute__((target("avx2"))) inline uint64_t ClassifyAvx2(const NibbleClass& 
         _mm256_shuffle_epi8(hi, _mm256_and_si256(_mm256_srli_epi16(v, 4), nib)));
     const uint32_t none = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(m, zero)));
     out |= static_cast<uint64_t>(~none) << (32 * h);
+    if constexpr (kMarks == 0x80) {  // the top bit: movemask reads it as it is
+      mark |= static_cast<uint64_t>(static_cast<uint32_t>(_mm256_movemask_epi8(m))) << (32 * h);
+    } else if constexpr (kMarks != 0) {
+      const __m256i bits = _mm256_set1_epi8(static_cast<char>(kMarks));
+      const uint32_t unmarked = static_cast<uint32_t>(
+          _mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(m, bits), zero)));
+      mark |= static_cast<uint64_t>(~unmarked) << (32 * h);
+    }
   }
+  if constexpr (kMarks != 0) *marked = mark;
   return out;
 }
 #endif

@@ -2005,27 +2005,7 @@ uint64_t ClassifyScalar(const unsigned char* s, size_t p, size_t n, uint64_t* br
 // the special bytes of s[0, 64), *brackets those of them that are brackets.
 __attribute__((target("avx2"))) uint64_t ClassifySpecialAvx2(const unsigned char* s,
                                                              uint64_t* brackets) {
-  const __m256i lo = _mm256_broadcastsi128_si256(
-      _mm_load_si128(reinterpret_cast<const __m128i*>(kSpecial.lo)));
-  const __m256i hi = _mm256_broadcastsi128_si256(
-      _mm_load_si128(reinterpret_cast<const __m128i*>(kSpecial.hi)));
-  const __m256i nib = _mm256_set1_epi8(0x0F);
-  const __m256i bits = _mm256_set1_epi8(static_cast<char>(kBracketBits));
-  const __m256i zero = _mm256_setzero_si256();
-  uint64_t out = 0, br = 0;
-  for (int h = 0; h < 2; ++h) {
-    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + 32 * h));
-    const __m256i m = _mm256_and_si256(
-        _mm256_shuffle_epi8(lo, _mm256_and_si256(v, nib)),
-        _mm256_shuffle_epi8(hi, _mm256_and_si256(_mm256_srli_epi16(v, 4), nib)));
-    const uint32_t none = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(m, zero)));
-    const uint32_t nob = static_cast<uint32_t>(
-        _mm256_movemask_epi8(_mm256_cmpeq_epi8(_mm256_and_si256(m, bits), zero)));
-    out |= static_cast<uint64_t>(~none) << (32 * h);
-    br |= static_cast<uint64_t>(~nob) << (32 * h);
-  }
-  *brackets = br;
-  return out;
+  return ClassifyAvx2<kBracketBits>(kSpecial, s, brackets);
 }
 #endif
 
