@@ -285,3 +285,21 @@ def test_huge_max_file_size_and_jobs_are_no_limit_not_a_type_error(tmp_path, mon
         r = run_cli(command, *(["--diff"] if command == "fix" else []), *argv)
         assert r[0] == 1 and "Traceback" not in r[2], r
         assert "torch.accelerator.synchronize" in r[1], r
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown", "json", "sarif"])
+def test_report_show_of_a_lone_surrogate_is_an_escape_not_a_traceback(tmp_path, fmt):
+    # "\udcff" is valid JSON, and what a run writes for a file name that is not
+    # UTF-8 (os.fsdecode's surrogateescape); `report show` once died writing it
+    # to a UTF-8 stdout (UnicodeEncodeError).
+    path = tmp_path / "r.json"
+    call = {"file": "caf\udce9.py", "line": 3, "module": "__main__",
+            "legacy": "torch.cuda.current_device", "rule": "AD103\ud800",
+            "replacement": "torch.accelerator.current_device_index", "count": 2,
+            "first_seen": "2026-01-01T00:00:05.000Z"}
+    path.write_text(json.dumps(_report(calls=[call])))
+    rc, out, err = run_command([sys.executable, "-m", "anydev", "report", "show", "--format", fmt,
+                                str(path)], env={"PYTHONIOENCODING": "utf-8"})
+    assert rc == 0 and "Traceback" not in err, (out, err)
+    assert "torch.cuda.current_device" in out
+    assert "caf\\udce9.py" in out  # its escape, in every format (JSON's own too)
