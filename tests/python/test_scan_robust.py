@@ -303,3 +303,24 @@ def test_report_show_of_a_lone_surrogate_is_an_escape_not_a_traceback(tmp_path, 
     assert rc == 0 and "Traceback" not in err, (out, err)
     assert "torch.cuda.current_device" in out
     assert "caf\\udce9.py" in out  # its escape, in every format (JSON's own too)
+
+
+def test_fix_diff_quotes_a_name_with_a_line_break_as_git_does(tmp_path, monkeypatch):
+    # `--- a/n` then `l.py`: a header no patch tool reads. In git's quotes, git
+    # apply takes it.
+    from anydev._fix.engine import unified_diff
+
+    assert unified_diff("n\nl.py", "a\n", "b\n").splitlines()[:2] == [
+        '--- "a/n\\nl.py"', '+++ "b/n\\nl.py"']
+    assert unified_diff("caf\u00e9.py", "a\n", "b\n").startswith("--- a/caf\u00e9.py\n")
+    if shutil.which("git") is None:
+        return
+    monkeypatch.chdir(tmp_path)
+    for name in ("n\nl.py", 'q"b\\.py'):
+        (tmp_path / name).write_bytes(LEGACY)
+    rc, out, err = run_cli("fix", "--diff", "--no-config", ".")
+    assert rc == 1 and out.count("+torch.accelerator.synchronize()") == 2, (out, err)
+    subprocess.run(["git", "init", "-q"], check=True)
+    (tmp_path / "p.diff").write_text(out)
+    subprocess.run(["git", "apply", "p.diff"], check=True)
+    assert (tmp_path / "n\nl.py").read_bytes() == LEGACY.replace(b"cuda", b"accelerator")
