@@ -324,3 +324,19 @@ def test_fix_diff_quotes_a_name_with_a_line_break_as_git_does(tmp_path, monkeypa
     (tmp_path / "p.diff").write_text(out)
     subprocess.run(["git", "apply", "p.diff"], check=True)
     assert (tmp_path / "n\nl.py").read_bytes() == LEGACY.replace(b"cuda", b"accelerator")
+
+
+@pytest.mark.parametrize("argv,what", [
+    (["scan", "."], "the report"), (["fix", "--diff", "."], "the diff"),
+    (["fix", "-"], "the fixed file")])
+def test_a_closed_stdout_is_a_clear_error(tmp_path, argv, what):
+    # `anydev scan . >&-`: Python sets sys.stdout to None, and writing the
+    # report was an AttributeError traceback.
+    (tmp_path / "a.py").write_bytes(LEGACY)
+    p = subprocess.run([sys.executable, "-m", "anydev", *argv, "--no-config"], cwd=tmp_path,
+                       input=LEGACY, stderr=subprocess.PIPE, preexec_fn=lambda: os.close(1),
+                       timeout=120)
+    err = p.stderr.decode()
+    assert p.returncode == 2 and "Traceback" not in err, err
+    assert f"cannot write {what} to stdout: it is closed" in err
+    assert (tmp_path / "a.py").read_bytes() == LEGACY
