@@ -208,6 +208,9 @@ def _cmd_report_show(args: argparse.Namespace) -> int:
     except (report.ReportError, ValueError) as e:
         print(f"anydev report show: {e}", file=sys.stderr)
         return 2
+    # A lone surrogate is valid JSON ("\udcff": what a run writes for a file name
+    # that is not UTF-8) but no UTF-8 stdout takes it: written as its escape.
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
     sys.stdout.write(text if text.endswith("\n") else text + "\n")
     return 0
 

@@ -222,7 +222,9 @@ def loads_toml(text: str) -> dict:
     # whose dots could make it so is not handed on, and gets no more than
     # anydev's own verdict.
     lines = text.count("\n") + 1
-    dots = max(map(str.count, text.split("\n"), ".")) if "." in text else 0
+    # (each line's dots: map(str.count, lines, ".") zipped the lines with the
+    # one-character string ".", so it counted the first line's alone)
+    dots = max(line.count(".") for line in text.split("\n")) if "." in text else 0
     if dots * max(dots, lines) > _TOMLLIB_WORK:
         raise ValueError(f"refused by anydev's reader; one line has {dots} dots, too many to "
                          f"ask tomllib where the error is") from None

@@ -160,6 +160,8 @@ def _fix_stdin(args: argparse.Namespace, sel, scanned) -> int:
             old_text, new_text = data.decode("utf-8", "replace"), new.decode("utf-8", "replace")
             write_stdout([_fix.unified_diff(name, old_text, new_text)], "the diff")
     else:
+        if sys.stdout is None:
+            write_stdout([], "the fixed file")  # stdout closed: that error
         try:
             sys.stdout.flush()
             sys.stdout.buffer.write(new)

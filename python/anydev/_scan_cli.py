@@ -321,6 +321,8 @@ def _silence_stdout() -> None:
 def write_stdout(chunks: Iterable[str], what: str = "the report") -> None:
     """Writes to stdout; a write that fails (a full disk, /dev/full) is a
     UsageError naming it (a closed pipe stays a BrokenPipeError)."""
+    if sys.stdout is None:  # started with stdout closed (`anydev scan . >&-`)
+        raise UsageError(f"cannot write {what} to stdout: it is closed")
     try:
         sys.stdout.writelines(chunks)
         sys.stdout.flush()

@@ -385,7 +385,8 @@ def _sarif(report: dict[str, Any], root: str) -> dict[str, Any]:
                 "defaultConfiguration": {"level": "warning"},
             })
         uri = _rel(c["file"], root)
-        fingerprint = hashlib.sha256(f"{uri}:{c['line']}:{c['legacy']}".encode()).hexdigest()[:32]
+        key = f"{uri}:{c['line']}:{c['legacy']}".encode("utf-8", "surrogatepass")  # "\udcff" is JSON
+        fingerprint = hashlib.sha256(key).hexdigest()[:32]
         # SARIF wants URIs: a relative one against %SRCROOT%, else file:///...
         artifact = ({"uri": pathlib.PurePath(uri).as_uri()} if os.path.isabs(uri)
                     else {"uri": uri.replace(os.sep, "/"), "uriBaseId": "%SRCROOT%"})

@@ -317,13 +317,25 @@ def _iter_scan_paths(paths: Sequence[str], *, keep: Callable[[str], bool],
     return _batches(files, path_errors, native, rows, cwd, keep, jobs, max_file_size, batch)
 
 
+def _jobs(jobs) -> int:
+    # The native side takes a C int: more threads than that are never started
+    # anyway (no more threads than files), so a larger count means "as many".
+    return min(int(jobs or 0), 2**31 - 1)
+
+
+def _size_limit(max_file_size) -> int:
+    # A uint64_t there; no file is larger, so a larger limit is no limit
+    # (`--max-file-size 99999999999999999999999` once raised a TypeError).
+    return min(int(max_file_size), 2**64 - 1)
+
+
 def _batches(files, path_errors, native, rows, cwd, keep, jobs, max_file_size,
              batch) -> Iterator[ScanResult]:
     keep_rows = _keep_rows(keep)
     pending = path_errors
     for at in range(0, max(len(files), 1), batch):
-        part, nfiles, nbytes = _native().scan_files(native, files[at:at + batch], int(jobs or 0),
-                                                    int(max_file_size), keep_rows)
+        part, nfiles, nbytes = _native().scan_files(native, files[at:at + batch], _jobs(jobs),
+                                                    _size_limit(max_file_size), keep_rows)
         yield _result(pending + part, nfiles, nbytes, rows, cwd)
         pending = []
 
@@ -559,11 +571,13 @@ def _prefixes(entries: Iterable[str], codes: list[str], what: str) -> list[str]:
     if isinstance(entries, str):
         entries = [entries]
     out = []
+    seen = set()  # a list of 100,000 codes costs 100,000 lookups, not as many rule walks
     for entry in entries:
         for e in str(entry).split(","):
             e = e.strip().upper()
-            if not e:
+            if not e or e in seen:
                 continue
+            seen.add(e)
             if e == "ALL":
                 out.append("")
             elif any(c.startswith(e) for c in codes):
@@ -711,7 +725,7 @@ def _scan_paths(paths: Sequence[str], *, select=None, ignore=None,
     files, path_errors, nfiles, nbytes, nignored = _native().scan_paths(
         native, [os.fsencode(p) for p in [*paths, *tracked]],
         [(os.fsencode(p), os.fsencode(b or cwd)) for p, b in excludes],
-        respect_gitignore, int(jobs or 0), int(max_file_size), _keep_rows(keep))
+        respect_gitignore, _jobs(jobs), _size_limit(max_file_size), _keep_rows(keep))
     noqa: set[str] = set()
     result = _result(path_errors + files, nfiles, nbytes, rows, cwd, noqa)
     result.ignored, result.tracked = nignored, len(tracked)

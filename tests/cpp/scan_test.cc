@@ -482,6 +482,14 @@ TEST(ScanIgnore, DoubleStarIsSpecialOnlyAsASegment) {
   EXPECT_TRUE(GlobMatch("[a-c]/*.py", "b/x.py"));
   EXPECT_FALSE(GlobMatch("[!/]x", "/x"));  // a class never matches '/'
   EXPECT_FALSE(GlobMatch("abc\\", "abc\\"));  // a trailing '\\' matches nothing
+  // An unclosed '[' makes git's wildmatch give up: the pattern matches nothing
+  // (it was once a literal '[', so `*[.py` in a .gitignore hid a[.py from scans).
+  EXPECT_FALSE(GlobMatch("*[.py", "a[.py"));
+  EXPECT_FALSE(GlobMatch("a[.py", "a[.py"));
+  EXPECT_FALSE(GlobMatch("*[", "x["));
+  EXPECT_FALSE(GlobMatch("[!", "[!"));
+  EXPECT_TRUE(GlobMatch("\\[.py", "[.py"));  // an escaped '[' is a byte
+  EXPECT_TRUE(GlobMatch("[[]x", "[x"));
   EXPECT_TRUE(GlobMatch("[\xe9]", "\xe9"));  // bytes from 0x80 are bytes, not negative chars
 }
 

@@ -157,6 +157,18 @@ def test_rule_filter():
         rule_filter(["AD999"])
 
 
+def test_rule_filter_walks_each_entry_once():
+    # `select = ["AD1", "AD1", ...]` 100,000 long made each of the ~300 rules walk
+    # every entry at the start of a scan (30 s for 1,000,000 entries): repeats are one.
+    from anydev._scan_table import NATIVE
+    from anydev.scan import _prefixes
+
+    codes = [t[0] for t in NATIVE]
+    assert _prefixes(["AD1"] * 100_000 + ["ad1, AD1", "AD2"], codes, "select") == ["AD1", "AD2"]
+    keep = rule_filter(["AD1"] * 100_000, ["AD103"] * 100_000)
+    assert keep("AD101") and not keep("AD103") and not keep("AD201")
+
+
 def test_scan_paths_select_ignore_and_result(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "a.py").write_text("import torch\ntorch.cuda.synchronize()\ntorch.cuda.empty_cache()\n")

@@ -265,3 +265,78 @@ def test_iter_scan_paths_gives_scan_paths_in_batches(tmp_path, monkeypatch):
     assert [f.path for f in missing[0].findings] == ["m0.py"]
     with pytest.raises(ValueError):
         iter_scan_paths(["."], batch=0)
+
+
+# --- numbers past what the native side takes ------------------------------------------
+
+@pytest.mark.parametrize("how", ["flag", "config"])
+def test_huge_max_file_size_and_jobs_are_no_limit_not_a_type_error(tmp_path, monkeypatch, how):
+    # `max-file-size = 9999999999999999999999` (a valid TOML integer, and >= 0) and
+    # `--jobs 3000000000` were passed on to a uint64_t and an int: a TypeError traceback.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.py").write_bytes(LEGACY)
+    huge = "9" * 22
+    if how == "config":
+        (tmp_path / "anydev.toml").write_text(f"max-file-size = {huge}\n")
+        argv = ["-j", "3000000000", "."]
+    else:
+        argv = ["--max-file-size", huge, "-j", "3000000000", "."]
+    for command in ("scan", "fix"):
+        r = run_cli(command, *(["--diff"] if command == "fix" else []), *argv)
+        assert r[0] == 1 and "Traceback" not in r[2], r
+        assert "torch.accelerator.synchronize" in r[1], r
+
+
+@pytest.mark.parametrize("fmt", ["text", "markdown", "json", "sarif"])
+def test_report_show_of_a_lone_surrogate_is_an_escape_not_a_traceback(tmp_path, fmt):
+    # "\udcff" is valid JSON, and what a run writes for a file name that is not
+    # UTF-8 (os.fsdecode's surrogateescape); `report show` once died writing it
+    # to a UTF-8 stdout (UnicodeEncodeError).
+    path = tmp_path / "r.json"
+    call = {"file": "caf\udce9.py", "line": 3, "module": "__main__",
+            "legacy": "torch.cuda.current_device", "rule": "AD103\ud800",
+            "replacement": "torch.accelerator.current_device_index", "count": 2,
+            "first_seen": "2026-01-01T00:00:05.000Z"}
+    path.write_text(json.dumps(_report(calls=[call])))
+    rc, out, err = run_command([sys.executable, "-m", "anydev", "report", "show", "--format", fmt,
+                                str(path)], env={"PYTHONIOENCODING": "utf-8"})
+    assert rc == 0 and "Traceback" not in err, (out, err)
+    assert "torch.cuda.current_device" in out
+    assert "caf\\udce9.py" in out  # its escape, in every format (JSON's own too)
+
+
+def test_fix_diff_quotes_a_name_with_a_line_break_as_git_does(tmp_path, monkeypatch):
+    # `--- a/n` then `l.py`: a header no patch tool reads. In git's quotes, git
+    # apply takes it.
+    from anydev._fix.engine import unified_diff
+
+    assert unified_diff("n\nl.py", "a\n", "b\n").splitlines()[:2] == [
+        '--- "a/n\\nl.py"', '+++ "b/n\\nl.py"']
+    assert unified_diff("caf\u00e9.py", "a\n", "b\n").startswith("--- a/caf\u00e9.py\n")
+    if shutil.which("git") is None:
+        return
+    monkeypatch.chdir(tmp_path)
+    for name in ("n\nl.py", 'q"b\\.py'):
+        (tmp_path / name).write_bytes(LEGACY)
+    rc, out, err = run_cli("fix", "--diff", "--no-config", ".")
+    assert rc == 1 and out.count("+torch.accelerator.synchronize()") == 2, (out, err)
+    subprocess.run(["git", "init", "-q"], check=True)
+    (tmp_path / "p.diff").write_text(out)
+    subprocess.run(["git", "apply", "p.diff"], check=True)
+    assert (tmp_path / "n\nl.py").read_bytes() == LEGACY.replace(b"cuda", b"accelerator")
+
+
+@pytest.mark.parametrize("argv,what", [
+    (["scan", "."], "the report"), (["fix", "--diff", "."], "the diff"),
+    (["fix", "-"], "the fixed file")])
+def test_a_closed_stdout_is_a_clear_error(tmp_path, argv, what):
+    # `anydev scan . >&-`: Python sets sys.stdout to None, and writing the
+    # report was an AttributeError traceback.
+    (tmp_path / "a.py").write_bytes(LEGACY)
+    p = subprocess.run([sys.executable, "-m", "anydev", *argv, "--no-config"], cwd=tmp_path,
+                       input=LEGACY, stderr=subprocess.PIPE, preexec_fn=lambda: os.close(1),
+                       timeout=120)
+    err = p.stderr.decode()
+    assert p.returncode == 2 and "Traceback" not in err, err
+    assert f"cannot write {what} to stdout: it is closed" in err
+    assert (tmp_path / "a.py").read_bytes() == LEGACY

@@ -251,6 +251,11 @@ def test_a_refused_file_tomllib_would_take_long_on_is_not_handed_on(tmp_path, mo
     with pytest.raises(_config.ConfigError, match="one line has 100000 dots"):
         _config.load_file(str(path))
     assert asked == []
+    # on any line, not only the first (a pyproject.toml's starts with a header)
+    path.write_text("[tool]\nselect" + ".a" * 100_000 + " = [\n")
+    with pytest.raises(_config.ConfigError, match="one line has 100000 dots"):
+        _config.load_file(str(path))
+    assert asked == []
     path.write_text("select.a = [\n")  # a short one still gets tomllib's message
     with pytest.raises(_config.ConfigError, match="at end of document|line 1"):
         _config.load_file(str(path))

@@ -59,13 +59,13 @@ struct GlobStep {
 struct CompiledGlob {
   std::vector<GlobStep> steps;
   std::vector<std::array<bool, 256>> sets;
-  bool never = false;  // a trailing lone '\': matches nothing (as git)
+  bool never = false;  // a trailing lone '\' or an unclosed '[': matches nothing (as git)
 };
 
 namespace {
 
 // Parses the bracket expression at g (just after '['); returns the position
-// past its ']', or nullptr if it is not closed (then '[' is a literal).
+// past its ']', or nullptr if it is not closed (then the glob matches nothing).
 const char* ParseClass(const char* g, const char* ge, std::array<bool, 256>* set) {
   set->fill(false);
   bool negate = false;
@@ -135,7 +135,10 @@ CompiledGlob CompileGlob(std::string_view glob) {
         g = end;
         continue;
       }
-      // An unclosed '[' is a literal.
+      // An unclosed '[': git's wildmatch gives up on the whole pattern, which
+      // then matches nothing (`*[.py` ignores no file, `a[.py` not "a[.py").
+      out.never = true;
+      return out;
     }
     if (c == '\\') {
       if (g + 1 == ge) {

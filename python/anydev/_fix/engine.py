@@ -385,6 +385,11 @@ def unified_diff(path: str, old: str, new: str) -> str:
     """A unified diff of two texts of ``path`` (``a/path``, ``b/path``), with
     git's marker for a last line without a line break."""
     name_a, name_b = (path, path) if os.path.isabs(path) else (f"a/{path}", f"b/{path}")
+    if any(c < " " or c in '"\\\x7f' for c in path):
+        # A line break in a name split the header (`--- a/n` then `l.py`), which no
+        # patch tool reads: in git's quotes (`--- "a/n\\nl.py"`), as git writes it.
+        name_a, name_b = (_scan.quote_path(n.encode("utf-8", "surrogateescape"))
+                          for n in (name_a, name_b))
     out = []
     for i, line in enumerate(difflib.unified_diff(split_lines(old), split_lines(new),
                                                   fromfile=name_a, tofile=name_b)):
