@@ -11,6 +11,25 @@
 namespace anydev {
 namespace {
 
+// `text` for an error message: control bytes (a NUL would end the message
+// where Python reads it as a C string) written as \xNN, the rest as it is.
+std::string Printable(absl::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (const char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      constexpr char kHex[] = "0123456789abcdef";
+      out += "\\x";
+      out += kHex[u >> 4];
+      out += kHex[u & 15];
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 constexpr const char* kTypeList = "cpu, cuda, hip, xpu, sim, mps, meta, privateuseone";
 
 }  // namespace
@@ -94,7 +113,7 @@ absl::StatusOr<Device> Device::Parse(absl::string_view text) {
   if (name.empty() || state == State::kError ||
       (state == State::kIndexStart && index_text.empty())) {
     return absl::InvalidArgumentError(
-        absl::StrCat("Invalid device string: '", text, "'"));
+        absl::StrCat("Invalid device string: '", Printable(text), "'"));
   }
   int index = -1;
   if (!index_text.empty()) {

@@ -274,12 +274,14 @@ PyObject* RetypeArg(PyObject* arg, DeviceType from) {
   if (PyLong_CheckExact(arg) || arg == Py_None || PyBool_Check(arg)) return nullptr;
   std::optional<Device> d;
   if (PyUnicode_Check(arg)) {
-    const char* s = PyUnicode_AsUTF8(arg);
+    Py_ssize_t n = 0;
+    const char* s = PyUnicode_AsUTF8AndSize(arg, &n);
     if (s == nullptr) {
       PyErr_Clear();
       return nullptr;
     }
-    absl::StatusOr<Device> parsed = Device::Parse(s);
+    // With its size: "cuda\0x" is no device (the target reports it), not "cuda".
+    absl::StatusOr<Device> parsed = Device::Parse(absl::string_view(s, static_cast<size_t>(n)));
     if (parsed.ok()) d = *parsed;
   } else if (g_device_type_obj != nullptr && PyObject_TypeCheck(arg, reinterpret_cast<PyTypeObject*>(g_device_type_obj))) {
     d = DeviceOfPy(arg);

@@ -19,6 +19,21 @@ py::handle g_device_type;
 
 std::string Repr(py::handle h) { return py::str(py::repr(h)); }
 
+}  // namespace
+
+absl::StatusOr<std::string> DeviceStringOfPy(py::handle h) {
+  Py_ssize_t n = 0;
+  const char* s = PyUnicode_AsUTF8AndSize(h.ptr(), &n);
+  if (s == nullptr) {  // a lone surrogate: pybind11's cast said only "Unable to cast"
+    PyErr_Clear();
+    return absl::InvalidArgumentError(
+        absl::StrCat("Invalid device string: ", Repr(h), " (not valid UTF-8)"));
+  }
+  return std::string(s, static_cast<size_t>(n));
+}
+
+namespace {
+
 // Reads a Python int used as a device index without pybind11's opaque cast
 // error for values beyond int64: as torch.device, any negative one (-1
 // included, when passed explicitly) is "must not be negative"; a huge one is
@@ -135,7 +150,10 @@ absl::StatusOr<Device> DeviceFromPy(py::handle h, std::optional<Device> fallback
     return internal::TypeError("expected a device, got None");
   }
   if (std::optional<Device> d = DeviceOfPy(h)) return *d;
-  if (py::isinstance<py::str>(h)) return Device::Parse(h.cast<std::string>());
+  if (py::isinstance<py::str>(h)) {
+    ANYDEV_ASSIGN_OR_RETURN(const std::string text, DeviceStringOfPy(h));
+    return Device::Parse(text);
+  }
   if (py::isinstance<py::int_>(h) && !py::isinstance<py::bool_>(h)) {
     ANYDEV_ASSIGN_OR_RETURN(const int64_t index, DeviceIndexOfPyInt(h));
     ANYDEV_ASSIGN_OR_RETURN(DeviceType acc, acc::GetAccelerator());
@@ -178,7 +196,8 @@ absl::StatusOr<int> AccDeviceIndexFromPy(py::handle h, bool optional) {
   if (std::optional<Device> dev = DeviceOfPy(h)) {
     d = *dev;
   } else if (py::isinstance<py::str>(h)) {
-    ANYDEV_ASSIGN_OR_RETURN(d, Device::Parse(h.cast<std::string>()));
+    ANYDEV_ASSIGN_OR_RETURN(const std::string text, DeviceStringOfPy(h));
+    ANYDEV_ASSIGN_OR_RETURN(d, Device::Parse(text));
   } else {
     return internal::TypeError(absl::StrCat(
         "expected a device index (int), a device or a device string, got ", Repr(h)));
@@ -214,7 +233,7 @@ parsed and printed exactly as torch.device.
       .def(py::init([](py::handle type, py::handle index) {
              if (std::optional<Device> d = DeviceOfPy(type); d && index.is_none()) return *d;
              if (py::isinstance<py::str>(type)) {
-               return Unwrap(ParseWithIndex(type.cast<std::string>(), index));
+               return Unwrap(ParseWithIndex(Unwrap(DeviceStringOfPy(type)), index));
              }
              if (py::isinstance<py::int_>(type) && !py::isinstance<py::bool_>(type) &&
                  index.is_none()) {

@@ -25,7 +25,7 @@ std::optional<DeviceType> TypeArg(py::handle h) {
   if (h.is_none()) return std::nullopt;
   if (std::optional<Device> d = DeviceOfPy(h)) return d->type();
   if (py::isinstance<py::str>(h)) {
-    const std::string text = h.cast<std::string>();
+    const std::string text = Unwrap(DeviceStringOfPy(h));
     absl::StatusOr<DeviceType> t = ParseDeviceType(text);
     if (t.ok()) return *t;
     return Unwrap(Device::Parse(text)).type();  // "sim:0" means type sim

@@ -48,6 +48,9 @@ std::optional<Device> DeviceOfPy(py::handle h);
 // None -> `fallback`; an anydev.device; a string ("sim:1"); an int (an index
 // of the current accelerator, as torch.device(0)). TypeError otherwise.
 absl::StatusOr<Device> DeviceFromPy(py::handle h, std::optional<Device> fallback);
+// The UTF-8 of the str `h` (NUL bytes kept), or the "Invalid device string"
+// error of one that has none (a lone surrogate).
+absl::StatusOr<std::string> DeviceStringOfPy(py::handle h);
 
 // Converts a device argument as torch.accelerator reads it
 // (torch/accelerator/_utils.py `_get_device_index`): an int is returned as

@@ -72,6 +72,9 @@ TEST(DeviceParse, ErrorMessagesMatchPyTorch) {
   EXPECT_STATUS(Device::Parse(""), kInvalidArgument, "Device string must not be empty");
   EXPECT_STATUS(Device::Parse("sim:01"), kInvalidArgument, "Invalid device string: 'sim:01'");
   EXPECT_STATUS(Device::Parse("sim:-1"), kInvalidArgument, "Invalid device string: 'sim:-1'");
+  // A control byte is shown as \xNN: a NUL would end the message where Python reads it.
+  EXPECT_STATUS(Device::Parse(absl::string_view("cu\0da", 5)), kInvalidArgument,
+                "Invalid device string: 'cu\\x00da'");
   EXPECT_STATUS(Device::Parse("sim:1:2"), kInvalidArgument, "Invalid device string: 'sim:1:2'");
   EXPECT_STATUS(Device::Parse(" cuda"), kInvalidArgument, "Invalid device string: ' cuda'");
   EXPECT_STATUS(Device::Parse("foo:0"), kInvalidArgument,

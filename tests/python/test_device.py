@@ -166,3 +166,18 @@ def test_attributes_are_read_only():
     with pytest.raises(AttributeError):
         d.type = "cpu"
     assert d == anydev.device("sim:1")
+
+
+@pytest.mark.parametrize("text, shown", [
+    ("\ud800", "'\\ud800' (not valid UTF-8)"),  # a lone surrogate: no UTF-8 to parse
+    ("sim:\udce9", "'sim:\\udce9' (not valid UTF-8)"),
+    ("cu\x00da", "'cu\\x00da'"),  # the NUL shown, not the message cut at it
+    ("sim:0\n", "'sim:0\\x0a'"),
+])
+def test_device_strings_that_are_no_text_get_a_clear_error(text, shown):
+    # torch says "error unpacking string as utf-8" and cuts at a NUL; anydev
+    # names the string (what pybind11 said was "Unable to cast ... to C++ type '?'").
+    for make in (anydev.device, lambda t: anydev.device(t, None), anydev.Stream):
+        with pytest.raises(RuntimeError) as e:
+            make(text) if make is not anydev.Stream else make(device=text)
+        assert str(e.value) == f"Invalid device string: {shown}"
