@@ -649,6 +649,37 @@ _C_ESCAPES = {"\a": "\\a", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\v": "\\v",
               "\f": "\\f", "\r": "\\r"}
 
 
+_C_UNESCAPES = {v[1]: k for k, v in _C_ESCAPES.items()}
+
+
+def unquote_path(name: str) -> "bytes | None":
+    """The bytes of a name :func:`quote_path` wrote, or None for a name it
+    did not write (not in double quotes, or a stray escape)."""
+    if len(name) < 2 or name[0] != '"' or name[-1] != '"':
+        return None
+    out = bytearray()
+    i, end = 1, len(name) - 1
+    while i < end:
+        c = name[i]
+        if c != "\\":
+            out += c.encode("utf-8")
+            i += 1
+            continue
+        nxt = name[i + 1:i + 2]
+        if nxt in ('"', "\\"):
+            out += nxt.encode()
+            i += 2
+        elif nxt in _C_UNESCAPES:
+            out += _C_UNESCAPES[nxt].encode()
+            i += 2
+        elif len(name[i + 1:i + 4]) == 3 and all(d in "01234567" for d in name[i + 1:i + 4]):
+            out.append(int(name[i + 1:i + 4], 8) & 0xFF)
+            i += 4
+        else:
+            return None
+    return bytes(out)
+
+
 def _path_str(raw: bytes) -> str:
     """A path from the native walk as str. Note [File names]: a name that is
     UTF-8 is itself; one that is not (a Latin-1 name from an old archive) is

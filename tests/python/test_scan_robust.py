@@ -17,7 +17,7 @@ import sys
 import pytest
 
 from anydev import _C
-from anydev.scan import quote_path, scan_paths
+from anydev.scan import quote_path, scan_paths, unquote_path
 
 from conftest import run_cli, run_command
 
@@ -59,6 +59,14 @@ def test_non_utf8_bytes_in_a_finding_are_replaced_not_a_crash(tmp_path, monkeypa
 def test_quote_path_is_gits():
     assert quote_path(b"caf\xe9.py") == '"caf\\351.py"'
     assert quote_path(b'a"b\\c\n\xff.py') == '"a\\"b\\\\c\\n\\377.py"'
+
+
+@pytest.mark.parametrize("raw", [b"caf\xe9.py", b'a"b\\c\n\xff.py', b"plain.py",
+                                 "\u00e9t\u00e9.py".encode(), b"\x01\x7f\x80.py"])
+def test_unquote_path_gives_back_the_bytes(raw):
+    shown = quote_path(raw)
+    assert unquote_path(shown) == raw
+    assert unquote_path("plain.py") is None and unquote_path('"a\\q"') is None
 
 
 @pytest.fixture(name="latin1_tree")
@@ -105,6 +113,9 @@ def test_fix_goes_on_past_a_non_utf8_name(latin1_tree):
     rc, out, err = run_command([sys.executable, "-m", "anydev", "fix", "--no-config", "src"])
     assert "Traceback" not in err, err
     assert b"synchronize" not in (src / "a.py").read_bytes() or rc != 0
+    # The file it cannot rewrite is named with the reason, not "No such file".
+    assert '"src/caf\\351.py": error: its name is not UTF-8' in err, err
+    assert "No such file" not in err
 
 
 # --- non-regular files ---------------------------------------------------------------

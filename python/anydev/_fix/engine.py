@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+import errno
 import os
 import re
 import stat
@@ -506,7 +507,12 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
                 st = os.fstat(fh.fileno())
                 data = fh.read()
         except OSError as e:
-            refuse(f"cannot read: {e.strerror or e}", io_error=True)
+            raw = _scan.unquote_path(path) if e.errno == errno.ENOENT else None
+            if raw is not None and os.path.lexists(raw):  # Note [File names] in scan.py
+                refuse("its name is not UTF-8 (shown as git shows it), and anydev fix does not "
+                       "rewrite such a file: rename it, or migrate it by hand", io_error=True)
+            else:
+                refuse(f"cannot read: {e.strerror or e}", io_error=True)
             continue
         key = (st.st_dev, st.st_ino)
         if key in seen and _same_file_now(seen[key], path, key):
