@@ -221,11 +221,9 @@ def loads_toml(text: str) -> dict:
     # times the keys under it (Note [Linear in the keys] in _toml.py): a file
     # whose dots could make it so is not handed on, and gets no more than
     # anydev's own verdict.
-    lines = text.count("\n") + 1
-    # (each line's dots: map(str.count, lines, ".") zipped the lines with the
-    # one-character string ".", so it counted the first line's alone)
-    dots = max(line.count(".") for line in text.split("\n")) if "." in text else 0
-    if dots * max(dots, lines) > _TOMLLIB_WORK:
+    per_line = [line.count(".") for line in text.split("\n")]
+    dots = max(per_line)
+    if dots * max(dots, len(per_line)) > _TOMLLIB_WORK:
         raise ValueError(f"refused by anydev's reader; one line has {dots} dots, too many to "
                          f"ask tomllib where the error is") from None
     toml = _toml()

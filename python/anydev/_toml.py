@@ -78,9 +78,11 @@ class _Flags:
             level = node[2]
         return node  # type: ignore[return-value]
 
-    def set(self, path: tuple, flag: int, recursive: bool = False) -> None:
+    def set(self, path: tuple, flag: int, recursive: bool = False) -> list:
+        """Sets ``flag`` on ``path``'s node; returns the node."""
         node = self.node(path)
         node[1 if recursive else 0] |= flag
+        return node
 
     def has(self, path: tuple, flag: int) -> bool:
         if not path:
@@ -539,7 +541,7 @@ class _Reader:
                     if flags.has(header, _FROZEN):
                         raise Invalid
                     flags.clear(header)  # the new element's tables are free
-                    flags.set(header, _EXPLICIT)
+                    head_node = flags.set(header, _EXPLICIT)
                     parent = _nest(root, header[:-1])
                     items = parent.get(header[-1])
                     if items is None:
@@ -554,14 +556,14 @@ class _Reader:
                     i += 2
                 else:
                     i, header = self.key(self.blank(i + 1))
-                    if flags.has(header, _EXPLICIT) or flags.has(header, _FROZEN):
+                    if flags.has(header, _EXPLICIT | _FROZEN):
                         raise Invalid
-                    flags.set(header, _EXPLICIT)
+                    head_node = flags.set(header, _EXPLICIT)
                     head_table = _nest(root, header)
                     if not s.startswith("]", i):
                         raise Invalid
                     i += 1
-                head_level = flags.node(header)[2]
+                head_level = head_node[2]
             elif c != "#":
                 raise Invalid
             i = self.comment(self.blank(i))
