@@ -267,7 +267,13 @@ def _may_hold_table(raw: bytes) -> bool:
     broken ``[tool.anydev`` is parsed, and its error reported). It may not when
     every ``anydev`` in it starts a quoted string that is no key (not followed
     by ``.``, ``]`` or ``=``, with spaces and tabs allowed between): a
-    dependency such as ``"anydev>=0.1"``. Such a file is not parsed at all."""
+    dependency such as ``"anydev>=0.1"``. Such a file is not parsed at all.
+
+    A basic string may spell a key with escapes (``[tool."\\u0061nydev"]`` is
+    ``[tool.anydev]``), which no byte search for ``anydev`` sees: a file with
+    a ``\\u``, ``\\U`` or ``\\x`` (TOML 1.1's) anywhere is parsed."""
+    if b"\\u" in raw or b"\\U" in raw or b"\\x" in raw:
+        return True
     at = raw.find(b"anydev")
     while at >= 0:
         if at == 0 or raw[at - 1:at] not in (b'"', b"'"):

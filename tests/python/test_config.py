@@ -608,6 +608,14 @@ def test_start_up_imports_stay_lazy():
     ('[tool.anydev.per-file-ignores]\n"t/**" = ["AD1"]\n', True),
     ('[tool.anydev\n', True),  # broken: parsed, and the error reported
     ('anydev', True),
+    # a key spelled with escapes is "anydev" to tomllib, and no byte search sees it
+    ('[tool."\\u0061nydev"]\nselect = ["AD1"]\n', True),
+    ('[tool."anyd\\u0065v"]\n', True),
+    ('[tool."\\U00000061nydev"]\n', True),
+    ('[tool]\n"\\u0061nydev" = { select = ["AD1"] }\n', True),
+    ('tool."\\u0061nyde\\u0076".select = ["AD1"]\n', True),
+    ('[tool."\\x61nydev"]\n', True),  # TOML 1.1; tomllib of 3.11 refuses it
+    ('[project]\ndescription = "caf\\u00e9"\n', True),  # parsed: no table found
 ])
 def test_pyproject_without_the_table_is_not_parsed(text, parsed):
     # _config.find parses a pyproject.toml only when it may hold a
@@ -624,6 +632,19 @@ def test_pyproject_without_the_table_is_not_parsed(text, parsed):
         return
     if "anydev" in data.get("tool", {}):
         assert parsed
+
+
+@pytest.mark.parametrize("key", ['"\\u0061nydev"', '"anyd\\u0065v"', '"\\U00000061nydev"'])
+def test_a_table_whose_key_is_spelled_with_escapes_is_found(tmp_path, key):
+    # [tool."\u0061nydev"] is [tool.anydev]: tomllib reads it so, and so must find()
+    import tomllib
+
+    text = f'[project]\nname = "x"\n\n[tool.{key}]\nselect = ["AD1"]\n'
+    assert tomllib.loads(text)["tool"]["anydev"] == {"select": ["AD1"]}
+    (tmp_path / "pyproject.toml").write_text(text)
+    (tmp_path / "sub").mkdir()
+    assert _config.find(str(tmp_path / "sub")) == str(tmp_path / "pyproject.toml")
+    assert _config.load(str(tmp_path / "sub")).select == ["AD1"]
 
 
 @pytest.mark.parametrize("item", ["AD107", "AD1", "ALL", "ad", "A", "1AD", "AD1A", "AD_1", "",
