@@ -655,3 +655,64 @@ def test_rule_codes_are_checked_as_the_pattern_says(item):
     import re
 
     assert _config._is_code(item) == (re.fullmatch(_config._CODE.strip("^$"), item) is not None)
+
+
+def _mutations(rng, choices, n):
+    alphabet = "abcdefghijklmnopqrstuvwxyz-_é"
+    for _ in range(n):
+        w = list(rng.choice(tuple(choices) + ("",)))
+        for _ in range(rng.randint(0, 4)):
+            op, at = rng.randint(0, 2), rng.randint(0, len(w))
+            if op == 0:
+                w.insert(at, rng.choice(alphabet))
+            elif w:
+                if op == 1:
+                    del w[min(at, len(w) - 1)]
+                else:
+                    w[min(at, len(w) - 1)] = rng.choice(alphabet)
+        yield "".join(w)
+
+
+def test_close_match_is_difflibs():
+    # Note [Did you mean]: the same answer as difflib.get_close_matches(n=1).
+    import difflib
+    import random
+
+    rng = random.Random(15)
+    sets = [_config.KEY_NAMES, _config.POLICIES, ("--help", "--version"), ("", "a", "ab", "aab")]
+    for _ in range(300):
+        sets.append(tuple("".join(rng.choice("abcde-é") for _ in range(rng.randint(0, 8)))
+                          for _ in range(rng.randint(1, 6))))
+    for choices in sets:
+        for word in _mutations(rng, choices, 60):
+            ref = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+            assert _config.close_match(word, choices) == (ref[0] if ref else None), (word, choices)
+            assert _config.close_match(word, iter(choices)) == (ref[0] if ref else None)
+
+
+def test_unknown_keys_cost_little(tmp_path, monkeypatch):
+    # A config of 10,000 unknown keys warns about each, with the same
+    # did-you-mean difflib gives; a key unlike every known one costs no
+    # SequenceMatcher (difflib made one per key: 30 us), a typo at most the
+    # ones of the keys that may beat the closest, and a key of a megabyte none.
+    import difflib
+
+    made = []
+    real = difflib.SequenceMatcher.set_seq2
+    monkeypatch.setattr(difflib.SequenceMatcher, "set_seq2",
+                        lambda self, b: (made.append(len(b)), real(self, b))[1])
+    keys = [f"zq{i}xeee" for i in range(5000)] + [f"sel{i}ect" for i in range(5000)]
+    (tmp_path / "anydev.toml").write_text(
+        "".join(f"{k} = 1\n" for k in keys) + f"{'k' * 1_000_000} = 1\n")
+    cfg = _config.load_file(str(tmp_path / "anydev.toml"))
+    assert len(cfg.warnings) == 10_001
+    assert cfg.warnings[0].endswith("unknown key 'zq0xeee'; ignored")
+    assert cfg.warnings[5000].endswith("unknown key 'sel0ect' (did you mean 'select'?); ignored")
+    assert "unknown key 'kkkk" in cfg.warnings[-1]
+    made = [n for n in made if n]  # SequenceMatcher() sets an empty b first
+    assert len(made) <= 5000 and max(made) < 100, len(made)
+    monkeypatch.undo()
+    for k, w in zip(keys[::97], cfg.warnings[::97]):
+        close = difflib.get_close_matches(k, _config.KEY_NAMES, n=1, cutoff=0.6)
+        assert w.endswith(f"unknown key {k!r}{f' (did you mean {close[0]!r}?)' if close else ''}"
+                          "; ignored")
