@@ -40,11 +40,11 @@ from typing import Iterable, Optional
 # * A symbolic link is written through (its target is replaced as above), as
 #   a shell's `>` does; the link stays a link. `anydev fix` does not get here
 #   for a link: it refuses to write through one (fix.py).
-# * A file the process may not write (a read-only file, for a user other than
-#   root) is refused with EACCES and left alone, as ruff does (checked as
-#   user nobody: "Failed to write ro.py: Permission denied"): a rename would replace it, since that needs only
-#   the folder to be writable, and a user who made a file read-only did not
-#   ask for that.
+# * A file the process may not write (a read-only file, or another user's,
+#   for a user other than root) is refused with EACCES and left alone, as
+#   ruff does (checked as user nobody: "Failed to write ro.py: Permission
+#   denied"): a rename would replace it, since that needs only the folder to
+#   be writable, and a user who made a file read-only did not ask for that.
 #
 # Tested in tests/python/test_files.py.
 
@@ -72,7 +72,8 @@ def replace_atomically(path: str, chunks: Iterable[bytes], *, mode: Optional[int
         st = None
     if st is not None and stat.S_ISREG(st.st_mode):
         if not _writable(target):
-            raise PermissionError(errno.EACCES, "Permission denied (the file is read-only)", path)
+            raise PermissionError(errno.EACCES,
+                                  "Permission denied (no write permission on the file)", path)
         if st.st_nlink > 1:
             _rewrite_in_place(target, b"".join(chunks), prefix)
             return
