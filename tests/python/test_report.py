@@ -569,3 +569,26 @@ def test_run_with_an_unwritable_report_path_does_not_run(script: Path, tmp_path:
     assert f"report path {target}" in p.stderr and "does not exist" in p.stderr
     assert "args" not in p.stdout
     assert not (tmp_path / "nope").exists()
+
+
+@pytest.mark.parametrize("text", [
+    '"' + '\\"' * 200_000,            # an unclosed string of escaped quotes
+    '[1, "' + 'x\\"' * 150_000,         # in an array, after a value
+    '{"a": "' + '\\\\\\"' * 100_000,  # escaped backslashes and quotes, unclosed
+])
+def test_a_report_with_an_unclosed_string_is_refused_in_linear_time(tmp_path, text):
+    # _max_depth's string pattern required the closing quote: each `"` of an
+    # unclosed run started a scan to the end, so 80 KB took 18 s and these
+    # (400 KB) would take minutes. The depth is still counted where it
+    # matters, before the first unclosed string.
+    import time
+
+    path = tmp_path / "r.json"
+    path.write_text(text)
+    start = time.perf_counter()
+    with pytest.raises(anydev.report.ReportError, match="corrupt JSON"):
+        anydev.report.load(str(path))
+    assert time.perf_counter() - start < 5
+    deep = "[" * 100 + '"' + '\\"' * 1000
+    with pytest.raises(anydev.report.ReportError, match="nested 100 levels deep"):
+        anydev.report.parse(deep.encode())
