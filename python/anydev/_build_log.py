@@ -100,15 +100,30 @@ def parse(text: str, build_dir: Optional[str] = None) -> list[Diagnostic]:
 def read(path: str, build_dir: Optional[str] = None) -> list[Diagnostic]:
     """Reads a build log and parses it; ReportError names an unreadable file.
     Bytes that are not UTF-8 (a log may hold any) are read as U+FFFD."""
+    data = _read_input(path)[1]
+    return parse(data.decode("utf-8", errors="replace"), build_dir)
+
+
+#: The bytes an input's kind is judged by (a report's `{`, a binary file's NUL).
+_HEAD = 4096
+
+
+def _read_input(path: str) -> tuple[bool, bytes]:
+    """(whether ``path`` is a JSON report, its bytes), read once: an input
+    may be a pipe (``report show <(zcat build.log.gz)``), whose bytes a second
+    open would not see again. A file that is not a report and holds a NUL in
+    its first 4 KiB is refused before the rest is read (a 2 GB binary, or
+    /dev/zero, which has no end)."""
     try:
         with open(path, "rb") as f:
-            data = f.read()
+            head = f.read(_HEAD)
+            is_json = _is_report_head(path, head)
+            if not is_json and b"\0" in head:
+                raise _report.ReportError(f"{path}: not a text file (a build log or a report "
+                                          f"was expected)")
+            return is_json, head + f.read()
     except OSError as e:
         raise _report.ReportError(f"{path}: cannot read: {e.strerror or e}") from None
-    if b"\0" in data[:4096]:
-        raise _report.ReportError(f"{path}: not a text file (a build log or a report was "
-                                  f"expected)")
-    return parse(data.decode("utf-8", errors="replace"), build_dir)
 
 
 def _rows() -> dict[str, Any]:
@@ -252,23 +267,30 @@ def combine(reports: Iterable[dict[str, Any]]) -> dict[str, Any]:
 def is_report(path: str) -> bool:
     """Whether ``path`` is taken for a JSON report rather than a build log:
     its name ends in ``.json``, or its first non-blank byte is ``{`` (not
-    ``[``: ninja starts its lines with ``[1/8]``)."""
+    ``[``: ninja starts its lines with ``[1/8]``). Reads the file's start:
+    :func:`load_input` judges from the bytes it reads instead."""
     if path.lower().endswith(".json"):
         return True
     try:
         with open(path, "rb") as f:
-            head = f.read(512)
+            head = f.read(_HEAD)
     except OSError:
         return True  # let the report loader say what is wrong with it
-    return head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"{"
+    return _is_report_head(path, head)
+
+
+def _is_report_head(path: str, head: bytes) -> bool:
+    return path.lower().endswith(".json") or \
+        head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"{"
 
 
 def load_input(path: str, build_dir: Optional[str] = None) -> dict[str, Any]:
     """Reads a runtime report (JSON) or a build log (anything else) as a
     report; ReportError names the file and the problem."""
-    if is_report(path):
-        return _report.load(path)
-    diagnostics = read(path, build_dir)
+    is_json, data = _read_input(path)
+    if is_json:
+        return _report.parse(data, path)
+    diagnostics = parse(data.decode("utf-8", errors="replace"), build_dir)
     try:
         when = os.path.getmtime(path)
     except OSError:

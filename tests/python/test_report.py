@@ -592,3 +592,60 @@ def test_a_report_with_an_unclosed_string_is_refused_in_linear_time(tmp_path, te
     deep = "[" * 100 + '"' + '\\"' * 1000
     with pytest.raises(anydev.report.ReportError, match="nested 100 levels deep"):
         anydev.report.parse(deep.encode())
+
+
+def _pipe_path(data: bytes) -> tuple[str, int]:
+    r, w = os.pipe()
+    os.write(w, data)  # less than a pipe's buffer
+    os.close(w)
+    return f"/dev/fd/{r}", r
+
+
+@pytest.mark.parametrize("data, calls", [
+    (b'{"format": "anydev-report", "version": 1, "processes": [], "calls": []}\n', 0),
+    (b"x.cu:3:5: warning: foo is deprecated [AD101]\n" * 3, 1),
+    (b"\n" * 600 + b"x.cu:3:5: warning: foo is deprecated [AD101]\n", 1),
+])
+def test_report_inputs_from_a_pipe_are_read_once(data, calls):
+    # `anydev report show <(zcat build.log.gz)`: the kind of the input was
+    # judged by reading its start, then the input was opened again, and a pipe
+    # had lost those bytes: a report was "corrupt JSON at line 1", and a build
+    # log lost its first 512 bytes without a word.
+    from anydev import _build_log
+
+    path, fd = _pipe_path(data)
+    try:
+        got = _build_log.load_input(path)
+    finally:
+        os.close(fd)
+    assert len(got["calls"]) == calls
+    path, fd = _pipe_path(data)
+    try:
+        rc, out, err = _run_cli_text("report", "show", path)
+    finally:
+        os.close(fd)
+    assert rc == 0, err
+    assert ("no legacy calls ran" in out + err) == (calls == 0)
+
+
+def _run_cli_text(*argv):
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):
+        rc = cli.main(list(argv))
+    return rc, out.getvalue(), err.getvalue()
+
+
+def test_a_binary_input_is_refused_before_it_is_read_whole(tmp_path):
+    # A NUL in the first 4 KiB refuses a build log before the rest is read:
+    # a sparse 2 GB file was read whole (2 GB of memory, 6 s) first, and
+    # /dev/zero, which has no end, until the memory ran out.
+    from anydev import _build_log
+
+    sparse = tmp_path / "core.dump"
+    with open(sparse, "wb") as f:
+        f.truncate(2 << 30)
+    for path in (str(sparse), "/dev/zero"):
+        with pytest.raises(anydev.report.ReportError, match="not a text file"):
+            _build_log.load_input(path)
+    rc, _, err = _run_cli_text("report", "show", "/dev/zero")
+    assert rc == 2 and "/dev/zero: not a text file" in err
