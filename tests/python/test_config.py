@@ -716,3 +716,26 @@ def test_unknown_keys_cost_little(tmp_path, monkeypatch):
         close = difflib.get_close_matches(k, _config.KEY_NAMES, n=1, cutoff=0.6)
         assert w.endswith(f"unknown key {k!r}{f' (did you mean {close[0]!r}?)' if close else ''}"
                           "; ignored")
+
+
+def test_a_huge_config_file_is_refused_unread(tmp_path):
+    # A 2 GB (sparse) file given as --config was read whole and parsed, for
+    # minutes; a file over MAX_CONFIG_SIZE is refused after reading that much.
+    import time
+
+    big = tmp_path / "anydev.toml"
+    with open(big, "wb") as f:
+        f.truncate(2 << 30)
+    start = time.perf_counter()
+    with pytest.raises(_config.ConfigError,
+                       match=r"anydev.toml: cannot read: over 4 MiB, too large"):
+        _config.load_file(str(big))
+    assert time.perf_counter() - start < 5
+    big.write_bytes(b"# x\n" * (_config.MAX_CONFIG_SIZE // 4))  # exactly the limit is read
+    assert _config.load_file(str(big)).set == frozenset()
+    (tmp_path / "p").mkdir()
+    (tmp_path / "p" / "pyproject.toml").write_bytes(b"[tool.anydev]\n" +
+                                                    b"#" * _config.MAX_CONFIG_SIZE)
+    with pytest.raises(_config.ConfigError, match="pyproject.toml: cannot read: over 4 MiB"):
+        _config.find(str(tmp_path / "p"))
+
