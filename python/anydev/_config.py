@@ -233,6 +233,11 @@ def loads_toml(text: str) -> dict:
 
 
 def _parse(path: str, raw: bytes) -> dict:
+    if raw.startswith(b"\xef\xbb\xbf"):
+        # tomllib's "Invalid statement (at line 1, column 1)" names nothing one can see
+        raise ConfigError(f"{path}: not valid TOML: it starts with a byte-order mark (U+FEFF), "
+                          f"which TOML does not allow (tomllib and tomli refuse it too); save "
+                          f"it as UTF-8 without one") from None
     try:
         return loads_toml(raw.decode("utf-8"))
     except UnicodeDecodeError as e:
@@ -244,7 +249,11 @@ def _parse(path: str, raw: bytes) -> dict:
         raise ConfigError(f"{path}: cannot read: arrays or tables nested too deeply") from None
     except ValueError as e:  # TOMLDecodeError
         what = "cannot read [tool.anydev]: " if _is_pyproject(path) else ""
-        raise ConfigError(f"{path}: {what}not valid TOML: {e}") from None
+        hint = ""
+        if b"\r" in raw and raw.replace(b"\r\n", b"").find(b"\r") >= 0:
+            hint = (" (it has a line that ends in a bare carriage return: TOML's end in \\n "
+                    "or \\r\\n)")
+        raise ConfigError(f"{path}: {what}not valid TOML: {e}{hint}") from None
 
 
 #: The largest configuration file read: pyproject.toml files are a few KB, and

@@ -739,3 +739,29 @@ def test_a_huge_config_file_is_refused_unread(tmp_path):
     with pytest.raises(_config.ConfigError, match="pyproject.toml: cannot read: over 4 MiB"):
         _config.find(str(tmp_path / "p"))
 
+
+def test_a_byte_order_mark_and_bare_carriage_returns_are_named(tmp_path):
+    # tomllib refuses both too, with "Invalid statement (at line 1, column 1)"
+    # for the mark, which names nothing one can see.
+    import tomllib
+
+    bom = tmp_path / "bom" / "anydev.toml"
+    bom.parent.mkdir()
+    bom.write_bytes(b'\xef\xbb\xbfselect = ["AD1"]\n')
+    with pytest.raises(tomllib.TOMLDecodeError):
+        tomllib.loads(bom.read_text(encoding="utf-8"))
+    with pytest.raises(_config.ConfigError, match=r"anydev.toml: not valid TOML: it starts with a "
+                                          r"byte-order mark \(U\+FEFF\)"):
+        _config.load_file(str(bom))
+    cr = tmp_path / "cr" / "anydev.toml"
+    cr.parent.mkdir()
+    cr.write_bytes(b'select = ["AD1"]\rignore = []\r')
+    with pytest.raises(_config.ConfigError,
+                       match=r"not valid TOML: .*\(it has a line that ends in a bare carriage"):
+        _config.load_file(str(cr))
+    crlf = tmp_path / "crlf" / "anydev.toml"
+    crlf.parent.mkdir()
+    crlf.write_bytes(b'select = ["AD1"]\r\nignore = [\r\n')
+    with pytest.raises(_config.ConfigError) as e:
+        _config.load_file(str(crlf))
+    assert "carriage return" not in str(e.value)
