@@ -40,6 +40,10 @@ from typing import Iterable, Optional
 # * A symbolic link is written through (its target is replaced as above), as
 #   a shell's `>` does; the link stays a link. `anydev fix` does not get here
 #   for a link: it refuses to write through one (fix.py).
+# * What is not a regular file is never renamed over: a device, a FIFO or a
+#   socket is opened and written to (`-o /dev/stdout`, `-o /dev/null`), a
+#   folder is refused (EISDIR). As root, `anydev report merge -o /dev/null`
+#   renamed a regular file over /dev/null.
 # * A file the process may not write (a read-only file, or another user's,
 #   for a user other than root) is refused with EACCES and left alone, as
 #   ruff does (checked as user nobody: "Failed to write ro.py: Permission
@@ -77,6 +81,12 @@ def replace_atomically(path: str, chunks: Iterable[bytes], *, mode: Optional[int
         if st.st_nlink > 1:
             _rewrite_in_place(target, b"".join(chunks), prefix)
             return
+    elif st is not None and stat.S_ISDIR(st.st_mode):
+        raise IsADirectoryError(errno.EISDIR, "Is a directory", path)
+    elif st is not None:  # a device, a FIFO, a socket: written to, never renamed over
+        with open(target, "wb") as f:
+            f.writelines(chunks)
+        return
     _rename_over(target, chunks, st, mode, owner, prefix)
 
 

@@ -228,3 +228,39 @@ def test_scan_output_to_a_hard_link_keeps_the_link(tmp_path, monkeypatch):
     assert (tmp_path / "other.json").read_text() == (tmp_path / "out.json").read_text()
     assert "AD" in (tmp_path / "out.json").read_text()
     assert os.stat(tmp_path / "out.json").st_nlink == 2
+
+
+def test_what_is_not_a_regular_file_is_written_to_not_renamed_over(tmp_path):
+    # As root, `anydev report merge x.json -o /dev/null` renamed a temporary
+    # file over /dev/null (and -o /dev/full "succeeded" the same way).
+    import threading
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    got = []
+    reader = threading.Thread(target=lambda: got.append(open(fifo, "rb").read()))
+    reader.start()
+    replace_atomically(str(fifo), [b"through ", b"the pipe\n"])
+    reader.join(10)
+    assert got == [b"through the pipe\n"] and stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    assert _names(tmp_path) == ["fifo"]
+    (tmp_path / "dir").mkdir()
+    with pytest.raises(IsADirectoryError):
+        replace_atomically(str(tmp_path / "dir"), [b"x"])
+    assert _names(tmp_path) == ["dir", "fifo"] and _names(tmp_path / "dir") == []
+    if os.path.exists("/dev/full"):
+        with pytest.raises(OSError, match="No space left on device"):
+            replace_atomically("/dev/full", [b"x" * 10])
+        assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
+
+
+def test_report_merge_to_a_device_writes_to_it(tmp_path):
+    # the whole command, against a character device that is not /dev/null
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full")
+    report = tmp_path / "r.json"
+    report.write_text('{"format": "anydev-report", "version": 1, "processes": [], '
+                      '"calls": []}\n')
+    rc, _, err = run_cli("report", "merge", str(report), "-o", "/dev/full")
+    assert rc == 2 and "No space left on device" in err, err
+    assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
