@@ -115,6 +115,8 @@ def expand_path(template: str) -> str:
 def check_writable(path: str) -> None:
     """Raises ReportError when ``path`` cannot be written (its folder is missing
     or not writable), so the problem shows up before the run, not after it."""
+    if not path:  # abspath("") is the current folder: the rename named ''
+        raise ReportError("report path '' is empty")
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise ReportError(f"report path {path}: the directory {folder} does not exist")

@@ -649,3 +649,13 @@ def test_a_binary_input_is_refused_before_it_is_read_whole(tmp_path):
             _build_log.load_input(path)
     rc, _, err = _run_cli_text("report", "show", "/dev/zero")
     assert rc == 2 and "/dev/zero: not a text file" in err
+
+
+def test_an_empty_report_path_is_refused_by_name(tmp_path):
+    # `report merge x.json -o ''` said "[Errno 2] No such file or directory:
+    # '/tmp/.anydev-report-qb66vjot.tmp' -> ''"
+    report = tmp_path / "r.json"
+    report.write_text('{"format": "anydev-report", "version": 1, "processes": [], '
+                      '"calls": []}\n')
+    rc, _, err = _run_cli_text("report", "merge", str(report), "-o", "")
+    assert rc == 2 and err == "anydev report merge: report path '' is empty\n", err
