@@ -351,3 +351,43 @@ def test_a_closed_stdout_is_a_clear_error(tmp_path, argv, what):
     assert p.returncode == 2 and "Traceback" not in err, err
     assert f"cannot write {what} to stdout: it is closed" in err
     assert (tmp_path / "a.py").read_bytes() == LEGACY
+
+
+def test_an_odd_tree_is_walked_to_the_end(tmp_path, monkeypatch):
+    # What held in the sweep of issue 14: links in a loop, a FIFO and a socket
+    # in the walk (skipped, no hang), a folder named like a source file, an
+    # empty file, a file of only a BOM, CR-only line ends, and a 2 GB sparse
+    # file over max-file-size (skipped without reading it).
+    import socket
+    import time
+
+    tree = tmp_path / "t"
+    tree.mkdir()
+    (tree / "ok.py").write_bytes(LEGACY)
+    (tree / "cr.py").write_bytes(LEGACY.replace(b"\n", b"\r"))
+    (tree / "empty.py").write_bytes(b"")
+    (tree / "bom.py").write_bytes(b"\xef\xbb\xbf")
+    (tree / "dir.py").mkdir()
+    os.symlink(".", tree / "self")
+    os.symlink("loop2", tree / "loop1")
+    os.symlink("loop1", tree / "loop2")
+    os.mkfifo(tree / "fifo.py")
+    s = socket.socket(socket.AF_UNIX)
+    try:
+        s.bind(str(tree / "sock.py"))
+    except OSError:  # a path too long for a socket's address
+        pass
+    with open(tree / "sparse.py", "wb") as f:
+        f.truncate(2 << 30)
+    monkeypatch.chdir(tree)
+    start = time.perf_counter()
+    try:
+        rc, out, err = run_cli("scan", ".")
+    finally:
+        s.close()
+    assert time.perf_counter() - start < 30
+    assert rc == 1, err
+    found = sorted(line.split(":")[0] for line in out.splitlines() if ": AD107" in line)
+    assert found == ["cr.py", "ok.py"], out
+    assert "sparse.py: error: file is 2147483648 bytes, over the limit" in err
+    assert "Traceback" not in err
