@@ -113,6 +113,36 @@ TEST(CppFastPath, NeedlesInCommentsStringsAndSkippedGroups) {
   EXPECT_TRUE(Has(out, "noqa")) << out;
 }
 
+// Note [Comments in a directive's name]: `#/**/if 0` is `#if 0` on both
+// paths, where the skim meets the '#' (at the start, after skimmed code,
+// far from a needle and near one) and inside skipped groups.
+TEST(CppFastPath, CommentsBetweenTheHashAndTheDirective) {
+  const std::string pad(300, ' ');
+  const char* groups[] = {
+      "#/**/if 0\nc10::cuda::device_count();\n#endif\n",
+      "# /* x */ if 0\nc10::cuda::device_count(); {\n#/**/else\nint k = c10::cuda::set_device(1);\n"
+      "#/* y */endif\n",
+      "#\\\nif 0\nc10::cuda::device_count();\n#endif\n",
+      "#if 0\n#/**/if 1\n#/**/endif\nc10::cuda::device_count();\n/* c\n */ #endif\n",
+      "#if 0\n  /**/ #else\nint j = c10::cuda::device_count();\n#endif\n",
+      "#/* anydev: ignore */if 0\n}\n#endif\n"};
+  for (const char* g : groups) {
+    for (const std::string& before : {std::string(), std::string("int a;\n"),
+                                      "void f() { g(1); }\n" + pad + "\n",
+                                      std::string("int a = c10::cuda::device_count();\n")}) {
+      const std::string src = before + g + "int z = c10::cuda::device_count();\n" + pad + "x();\n";
+      bool taken = false;
+      const std::string out = Both(src, &taken);
+      EXPECT_TRUE(taken);
+      EXPECT_FALSE(Has(out, "error")) << out;
+    }
+  }
+  const std::string out = Both("#/**/if 0\nint a = c10::cuda::device_count();\n#endif\n" + pad +
+                               "\nint b = c10::cuda::device_count();\n");
+  EXPECT_FALSE(Has(out, " 2:")) << out;
+  EXPECT_TRUE(Has(out, "AD601 call 5:9")) << out;
+}
+
 TEST(CppFastPath, MacrosAndContinuations) {
   const std::string src = Lines({
       "#define CHECK(x) \\",
