@@ -379,15 +379,12 @@ struct Classes {
 };
 
 // The candidates of the 32 bytes at s (Note [Needle kernel]); *prev0 and
-// *prev1 become the block's own classes, *vlo and *vhi its nibbles.
+// *prev1 become the block's own classes.
 __attribute__((target("avx2"))) inline __m256i Candidates(const Classes& k, const char* s,
-                                                          __m256i* prev0, __m256i* prev1,
-                                                          __m256i* nibble_lo, __m256i* nibble_hi) {
+                                                          __m256i* prev0, __m256i* prev1) {
   const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s));
   const __m256i vlo = _mm256_and_si256(v, k.nib);
   const __m256i vhi = _mm256_and_si256(_mm256_srli_epi16(v, 4), k.nib);
-  *nibble_lo = vlo;
-  *nibble_hi = vhi;
   const __m256i t0 = _mm256_and_si256(_mm256_shuffle_epi8(k.lo0, vlo), _mm256_shuffle_epi8(k.hi0, vhi));
   const __m256i t1 = _mm256_and_si256(_mm256_shuffle_epi8(k.lo1, vlo), _mm256_shuffle_epi8(k.hi1, vhi));
   const __m256i t2 = _mm256_and_si256(_mm256_shuffle_epi8(k.lo2, vlo), _mm256_shuffle_epi8(k.hi2, vhi));
@@ -410,21 +407,27 @@ __attribute__((target("avx2"))) inline __m256i Candidates(const Classes& k, cons
 // "block before" is zero, so no candidate starts before `from`. Nothing in
 // the loop calls a function (Verify is inlined and calls nothing): a call
 // clobbers every vector register, and the compiler then keeps the tables on
-// the stack and loads them at each block. The order of candidates is the
-// order of `at`, not of the start of their needles: where a needle can
-// begin inside another's occurrence before that one's fingerprint (the
-// needles "namespace", fingerprint "pac", and "ames", "ame"), the one
-// whose fingerprint comes first is the match reported, as before this
-// kernel (none of the scanners' needle sets can: their needles are
-// identifier bytes and the short ones whole words). Measured (callgrind,
-// scan_native --jobs 1 on the 20 MB GPU corpus of bench_vs_rg.py, NeedleSearch::
-// Next inclusive): its C++ files 8.98M instructions before (three loads and
-// three nibble splits a block, a movemask each, the tables spilled around
-// the call to Verify), 8.22M after; its Python files 30.3M, 27.3M. What did
-// not pay: two blocks a step (the first block holds the hit on this corpus:
-// 8.45M, 29.3M), the block loop in a function of its own (the call per
-// candidate block: 7.67M but 35.2M), two fingerprint bytes instead of three
-// (the three chosen are not the rarest pair: 21.0M, 39.9M).
+// the stack and loads them at each block; the loop is written out for two
+// blocks a round (each tested on its own), which spares the register copies
+// of the classes carried from block to block; a block with a candidate is
+// loaded again for its identifier bytes, as keeping it made GCC store it at
+// every block. The order of candidates is the order of `at`, not of the
+// start of their needles: where a needle can begin inside another's
+// occurrence before that one's fingerprint (the needles "namespace",
+// fingerprint "pac", and "ames", "ame"), the one whose fingerprint comes
+// first is the match reported, as before this kernel (none of the scanners'
+// needle sets can: their needles are identifier bytes and the short ones
+// whole words). Measured (callgrind, scan_native --jobs 1 on the 20 MB GPU
+// corpus of bench_vs_rg.py, NeedleSearch::Next inclusive): its C++ files
+// 8.98M instructions before (three loads and three nibble splits a block, a
+// movemask each, the tables spilled around the call to Verify), 8.22M with
+// one load, one test and no call, 7.86M with the block loaded again, 7.13M
+// with two blocks a round; its Python files 30.3M, 27.3M, 26.8M, 25.6M.
+// What did not pay: two blocks a round with one test for both (the first
+// block holds the hit on this corpus: 8.45M, 29.3M against 8.22M, 27.3M),
+// the block loop in a function of its own (the call per candidate block:
+// 7.67M but 35.2M), two fingerprint bytes instead of three (the three
+// chosen are not the rarest pair: 21.0M, 39.9M).
 __attribute__((target("avx2"))) size_t NeedleSearch::NextAvx2(const char* p, size_t begin,
                                                                 size_t from, size_t end) const {
   const Classes k{Table(lo0_), Table(hi0_), Table(lo1_), Table(hi1_), Table(lo2_), Table(hi2_),
@@ -434,17 +437,41 @@ __attribute__((target("avx2"))) size_t NeedleSearch::NextAvx2(const char* p, siz
   __m256i prev0 = _mm256_setzero_si256(), prev1 = _mm256_setzero_si256();
   size_t i = from;
   // Reads p[i, i + 32): within the padding while i + 16 <= end.
-  for (; i + 16 <= end; i += 32) {
-    __m256i vlo, vhi;
-    const __m256i c = Candidates(k, p + i, &prev0, &prev1, &vlo, &vhi);
-    if (_mm256_testz_si256(c, c)) continue;
+  for (;; i += 32) {
+    // The next block with a candidate: two a round while both are there,
+    // each tested on its own (the round written out spares the copies of
+    // prev0 and prev1 from one block to the next).
+    __m256i c;
+    for (;;) {
+      if (i + 48 <= end) {
+        c = Candidates(k, p + i, &prev0, &prev1);
+        if (!_mm256_testz_si256(c, c)) break;
+        i += 32;
+        c = Candidates(k, p + i, &prev0, &prev1);
+        if (!_mm256_testz_si256(c, c)) break;
+        i += 32;
+      } else if (i + 16 <= end) {
+        c = Candidates(k, p + i, &prev0, &prev1);
+        if (!_mm256_testz_si256(c, c)) break;
+        i += 32;
+      } else {
+        // The blocks covered the candidates before i - 2.
+        return NextScalar(p, begin, from, i > from + 2 ? i - 2 : from, end);
+      }
+    }
     unsigned mask = NonZero(c);
     if (words != 0) {
       // Note [Word boundaries]: bit j of id is set when p[i + j] is an
       // identifier byte; `back` holds p[i - 3, i) the same way (what lies
       // before `begin` counts as none, as no byte is there).
-      const unsigned id = NonZero(_mm256_and_si256(_mm256_shuffle_epi8(Table(ident_lo_), vlo),
-                                                   _mm256_shuffle_epi8(Table(ident_hi_), vhi)));
+      // (The block loaded again: kept from the loop above, GCC copies it
+      // to the stack at every block.)
+      const char* at_i = p + i;
+      __asm__("" : "+r"(at_i));
+      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at_i));
+      const unsigned id = NonZero(_mm256_and_si256(
+          _mm256_shuffle_epi8(Table(ident_lo_), _mm256_and_si256(v, k.nib)),
+          _mm256_shuffle_epi8(Table(ident_hi_), _mm256_and_si256(_mm256_srli_epi16(v, 4), k.nib))));
       unsigned back;
       if (i >= begin + 3) {
         back = static_cast<unsigned>(IsIdentChar(u[i - 3])) |
@@ -483,8 +510,6 @@ __attribute__((target("avx2"))) size_t NeedleSearch::NextAvx2(const char* p, siz
       if (pos != SIZE_MAX) return pos;
     }
   }
-  // The blocks covered the candidates before i - 2.
-  return NextScalar(p, begin, from, i > from + 2 ? i - 2 : from, end);
 }
 #else
 size_t NeedleSearch::NextAvx2(const char* p, size_t begin, size_t from, size_t end) const {
