@@ -13,6 +13,7 @@
 // the two paths on generated trees with the real compat table.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <string>
 #include <vector>
@@ -110,6 +111,36 @@ TEST(CppFastPath, NeedlesInCommentsStringsAndSkippedGroups) {
   EXPECT_FALSE(Has(out, " 17:")) << out;
   EXPECT_FALSE(Has(out, " 18:")) << out;
   EXPECT_TRUE(Has(out, "noqa")) << out;
+}
+
+// Note [Comments in a directive's name]: `#/**/if 0` is `#if 0` on both
+// paths, where the skim meets the '#' (at the start, after skimmed code,
+// far from a needle and near one) and inside skipped groups.
+TEST(CppFastPath, CommentsBetweenTheHashAndTheDirective) {
+  const std::string pad(300, ' ');
+  const char* groups[] = {
+      "#/**/if 0\nc10::cuda::device_count();\n#endif\n",
+      "# /* x */ if 0\nc10::cuda::device_count(); {\n#/**/else\nint k = c10::cuda::set_device(1);\n"
+      "#/* y */endif\n",
+      "#\\\nif 0\nc10::cuda::device_count();\n#endif\n",
+      "#if 0\n#/**/if 1\n#/**/endif\nc10::cuda::device_count();\n/* c\n */ #endif\n",
+      "#if 0\n  /**/ #else\nint j = c10::cuda::device_count();\n#endif\n",
+      "#/* anydev: ignore */if 0\n}\n#endif\n"};
+  for (const char* g : groups) {
+    for (const std::string& before : {std::string(), std::string("int a;\n"),
+                                      "void f() { g(1); }\n" + pad + "\n",
+                                      std::string("int a = c10::cuda::device_count();\n")}) {
+      const std::string src = before + g + "int z = c10::cuda::device_count();\n" + pad + "x();\n";
+      bool taken = false;
+      const std::string out = Both(src, &taken);
+      EXPECT_TRUE(taken);
+      EXPECT_FALSE(Has(out, "error")) << out;
+    }
+  }
+  const std::string out = Both("#/**/if 0\nint a = c10::cuda::device_count();\n#endif\n" + pad +
+                               "\nint b = c10::cuda::device_count();\n");
+  EXPECT_FALSE(Has(out, " 2:")) << out;
+  EXPECT_TRUE(Has(out, "AD601 call 5:9")) << out;
 }
 
 TEST(CppFastPath, MacrosAndContinuations) {
@@ -334,6 +365,147 @@ TEST(CppFastPath, RandomConcatenations) {
     for (int k = 0; k < count; ++k) src += snippets[gen() % snippets.size()];
     Both(src);
     if (HasFailure()) break;
+  }
+}
+
+// NeedleSearch (prefilter.cc, Note [Needle kernel]: one load per 32 bytes,
+// the fingerprint classes shifted in from the block before) against a plain
+// search at every offset. The needles here are the C++ driver's kind (long
+// and short, whole words and not, fingerprints at an offset, longer than 8
+// bytes); each is put at every offset of the first 140 (so across the
+// 32-byte blocks and the ends of the two-block reach), at the text's start
+// and end, cut by the end of the search (the bytes after `end` real text,
+// not padding), next to and overlapping another occurrence, and inside
+// words. A random part follows.
+size_t PlainNext(const std::vector<std::pair<std::string, bool>>& needles, const std::string& s,
+                 size_t begin, size_t from, size_t end) {
+  for (size_t i = from; i < end; ++i) {
+    for (const auto& [n, word] : needles) {
+      if (i + n.size() > end || s.compare(i, n.size(), n) != 0) continue;
+      if (word && ((i > begin && internal::IsIdentChar(static_cast<unsigned char>(s[i - 1]))) ||
+                   internal::IsIdentChar(static_cast<unsigned char>(s[i + n.size()])))) {
+        continue;
+      }
+      return i;
+    }
+  }
+  return end;
+}
+
+// Every match from each `from` on, up to `end` (SIZE_MAX: the text's end).
+void CheckSearch(const std::vector<std::pair<std::string, bool>>& needles, const std::string& text,
+                 size_t begin, size_t end = SIZE_MAX) {
+  internal::NeedleSearch search;
+  for (const auto& [n, word] : needles) ASSERT_TRUE(search.Add(n, word));
+  search.Build();
+  std::string padded = text;
+  padded.append(internal::kPadding, '\0');
+  const size_t n = std::min(end, text.size());
+  for (size_t from = begin; from <= n; from += (from < 140 ? 1 : 7)) {
+    size_t want = from, got = from;
+    for (int k = 0; k < 400 && want < n; ++k) {
+      want = PlainNext(needles, padded, begin, want, n);
+      got = search.Next(padded.data(), begin, got, n);
+      ASSERT_EQ(got, want) << "from " << from << " end " << n << " in "
+                           << ::testing::PrintToString(text);
+      ++want;
+      ++got;
+    }
+  }
+}
+
+const std::vector<std::pair<std::string, bool>>& DriverNeedles() {
+  static const std::vector<std::pair<std::string, bool>> needles = {
+      {"cuda", false},  {"CUDA", false},       {"xpu", false},         {"namespace", true},
+      {"using", true},  {"cu", true},          {"accelerator", false}, {"getCurrentStream", true},
+      {"F", true},      {"nnx", true}};
+  return needles;
+}
+
+TEST(NeedleSearchKernel, EveryOffsetBothEndsAndCutByTheEnd) {
+  const char* fillers[] = {" ", "a", "\xC3\xA9"};
+  for (const auto& [needle, word] : DriverNeedles()) {
+    for (size_t at = 0; at < 140; ++at) {
+      for (const char* f : fillers) {
+        std::string t;
+        while (t.size() < at) t += (t.size() % 9 == 8) ? std::string(" ") : std::string(f);
+        t.resize(at);
+        const std::string alone = t + needle;  // the needle ends the text
+        CheckSearch(DriverNeedles(), alone, 0);
+        CheckSearch(DriverNeedles(), alone + " tail_" + needle + "x", 0);
+        // Cut by the end of the search: the rest of the text follows it.
+        CheckSearch(DriverNeedles(), alone + needle, 0, alone.size() - 1);
+        CheckSearch(DriverNeedles(), alone + "(", 0, alone.size());
+      }
+    }
+  }
+}
+
+TEST(NeedleSearchKernel, OverlapsRepeatsAndWordsInsideWords) {
+  std::vector<std::string> texts = {
+      "cudacuda", "cucuda", "cuda_cu cu.cu(cu)", "ccuuddaa cudda cuda", "CUDACUDA cuda", "xpuxpu",
+      "namespacenamespace namespace", "usingusing using_ using", "accelerator accelerato",
+      "acceleratoraccelerator", "getCurrentStreamgetCurrentStream getCurrentStream()",
+      "FFF F F_F (F) nnxnnx nnx", std::string(200, 'c'), std::string(97, 'u') + "cuda"};
+  for (size_t pad = 0; pad < 70; ++pad) {
+    for (const std::string& t : texts) {
+      const std::string shifted = std::string(pad, pad % 2 ? ' ' : 'q') + t;
+      CheckSearch(DriverNeedles(), shifted, 0);
+      CheckSearch(DriverNeedles(), "\xEF\xBB\xBF" + shifted, 3);  // after a BOM
+    }
+  }
+}
+
+// Random needle sets, none of which can begin inside another's occurrence
+// (a needle of two whose end is another's start, or that holds another
+// after its first byte): there NeedleSearch reports the match whose
+// fingerprint (its rarest three bytes) comes first, which need not be the
+// one that starts first (prefilter.cc, Note [Needle kernel]).
+bool Overlapping(const std::vector<std::pair<std::string, bool>>& needles) {
+  for (const auto& [a, wa] : needles) {
+    for (const auto& [b, wb] : needles) {
+      if (a == b) continue;
+      for (size_t k = 1; k < a.size(); ++k) {
+        const size_t len = std::min(a.size() - k, b.size());
+        if (a.compare(k, len, b, 0, len) == 0) return true;
+      }
+    }
+  }
+  return false;
+}
+
+TEST(NeedleSearchKernel, RandomNeedlesAndTexts) {
+  std::mt19937 rng(20261202);
+  const std::string letters = "abcdeuxpnmsgCUDA_9";
+  const std::string others = " .(\n;\xC3";
+  int sets = 0;
+  while (sets < 120) {
+    std::vector<std::pair<std::string, bool>> needles;
+    const int count = 1 + static_cast<int>(rng() % 10);
+    for (int k = 0; k < count; ++k) {
+      std::string n;
+      const int len = 1 + static_cast<int>(rng() % (rng() % 4 == 0 ? 14 : 5));
+      for (int j = 0; j < len; ++j) n += letters[rng() % letters.size()];
+      needles.emplace_back(n, rng() % 2 == 0);
+    }
+    if (Overlapping(needles)) continue;
+    ++sets;
+    for (int t = 0; t < 6; ++t) {
+      std::string text;
+      const size_t len = rng() % 260;
+      while (text.size() < len) {
+        const unsigned r = rng() % 10;
+        if (r < 3) {
+          text += needles[rng() % needles.size()].first;
+        } else if (r < 7) {
+          text += letters[rng() % letters.size()];
+        } else {
+          text += others[rng() % others.size()];
+        }
+      }
+      CheckSearch(needles, text, 0);
+      if (!text.empty()) CheckSearch(needles, text, 0, rng() % text.size());
+    }
   }
 }
 

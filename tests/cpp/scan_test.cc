@@ -368,6 +368,31 @@ TEST(ScanCpp, PreprocessorGroups) {
                "23:3-23:26 AD601 call `c10::cuda::device_count`"}));
 }
 
+// Note [Comments in a directive's name] in cpp_scan.cc: a comment between
+// '#' and the directive's name is a space, and so is a continuation; in a
+// group that is not compiled too (the nested `#if`, its `#endif`, the
+// `#else`), and before the '#' of a line there.
+TEST(ScanCpp, CommentsBetweenTheHashAndTheDirective) {
+  EXPECT_EQ(Cpp("#/**/if 0\nc10::cuda::device_count();\n#endif\n"
+                "# /* x */ if 0\nc10::cuda::device_count();\n#/**/else\n"
+                "int a = c10::cuda::current_device();\n#/* y */endif\n"
+                "#\\\nif 0\nc10::cuda::device_count();\n#endif\n"
+                "int b = c10::cuda::current_device();\n"),
+            V({"7:9-7:34 AD603 call `c10::cuda::current_device`",
+               "13:9-13:34 AD603 call `c10::cuda::current_device`"}));
+  // Inside a skipped group: a nested `#/**/if` needs its own `#/**/endif`,
+  // and `/* c */ #endif` ends the group.
+  EXPECT_EQ(Cpp("#if 0\n#/**/ifdef X\n#/**/endif\nc10::cuda::device_count();\n"
+                "/* c\n */ #endif\nint a = c10::cuda::current_device();\n"
+                "#if 0\n#/**/else\nint b = c10::cuda::current_device();\n#endif\n"),
+            V({"7:9-7:34 AD603 call `c10::cuda::current_device`",
+               "10:9-10:34 AD603 call `c10::cuda::current_device`"}));
+  // An unterminated comment there is the lexer's error, as anywhere.
+  const std::vector<std::string> v = Cpp("int a = c10::cuda::current_device();\n#/* open\nif 0\n");
+  ASSERT_FALSE(v.empty());
+  EXPECT_NE(v.back().find("unterminated comment"), std::string::npos) << ::testing::PrintToString(v);
+}
+
 TEST(ScanCpp, AliasesAndUsing) {
   EXPECT_EQ(Cpp("namespace cu = c10::cuda;\nvoid f() { cu::current_device(); }\n"
                 "namespace cca = cu::CUDACachingAllocator;\nvoid g() { cca::emptyCache(); }\n"),

@@ -755,10 +755,38 @@ class Lexer {
     return text.substr(b, e - b);
   }
 
-  // Reads `# name` at p_ (the '#'); returns the name, p_ after it.
-  std::string_view DirectiveName() {
+  // Note [Comments in a directive's name]: the preprocessor reads a comment
+  // as one space and splices continued lines before it looks for
+  // directives, so `#/**/if 0`, `# /* x */ endif` and `#\<newline>if 0` are
+  // `#if 0` and `#endif`. Skips those (and the spaces) at p_; `lexed`: the
+  // comments are the lexer's (noted for suppressions, an unterminated one
+  // an error), else they lie in a group that is not compiled (skipped as
+  // SkipGroup skips them).
+  void SkipDirectiveSpace(bool lexed) {
+    for (;;) {
+      while (p_ < n_ && IsSpace(s_[p_])) ++p_;
+      if (p_ + 1 < n_ && s_[p_] == '/' && s_[p_ + 1] == '*') {
+        if (lexed) {
+          if (!BlockComment()) return;
+        } else {
+          const size_t close = std::string_view(s_ + p_ + 2, n_ - p_ - 2).find("*/");
+          p_ = close == std::string_view::npos ? n_ : p_ + 2 + close + 2;
+        }
+        continue;
+      }
+      if (s_[p_] == '\\' && p_ + 1 < n_ && IsNewline(p_ + 1)) {
+        p_ = SkipNewlineAt(p_ + 1);
+        continue;
+      }
+      return;
+    }
+  }
+
+  // Reads `# name` at p_ (the '#'); returns the name, p_ after it (Note
+  // [Comments in a directive's name]).
+  std::string_view DirectiveName(bool lexed = true) {
     ++p_;
-    while (p_ < n_ && IsSpace(s_[p_])) ++p_;
+    SkipDirectiveSpace(lexed);
     const size_t b = p_;
     while (p_ < n_ && IsIdentChar(static_cast<unsigned char>(s_[p_]))) ++p_;
     return std::string_view(s_ + b, p_ - b);
@@ -837,11 +865,11 @@ class Lexer {
     while (p_ < n_ && !IsNewline(p_)) ++p_;
     while (p_ < n_) {
       p_ = SkipNewlineAt(p_);
-      // A line of the skipped group.
-      while (p_ < n_ && IsSpace(s_[p_])) ++p_;
+      // A line of the skipped group (a comment before its '#' is a space).
+      SkipDirectiveSpace(false);
       if (p_ < n_ && s_[p_] == '#') {
         const size_t hash = p_;
-        const std::string_view name = DirectiveName();
+        const std::string_view name = DirectiveName(false);
         if (name == "if" || name == "ifdef" || name == "ifndef") {
           ++nested;
         } else if (name == "endif") {

@@ -109,9 +109,10 @@ bool NeedleSet::FoundIn(const char* p, size_t n) const {
 // NeedleSearch: every match of a few needles (Note [Fast path] in
 // python_scan.cc), Teddy-style. Each needle goes to one of 8 buckets; four
 // 16-entry tables map the low and high nibble of a byte to the buckets whose
-// needles can have that byte first (lo0/hi0) or second (lo1/hi1), so one
-// shuffle per nibble classifies 32 bytes at once, and a position is a
-// candidate when some bucket bit survives both bytes. Only candidates are
+// needles can have that byte first (lo0/hi0) or second (lo1/hi1), and six
+// the third (lo2/hi2), so one shuffle per nibble and table classifies 32
+// bytes at once, and a position is a candidate when some bucket bit
+// survives the three bytes (Note [Needle kernel]). Only candidates are
 // compared whole.
 
 #include <atomic>
@@ -300,8 +301,13 @@ void NeedleSearch::Build() {
 #endif
 }
 
-size_t NeedleSearch::Verify(const char* p, size_t begin, size_t from, size_t at, size_t end,
-                            unsigned buckets) const {
+// Inline, and without a call (the bytes past the first 8 compared in a
+// loop, not by memcmp): the AVX2 loop calls it, and a call there would
+// clobber every vector register (Note [Needle kernel]).
+__attribute__((always_inline)) inline size_t NeedleSearch::Verify(const char* p, size_t begin,
+                                                                  size_t from, size_t at,
+                                                                  size_t end,
+                                                                  unsigned buckets) const {
   size_t found = SIZE_MAX;
   const unsigned char* u = reinterpret_cast<const unsigned char*>(p);
   // p[at, at + 4) is readable: at < end, and the padding follows end.
@@ -323,7 +329,9 @@ size_t NeedleSearch::Verify(const char* p, size_t begin, size_t from, size_t at,
         uint64_t head;
         std::memcpy(&head, p + pos, 8);
         if ((head & n.head_mask) != n.head) continue;
-        if (len > 8 && std::memcmp(p + pos + 8, n.text.data() + 8, len - 8) != 0) continue;
+        size_t k = 8;
+        while (k < len && p[pos + k] == n.text[k]) ++k;
+        if (k < len) continue;
       }
       found = pos;
     }
@@ -346,62 +354,147 @@ size_t NeedleSearch::NextScalar(const char* p, size_t begin, size_t from, size_t
 }
 
 #if defined(ANYDEV_SCAN_HAVE_AVX2_KERNEL)
+namespace {
+
+// The 32 bytes of x one byte position later, the bytes before them from
+// `prev` (the block before): byte j of the result is byte j - k of the 64
+// bytes prev:x (k = 1 or 2).
+template <int k>
+__attribute__((target("avx2"))) inline __m256i ShiftIn(__m256i prev, __m256i x) {
+  return _mm256_alignr_epi8(x, _mm256_permute2x128_si256(prev, x, 0x21), 16 - k);
+}
+
+// A 16-byte table in both lanes.
+__attribute__((target("avx2"))) inline __m256i Table(const uint8_t* t) {
+  return _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(t)));
+}
+
+// Bit j: byte j of v is not zero.
+__attribute__((target("avx2"))) inline uint32_t NonZero(__m256i v) {
+  return ~static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, _mm256_setzero_si256())));
+}
+
+struct Classes {
+  __m256i lo0, hi0, lo1, hi1, lo2, hi2, nib;
+};
+
+// The candidates of the 32 bytes at s (Note [Needle kernel]); *prev0 and
+// *prev1 become the block's own classes.
+__attribute__((target("avx2"))) inline __m256i Candidates(const Classes& k, const char* s,
+                                                          __m256i* prev0, __m256i* prev1) {
+  const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s));
+  const __m256i vlo = _mm256_and_si256(v, k.nib);
+  const __m256i vhi = _mm256_and_si256(_mm256_srli_epi16(v, 4), k.nib);
+  const __m256i t0 = _mm256_and_si256(_mm256_shuffle_epi8(k.lo0, vlo), _mm256_shuffle_epi8(k.hi0, vhi));
+  const __m256i t1 = _mm256_and_si256(_mm256_shuffle_epi8(k.lo1, vlo), _mm256_shuffle_epi8(k.hi1, vhi));
+  const __m256i t2 = _mm256_and_si256(_mm256_shuffle_epi8(k.lo2, vlo), _mm256_shuffle_epi8(k.hi2, vhi));
+  const __m256i c =
+      _mm256_and_si256(_mm256_and_si256(ShiftIn<2>(*prev0, t0), ShiftIn<1>(*prev1, t1)), t2);
+  *prev0 = t0;
+  *prev1 = t1;
+  return c;
+}
+
+}  // namespace
+
+// Note [Needle kernel]: one load per 32 bytes. The three fingerprint bytes'
+// classes (t0, t1, t2) are taken at the same positions and aligned by
+// shifting t0 by two bytes and t1 by one (the bytes shifted in are the
+// block before's: ShiftIn), so bit j of a block at i says that p[i + j - 2,
+// i + j + 1) can be a fingerprint: the candidate at = i + j - 2, in order of
+// at, as the scalar loop meets them. One vptest per block says whether
+// there is any candidate; only then are the masks made. The first block's
+// "block before" is zero, so no candidate starts before `from`. Nothing in
+// the loop calls a function (Verify is inlined and calls nothing): a call
+// clobbers every vector register, and the compiler then keeps the tables on
+// the stack and loads them at each block; the loop is written out for two
+// blocks a round (each tested on its own), which spares the register copies
+// of the classes carried from block to block; a block with a candidate is
+// loaded again for its identifier bytes, as keeping it made GCC store it at
+// every block. The order of candidates is the order of `at`, not of the
+// start of their needles: where a needle can begin inside another's
+// occurrence before that one's fingerprint (the needles "namespace",
+// fingerprint "pac", and "ames", "ame"), the one whose fingerprint comes
+// first is the match reported, as before this kernel (none of the scanners'
+// needle sets can: their needles are identifier bytes and the short ones
+// whole words). Measured (callgrind, scan_native --jobs 1 on the 20 MB GPU
+// corpus of bench_vs_rg.py, NeedleSearch::Next inclusive): its C++ files
+// 8.98M instructions before (three loads and three nibble splits a block, a
+// movemask each, the tables spilled around the call to Verify), 8.22M with
+// one load, one test and no call, 7.86M with the block loaded again, 7.13M
+// with two blocks a round; its Python files 30.3M, 27.3M, 26.8M, 25.6M.
+// What did not pay: two blocks a round with one test for both (the first
+// block holds the hit on this corpus: 8.45M, 29.3M against 8.22M, 27.3M),
+// the block loop in a function of its own (the call per candidate block:
+// 7.67M but 35.2M), two fingerprint bytes instead of three (the three
+// chosen are not the rarest pair: 21.0M, 39.9M).
 __attribute__((target("avx2"))) size_t NeedleSearch::NextAvx2(const char* p, size_t begin,
                                                                 size_t from, size_t end) const {
-  const __m256i lo0 = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(lo0_)));
-  const __m256i hi0 = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(hi0_)));
-  const __m256i lo1 = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(lo1_)));
-  const __m256i hi1 = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(hi1_)));
-  const __m256i lo2 = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(lo2_)));
-  const __m256i hi2 = _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(hi2_)));
-  const __m256i nib = _mm256_set1_epi8(0x0F);
-  const __m256i zero = _mm256_setzero_si256();
+  const Classes k{Table(lo0_), Table(hi0_), Table(lo1_), Table(hi1_), Table(lo2_), Table(hi2_),
+                  _mm256_set1_epi8(0x0F)};
   const unsigned words = static_cast<unsigned>(word_bits_[0] | word_bits_[1] | word_bits_[2]);
   const unsigned char* u = reinterpret_cast<const unsigned char*>(p);
+  __m256i prev0 = _mm256_setzero_si256(), prev1 = _mm256_setzero_si256();
   size_t i = from;
-  // Reads p[i, i + 34): within the padding while i + 18 <= end.
-  for (; i + 18 <= end; i += 32) {
-    const __m256i v0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i));
-    const __m256i v1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i + 1));
-    const __m256i v0lo = _mm256_and_si256(v0, nib);
-    const __m256i v0hi = _mm256_and_si256(_mm256_srli_epi16(v0, 4), nib);
-    const __m256i m0 = _mm256_and_si256(_mm256_shuffle_epi8(lo0, v0lo),
-                                        _mm256_shuffle_epi8(hi0, v0hi));
-    const __m256i m1 = _mm256_and_si256(
-        _mm256_shuffle_epi8(lo1, _mm256_and_si256(v1, nib)),
-        _mm256_shuffle_epi8(hi1, _mm256_and_si256(_mm256_srli_epi16(v1, 4), nib)));
-    const __m256i v2 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + i + 2));
-    const __m256i v2lo = _mm256_and_si256(v2, nib);
-    const __m256i v2hi = _mm256_and_si256(_mm256_srli_epi16(v2, 4), nib);
-    const __m256i m2 = _mm256_and_si256(_mm256_shuffle_epi8(lo2, v2lo),
-                                        _mm256_shuffle_epi8(hi2, v2hi));
-    const __m256i c = _mm256_and_si256(_mm256_and_si256(m0, m1), m2);
-    unsigned mask = ~static_cast<unsigned>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(c, zero)));
-    if (mask == 0) continue;
+  // Reads p[i, i + 32): within the padding while i + 16 <= end.
+  for (;; i += 32) {
+    // The next block with a candidate: two a round while both are there,
+    // each tested on its own (the round written out spares the copies of
+    // prev0 and prev1 from one block to the next).
+    __m256i c;
+    for (;;) {
+      if (i + 48 <= end) {
+        c = Candidates(k, p + i, &prev0, &prev1);
+        if (!_mm256_testz_si256(c, c)) break;
+        i += 32;
+        c = Candidates(k, p + i, &prev0, &prev1);
+        if (!_mm256_testz_si256(c, c)) break;
+        i += 32;
+      } else if (i + 16 <= end) {
+        c = Candidates(k, p + i, &prev0, &prev1);
+        if (!_mm256_testz_si256(c, c)) break;
+        i += 32;
+      } else {
+        // The blocks covered the candidates before i - 2.
+        return NextScalar(p, begin, from, i > from + 2 ? i - 2 : from, end);
+      }
+    }
+    unsigned mask = NonZero(c);
     if (words != 0) {
-      // Note [Word boundaries]: bit j of i0 (i2) is set when p[i + j]
-      // (p[i + 2 + j]) is an identifier byte.
-      const __m256i ilo = _mm256_broadcastsi128_si256(
-          _mm_load_si128(reinterpret_cast<const __m128i*>(ident_lo_)));
-      const __m256i ihi = _mm256_broadcastsi128_si256(
-          _mm_load_si128(reinterpret_cast<const __m128i*>(ident_hi_)));
-      const unsigned i0 = ~static_cast<unsigned>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(
-          _mm256_and_si256(_mm256_shuffle_epi8(ilo, v0lo), _mm256_shuffle_epi8(ihi, v0hi)),
-          zero)));
-      const unsigned i2 = ~static_cast<unsigned>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(
-          _mm256_and_si256(_mm256_shuffle_epi8(ilo, v2lo), _mm256_shuffle_epi8(ihi, v2hi)),
-          zero)));
-      // An identifier byte before position j, and after a needle of
-      // length 1, 2 and 3 there (p[i + 34] is unknown: taken as none).
-      const unsigned before = (i0 << 1) | (i > begin && IsIdentChar(u[i - 1]) ? 1u : 0u);
-      const unsigned after[3] = {(i0 >> 1) | ((i2 >> 30 & 1u) << 31), i2, i2 >> 1};
-      const unsigned rest = ~static_cast<unsigned>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(
-          _mm256_and_si256(c, _mm256_set1_epi8(static_cast<char>(~words & 0xFF))), zero)));
-      unsigned kept = rest;
+      // Note [Word boundaries]: bit j of id is set when p[i + j] is an
+      // identifier byte; `back` holds p[i - 3, i) the same way (what lies
+      // before `begin` counts as none, as no byte is there).
+      // (The block loaded again: kept from the loop above, GCC copies it
+      // to the stack at every block.)
+      const char* at_i = p + i;
+      __asm__("" : "+r"(at_i));
+      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at_i));
+      const unsigned id = NonZero(_mm256_and_si256(
+          _mm256_shuffle_epi8(Table(ident_lo_), _mm256_and_si256(v, k.nib)),
+          _mm256_shuffle_epi8(Table(ident_hi_), _mm256_and_si256(_mm256_srli_epi16(v, 4), k.nib))));
+      unsigned back;
+      if (i >= begin + 3) {
+        back = static_cast<unsigned>(IsIdentChar(u[i - 3])) |
+               static_cast<unsigned>(IsIdentChar(u[i - 2])) << 1 |
+               static_cast<unsigned>(IsIdentChar(u[i - 1])) << 2;
+      } else {
+        back = 0;
+        for (unsigned q = 1; q <= 3; ++q) {
+          if (i >= begin + q && IsIdentChar(u[i - q])) back |= 4u >> (q - 1);
+        }
+      }
+      // The candidate of bit j starts at i + j - 2: an identifier byte
+      // before it (p[i + j - 3]), and after a needle of length 1, 2 and 3
+      // there (p[i + j - 1], p[i + j], p[i + j + 1]; p[i + 32] is unknown:
+      // taken as none).
+      const unsigned before = (id << 3) | back;
+      const unsigned after[3] = {(id << 1) | (back >> 2), id, id >> 1};
+      unsigned kept =
+          NonZero(_mm256_and_si256(c, _mm256_set1_epi8(static_cast<char>(~words & 0xFF))));
       for (int q = 0; q < 3; ++q) {
         if (word_bits_[q] == 0) continue;
-        const unsigned at = ~static_cast<unsigned>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(
-            _mm256_and_si256(c, _mm256_set1_epi8(static_cast<char>(word_bits_[q]))), zero)));
+        const unsigned at =
+            NonZero(_mm256_and_si256(c, _mm256_set1_epi8(static_cast<char>(word_bits_[q]))));
         kept |= at & ~(before | after[q]);
       }
       mask &= kept;
@@ -409,15 +502,14 @@ __attribute__((target("avx2"))) size_t NeedleSearch::NextAvx2(const char* p, siz
     }
     alignas(32) uint8_t bytes[32];
     _mm256_store_si256(reinterpret_cast<__m256i*>(bytes), c);
-    while (mask != 0) {
+    for (; mask != 0; mask &= mask - 1) {
       const unsigned j = static_cast<unsigned>(__builtin_ctz(mask));
-      if (i + j >= end) return end;
-      const size_t pos = Verify(p, begin, from, i + j, end, bytes[j]);
+      const size_t at = i + j - 2;  // (j >= 2 in the first block: prev0 is zero there)
+      if (at >= end) return end;
+      const size_t pos = Verify(p, begin, from, at, end, bytes[j]);
       if (pos != SIZE_MAX) return pos;
-      mask &= mask - 1;
     }
   }
-  return NextScalar(p, begin, from, i, end);
 }
 #else
 size_t NeedleSearch::NextAvx2(const char* p, size_t begin, size_t from, size_t end) const {
