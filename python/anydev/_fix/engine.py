@@ -440,7 +440,9 @@ def _link_on_path(path: str, roots: Sequence[str],
 
 
 def _write_atomic(path: str, data: bytes, st: os.stat_result) -> None:
-    """Replaces ``path`` with ``data``, keeping its mode and owner (``st``)."""
+    """Replaces ``path`` with ``data``, keeping its mode and owner (``st``); a
+    file with several hard links keeps its inode, so every name sees the fix
+    (Note [Replacing a file] in anydev/_files.py)."""
     replace_atomically(path, [data], mode=stat.S_IMODE(st.st_mode), owner=(st.st_uid, st.st_gid),
                        prefix=".anydev-fix-")
 
@@ -545,12 +547,6 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
     for fr, data, new, st, findings, _target in pending:
         path = fr.path
         if fr.error is not None or new == data:
-            continue
-        if not diff and st.st_nlink > 1:
-            fr.error = (f"has {st.st_nlink - 1} other hard link(s), which an atomic rewrite would "
-                        "split; not written")
-            fr.skipped = [(f, fr.error) for f in findings]
-            fr.applied = []
             continue
         fr.changed = True
         if diff:
