@@ -5,9 +5,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "anydev/scan.h"
 #include "internal.h"
@@ -50,6 +54,47 @@ inline std::string Lines(std::initializer_list<const char*> lines, const char* n
   std::string s;
   for (const char* l : lines) s += std::string(l) + nl;
   return s;
+}
+
+// NeedleSearch::Next against a plain search (PlainNext) of every offset: from
+// each `from` (every one of the first 140, then every 7th), the next 400
+// matches, as the scanners walk them; `end` (SIZE_MAX: the text's end) cuts
+// the search, the bytes after it being real text, not padding. For
+// scan_fast_path_test.cc and scan_fast_path_cpp_test.cc.
+inline size_t PlainNext(const std::vector<std::pair<std::string, bool>>& needles,
+                        const std::string& s, size_t begin, size_t from, size_t end) {
+  for (size_t i = from; i < end; ++i) {
+    for (const auto& [n, word] : needles) {
+      if (i + n.size() > end || s.compare(i, n.size(), n) != 0) continue;
+      if (word && ((i > begin && internal::IsIdentChar(static_cast<unsigned char>(s[i - 1]))) ||
+                   internal::IsIdentChar(static_cast<unsigned char>(s[i + n.size()])))) {
+        continue;
+      }
+      return i;
+    }
+  }
+  return end;
+}
+
+inline void CheckSearch(const std::vector<std::pair<std::string, bool>>& needles,
+                        const std::string& text, size_t begin, size_t end = SIZE_MAX) {
+  internal::NeedleSearch search;
+  for (const auto& [n, word] : needles) ASSERT_TRUE(search.Add(n, word));
+  search.Build();
+  std::string padded = text;
+  padded.append(internal::kPadding, '\0');
+  const size_t n = std::min(end, text.size());
+  for (size_t from = begin; from <= n; from += (from < 140 ? 1 : 7)) {
+    size_t want = from, got = from;
+    for (int k = 0; k < 400 && want < n; ++k) {
+      want = PlainNext(needles, padded, begin, want, n);
+      got = search.Next(padded.data(), begin, got, n);
+      ASSERT_EQ(got, want) << "from " << from << " end " << n << " in "
+                           << ::testing::PrintToString(text);
+      ++want;
+      ++got;
+    }
+  }
 }
 
 }  // namespace anydev::scan::testing

@@ -25,6 +25,7 @@
 namespace anydev::scan {
 namespace {
 
+using testing::CheckSearch;
 using testing::Lines;
 
 RuleSet& Rules() {
@@ -376,44 +377,7 @@ TEST(CppFastPath, RandomConcatenations) {
 // 32-byte blocks and the ends of the two-block reach), at the text's start
 // and end, cut by the end of the search (the bytes after `end` real text,
 // not padding), next to and overlapping another occurrence, and inside
-// words. A random part follows.
-size_t PlainNext(const std::vector<std::pair<std::string, bool>>& needles, const std::string& s,
-                 size_t begin, size_t from, size_t end) {
-  for (size_t i = from; i < end; ++i) {
-    for (const auto& [n, word] : needles) {
-      if (i + n.size() > end || s.compare(i, n.size(), n) != 0) continue;
-      if (word && ((i > begin && internal::IsIdentChar(static_cast<unsigned char>(s[i - 1]))) ||
-                   internal::IsIdentChar(static_cast<unsigned char>(s[i + n.size()])))) {
-        continue;
-      }
-      return i;
-    }
-  }
-  return end;
-}
-
-// Every match from each `from` on, up to `end` (SIZE_MAX: the text's end).
-void CheckSearch(const std::vector<std::pair<std::string, bool>>& needles, const std::string& text,
-                 size_t begin, size_t end = SIZE_MAX) {
-  internal::NeedleSearch search;
-  for (const auto& [n, word] : needles) ASSERT_TRUE(search.Add(n, word));
-  search.Build();
-  std::string padded = text;
-  padded.append(internal::kPadding, '\0');
-  const size_t n = std::min(end, text.size());
-  for (size_t from = begin; from <= n; from += (from < 140 ? 1 : 7)) {
-    size_t want = from, got = from;
-    for (int k = 0; k < 400 && want < n; ++k) {
-      want = PlainNext(needles, padded, begin, want, n);
-      got = search.Next(padded.data(), begin, got, n);
-      ASSERT_EQ(got, want) << "from " << from << " end " << n << " in "
-                           << ::testing::PrintToString(text);
-      ++want;
-      ++got;
-    }
-  }
-}
-
+// words. A random part follows. (testing::CheckSearch, fast_path_compare.h.)
 const std::vector<std::pair<std::string, bool>>& DriverNeedles() {
   static const std::vector<std::pair<std::string, bool>> needles = {
       {"cuda", false},  {"CUDA", false},       {"xpu", false},         {"namespace", true},

@@ -21,6 +21,7 @@
 namespace anydev::scan {
 namespace {
 
+using testing::CheckSearch;
 using testing::Lines;
 
 RuleSet& Rules() {
@@ -264,43 +265,8 @@ TEST(ScanFastPath, SkeletonBracketDepthLimit) {
 // words and not, short aliases that occur inside words (Note [Word
 // boundaries]), needles at the text's start, after a non-ASCII byte, across
 // the 32-byte blocks (offsets 31, 32, 63, 64) and at the end; a text that
-// starts after a BOM; searches that start mid-text.
-size_t PlainNext(const std::vector<std::pair<std::string, bool>>& needles, const std::string& s,
-                 size_t begin, size_t from, size_t end) {
-  for (size_t i = from; i < end; ++i) {
-    for (const auto& [n, word] : needles) {
-      if (i + n.size() > end || s.compare(i, n.size(), n) != 0) continue;
-      if (word && ((i > begin && internal::IsIdentChar(static_cast<unsigned char>(s[i - 1]))) ||
-                   internal::IsIdentChar(static_cast<unsigned char>(s[i + n.size()])))) {
-        continue;
-      }
-      return i;
-    }
-  }
-  return end;
-}
-
-void CheckSearch(const std::vector<std::pair<std::string, bool>>& needles, const std::string& text,
-                 size_t begin) {
-  internal::NeedleSearch search;
-  for (const auto& [n, word] : needles) ASSERT_TRUE(search.Add(n, word));
-  search.Build();
-  std::string padded = text;
-  padded.append(internal::kPadding, '\0');
-  const size_t n = text.size();
-  for (size_t from = begin; from <= n; from += (from < 70 ? 1 : 13)) {
-    size_t want = from, got = from;
-    // Every match from `from` on, as the scanners walk them.
-    for (int k = 0; k < 200 && want < n; ++k) {
-      want = PlainNext(needles, padded, begin, want, n);
-      got = search.Next(padded.data(), begin, got, n);
-      ASSERT_EQ(got, want) << "from " << from << " in " << ::testing::PrintToString(text);
-      ++want;
-      ++got;
-    }
-  }
-}
-
+// starts after a BOM; searches that start mid-text (testing::CheckSearch,
+// fast_path_compare.h).
 TEST(NeedleSearch, WordsAtBlockBoundariesAndInsideWords) {
   const std::vector<std::pair<std::string, bool>> needles = {
       {"cuda", false}, {"import", true}, {"th", true}, {"tc", true}, {"cd", true},
