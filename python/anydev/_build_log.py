@@ -100,7 +100,7 @@ def parse(text: str, build_dir: Optional[str] = None) -> list[Diagnostic]:
 def read(path: str, build_dir: Optional[str] = None) -> list[Diagnostic]:
     """Reads a build log and parses it; ReportError names an unreadable file.
     Bytes that are not UTF-8 (a log may hold any) are read as U+FFFD."""
-    data = _read_input(path)[1]
+    data = _read_input(path, reports=False)[1]
     return parse(data.decode("utf-8", errors="replace"), build_dir)
 
 
@@ -108,16 +108,21 @@ def read(path: str, build_dir: Optional[str] = None) -> list[Diagnostic]:
 _HEAD = 4096
 
 
-def _read_input(path: str) -> tuple[bool, bytes]:
+def _read_input(path: str, reports: bool = True) -> tuple[bool, bytes]:
     """(whether ``path`` is a JSON report, its bytes), read once: an input
     may be a pipe (``report show <(zcat build.log.gz)``), whose bytes a second
     open would not see again. A file that is not a report and holds a NUL in
     its first 4 KiB is refused before the rest is read (a 2 GB binary, or
-    /dev/zero, which has no end)."""
+    /dev/zero, which has no end). ``reports=False``: every input is a build
+    log.
+
+    It is a report when its name ends in ``.json``, or its first non-blank
+    byte is ``{`` (not ``[``: ninja starts its lines with ``[1/8]``)."""
     try:
         with open(path, "rb") as f:
             head = f.read(_HEAD)
-            is_json = _is_report_head(path, head)
+            is_json = reports and (path.lower().endswith(".json") or
+                                   head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"{")
             if not is_json and b"\0" in head:
                 raise _report.ReportError(f"{path}: not a text file (a build log or a report "
                                           f"was expected)")
@@ -262,26 +267,6 @@ def combine(reports: Iterable[dict[str, Any]]) -> dict[str, Any]:
                 m["seen_by"][k] = m["seen_by"].get(k, 0) + v
     return {"format": _report.FORMAT, "version": _report.VERSION, "processes": processes,
             "calls": sorted(calls.values(), key=lambda c: (c["file"], c["line"], c["legacy"]))}
-
-
-def is_report(path: str) -> bool:
-    """Whether ``path`` is taken for a JSON report rather than a build log:
-    its name ends in ``.json``, or its first non-blank byte is ``{`` (not
-    ``[``: ninja starts its lines with ``[1/8]``). Reads the file's start:
-    :func:`load_input` judges from the bytes it reads instead."""
-    if path.lower().endswith(".json"):
-        return True
-    try:
-        with open(path, "rb") as f:
-            head = f.read(_HEAD)
-    except OSError:
-        return True  # let the report loader say what is wrong with it
-    return _is_report_head(path, head)
-
-
-def _is_report_head(path: str, head: bytes) -> bool:
-    return path.lower().endswith(".json") or \
-        head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"{"
 
 
 def load_input(path: str, build_dir: Optional[str] = None) -> dict[str, Any]:
