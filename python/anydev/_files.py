@@ -8,7 +8,7 @@ import contextlib
 import errno
 import os
 import stat
-from typing import Iterable, Optional
+from typing import BinaryIO, Iterable, Optional
 
 # Note [Replacing a file]
 # What a user's file keeps when anydev writes over it, and what a failure or a
@@ -166,28 +166,29 @@ def _rewrite_in_place(target: str, data: bytes, prefix: str) -> None:
                 with contextlib.suppress(OSError):
                     os.unlink(copy)
             copy = None
+        restored = True  # the file holds all of one text: the copy may go
         try:
-            f.seek(0)
-            f.write(data)
-            f.truncate()
-            f.flush()
-            os.fsync(fd)
+            _overwrite(f, data)
         except BaseException as e:
             try:
-                f.seek(0)
-                f.write(old)
-                f.truncate()
-                f.flush()
-                os.fsync(fd)
+                _overwrite(f, old)
             except BaseException:
+                restored = False
                 if copy is not None and isinstance(e, OSError):
                     raise OSError(e.errno, f"{e.strerror}; the file may be partly written, "
                                   f"and its old text is in {copy}", target) from e
                 raise e
-            if copy is not None:
+            raise
+        finally:
+            if copy is not None and restored:
                 with contextlib.suppress(OSError):
                     os.unlink(copy)
-            raise
-        if copy is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(copy)
+
+
+def _overwrite(f: BinaryIO, data: bytes) -> None:
+    """Writes ``data`` over the whole of the open file ``f`` and flushes it to the disk."""
+    f.seek(0)
+    f.write(data)
+    f.truncate()
+    f.flush()
+    os.fsync(f.fileno())
