@@ -277,9 +277,12 @@ def scope_facts(scope: ast.AST) -> tuple[dict[str, list[ast.AST]], dict[str, str
                 annotated[arg.arg] = "int"
             else:
                 assigned.setdefault(arg.arg, []).append(unknown)
-    todo = list(ast.iter_child_nodes(scope))
+    todo = _child_nodes(scope, [])
     while todo:
         n = todo.pop()
+        if type(n) in _PLAIN:  # most nodes: an expression that binds nothing
+            _child_nodes(n, todo)
+            continue
         if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             continue
         if isinstance(n, ast.Assign):
@@ -297,8 +300,34 @@ def scope_facts(scope: ast.AST) -> tuple[dict[str, list[ast.AST]], dict[str, str
                     assigned.setdefault(t.id, []).append(unknown)
         elif isinstance(n, ast.AugAssign) and isinstance(n.target, ast.Name):
             assigned.setdefault(n.target.id, []).append(n.value)
-        todo.extend(ast.iter_child_nodes(n))
+        _child_nodes(n, todo)
     return assigned, annotated
+
+
+def _child_nodes(node: ast.AST, out: list) -> list:
+    """``out`` with ast.iter_child_nodes(node) appended, in its order, without
+    its two generators per node."""
+    AST = ast.AST
+    for name in node._fields:
+        v = getattr(node, name, None)
+        if isinstance(v, AST):
+            out.append(v)
+        elif isinstance(v, list):
+            for x in v:
+                if isinstance(x, AST):
+                    out.append(x)
+    return out
+
+
+#: The node types scope_facts only walks through: none binds a name nor is a
+#: scope of its own (exact types: a subclass takes the isinstance checks).
+_PLAIN = frozenset({ast.Name, ast.Attribute, ast.Call, ast.Constant, ast.keyword, ast.Expr,
+                    ast.BinOp, ast.Compare, ast.BoolOp, ast.UnaryOp, ast.Subscript, ast.Tuple,
+                    ast.List, ast.Dict, ast.Set, ast.Return, ast.If, ast.While, ast.JoinedStr,
+                    ast.FormattedValue, ast.Starred, ast.Slice, ast.IfExp, ast.Load, ast.Store,
+                    ast.Del, ast.arguments, ast.arg, ast.With, ast.withitem, ast.Try,
+                    ast.ExceptHandler, ast.Raise, ast.Assert, ast.Pass, ast.Import,
+                    ast.ImportFrom, ast.alias, ast.Await})
 
 
 @functools.lru_cache(maxsize=1024)
@@ -328,6 +357,24 @@ CUDA_ONLY_MEMBERS = {
     "torch.accelerator.Graph": {"raw_cuda_graph", "raw_cuda_graph_exec", "get_graph_data",
                                 "register_generator_state"},
 }
+
+
+@functools.lru_cache(maxsize=8)
+def _device_literal(device: str):
+    """The full match of a device literal of ``device`` ("cuda", "cuda:1")."""
+    return re.compile(rf"{device}(:\d+)?").fullmatch
+
+
+#: Node types (exact) that are no Constant, JoinedStr nor Attribute: the ones
+#: guarded_cuda_code walks through without a look.
+_NOT_GUARDED = frozenset({ast.Name, ast.Call, ast.keyword, ast.Expr, ast.Load, ast.Store,
+                          ast.Assign, ast.If, ast.Compare, ast.BinOp, ast.BoolOp, ast.UnaryOp,
+                          ast.Subscript, ast.Tuple, ast.List, ast.Dict, ast.Return, ast.IfExp,
+                          ast.FormattedValue, ast.arguments, ast.arg, ast.Eq, ast.NotEq,
+                          ast.Is, ast.IsNot, ast.In, ast.NotIn, ast.Lt, ast.Gt, ast.LtE, ast.GtE,
+                          ast.And, ast.Or, ast.Not, ast.Add, ast.Sub, ast.Mult, ast.Div,
+                          ast.Starred, ast.Slice, ast.With, ast.withitem, ast.For, ast.Pass,
+                          ast.Raise, ast.Assert, ast.AugAssign, ast.AnnAssign})
 
 
 class Covered:
@@ -845,14 +892,18 @@ class PyAnalysis:
             return (own[0] <= s and e <= own[1]) or covered.contains(s, e)
 
         seen: set[int] = set()
+        literal = _device_literal(device)
+        plain = _NOT_GUARDED
         for top in self.guarded_region(node):
             for n in walk(top):
+                if type(n) in plain:
+                    continue  # no literal, f-string nor attribute: nothing to look at
                 if id(n) in seen:
                     continue
                 seen.add(id(n))
                 what = None
                 if isinstance(n, ast.Constant) and isinstance(n.value, str) and \
-                        re.fullmatch(rf"{device}(:\d+)?", n.value):
+                        literal(n.value):
                     what = f"the device literal {n.value!r}"
                 elif isinstance(n, ast.JoinedStr) and n.values and \
                         isinstance(n.values[0], ast.Constant) and \

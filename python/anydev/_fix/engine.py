@@ -391,9 +391,13 @@ def unified_diff(path: str, old: str, new: str) -> str:
         # patch tool reads: in git's quotes (`--- "a/n\\nl.py"`), as git writes it.
         name_a, name_b = (_scan.quote_path(n.encode("utf-8", "surrogateescape"))
                           for n in (name_a, name_b))
+    a, b = split_lines(old), split_lines(new)
+    lines = difflib.unified_diff(a, b, fromfile=name_a, tofile=name_b)
+    if not (a and not a[-1].endswith(("\n", "\r")) or b and not b[-1].endswith(("\n", "\r"))):
+        # every line of both ends with its break, so every line of the diff does
+        return "".join(lines)
     out = []
-    for i, line in enumerate(difflib.unified_diff(split_lines(old), split_lines(new),
-                                                  fromfile=name_a, tofile=name_b)):
+    for i, line in enumerate(lines):
         if i >= 2 and not line.startswith("@@") and not line.endswith(("\n", "\r")):
             line += "\n\\ No newline at end of file\n"
         out.append(line)

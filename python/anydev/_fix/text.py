@@ -40,6 +40,26 @@ class _FileError(Exception):
 
 
 
+def _plain_utf8(data: bytes) -> Optional[str]:
+    """What tokenize.detect_encoding answers for ``data`` when its first two
+    lines (as its readline splits them, at b"\\n") have no coding cookie and
+    are valid UTF-8: "utf-8-sig" after a byte-order mark, else "utf-8"; None
+    otherwise (detect_encoding must then read them: a cookie, or an error).
+    Without the word "coding" no cookie can match, and lines that decode
+    cannot make it raise; so no BytesIO, readline and regular expressions per file."""
+    end = data.find(b"\n")
+    if end >= 0:
+        end = data.find(b"\n", end + 1)
+    head = data if end < 0 else data[:end + 1]
+    if b"coding" in head:
+        return None
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return "utf-8-sig" if data.startswith(codecs.BOM_UTF8) else "utf-8"
+
+
 class _Text:
     """A file's text with byte <-> text index conversions and its encoding."""
 
@@ -53,7 +73,7 @@ class _Text:
             body = data[len(codecs.BOM_UTF8):]
         if language == "python":
             try:
-                enc, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+                enc = _plain_utf8(data) or tokenize.detect_encoding(io.BytesIO(data).readline)[0]
             except SyntaxError as e:
                 if strict:
                     raise _FileError(f"{e.msg if hasattr(e, 'msg') else e}; nothing was changed"
