@@ -217,6 +217,17 @@ def non_negative_int(what: str) -> Callable[[str], int]:
     return parse
 
 
+def file_name(text: str) -> str:
+    """An option's file name: an empty one is refused by name, where it used
+    to read as the option's absence (`-o ''` printed to stdout, `--baseline ''`
+    compared with no baseline)."""
+    if not text:
+        from argparse import ArgumentTypeError
+
+        raise ArgumentTypeError("the file name is empty")
+    return text
+
+
 def target_torch(text: str) -> str:
     """--target-torch: a version the fixer's table knows (anydev._versions)."""
     from . import _versions
@@ -253,12 +264,12 @@ def add_common_arguments(p: argparse.ArgumentParser) -> None:
                         "setup.py/requirements*.txt, else the newest release the table knows")
     p.add_argument("--exit-zero", action="store_true",
                    help="exit 0 even with findings or unscanned parts left")
-    p.add_argument("--stdin-filename", metavar="NAME",
+    p.add_argument("--stdin-filename", type=file_name, metavar="NAME",
                    help="the name of the file read from stdin (`-`): its language, and "
                         "which per-file-ignores and keep apply")
     p.add_argument("--quiet", "-q", action="store_true",
                    help="print the findings and errors only, no summary")
-    p.add_argument("--config", metavar="FILE",
+    p.add_argument("--config", type=file_name, metavar="FILE",
                    help="read this configuration file (a pyproject.toml's [tool.anydev], or "
                         "an anydev.toml) instead of the nearest one")
     p.add_argument("--no-config", action="store_true",
@@ -285,20 +296,23 @@ def add_scan_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--output-format", "--format", dest="format", choices=FORMATS,
                    default=None,
                    help="text (default), json, sarif (2.1.0) or github (workflow annotations)")
-    p.add_argument("--output", "-o", metavar="FILE", help="write the report here (atomically)")
+    p.add_argument("--output", "-o", type=file_name, metavar="FILE",
+                   help="write the report here (atomically); `-`: stdout")
     p.add_argument("--statistics", action="store_true",
                    help="counts per rule and per symbol (with --format text: instead of the "
                         "list; otherwise on stderr)")
     p.add_argument("--show-fixes", action="store_true",
                    help="after the list, what `anydev fix` would fix, per file and rule")
-    p.add_argument("--baseline", metavar="FILE",
+    p.add_argument("--baseline", type=file_name, metavar="FILE",
                    help="report only findings that are not in this baseline")
-    p.add_argument("--write-baseline", metavar="FILE",
+    p.add_argument("--write-baseline", type=file_name, metavar="FILE",
                    help="record the current findings as the baseline and exit 0")
     p.set_defaults(func=cmd_scan)
 
 
 def cmd_scan(args: argparse.Namespace) -> int:
+    if args.output == "-":  # `-o -`: stdout, as the path `-` is stdin
+        args.output = None
     try:
         return _scan_main(args)
     except UsageError as e:
@@ -416,7 +430,7 @@ def selection(args: argparse.Namespace) -> Selection:
         except ValueError as e:
             raise UsageError(f"{cfg.where()}: `per-file-ignores` {glob!r}: {e}") from None
         pfi.append((_config.Glob(glob, cfg.root), lambda code, p=pred: not p(code)))
-    paths = args.paths or ["."]
+    paths = _distinct(args.paths or ["."])
     stdin = paths == ["-"]
     if "-" in paths and not stdin:
         raise UsageError("`-` (stdin) must be the only path")
@@ -424,6 +438,8 @@ def selection(args: argparse.Namespace) -> Selection:
         raise UsageError("--stdin-filename goes with the path `-` (stdin)")
     if not stdin:
         for p in paths:
+            if not p:
+                raise UsageError("a PATH is empty (`''`); give `.` for the current folder")
             if not os.path.lexists(p):
                 raise UsageError(f"{p}: no such file or directory")
     excludes = [(g, cfg.root) for g in cfg.exclude] + [(g, "") for g in args.exclude]
@@ -444,6 +460,24 @@ def selection(args: argparse.Namespace) -> Selection:
         max_file_size=max_size,
         respect_gitignore=cfg.respect_gitignore and not args.no_gitignore,
         stdin=stdin, stdin_filename=args.stdin_filename)
+
+
+def _distinct(paths: Sequence[str]) -> list[str]:
+    """The paths without the repeats of an earlier one, spelt alike or not
+    (`a.py ./a.py`, `src src/`): each file is scanned, counted and fixed once.
+    Names are compared as written with `./`, `//` and a trailing `/` taken
+    out; `..` is kept, as it could name another file past a symbolic link."""
+    seen: set[str] = set()
+    out = []
+    for p in paths:
+        key = p
+        if p not in ("", "-"):
+            parts = [c for c in p.split("/") if c not in ("", ".")]
+            key = ("/" if p.startswith("/") else "") + "/".join(parts) or "."
+        if key not in seen:
+            seen.add(key)
+            out.append(p)
+    return out
 
 
 def _relative_to_cwd(globs: Sequence[str], root: str) -> list[str]:

@@ -120,15 +120,15 @@ _SCAN_FLAGS = {
     "--show-fixes": "show_fixes",
 }
 # option -> (dest, how the value is taken: "append", "int" (>= 0), "torch",
-# "format" or "str")
+# "format" or "file" (not empty))
 _SCAN_VALUES = {
     "--select": ("select", "append"), "--ignore": ("ignore", "append"),
     "--exclude": ("exclude", "append"), "--jobs": ("jobs", "int"), "-j": ("jobs", "int"),
     "--max-file-size": ("max_file_size", "int"), "--target-torch": ("target_torch", "torch"),
-    "--stdin-filename": ("stdin_filename", "str"), "--config": ("config", "str"),
+    "--stdin-filename": ("stdin_filename", "file"), "--config": ("config", "file"),
     "--output-format": ("format", "format"), "--format": ("format", "format"),
-    "--output": ("output", "str"), "-o": ("output", "str"),
-    "--baseline": ("baseline", "str"), "--write-baseline": ("write_baseline", "str"),
+    "--output": ("output", "file"), "-o": ("output", "file"),
+    "--baseline": ("baseline", "file"), "--write-baseline": ("write_baseline", "file"),
 }
 
 
@@ -202,6 +202,8 @@ def _fast_scan_args(argv: list[str]):
                 return None
         elif how == "format" and value not in _scan_cli.FORMATS:
             return None
+        elif how == "file" and not value:
+            return None
         ns[dest] = value
     return _Args(**ns, func=_scan_cli.cmd_scan)
 
@@ -236,7 +238,10 @@ def _main(argv: list[str]) -> int:
         from ._config import did_you_mean
 
         _top_usage()
-        if first.startswith("-"):
+        if first == "-":
+            print("anydev: error: `-` is not a command; stdin is read by `anydev scan -` "
+                  "and `anydev fix -`", file=sys.stderr)
+        elif first.startswith("-"):
             hint = did_you_mean(first, ["--help", "--version"])
             print(f"anydev: error: unknown option {first!r}{hint}", file=sys.stderr)
         else:

@@ -96,6 +96,12 @@ FALLBACK = [
     ["-1"],
     ["-x y"],
     ["-q", "a.py", "-o", "x", "b.py"],
+    ["-o", ""],                   # an empty file name: argparse refuses it
+    ["--output=", "a.py"],
+    ["--baseline", ""],
+    ["--write-baseline="],
+    ["--config", "", "a.py"],
+    ["--stdin-filename", "", "-"],
 ]
 
 
@@ -152,6 +158,9 @@ def test_bad_arguments_exit_2_with_the_message(tmp_path, monkeypatch):
         ("a.py", "--quiet", "b.py"): "unrecognized arguments: b.py",
         ("--output",): "argument --output/-o: expected one argument",
         ("--target-torch", "two"): "argument --target-torch:",
+        ("-o", ""): "argument --output/-o: the file name is empty",
+        ("--baseline=",): "argument --baseline: the file name is empty",
+        ("--stdin-filename", "", "-"): "argument --stdin-filename: the file name is empty",
     }
     for argv, message in cases.items():
         out, err = io.StringIO(), io.StringIO()

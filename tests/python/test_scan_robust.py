@@ -391,3 +391,35 @@ def test_an_odd_tree_is_walked_to_the_end(tmp_path, monkeypatch):
     assert found == ["cr.py", "ok.py"], out
     assert "sparse.py: error: file is 2147483648 bytes, over the limit" in err
     assert "Traceback" not in err
+
+
+def test_a_file_named_twice_is_scanned_and_fixed_once(tmp_path, monkeypatch):
+    # `scan a.py ./a.py` listed the finding twice, and `fix --diff a.py a.py`
+    # counted two findings in one file.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.py").write_bytes(LEGACY)
+    rc, out, err = run_cli("scan", "--no-config", "src/a.py", "./src/a.py", "src//a.py")
+    assert rc == 1 and out.count("AD107") == 1, (out, err)
+    rc, out, err = run_cli("scan", "--no-config", "src", "src/", "./src")
+    assert rc == 1 and out.count("AD107") == 1, (out, err)
+    rc, out, err = run_cli("fix", "--no-config", "--diff", "src/a.py", "./src/a.py")
+    assert rc == 1 and out.count("+torch.accelerator") == 1, (out, err)
+    assert "would fix 1 finding(s) in 1 file(s)" in err
+
+
+def test_empty_and_dash_arguments_say_what_they_are(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.py").write_bytes(LEGACY)
+    rc, out, err = run_cli("scan", "--no-config", "")
+    assert rc == 2 and "a PATH is empty" in err, err
+    rc, out, err = run_cli("fix", "--no-config", "a.py", "")
+    assert rc == 2 and "a PATH is empty" in err, err
+    # `-o ''` printed to stdout as if no -o were given; `-o -` is stdout.
+    rc, out, err = run_cli("scan", "--no-config", "a.py", "-o", "")
+    assert rc == 2 and "argument --output/-o: the file name is empty" in err, err
+    rc, out, err = run_cli("scan", "--no-config", "--format", "json", "a.py", "-o", "-")
+    assert rc == 1 and json.loads(out)["findings"][0]["rule"] == "AD107", (out, err)
+    assert sorted(os.listdir(tmp_path)) == ["a.py"]
+    rc, out, err = run_cli("-")
+    assert rc == 2 and "`-` is not a command" in err, err
