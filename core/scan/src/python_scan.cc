@@ -1982,11 +1982,17 @@ constexpr BracketCodes MakeBracketCodes() {
 
 constexpr BracketCodes kBracketCode = MakeBracketCodes();
 
-// The special bytes of s[p, p + 64) as a bit mask (bit k: s[p + k]), and
-// *brackets those of them that are brackets. Reads s[p, p + 64), which the
-// caller keeps inside the padding; bytes at or past n are special (the
-// padding's NUL is, and the caller stops at n), and no bracket.
-uint64_t ClassifyScalar(const unsigned char* s, size_t p, size_t n, uint64_t* brackets) {
+// A 64-byte block's special bytes (bit k: s[p + k]) and those of them that
+// are brackets; returned by value, so that the cursor's copy of them can stay
+// in registers (an out-parameter would keep them in memory).
+struct BlockMasks {
+  uint64_t special, brackets;
+};
+
+// The masks of s[p, p + 64). Reads s[p, p + 64), which the caller keeps
+// inside the padding; bytes at or past n are special (the padding's NUL is,
+// and the caller stops at n), and no bracket.
+BlockMasks ClassifyScalar(const unsigned char* s, size_t p, size_t n) {
   uint64_t m = 0, b = 0;
   for (size_t k = 0; k < 64; ++k) {
     if (p + k >= n) {
@@ -1996,16 +2002,16 @@ uint64_t ClassifyScalar(const unsigned char* s, size_t p, size_t n, uint64_t* br
     m |= static_cast<uint64_t>(kSpecial.byte[s[p + k]]) << k;
     b |= static_cast<uint64_t>(kBracketCode.code[s[p + k]] != 0) << k;
   }
-  *brackets = b;
-  return m;
+  return BlockMasks{m, b};
 }
 
 #if defined(ANYDEV_SCAN_NIBBLE_AVX2)
-// ClassifyAvx2 (internal.h) with kSpecial's bracket bits told apart: returns
-// the special bytes of s[0, 64), *brackets those of them that are brackets.
-__attribute__((target("avx2"))) uint64_t ClassifySpecialAvx2(const unsigned char* s,
-                                                             uint64_t* brackets) {
-  return ClassifyAvx2<kBracketBits>(kSpecial, s, brackets);
+// ClassifyAvx2 (internal.h) with kSpecial's bracket bits told apart: the
+// masks of s[0, 64).
+__attribute__((target("avx2"))) BlockMasks ClassifySpecialAvx2(const unsigned char* s) {
+  BlockMasks m;
+  m.special = ClassifyAvx2<kBracketBits>(kSpecial, s, &m.brackets);
+  return m;
 }
 #endif
 
@@ -2057,11 +2063,13 @@ class SpecialCursor {
 #if defined(ANYDEV_SCAN_NIBBLE_AVX2)
       // s[p, p + 64) lies in the input and its 16 bytes of padding while
       // p + 48 <= n; past that the scalar classifier stops at n.
-      mask_ = avx2_ && p + 48 <= n_ ? ClassifySpecialAvx2(s_ + p, &brackets_)
-                                    : ClassifyScalar(s_, p, n_, &brackets_);
+      const BlockMasks m = avx2_ && p + 48 <= n_ ? ClassifySpecialAvx2(s_ + p)
+                                                 : ClassifyScalar(s_, p, n_);
 #else
-      mask_ = ClassifyScalar(s_, p, n_, &brackets_);
+      const BlockMasks m = ClassifyScalar(s_, p, n_);
 #endif
+      mask_ = m.special;
+      brackets_ = m.brackets;
     }
   }
 
@@ -2194,14 +2202,14 @@ struct SkeletonState {
 };
 
 // The skeleton at a special byte in code other than a bracket or a '\n' (a
-// string, a comment, a continuation, '\r', ...): sets *p past what it
-// holds. Returns false where the fast path must not be taken. Out of line,
-// so that the skeleton's loop keeps its state in registers.
-__attribute__((noinline)) bool SkeletonStop(const SkeletonState& st, size_t* pp) {
+// string, a comment, a continuation, '\r', ...) at p: returns the position
+// past what it holds, or 0 where the fast path must not be taken (returned,
+// not written through a pointer, so that the skeleton's loop keeps p in a
+// register). Out of line, so that the loop keeps its state in registers.
+__attribute__((noinline)) size_t SkeletonStop(const SkeletonState& st, size_t p) {
   const char* s = st.s;
   const unsigned char* u = reinterpret_cast<const unsigned char*>(s);
   const size_t n = st.n, begin = st.begin;
-  size_t p = *pp;
   const char c = s[p];
   switch (c) {
     case '\n':
@@ -2216,7 +2224,7 @@ __attribute__((noinline)) bool SkeletonStop(const SkeletonState& st, size_t* pp)
       break;
     }
     case '\\':
-      if (s[p + 1] != '\n' && s[p + 1] != '\r') return false;
+      if (s[p + 1] != '\n' && s[p + 1] != '\r') return 0;
       p = SkipNl(s, p + 1, n);
       break;
     case '"':
@@ -2229,7 +2237,7 @@ __attribute__((noinline)) bool SkeletonStop(const SkeletonState& st, size_t* pp)
         // A prefix, unless the letters end a number (1.f"", 1e+f""):
         // the full lexer's business.
         if (id > begin && (s[id - 1] == '.' || s[id - 1] == '+' || s[id - 1] == '-')) {
-          return false;
+          return 0;
         }
         start = id;
       } else {
@@ -2239,11 +2247,11 @@ __attribute__((noinline)) bool SkeletonStop(const SkeletonState& st, size_t* pp)
       const bool triple = p + 2 < n && s[p + 1] == c && s[p + 2] == c;
       if (fmt) {  // the lexer's own code, for the fields
         st.scratch->clear();
-        if (!st.strings->LexStringAt(start, p, raw, fmt, &after)) return false;
+        if (!st.strings->LexStringAt(start, p, raw, fmt, &after)) return 0;
         if (!st.scratch_out->suppressions.empty()) st.scratch_out->suppressions.clear();
       } else {
         after = PlainStringEnd(s, n, p + (triple ? 3 : 1), c, triple);
-        if (after == 0) return false;  // unterminated: the full path reports it
+        if (after == 0) return 0;  // unterminated: the full path reports it
       }
       if (!fmt && DeadString(s, p, after, triple, bytes)) {
         st.dead->push_back(static_cast<uint32_t>(start));
@@ -2253,7 +2261,7 @@ __attribute__((noinline)) bool SkeletonStop(const SkeletonState& st, size_t* pp)
       break;
     }
     case '!':
-      if (s[p + 1] != '=') return false;
+      if (s[p + 1] != '=') return 0;
       p += 2;
       break;
     case '\t':
@@ -2265,10 +2273,9 @@ __attribute__((noinline)) bool SkeletonStop(const SkeletonState& st, size_t* pp)
       ++p;
       break;
     default:
-      return false;  // no Python: the full lexer reports it
+      return 0;  // no Python: the full lexer reports it
   }
-  *pp = p;
-  return true;
+  return p;
 }
 
 // Out of line (it costs the same inlined), so that a profile shows its share.
@@ -2351,7 +2358,8 @@ __attribute__((noinline)) bool SkeletonPass(std::string_view src, size_t begin, 
           continue;
         }
         const bool newline = s[p] == '\r';
-        if (!SkeletonStop(st, &p)) return false;
+        p = SkeletonStop(st, p);
+        if (p == 0) return false;
         if (newline && brackets.depth == 0) break;
       }
       if (p >= n && brackets.depth != 0) return false;
