@@ -2448,16 +2448,23 @@ bool LexMarked(std::string_view src, const std::vector<Region>& regions,
   uint16_t gap_indent = 0xFFFF;
   uint32_t gap_at = 0;
   const size_t count = regions.size();
+  // Through raw pointers: a store to a token may alias the vectors' own
+  // pointers, which the compiler would then reload at every region.
+  const Region* const rs = regions.data();
+  const uint8_t* const ms = marked.data();
   for (size_t i = 0; i < count;) {
-    const Region& r = regions[i];
-    if (r.first == kNoToken) {
-      ++i;
+    if (!ms[i]) {  // the lines left out, up to the next marked one
+      do {
+        if (rs[i].first != kNoToken) {
+          if (!gap) gap_at = rs[i].start;
+          gap = true;
+          if (rs[i].indent < gap_indent) gap_indent = rs[i].indent;
+        }
+      } while (++i < count && !ms[i]);
       continue;
     }
-    if (!marked[i]) {
-      if (!gap) gap_at = r.start;
-      gap = true;
-      if (r.indent < gap_indent) gap_indent = r.indent;
+    const Region& r = rs[i];
+    if (r.first == kNoToken) {
       ++i;
       continue;
     }
@@ -2473,11 +2480,11 @@ bool LexMarked(std::string_view src, const std::vector<Region>& regions,
     }
     // A run: marked regions with nothing but blank lines between them.
     size_t j = i + 1, last = i;
-    while (j < count && (marked[j] || regions[j].first == kNoToken)) {
-      if (marked[j]) last = j;
+    while (j < count && (ms[j] || rs[j].first == kNoToken)) {
+      if (ms[j]) last = j;
       ++j;
     }
-    Lexer lexer(src, r.start, toks, out, regions[last].end);
+    Lexer lexer(src, r.start, toks, out, rs[last].end);
     lexer.Run();
     if (out->has_error) return false;
     i = last + 1;
@@ -2646,7 +2653,9 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, Le
     if (literals) {
       size_t chain = 0;
       const size_t count = toks->size() - kSentinels;
+      const Tok* const tk = &(*toks)[0];
       for (size_t k = 0; k < count; ++k) {
+        if (!tk[k].first) continue;  // a cheap test first: most tokens start no line
         if (!IsAvailabilityIf(*toks, src, k, fs.chains, &chain)) continue;
         size_t r = RegionOf(regions, (*toks)[k].start);
         for (int lines = 0; lines < 4 && ++r < regions.size();) {
