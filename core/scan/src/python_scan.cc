@@ -2043,18 +2043,18 @@ class SpecialCursor {
   // Returns false where a bracket does not match (or nests too deep): the
   // full lexer fails there.
   bool Next(size_t p, BracketDepth* brackets, size_t* next) {
-    for (;;) {
-      if (p - base_ < 64) {
-        const uint64_t from = ~uint64_t{0} << (p - base_);
-        const uint64_t other = mask_ & ~brackets_ & from;
-        uint64_t b = brackets_ & from & ((other & (0 - other)) - 1);  // those before it
-        if (b != 0 && !Match(b, brackets)) return false;
-        if (other != 0) {
-          *next = base_ + static_cast<size_t>(__builtin_ctzll(other));
-          return true;
-        }
-        p = base_ + 64;
+    if (p - base_ < 64) {  // in the block classified last
+      const uint64_t from = ~uint64_t{0} << (p - base_);
+      const uint64_t other = other_ & from;
+      const uint64_t b = brackets_ & from & ((other & (0 - other)) - 1);  // those before it
+      if (b != 0 && !Match(b, brackets)) return false;
+      if (other != 0) {
+        *next = base_ + static_cast<size_t>(__builtin_ctzll(other));
+        return true;
       }
+      p = base_ + 64;
+    }
+    for (;; p += 64) {  // a block from p: all of it is at or after p
       if (p >= n_) {
         *next = n_;
         return true;
@@ -2068,8 +2068,14 @@ class SpecialCursor {
 #else
       const BlockMasks m = ClassifyScalar(s_, p, n_);
 #endif
-      mask_ = m.special;
+      other_ = m.special & ~m.brackets;
       brackets_ = m.brackets;
+      const uint64_t b = brackets_ & ((other_ & (0 - other_)) - 1);
+      if (b != 0 && !Match(b, brackets)) return false;
+      if (other_ != 0) {
+        *next = base_ + static_cast<size_t>(__builtin_ctzll(other_));
+        return true;
+      }
     }
   }
 
@@ -2110,7 +2116,7 @@ class SpecialCursor {
   size_t n_;
   bool avx2_;
   size_t base_ = ~size_t{0} / 2;  // far from any p: the first Next classifies
-  uint64_t mask_ = 0, brackets_ = 0;
+  uint64_t other_ = 0, brackets_ = 0;  // the block's specials other than brackets; its brackets
 };
 
 // Past the newline at p (\n, \r\n or \r).
