@@ -9,6 +9,7 @@
 // the common `try: import torch / except ImportError: torch = None` needs:
 // `NAME = None` does not unbind). Parameters shadow the enclosing names.
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <memory>
 
@@ -1903,6 +1904,7 @@ class PyLiterals {
 namespace {
 
 constexpr uint32_t kNoToken = 0xFFFFFFFFu;
+constexpr int32_t kParentUnknown = -2;  // Region::parent not asked for yet (Parents)
 
 // One logical line: [start, end) from the start of its first physical line
 // to just past its newline.
@@ -1911,9 +1913,10 @@ struct Region {
   uint32_t first;   // offset of its first token; kNoToken for a blank or comment line
   uint16_t indent;  // of its first token, as the lexer counts it
   int32_t parent;   // the nearest earlier line with a token and a smaller indent; -1
+                    // (Parents finds it, where a binding asks for it)
 };
 
-// A line on the skeleton's stack of enclosing lines: its indent and index.
+// A line on Parents' stack of enclosing lines: its indent and index.
 struct OpenLine {
   uint16_t indent;
   int32_t index;
@@ -2288,7 +2291,6 @@ __attribute__((noinline)) size_t SkeletonStop(const SkeletonState& st, size_t p)
 __attribute__((noinline)) bool SkeletonPass(std::string_view src, size_t begin, Lexer* strings,
                                              TokenBuffer<Tok>* scratch, LexOutput* scratch_out,
                                              std::vector<Region>* regions,
-                                             std::vector<OpenLine>* open,
                                              std::vector<uint32_t>* dead) {
   const char* s = src.data();
   const unsigned char* u = reinterpret_cast<const unsigned char*>(s);
@@ -2298,15 +2300,11 @@ __attribute__((noinline)) bool SkeletonPass(std::string_view src, size_t begin, 
   SpecialCursor specials(u, n);
   BracketDepth brackets;
   dead->clear();
-  // The regions and the stack of enclosing lines (those with a token whose
-  // indents ascend: the parents) are written through raw pointers, grown by
-  // doubling (a push_back would reload and store the vectors' ends).
+  // The regions are written through a raw pointer, grown by doubling (a
+  // push_back would reload and store the vector's end).
   if (regions->size() < 64) regions->resize(64);
-  if (open->size() < 64) open->resize(64);
   Region* out = regions->data();
   size_t count = 0, out_cap = regions->size();
-  OpenLine* parents = open->data();
-  size_t top = 0, parents_cap = open->size();
   size_t p = begin;
   while (p < n) {
     const size_t start = p;
@@ -2370,28 +2368,98 @@ __attribute__((noinline)) bool SkeletonPass(std::string_view src, size_t begin, 
       }
       if (p >= n && brackets.depth != 0) return false;
     }
-    int32_t parent = -1;
-    if (first != kNoToken) {
-      while (top > 0 && parents[top - 1].indent >= indent) --top;
-      if (top > 0) parent = parents[top - 1].index;
-      if (top == parents_cap) {
-        open->resize(2 * parents_cap);
-        parents = open->data();
-        parents_cap = open->size();
-      }
-      parents[top++] = OpenLine{indent, static_cast<int32_t>(count)};
-    }
     if (count == out_cap) {
       regions->resize(2 * out_cap);
       out = regions->data();
       out_cap = regions->size();
     }
     out[count++] = Region{static_cast<uint32_t>(start), static_cast<uint32_t>(p < n ? p : n),
-                          first, indent, parent};
+                          first, indent, kParentUnknown};
   }
   regions->resize(count);
   return brackets.depth == 0;
 }
+
+// The regions' parents (their nearest earlier line with a token and a
+// smaller indent; -1 where none), found on demand and kept in the regions:
+// only the lines that enclose a binding are asked for theirs, a few of a
+// file's (kept by the skeleton for every line, the stack of enclosing lines
+// cost it 20 instructions a line, and as much in a pass of its own).
+std::atomic<int> parent_walk_budget{4};  // lines passed per line (SetParentWalkBudgetForTesting)
+
+class Parents {
+ public:
+  explicit Parents(std::vector<Region>* regions, std::vector<OpenLine>* open)
+      : regions_(regions), open_(open) {
+    const int per_line = parent_walk_budget.load(std::memory_order_relaxed);
+    budget_ = per_line == 0 ? 0 : static_cast<size_t>(per_line) * regions->size() + 64;
+  }
+
+  // Returns region r's parent. From r back, a line is passed where its
+  // indent is not smaller, by a jump to its parent where that is known, and
+  // a passed line of r's own indent has r's parent. A walk back can pass
+  // many lines, and lines of decreasing indents are passed by every walk
+  // from below them; so once the walks have passed four times as many lines
+  // as the file has, every parent is set in one pass (Link): linear.
+  int32_t Of(size_t r) {
+    Region* const rs = regions_->data();
+    if (rs[r].parent != kParentUnknown) return rs[r].parent;
+    const uint16_t indent = rs[r].indent;
+    int32_t at = static_cast<int32_t>(r) - 1;
+    size_t steps = 0;
+    same_.clear();
+    while (at >= 0) {
+      Region& e = rs[at];
+      if (++steps > budget_) {
+        Link();
+        return rs[r].parent;
+      }
+      if (e.first == kNoToken) {
+        --at;
+      } else if (e.indent < indent) {
+        break;
+      } else if (e.parent != kParentUnknown) {
+        at = e.parent;
+      } else {
+        if (e.indent == indent) same_.push_back(&e);
+        --at;
+      }
+    }
+    budget_ -= steps;
+    rs[r].parent = at;
+    for (Region* e : same_) e->parent = at;
+    return at;
+  }
+
+ private:
+  // Sets every region's parent, from a stack of the enclosing lines (those
+  // with a token whose indents ascend).
+  void Link() {
+    if (open_->size() < 64) open_->resize(64);
+    OpenLine* parents = open_->data();
+    size_t top = 0, cap = open_->size();
+    Region* const rs = regions_->data();
+    const size_t count = regions_->size();
+    for (size_t i = 0; i < count; ++i) {
+      if (rs[i].first == kNoToken) continue;
+      const uint16_t indent = rs[i].indent;
+      while (top > 0 && parents[top - 1].indent >= indent) --top;
+      rs[i].parent = top > 0 ? parents[top - 1].index : -1;
+      if (top == cap) {
+        open_->resize(2 * cap);
+        parents = open_->data();
+        cap = open_->size();
+      }
+      parents[top++] = OpenLine{indent, static_cast<int32_t>(i)};
+    }
+    budget_ = ~size_t{0};
+  }
+
+  std::vector<Region>* regions_;
+  std::vector<OpenLine>* open_;
+  size_t budget_;  // lines the walks may still pass
+  std::vector<Region*> same_;  // the lines of the asking one's indent a walk passed
+};
 
 // The region holding offset `off`.
 size_t RegionOf(const std::vector<Region>& regions, uint32_t off) {
@@ -2545,7 +2613,7 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, Le
   {
     Lexer strings(src, begin, &fs.scratch_toks, &scratch_out);
     if (!SkeletonPass(src, begin, &strings, &fs.scratch_toks, &scratch_out, &fs.regions,
-                      &fs.open, &fs.dead)) {
+                      &fs.dead)) {
       return false;
     }
   }
@@ -2557,6 +2625,7 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, Le
     }
   }
   const std::vector<Region>& regions = fs.regions;
+  Parents parents(&fs.regions, &fs.open);
   fs.marked.assign(regions.size(), 0);
   fs.names.clear();
   // One pass over the file for the needles and the names the file binds:
@@ -2610,7 +2679,7 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, Le
         if (added) search.Build();
         if (!fs.bound.empty()) {  // its enclosing lines
           for (int32_t e = static_cast<int32_t>(r); e >= 0 && fs.marked[static_cast<size_t>(e)] != 2;
-               e = regions[static_cast<size_t>(e)].parent) {
+               e = parents.Of(static_cast<size_t>(e))) {
             fs.marked[static_cast<size_t>(e)] = 2;
           }
         }
@@ -2650,7 +2719,7 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, Le
     for (uint32_t off : fs.binding_offsets) {
       for (int32_t r = static_cast<int32_t>(RegionOf(regions, off));
            r >= 0 && fs.marked[static_cast<size_t>(r)] != 2;
-           r = regions[static_cast<size_t>(r)].parent) {
+           r = parents.Of(static_cast<size_t>(r))) {
         if (!fs.marked[static_cast<size_t>(r)]) more = true;
         fs.marked[static_cast<size_t>(r)] = 2;
       }
@@ -2703,6 +2772,10 @@ void ScanPythonFull(const RuleSet& rules, std::string_view src, size_t begin, Le
 }
 
 }  // namespace
+
+void SetParentWalkBudgetForTesting(int per_line) {
+  parent_walk_budget.store(per_line < 0 ? 4 : per_line, std::memory_order_relaxed);
+}
 
 void ScanPython(const RuleSet& rules, std::string_view src, size_t begin, LexOutput* out) {
   thread_local TokenBuffer<Tok> toks;
