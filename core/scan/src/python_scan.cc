@@ -2122,6 +2122,21 @@ class SpecialCursor {
   uint64_t other_ = 0, brackets_ = 0;  // the block's specials other than brackets; its brackets
 };
 
+// The bytes that start a token where a line's spaces end: any but a space,
+// tab, form feed, newline or other control byte, '#' and '\\' (the padding's
+// NUL among the control bytes, so a line start at n is not one).
+struct StartsToken {
+  bool yes[256];
+};
+
+constexpr StartsToken MakeStartsToken() {
+  StartsToken t{};
+  for (int c = 0x21; c < 256; ++c) t.yes[c] = c != '#' && c != '\\';
+  return t;
+}
+
+constexpr StartsToken kStartsToken = MakeStartsToken();
+
 // Past the newline at p (\n, \r\n or \r).
 size_t SkipNl(const char* s, size_t p, size_t n) {
   if (s[p] == '\r' && p + 1 < n && s[p + 1] == '\n') return p + 2;
@@ -2325,6 +2340,11 @@ __attribute__((noinline)) bool SkeletonPass(std::string_view src, size_t begin, 
 #else
         while (s[p] == ' ') ++p;
 #endif
+        break;
+      }
+      if (kStartsToken.yes[u[p]]) {  // the common case: spaces, then a token
+        first = static_cast<uint32_t>(p);
+        indent = static_cast<uint16_t>(std::min<size_t>(p - line_start, 0xFFFF));
         break;
       }
       bool plain = true;  // spaces only: the indent is their count
