@@ -2100,16 +2100,22 @@ class SpecialCursor {
         }
       } while (b != 0);
     } else {
-      do {  // stack[-1] is the sentinel, which no closing bracket matches
-        const uint8_t code = kBracketCode.code[s_[base_ + static_cast<size_t>(__builtin_ctzll(b))]];
+      // slots[top] is the top (slots[0] the sentinel, which no closing
+      // bracket matches); unsigned, so that no index is sign-extended.
+      uint8_t* const slots = brackets->slots;
+      const unsigned char* const block = s_ + base_;
+      size_t top = static_cast<size_t>(depth);
+      do {
+        const uint8_t code = kBracketCode.code[block[static_cast<unsigned>(__builtin_ctzll(b))]];
         b &= b - 1;
         if (code < 0x80) {
-          stack[depth++] = code;
+          slots[++top] = code;
         } else {
-          if (stack[depth - 1] != (code & 0x7F)) return false;
-          --depth;
+          if (slots[top] != (code & 0x7F)) return false;
+          --top;
         }
       } while (b != 0);
+      depth = static_cast<int>(top);
     }
     brackets->depth = depth;
     return true;
@@ -2319,7 +2325,7 @@ __attribute__((noinline)) bool SkeletonPass(std::string_view src, size_t begin, 
   // push_back would reload and store the vector's end).
   if (regions->size() < 64) regions->resize(64);
   Region* out = regions->data();
-  size_t count = 0, out_cap = regions->size();
+  Region* out_end = out + regions->size();
   size_t p = begin;
   while (p < n) {
     const size_t start = p;
@@ -2388,15 +2394,16 @@ __attribute__((noinline)) bool SkeletonPass(std::string_view src, size_t begin, 
       }
       if (p >= n && brackets.depth != 0) return false;
     }
-    if (count == out_cap) {
-      regions->resize(2 * out_cap);
-      out = regions->data();
-      out_cap = regions->size();
+    if (out == out_end) {
+      const size_t count = regions->size();
+      regions->resize(2 * count);
+      out = regions->data() + count;
+      out_end = regions->data() + regions->size();
     }
-    out[count++] = Region{static_cast<uint32_t>(start), static_cast<uint32_t>(p < n ? p : n),
-                          first, indent, kParentUnknown};
+    *out++ = Region{static_cast<uint32_t>(start), static_cast<uint32_t>(p < n ? p : n), first,
+                    indent, kParentUnknown};
   }
-  regions->resize(count);
+  regions->resize(static_cast<size_t>(out - regions->data()));
   return brackets.depth == 0;
 }
 
