@@ -1911,7 +1911,7 @@ constexpr int32_t kParentUnknown = -2;  // Region::parent not asked for yet (Par
 struct Region {
   uint32_t start, end;
   uint32_t first;   // offset of its first token; kNoToken for a blank or comment line
-  uint16_t indent;  // of its first token, as the lexer counts it
+  uint16_t indent;  // of its first token, as the lexer counts it; 0xFFFF for no token
   int32_t parent;   // the nearest earlier line with a token and a smaller indent; -1
                     // (Parents finds it, where a binding asks for it)
 };
@@ -2331,7 +2331,7 @@ __attribute__((noinline)) bool SkeletonPass(std::string_view src, size_t begin, 
     const size_t start = p;
     size_t line_start = p;
     uint32_t first = kNoToken;
-    uint16_t indent = 0;
+    uint16_t indent = 0xFFFF;  // a blank line's: not smaller than any (LexMarked)
     for (;;) {  // at the start of a physical line, no token yet
       for (;;) {  // eight bytes at a time (the padding's NUL stops it)
         uint64_t w;
@@ -2555,13 +2555,19 @@ bool LexMarked(std::string_view src, const std::vector<Region>& regions,
   const uint8_t* const ms = marked.data();
   for (size_t i = 0; i < count;) {
     if (!ms[i]) {  // the lines left out, up to the next marked one
-      do {
-        if (rs[i].first != kNoToken) {
-          if (!gap) gap_at = rs[i].start;
-          gap = true;
-          if (rs[i].indent < gap_indent) gap_indent = rs[i].indent;
+      if (!gap) {  // a gap starts at a line with a token
+        while (rs[i].first == kNoToken) {
+          if (++i == count || ms[i]) break;
         }
+        if (i == count || ms[i]) continue;
+        gap = true;
+        gap_at = rs[i].start;
+      }
+      uint16_t least = gap_indent;  // a blank line's indent is 0xFFFF
+      do {
+        if (rs[i].indent < least) least = rs[i].indent;
       } while (++i < count && !ms[i]);
+      gap_indent = least;
       continue;
     }
     const Region& r = rs[i];
