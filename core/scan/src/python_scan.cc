@@ -2495,6 +2495,16 @@ size_t RegionOf(const std::vector<Region>& regions, uint32_t off) {
   return it == regions.begin() ? 0 : static_cast<size_t>(it - regions.begin() - 1);
 }
 
+// The region holding offset `at`, from region r on (at is at or past r's
+// start: the matches ascend). The last region's start is asked first, so
+// that the walk needs no test for the end.
+size_t RegionFrom(const std::vector<Region>& regions, size_t r, size_t at) {
+  const Region* const rs = regions.data();
+  if (at >= rs[regions.size() - 1].start) return regions.size() - 1;
+  while (rs[r + 1].start <= at) ++r;
+  return r;
+}
+
 // Marks the regions that hold a match of `search`; returns how many were
 // not marked before.
 // Whether the match at `at` lies in dead text (a comment, or a string no
@@ -2519,7 +2529,7 @@ size_t MarkHits(const NeedleSearch& search, std::string_view src, size_t begin,
       at = search.Next(src.data(), begin, at + 1, n);
       continue;
     }
-    while (r + 1 < regions.size() && regions[r + 1].start <= at) ++r;
+    r = RegionFrom(regions, r, at);
     if (!(*marked)[r]) {
       (*marked)[r] = 1;
       ++added;
@@ -2685,7 +2695,7 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, Le
         at = search.Next(src.data(), begin, at + 1, n);
         continue;
       }
-      while (r + 1 < regions.size() && regions[r + 1].start <= at) ++r;
+      r = RegionFrom(regions, r, at);
       const Region& region = regions[r];
       fs.marked[r] = 1;
       if (region.first != kNoToken && HasImport(src, region)) {
