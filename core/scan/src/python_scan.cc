@@ -2052,7 +2052,7 @@ class SpecialCursor {
       const uint64_t b = brackets_ & from & ((other & (0 - other)) - 1);  // those before it
       if (b != 0 && !Match(b, brackets)) return false;
       if (other != 0) {
-        *next = base_ + static_cast<size_t>(__builtin_ctzll(other));
+        *next = base_ + static_cast<unsigned>(__builtin_ctzll(other));
         return true;
       }
       p = base_ + 64;
@@ -2076,7 +2076,7 @@ class SpecialCursor {
       const uint64_t b = brackets_ & ((other_ & (0 - other_)) - 1);
       if (b != 0 && !Match(b, brackets)) return false;
       if (other_ != 0) {
-        *next = base_ + static_cast<size_t>(__builtin_ctzll(other_));
+        *next = base_ + static_cast<unsigned>(__builtin_ctzll(other_));
         return true;
       }
     }
@@ -2342,7 +2342,7 @@ __attribute__((noinline)) bool SkeletonPass(std::string_view src, size_t begin, 
           continue;
         }
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-        p += static_cast<size_t>(__builtin_ctzll(x)) / 8;  // the first non-space
+        p += static_cast<unsigned>(__builtin_ctzll(x)) / 8;  // the first non-space
 #else
         while (s[p] == ' ') ++p;
 #endif
