@@ -1383,12 +1383,16 @@ class PyLiterals {
   void MatchBrackets() const {
     match_.assign(n_ + 1, static_cast<uint32_t>(n_));
     std::vector<uint32_t> opens;
+    // Through raw pointers: the push_back may allocate, a call after which
+    // GCC reloaded the buffer's pointer at every token.
+    const Tok* const t = &t_[0];
+    uint32_t* const match = match_.data();
     for (size_t j = 0; j < n_; ++j) {
-      const uint8_t type = t_[j].type;
+      const uint8_t type = t[j].type;
       if (IsOpen(type)) {
         opens.push_back(static_cast<uint32_t>(j));
       } else if (IsClose(type) && !opens.empty()) {
-        match_[opens.back()] = static_cast<uint32_t>(j);
+        match[opens.back()] = static_cast<uint32_t>(j);
         opens.pop_back();
       }
     }
