@@ -99,6 +99,14 @@ constexpr uint32_t kCloseTypes =
     1u << kRParen | 1u << kRBrack | 1u << kRBrace | 1u << kFieldClose;
 static_assert(kEnd < 32, "token types fit the masks");
 
+// Whether w is the literal `lit`: a memcmp of a constant size, which GCC
+// turns into a compare or two (string_view's == called compare out of line,
+// 64k times on the Python files of the 20 MB tree).
+template <size_t N>
+bool Is(std::string_view w, const char (&lit)[N]) {
+  return w.size() == N - 1 && std::memcmp(w.data(), lit, N - 1) == 0;
+}
+
 bool IsOpen(uint8_t t) { return (kOpenTypes >> (t & 31) & 1) != 0; }
 bool IsClose(uint8_t t) { return (kCloseTypes >> (t & 31) & 1) != 0; }
 
@@ -600,18 +608,18 @@ struct ResolvedChain {
 void NoteChain(size_t first, size_t last, std::string_view q, std::vector<ResolvedChain>* out) {
   if (q.size() < 12 || q.compare(0, 6, "torch.") != 0) return;
   ChainKind kind;
-  if (q == "torch.device") {
+  if (Is(q, "torch.device")) {
     kind = kChainTorchDevice;
-  } else if (q == "torch.autocast" || q == "torch.amp.autocast" ||
-             q == "torch.amp.autocast_mode.autocast") {
+  } else if (Is(q, "torch.autocast") || Is(q, "torch.amp.autocast") ||
+             Is(q, "torch.amp.autocast_mode.autocast")) {
     kind = kChainAutocast;
-  } else if (q == "torch.amp.GradScaler" || q == "torch.amp.grad_scaler.GradScaler") {
+  } else if (Is(q, "torch.amp.GradScaler") || Is(q, "torch.amp.grad_scaler.GradScaler")) {
     kind = kChainGradScaler;
-  } else if (q == "torch.cuda.is_available" || q == "torch.cuda.device_count" ||
-             q == "torch.accelerator.is_available" || q == "torch.accelerator.device_count") {
+  } else if (Is(q, "torch.cuda.is_available") || Is(q, "torch.cuda.device_count") ||
+             Is(q, "torch.accelerator.is_available") || Is(q, "torch.accelerator.device_count")) {
     // torch.accelerator's: the half-migrated idiom, "cuda" behind a generic check
     kind = kChainAvailability;
-  } else if (q == "torch.distributed.init_process_group") {
+  } else if (Is(q, "torch.distributed.init_process_group")) {
     kind = kChainInitProcessGroup;
   } else if (q.compare(0, 18, "torch.distributed.") == 0) {
     kind = kChainDistributed;
@@ -706,17 +714,17 @@ class Resolver {
       const uint8_t next = t_[i + 1].type;
       if (stmt_start) {
         stmt_start = false;
-        if (name == "import") {
+        if (Is(name, "import")) {
           i = Import(i + 1) - 1;
           continue;
         }
-        if (name == "from") {
+        if (Is(name, "from")) {
           i = FromImport(i + 1) - 1;
           continue;
         }
         if (IsCompoundKeyword(name)) {
           header = true;
-          if (name == "for") {
+          if (Is(name, "for")) {
             for_depth = depth;
             for_stmt = true;
             continue;
@@ -726,7 +734,7 @@ class Resolver {
           if (next == kAssign && AliasAssignment(i)) continue;
           // `name = ...` / `name: T = ...` rebinds the name; `name = None` is
           // the fallback of an optional import and keeps it (Note [Python scopes]).
-          if (!(next == kAssign && t_[i + 2].type == kName && Text(i + 2) == "None" &&
+          if (!(next == kAssign && t_[i + 2].type == kName && Is(Text(i + 2), "None") &&
                 (t_[i + 3].type == kNewline || t_[i + 3].type == kSemi ||
                  t_[i + 3].type == kEnd))) {
             Unbind(name);
@@ -737,7 +745,7 @@ class Resolver {
       if (next == kLParen && MaybePatch(name)) MockTarget(i, name);
       if (i > 0 && t_[i - 1].type == kDot) continue;  // an attribute
       if (for_depth >= 0) {
-        if (name == "in" && depth == for_depth) {
+        if (Is(name, "in") && depth == for_depth) {
           for_depth = -1;
           continue;
         }
@@ -745,29 +753,29 @@ class Resolver {
         continue;  // a loop target, not a use
       }
       if (!MaybeKeyword(name) && !MaybeBound(name)) continue;  // the common case
-      if (name == "for") {  // a comprehension
+      if (Is(name, "for")) {  // a comprehension
         for_depth = depth;
         for_stmt = false;
         continue;
       }
-      if (name == "def" || name == "class") {
+      if (Is(name, "def") || Is(name, "class")) {
         if (next == kName) {
           Unbind(Text(i + 1));
           scopes_.push_back(Scope{StatementIndent(i), bindings_.size()});
-          await_params = name == "def";
+          await_params = Is(name, "def");
           header = true;
           ++i;
         }
         continue;
       }
-      if (name == "as") {
+      if (Is(name, "as")) {
         if (next == kName) {
           Unbind(Text(i + 1));
           ++i;
         }
         continue;
       }
-      if (name == "global" || name == "nonlocal" || name == "del") {
+      if (Is(name, "global") || Is(name, "nonlocal") || Is(name, "del")) {
         while (t_[i + 1].type != kNewline && t_[i + 1].type != kSemi && t_[i + 1].type != kEnd) {
           ++i;
         }
@@ -808,11 +816,11 @@ class Resolver {
   // The keywords the loop below acts on, by length first.
   static bool MaybeKeyword(std::string_view w) {
     switch (w.size()) {
-      case 2: return w == "as";
-      case 3: return w == "for" || w == "def" || w == "del";
-      case 5: return w == "class";
-      case 6: return w == "global";
-      case 8: return w == "nonlocal";
+      case 2: return Is(w, "as");
+      case 3: return Is(w, "for") || Is(w, "def") || Is(w, "del");
+      case 5: return Is(w, "class");
+      case 6: return Is(w, "global");
+      case 8: return Is(w, "nonlocal");
       default: return false;
     }
   }
@@ -824,12 +832,12 @@ class Resolver {
 
   static bool IsCompoundKeyword(std::string_view w) {
     switch (w.size()) {
-      case 2: return w == "if";
-      case 3: return w == "for" || w == "try" || w == "def";
-      case 4: return w == "elif" || w == "else" || w == "with";
-      case 5: return w == "while" || w == "class" || w == "async";
-      case 6: return w == "except";
-      case 7: return w == "finally";
+      case 2: return Is(w, "if");
+      case 3: return Is(w, "for") || Is(w, "try") || Is(w, "def");
+      case 4: return Is(w, "elif") || Is(w, "else") || Is(w, "with");
+      case 5: return Is(w, "while") || Is(w, "class") || Is(w, "async");
+      case 6: return Is(w, "except");
+      case 7: return Is(w, "finally");
       default: return false;
     }
   }
@@ -844,8 +852,13 @@ class Resolver {
   }
 
   const std::string* Lookup(std::string_view name) const {
+    // The sizes and first bytes compared first (most bindings differ in
+    // them): GCC called string_view's compare out of line for every one.
+    const size_t size = name.size();
+    const char head = name[0];
     for (size_t k = bindings_.size(); k-- > 0;) {
-      if (bindings_[k].name == name) {
+      const std::string_view b = bindings_[k].name;
+      if (b.size() == size && b[0] == head && std::memcmp(b.data(), name.data(), size) == 0) {
         return bindings_[k].target.empty() ? nullptr : &bindings_[k].target;
       }
     }
@@ -999,9 +1012,9 @@ class Resolver {
   // covers the attribute (the object itself is a finding of its own).
   static bool MaybePatch(std::string_view w) {
     switch (w.size()) {
-      case 5: return w == "patch";
-      case 6: return w == "object";
-      case 7: return w == "setattr" || w == "delattr";
+      case 5: return Is(w, "patch");
+      case 6: return Is(w, "object");
+      case 7: return Is(w, "setattr") || Is(w, "delattr");
       default: return false;
     }
   }
@@ -1031,9 +1044,9 @@ class Resolver {
 
   // `callee(` at token i (Note [Mock targets]).
   void MockTarget(size_t i, std::string_view callee) {
-    const bool object = callee == "object";
+    const bool object = Is(callee, "object");
     if (object && !(i >= 2 && t_[i - 1].type == kDot && t_[i - 2].type == kName &&
-                    Text(i - 2) == "patch")) {
+                    Is(Text(i - 2), "patch"))) {
       return;
     }
     const size_t a = i + 2;  // the first argument
@@ -1049,7 +1062,7 @@ class Resolver {
       AddMock(std::string(content), 0, t_[a].start, end);
       return;
     }
-    if (callee == "patch" || t_[a].type != kName) return;
+    if (Is(callee, "patch") || t_[a].type != kName) return;
     const std::string* target = Lookup(Text(a));
     if (target == nullptr) return;
     std::string q = *target;
@@ -1108,7 +1121,7 @@ class Resolver {
       i = Dotted(i, &parts);
       if (parts.empty()) return SkipStatement(i);
       std::string_view alias;
-      if (t_[i].type == kName && Text(i) == "as" && t_[i + 1].type == kName) {
+      if (t_[i].type == kName && Is(Text(i), "as") && t_[i + 1].type == kName) {
         alias = Text(i + 1);
         i += 2;
       }
@@ -1169,7 +1182,7 @@ class Resolver {
         const size_t name_tok = i;
         std::string_view local = Text(i);
         ++i;
-        if (t_[i].type == kName && Text(i) == "as" && t_[i + 1].type == kName) {
+        if (t_[i].type == kName && Is(Text(i), "as") && t_[i + 1].type == kName) {
           local = Text(i + 1);
           i += 2;
         }
@@ -1422,11 +1435,11 @@ class PyLiterals {
 
   static bool IsNotCallee(std::string_view w) {
     switch (w.size()) {
-      case 2: return w == "if" || w == "in" || w == "or" || w == "is";
-      case 3: return w == "and" || w == "not" || w == "for";
-      case 4: return w == "elif" || w == "else" || w == "with";
-      case 5: return w == "while" || w == "yield" || w == "await" || w == "raise";
-      case 6: return w == "return" || w == "assert" || w == "lambda";
+      case 2: return Is(w, "if") || Is(w, "in") || Is(w, "or") || Is(w, "is");
+      case 3: return Is(w, "and") || Is(w, "not") || Is(w, "for");
+      case 4: return Is(w, "elif") || Is(w, "else") || Is(w, "with");
+      case 5: return Is(w, "while") || Is(w, "yield") || Is(w, "await") || Is(w, "raise");
+      case 6: return Is(w, "return") || Is(w, "assert") || Is(w, "lambda");
       default: return false;
     }
   }
@@ -1457,7 +1470,7 @@ class PyLiterals {
       return;
     }
     if (prev.type != kName || IsNotCallee(Text(j - 1)) ||
-        (j >= 2 && t_[j - 2].type == kName && (Text(j - 2) == "def" || Text(j - 2) == "class"))) {
+        (j >= 2 && t_[j - 2].type == kName && (Is(Text(j - 2), "def") || Is(Text(j - 2), "class")))) {
       return;
     }
     c->callee = kCall;
@@ -1471,7 +1484,7 @@ class PyLiterals {
         case kChainDistributed: c->callee = kDistributed; break;
         default: break;
       }
-    } else if (j >= 2 && t_[j - 2].type == kDot && Text(j - 1) == "to") {
+    } else if (j >= 2 && t_[j - 2].type == kDot && Is(Text(j - 1), "to")) {
       c->callee = kTo;
     }
     if (c->callee == kCall && IsConfigCallee(Text(j - 1))) c->callee = kConfig;
@@ -1483,15 +1496,15 @@ class PyLiterals {
   // device position, and the rules that read keywords skip it.
   static bool IsConfigCallee(std::string_view w) {
     switch (w.size()) {
-      case 4: return w == "dict";
-      case 5: return w == "edict";
-      case 6: return w == "update";
-      case 8: return w == "EasyDict";
-      case 9: return w == "Namespace";
-      case 10: return w == "setdefault" || w == "namedtuple";
-      case 11: return w == "OrderedDict" || w == "defaultdict";
-      case 12: return w == "add_argument" || w == "set_defaults";
-      case 15: return w == "SimpleNamespace";
+      case 4: return Is(w, "dict");
+      case 5: return Is(w, "edict");
+      case 6: return Is(w, "update");
+      case 8: return Is(w, "EasyDict");
+      case 9: return Is(w, "Namespace");
+      case 10: return Is(w, "setdefault") || Is(w, "namedtuple");
+      case 11: return Is(w, "OrderedDict") || Is(w, "defaultdict");
+      case 12: return Is(w, "add_argument") || Is(w, "set_defaults");
+      case 15: return Is(w, "SimpleNamespace");
       default: return false;
     }
   }
@@ -1609,11 +1622,11 @@ class PyLiterals {
           j = Close(j);
           continue;
         }
-        if (type == kName && Text(j) == "else") {
+        if (type == kName && Is(Text(j), "else")) {
           is_else = true;
           break;
         }
-        if (EndsExpression(type) || (type == kName && Text(j) == "lambda")) break;
+        if (EndsExpression(type) || (type == kName && Is(Text(j), "lambda"))) break;
       }
       scan_ = IdiomScan{true, bracket, open_.size(), from, j, is_else};
     }
@@ -1666,27 +1679,27 @@ class PyLiterals {
     const bool first = keyword.empty() && o.arg == 0;
     switch (o.callee) {
       case kTorchDevice:
-        if (cuda && (first || keyword == "type")) {
+        if (cuda && (first || Is(keyword, "type"))) {
           const size_t close = Close(o.open);
           Add(kPyDeviceCall, RefKind::kCall, t_[o.callee_first].start, t_[o.open - 1].end,
               close < n_ ? static_cast<int64_t>(t_[close].end) : int64_t{-1});
         }
         return;
       case kTo:
-        if (cuda && (first || keyword == "device")) {
+        if (cuda && (first || Is(keyword, "device"))) {
           Add(kPyToCall, RefKind::kLiteral, v.start, v.end, -1);
         }
         return;
       case kAutocast:
       case kGradScaler:
-        if (cuda && (first || keyword == "device_type" || keyword == "device")) {
+        if (cuda && (first || Is(keyword, "device_type") || Is(keyword, "device"))) {
           Add(kPyAmpDevice, RefKind::kLiteral, v.start, v.end, -1);
         }
         return;
       case kInitProcessGroup:
       case kDistributed:
         if (v.text == DeviceText::kNccl &&
-            (keyword == "backend" || (first && o.callee == kInitProcessGroup))) {
+            (Is(keyword, "backend") || (first && o.callee == kInitProcessGroup))) {
           Add(kPyNcclBackend, RefKind::kLiteral, v.start, v.end, -1);
           return;
         }
@@ -1696,7 +1709,7 @@ class PyLiterals {
       default:
         break;
     }
-    if (cuda && (keyword == "device" || keyword == "map_location")) {
+    if (cuda && (Is(keyword, "device") || Is(keyword, "map_location"))) {
       Add(kPyDeviceKeyword, RefKind::kLiteral, v.start, v.end, -1);
     }
   }
@@ -1738,18 +1751,18 @@ class PyLiterals {
     if (base.type == kRParen) return true;
     if (base.type != kName) return false;
     const std::string_view b = Text(k - 2);
-    return b.find("device") != std::string_view::npos || b == "dev";
+    return b.find("device") != std::string_view::npos || Is(b, "dev");
   }
 
   // `.cuda(...)` and `.is_cuda` at token k (a name after a '.').
   void Method(size_t k) {
     const Tok& tok = t_[k];
     const std::string_view w = Text(k);
-    if (w == "cuda" && t_[k + 1].type == kLParen) {
+    if (Is(w, "cuda") && t_[k + 1].type == kLParen) {
       const size_t close = Close(k + 1);
       Add(kPyCudaMethod, RefKind::kCall, tok.start, tok.end,
           close < n_ ? static_cast<int64_t>(t_[close].end) : int64_t{-1});
-    } else if (w == "is_cuda" && t_[k + 1].type != kLParen) {
+    } else if (Is(w, "is_cuda") && t_[k + 1].type != kLParen) {
       Add(kPyIsCuda, RefKind::kReference, tok.start, tok.end, -1);
     }
   }
