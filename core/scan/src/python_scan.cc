@@ -2433,8 +2433,9 @@ std::atomic<int> parent_walk_budget{4};  // lines passed per line (SetParentWalk
 
 class Parents {
  public:
-  explicit Parents(std::vector<Region>* regions, std::vector<OpenLine>* open)
-      : regions_(regions), open_(open) {
+  // `open` and `same` are scratch, kept per thread by the caller.
+  Parents(std::vector<Region>* regions, std::vector<OpenLine>* open, std::vector<Region*>* same)
+      : regions_(regions), open_(open), same_(*same) {
     const int per_line = parent_walk_budget.load(std::memory_order_relaxed);
     budget_ = per_line == 0 ? 0 : static_cast<size_t>(per_line) * regions->size() + 64;
   }
@@ -2502,7 +2503,7 @@ class Parents {
   std::vector<Region>* regions_;
   std::vector<OpenLine>* open_;
   size_t budget_;  // lines the walks may still pass
-  std::vector<Region*> same_;  // the lines of the asking one's indent a walk passed
+  std::vector<Region*>& same_;  // the lines of the asking one's indent a walk passed
 };
 
 // The region holding offset `off`.
@@ -2560,6 +2561,7 @@ struct FastScratch {
   std::vector<Region> regions;
   std::vector<uint32_t> dead;  // dead text: [start, end) pairs, in order
   std::vector<OpenLine> open;
+  std::vector<Region*> same;  // Parents' scratch
   std::vector<uint8_t> marked;  // by region: 1 when it must be lexed
   std::vector<std::string_view> names, bound;
   std::vector<uint32_t> binding_offsets;
@@ -2685,7 +2687,7 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, Le
     }
   }
   const std::vector<Region>& regions = fs.regions;
-  Parents parents(&fs.regions, &fs.open);
+  Parents parents(&fs.regions, &fs.open, &fs.same);
   fs.marked.assign(regions.size(), 0);
   fs.names.clear();
   // One pass over the file for the needles and the names the file binds:
