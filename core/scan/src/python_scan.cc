@@ -1470,7 +1470,8 @@ class PyLiterals {
       return;
     }
     if (prev.type != kName || IsNotCallee(Text(j - 1)) ||
-        (j >= 2 && t_[j - 2].type == kName && (Is(Text(j - 2), "def") || Is(Text(j - 2), "class")))) {
+        (j >= 2 && t_[j - 2].type == kName &&
+         (Is(Text(j - 2), "def") || Is(Text(j - 2), "class")))) {
       return;
     }
     c->callee = kCall;
@@ -2696,12 +2697,28 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, Le
   // before its binding resolves to nothing). What this first guess misses
   // (an alias bound by an assignment), the rounds below add.
   {
-    NeedleSearch search;
-    for (const std::string& needle : *statics) {
-      if (!search.Add(needle, false)) return false;
+    // The rules' needles and `import`: built once per thread for the needles
+    // it was built for (every file of a scan asks for the same), and copied.
+    // It holds views of its own copy of the needles, not of the rules'.
+    struct FirstSearch {
+      std::vector<std::string> needles;
+      NeedleSearch search;
+      bool built = false, ok = false;
+    };
+    thread_local FirstSearch first;
+    if (!first.built || first.needles != *statics) {
+      first.needles = *statics;
+      first.search = NeedleSearch();
+      first.ok = true;
+      for (const std::string& needle : first.needles) {
+        first.ok = first.ok && first.search.Add(needle, false);
+      }
+      first.ok = first.ok && first.search.Add("import", true);
+      if (first.ok) first.search.Build();
+      first.built = true;
     }
-    if (!search.Add("import", true)) return false;
-    search.Build();
+    if (!first.ok) return false;
+    NeedleSearch search = first.search;
     const size_t n = src.size();
     size_t r = 0, span = 0;
     TokenBuffer<Tok>& one = fs.scratch_toks;  // an import line's tokens
