@@ -942,13 +942,18 @@ class Resolver {
   int64_t MatchingEnd(size_t i) const {
     if (IsOpen(t_[i].type)) {
       if (match_.empty()) {
-        match_.assign(t_.size(), -1);
+        const size_t n = t_.size();
+        match_.assign(n, -1);
         std::vector<uint32_t> opens;
-        for (size_t k = 0; k < t_.size(); ++k) {
-          if (IsOpen(t_[k].type)) {
+        // Through raw pointers: the push_back may allocate, a call after
+        // which GCC reloaded the buffer's pointers at every token.
+        const Tok* const t = &t_[0];
+        int64_t* const match = match_.data();
+        for (size_t k = 0; k < n; ++k) {
+          if (IsOpen(t[k].type)) {
             opens.push_back(static_cast<uint32_t>(k));
-          } else if (IsClose(t_[k].type) && !opens.empty()) {
-            match_[opens.back()] = t_[k].end;
+          } else if (IsClose(t[k].type) && !opens.empty()) {
+            match[opens.back()] = t[k].end;
             opens.pop_back();
           }
         }
