@@ -2465,14 +2465,14 @@ class Parents {
         Link();
         return rs[r].parent;
       }
-      if (e.first == kNoToken) {
-        --at;
-      } else if (e.indent < indent) {
+      // A blank line's indent is 0xFFFF and its parent unknown: it is
+      // passed as a line of a larger indent is.
+      if (e.indent < indent) {
         break;
       } else if (e.parent != kParentUnknown) {
         at = e.parent;
       } else {
-        if (e.indent == indent) same_.push_back(&e);
+        if (e.indent == indent && e.first != kNoToken) same_.push_back(&e);
         --at;
       }
     }
