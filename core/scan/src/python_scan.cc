@@ -1884,8 +1884,9 @@ class PyLiterals {
 //      comment or continuation; the brackets are matched from their own bit
 //      mask in the cursor, which stops only at the others; each string is
 //      ended as the full lexer's own code ends it, an f-string by that code),
-//      with their indents and their nearest enclosing line (the previous one
-//      of a smaller indent), and gives up on anything the full lexer would
+//      with their indents (their nearest enclosing line, the previous one of
+//      a smaller indent, is found on demand by Parents, for the lines that
+//      enclose a binding), and gives up on anything the full lexer would
 //      fail on or that it does not model (a byte that is no Python, a
 //      mismatched bracket, a string prefix after a number);
 //   2. marks the lines that hold a needle (NeedleSearch, one search per
@@ -1913,16 +1914,18 @@ class PyLiterals {
 //
 // Its costs, on the Python files of the 20 MB generated GPU tree (13.6 MB,
 // 232k lines, 614k brackets; `bench_vs_rg.py --size-mb 20 --callgrind
-// --language python`, callgrind over scan_native): 16.6 instructions a byte
-// in all, of which the skeleton 5.3 (about 120 instructions a line, 15 a
-// bracket, 47 a 64-byte block classified), the needle search 2.5, the
-// resolver 2.8, the lexer 1.7 and the literal rules 1.0 over the 8% of the
-// bytes that are lexed (22.8k of the lines, 240k tokens), the bookkeeping of
-// the marked lines (the first search's loop, LexMarked) 1.5, and the
-// driver's checks, line numbers, the walk and start-up 1.8. The skeleton is
-// the largest single part, but even at nothing it would leave 11; the rest
-// is spread over work per line, per marked line and per token, with no one
-// hot spot (docs/scan.md, "Fast path costs").
+// --language python`, callgrind over scan_native): 14.6 instructions a byte
+// in all, of which the skeleton 4.3 (its loop 2.8: about 140 instructions a
+// line besides 10 a bracket; 45 a 64-byte block classified; 0.8 the strings
+// and comments it passes), the
+// needle search 2.0, the resolver 2.5, the lexer 1.7 and the literal rules
+// 0.85 over the 8% of the bytes that are lexed (22.8k of the lines, 240k
+// tokens), the bookkeeping of the marked lines (the first search's loop,
+// LexMarked, the walks to enclosing lines) 1.4, and the driver's checks, line
+// numbers, the walk and start-up 1.7. The skeleton is the largest single
+// part, but even at nothing it would leave 10; the rest is spread over work
+// per line, per marked line and per token, with no one hot spot
+// (docs/scan.md, "Fast path costs").
 
 namespace {
 
