@@ -644,6 +644,9 @@ class Resolver {
 
   void Run() {
     const size_t n = t_.size() - kSentinels;
+    // Through a raw pointer: after the calls below GCC reloaded the buffer's
+    // pointer at every token.
+    const Tok* const t = &t_[0];
     bool stmt_start = true;
     bool header = false;      // a compound statement's header: its ':' starts a statement
     int depth = 0;
@@ -652,7 +655,7 @@ class Resolver {
     int for_depth = -1;       // depth of a `for` whose targets are being read
     bool for_stmt = false;
     for (size_t i = 0; i < n; ++i) {
-      const Tok& tok = t_[i];
+      const Tok& tok = t[i];
       const uint8_t type = tok.type;
       cur_ = tok.type == kNewline && tok.start > 0 ? tok.start - 1 : tok.start;
       if (tok.first) {
@@ -711,7 +714,7 @@ class Resolver {
       }
 
       const std::string_view name = Text(i);
-      const uint8_t next = t_[i + 1].type;
+      const uint8_t next = t[i + 1].type;
       if (stmt_start) {
         stmt_start = false;
         if (Is(name, "import")) {
@@ -734,16 +737,16 @@ class Resolver {
           if (next == kAssign && AliasAssignment(i)) continue;
           // `name = ...` / `name: T = ...` rebinds the name; `name = None` is
           // the fallback of an optional import and keeps it (Note [Python scopes]).
-          if (!(next == kAssign && t_[i + 2].type == kName && Is(Text(i + 2), "None") &&
-                (t_[i + 3].type == kNewline || t_[i + 3].type == kSemi ||
-                 t_[i + 3].type == kEnd))) {
+          if (!(next == kAssign && t[i + 2].type == kName && Is(Text(i + 2), "None") &&
+                (t[i + 3].type == kNewline || t[i + 3].type == kSemi ||
+                 t[i + 3].type == kEnd))) {
             Unbind(name);
           }
           continue;
         }
       }
       if (next == kLParen && MaybePatch(name)) MockTarget(i, name);
-      if (i > 0 && t_[i - 1].type == kDot) continue;  // an attribute
+      if (i > 0 && t[i - 1].type == kDot) continue;  // an attribute
       if (for_depth >= 0) {
         if (Is(name, "in") && depth == for_depth) {
           for_depth = -1;
@@ -776,13 +779,13 @@ class Resolver {
         continue;
       }
       if (Is(name, "global") || Is(name, "nonlocal") || Is(name, "del")) {
-        while (t_[i + 1].type != kNewline && t_[i + 1].type != kSemi && t_[i + 1].type != kEnd) {
+        while (t[i + 1].type != kNewline && t[i + 1].type != kSemi && t[i + 1].type != kEnd) {
           ++i;
         }
         continue;
       }
       if (param_depth >= 0 && depth == param_depth) {
-        const uint8_t prev = t_[i - 1].type;
+        const uint8_t prev = t[i - 1].type;
         if ((prev == kLParen || prev == kComma || prev == kStar) &&
             (next == kComma || next == kRParen || next == kColon || next == kAssign)) {
           Shadow(name);  // a parameter
@@ -1292,8 +1295,11 @@ class PyLiterals {
     n_ = t_.size() - kSentinels;
     // torch.device chains matter only as the value of an idiom.
     size_t next_device = availability_ ? NextDeviceChain() : kNoChain;
+    // Through a raw pointer: after the calls below GCC reloaded the buffer's
+    // pointer at every token.
+    const Tok* const t = &t_[0];
     for (size_t k = 0; k < n_; ++k) {
-      const Tok& tok = t_[k];
+      const Tok& tok = t[k];
       switch (tok.type) {
         case kString: {
           const char c = src_[tok.end];
@@ -1312,7 +1318,7 @@ class PyLiterals {
           const uint32_t len = tok.end - tok.start;
           if (len == 4 || len == 7) {
             const char c0 = src_[tok.start];
-            if ((c0 == 'c' || c0 == 'i') && k > 0 && t_[k - 1].type == kDot) Method(k);
+            if ((c0 == 'c' || c0 == 'i') && k > 0 && t[k - 1].type == kDot) Method(k);
           } else if (len == 2 && tok.first && availability_ && src_[tok.start] == 'i' &&
                      src_[tok.start + 1] == 'f') {
             Statement(k);
