@@ -1920,12 +1920,12 @@ class PyLiterals {
 //
 // Its costs, on the Python files of the 20 MB generated GPU tree (13.6 MB,
 // 232k lines, 614k brackets; `bench_vs_rg.py --size-mb 20 --callgrind
-// --language python`, callgrind over scan_native): 14.6 instructions a byte
+// --language python`, callgrind over scan_native): 14.5 instructions a byte
 // in all, of which the skeleton 4.3 (its loop 2.8: about 140 instructions a
 // line besides 10 a bracket; 45 a 64-byte block classified; 0.8 the strings
 // and comments it passes), the
 // needle search 2.0, the resolver 2.5, the lexer 1.7 and the literal rules
-// 0.85 over the 8% of the bytes that are lexed (22.8k of the lines, 240k
+// 0.8 over the 8% of the bytes that are lexed (22.8k of the lines, 240k
 // tokens), the bookkeeping of the marked lines (the first search's loop,
 // LexMarked, the walks to enclosing lines) 1.4, and the driver's checks, line
 // numbers, the walk and start-up 1.7. The skeleton is the largest single
