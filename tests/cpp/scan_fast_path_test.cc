@@ -238,6 +238,83 @@ TEST(ScanFastPath, SkeletonBlockBoundaries) {
   }
 }
 
+// The enclosing lines of a binding are found on demand (Parents in
+// python_scan.cc): from the binding's line back, passing blank and comment
+// lines, the lines of the same indent and deeper ones, and jumping over
+// those whose parents are known. A scope whose `def` were not lexed would
+// keep its alias past its end, and a call after it would be found. Random
+// nests of scopes, bindings at every depth, with siblings, blank lines and
+// comments between; then staircases of decreasing indents, each line a
+// binding. Each input is scanned with the walks, and with every parent set
+// in one pass at the first walk (as where the walks' budget runs out).
+void CheckEnclosingLines() {
+  uint32_t seed = 12345;
+  auto rnd = [&seed](uint32_t n) {
+    seed = seed * 1103515245u + 12345u;
+    return (seed >> 16) % n;
+  };
+  for (int round = 0; round < 200; ++round) {
+    std::string src = "import torch\n";
+    int depth = 0, names = 0;
+    const int lines = 20 + static_cast<int>(rnd(60));
+    for (int k = 0; k < lines; ++k) {
+      const std::string pad(static_cast<size_t>(4 * depth), ' ');
+      switch (rnd(9)) {
+        case 0:
+        case 1:
+          if (depth < 12) {
+            src += pad + (rnd(2) ? "def f" : "if x") + std::to_string(k) +
+                   (rnd(2) ? "():\n" : ":\n");
+            ++depth;
+            src += std::string(static_cast<size_t>(4 * depth), ' ') + "pass\n";
+          }
+          break;
+        case 2:
+          if (depth > 0) depth -= 1 + static_cast<int>(rnd(static_cast<uint32_t>(depth)));
+          break;
+        case 3:
+          src += pad + "import torch.cuda as t" + std::to_string(names++ % 4) + "\n";
+          break;
+        case 4:
+          src += pad + "t" + std::to_string(rnd(4)) + ".synchronize()\n";
+          break;
+        case 5:
+          src += rnd(2) ? "\n" : pad + "# t0.synchronize()\n";
+          break;
+        case 6:
+          src += pad + "d" + std::to_string(rnd(3)) + " = torch.cuda.current_device\n";
+          break;
+        case 7:
+          src += pad + "d" + std::to_string(rnd(3)) + "()\n";
+          break;
+        default:
+          src += pad + "y = (1,\n" + pad + "  2)\n";
+      }
+    }
+    bool taken = false;
+    Both(src, &taken);
+    EXPECT_TRUE(taken) << src;
+  }
+  for (int steps : {3, 16, 40}) {
+    std::string src = "import torch\nx = 1\n";
+    for (int stair = 0; stair < 30; ++stair) {
+      for (int k = steps; k >= 0; --k) {
+        src += std::string(static_cast<size_t>(k), ' ') + "import torch.cuda as t" +
+               std::to_string(k % 3) + "\n";
+      }
+      src += "t" + std::to_string(stair % 3) + ".synchronize()\n";
+    }
+    Both(src);
+  }
+}
+
+TEST(ScanFastPath, EnclosingLinesOfBindingsAtAnyDepth) {
+  CheckEnclosingLines();
+  internal::SetParentWalkBudgetForTesting(0);
+  CheckEnclosingLines();
+  internal::SetParentWalkBudgetForTesting(-1);
+}
+
 // The skeleton's bracket stack stops past a depth of 200 (the file then takes
 // the full path); a block's brackets are matched without the depth test
 // only where 64 more cannot pass it.

@@ -156,6 +156,11 @@ void SetFastPathForTesting(int mode);  // 1: on, 0: off, -1: from the environmen
 // How many files the fast path has scanned in this process (for tests).
 uint64_t FastPathFilesForTesting();
 void CountFastPathFile();
+// The Python fast path's budget for its walks back to a line's enclosing
+// lines, in lines passed per line of the file (python_scan.cc, Parents):
+// past it every parent is set in one pass. 4 unless a test sets it (0: the
+// pass at the first walk); -1 restores it.
+void SetParentWalkBudgetForTesting(int per_line);
 
 // A finding before its line and column are known.
 struct RawFinding {

@@ -9,6 +9,7 @@
 // the common `try: import torch / except ImportError: torch = None` needs:
 // `NAME = None` does not unbind). Parameters shadow the enclosing names.
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <memory>
 
@@ -97,6 +98,14 @@ constexpr uint32_t kOpenTypes =
 constexpr uint32_t kCloseTypes =
     1u << kRParen | 1u << kRBrack | 1u << kRBrace | 1u << kFieldClose;
 static_assert(kEnd < 32, "token types fit the masks");
+
+// Whether w is the literal `lit`: a memcmp of a constant size, which GCC
+// turns into a compare or two (string_view's == called compare out of line,
+// 64k times on the Python files of the 20 MB tree).
+template <size_t N>
+bool Is(std::string_view w, const char (&lit)[N]) {
+  return w.size() == N - 1 && std::memcmp(w.data(), lit, N - 1) == 0;
+}
 
 bool IsOpen(uint8_t t) { return (kOpenTypes >> (t & 31) & 1) != 0; }
 bool IsClose(uint8_t t) { return (kCloseTypes >> (t & 31) & 1) != 0; }
@@ -599,18 +608,18 @@ struct ResolvedChain {
 void NoteChain(size_t first, size_t last, std::string_view q, std::vector<ResolvedChain>* out) {
   if (q.size() < 12 || q.compare(0, 6, "torch.") != 0) return;
   ChainKind kind;
-  if (q == "torch.device") {
+  if (Is(q, "torch.device")) {
     kind = kChainTorchDevice;
-  } else if (q == "torch.autocast" || q == "torch.amp.autocast" ||
-             q == "torch.amp.autocast_mode.autocast") {
+  } else if (Is(q, "torch.autocast") || Is(q, "torch.amp.autocast") ||
+             Is(q, "torch.amp.autocast_mode.autocast")) {
     kind = kChainAutocast;
-  } else if (q == "torch.amp.GradScaler" || q == "torch.amp.grad_scaler.GradScaler") {
+  } else if (Is(q, "torch.amp.GradScaler") || Is(q, "torch.amp.grad_scaler.GradScaler")) {
     kind = kChainGradScaler;
-  } else if (q == "torch.cuda.is_available" || q == "torch.cuda.device_count" ||
-             q == "torch.accelerator.is_available" || q == "torch.accelerator.device_count") {
+  } else if (Is(q, "torch.cuda.is_available") || Is(q, "torch.cuda.device_count") ||
+             Is(q, "torch.accelerator.is_available") || Is(q, "torch.accelerator.device_count")) {
     // torch.accelerator's: the half-migrated idiom, "cuda" behind a generic check
     kind = kChainAvailability;
-  } else if (q == "torch.distributed.init_process_group") {
+  } else if (Is(q, "torch.distributed.init_process_group")) {
     kind = kChainInitProcessGroup;
   } else if (q.compare(0, 18, "torch.distributed.") == 0) {
     kind = kChainDistributed;
@@ -635,6 +644,9 @@ class Resolver {
 
   void Run() {
     const size_t n = t_.size() - kSentinels;
+    // Through a raw pointer: after the calls below GCC reloaded the buffer's
+    // pointer at every token.
+    const Tok* const t = &t_[0];
     bool stmt_start = true;
     bool header = false;      // a compound statement's header: its ':' starts a statement
     int depth = 0;
@@ -643,7 +655,7 @@ class Resolver {
     int for_depth = -1;       // depth of a `for` whose targets are being read
     bool for_stmt = false;
     for (size_t i = 0; i < n; ++i) {
-      const Tok& tok = t_[i];
+      const Tok& tok = t[i];
       const uint8_t type = tok.type;
       cur_ = tok.type == kNewline && tok.start > 0 ? tok.start - 1 : tok.start;
       if (tok.first) {
@@ -702,20 +714,20 @@ class Resolver {
       }
 
       const std::string_view name = Text(i);
-      const uint8_t next = t_[i + 1].type;
+      const uint8_t next = t[i + 1].type;
       if (stmt_start) {
         stmt_start = false;
-        if (name == "import") {
+        if (Is(name, "import")) {
           i = Import(i + 1) - 1;
           continue;
         }
-        if (name == "from") {
+        if (Is(name, "from")) {
           i = FromImport(i + 1) - 1;
           continue;
         }
         if (IsCompoundKeyword(name)) {
           header = true;
-          if (name == "for") {
+          if (Is(name, "for")) {
             for_depth = depth;
             for_stmt = true;
             continue;
@@ -725,18 +737,18 @@ class Resolver {
           if (next == kAssign && AliasAssignment(i)) continue;
           // `name = ...` / `name: T = ...` rebinds the name; `name = None` is
           // the fallback of an optional import and keeps it (Note [Python scopes]).
-          if (!(next == kAssign && t_[i + 2].type == kName && Text(i + 2) == "None" &&
-                (t_[i + 3].type == kNewline || t_[i + 3].type == kSemi ||
-                 t_[i + 3].type == kEnd))) {
+          if (!(next == kAssign && t[i + 2].type == kName && Is(Text(i + 2), "None") &&
+                (t[i + 3].type == kNewline || t[i + 3].type == kSemi ||
+                 t[i + 3].type == kEnd))) {
             Unbind(name);
           }
           continue;
         }
       }
       if (next == kLParen && MaybePatch(name)) MockTarget(i, name);
-      if (i > 0 && t_[i - 1].type == kDot) continue;  // an attribute
+      if (i > 0 && t[i - 1].type == kDot) continue;  // an attribute
       if (for_depth >= 0) {
-        if (name == "in" && depth == for_depth) {
+        if (Is(name, "in") && depth == for_depth) {
           for_depth = -1;
           continue;
         }
@@ -744,36 +756,36 @@ class Resolver {
         continue;  // a loop target, not a use
       }
       if (!MaybeKeyword(name) && !MaybeBound(name)) continue;  // the common case
-      if (name == "for") {  // a comprehension
+      if (Is(name, "for")) {  // a comprehension
         for_depth = depth;
         for_stmt = false;
         continue;
       }
-      if (name == "def" || name == "class") {
+      if (Is(name, "def") || Is(name, "class")) {
         if (next == kName) {
           Unbind(Text(i + 1));
           scopes_.push_back(Scope{StatementIndent(i), bindings_.size()});
-          await_params = name == "def";
+          await_params = Is(name, "def");
           header = true;
           ++i;
         }
         continue;
       }
-      if (name == "as") {
+      if (Is(name, "as")) {
         if (next == kName) {
           Unbind(Text(i + 1));
           ++i;
         }
         continue;
       }
-      if (name == "global" || name == "nonlocal" || name == "del") {
-        while (t_[i + 1].type != kNewline && t_[i + 1].type != kSemi && t_[i + 1].type != kEnd) {
+      if (Is(name, "global") || Is(name, "nonlocal") || Is(name, "del")) {
+        while (t[i + 1].type != kNewline && t[i + 1].type != kSemi && t[i + 1].type != kEnd) {
           ++i;
         }
         continue;
       }
       if (param_depth >= 0 && depth == param_depth) {
-        const uint8_t prev = t_[i - 1].type;
+        const uint8_t prev = t[i - 1].type;
         if ((prev == kLParen || prev == kComma || prev == kStar) &&
             (next == kComma || next == kRParen || next == kColon || next == kAssign)) {
           Shadow(name);  // a parameter
@@ -807,11 +819,11 @@ class Resolver {
   // The keywords the loop below acts on, by length first.
   static bool MaybeKeyword(std::string_view w) {
     switch (w.size()) {
-      case 2: return w == "as";
-      case 3: return w == "for" || w == "def" || w == "del";
-      case 5: return w == "class";
-      case 6: return w == "global";
-      case 8: return w == "nonlocal";
+      case 2: return Is(w, "as");
+      case 3: return Is(w, "for") || Is(w, "def") || Is(w, "del");
+      case 5: return Is(w, "class");
+      case 6: return Is(w, "global");
+      case 8: return Is(w, "nonlocal");
       default: return false;
     }
   }
@@ -823,12 +835,12 @@ class Resolver {
 
   static bool IsCompoundKeyword(std::string_view w) {
     switch (w.size()) {
-      case 2: return w == "if";
-      case 3: return w == "for" || w == "try" || w == "def";
-      case 4: return w == "elif" || w == "else" || w == "with";
-      case 5: return w == "while" || w == "class" || w == "async";
-      case 6: return w == "except";
-      case 7: return w == "finally";
+      case 2: return Is(w, "if");
+      case 3: return Is(w, "for") || Is(w, "try") || Is(w, "def");
+      case 4: return Is(w, "elif") || Is(w, "else") || Is(w, "with");
+      case 5: return Is(w, "while") || Is(w, "class") || Is(w, "async");
+      case 6: return Is(w, "except");
+      case 7: return Is(w, "finally");
       default: return false;
     }
   }
@@ -843,8 +855,13 @@ class Resolver {
   }
 
   const std::string* Lookup(std::string_view name) const {
+    // The sizes and first bytes compared first (most bindings differ in
+    // them): GCC called string_view's compare out of line for every one.
+    const size_t size = name.size();
+    const char head = name[0];
     for (size_t k = bindings_.size(); k-- > 0;) {
-      if (bindings_[k].name == name) {
+      const std::string_view b = bindings_[k].name;
+      if (b.size() == size && b[0] == head && std::memcmp(b.data(), name.data(), size) == 0) {
         return bindings_[k].target.empty() ? nullptr : &bindings_[k].target;
       }
     }
@@ -928,13 +945,18 @@ class Resolver {
   int64_t MatchingEnd(size_t i) const {
     if (IsOpen(t_[i].type)) {
       if (match_.empty()) {
-        match_.assign(t_.size(), -1);
+        const size_t n = t_.size();
+        match_.assign(n, -1);
         std::vector<uint32_t> opens;
-        for (size_t k = 0; k < t_.size(); ++k) {
-          if (IsOpen(t_[k].type)) {
+        // Through raw pointers: the push_back may allocate, a call after
+        // which GCC reloaded the buffer's pointers at every token.
+        const Tok* const t = &t_[0];
+        int64_t* const match = match_.data();
+        for (size_t k = 0; k < n; ++k) {
+          if (IsOpen(t[k].type)) {
             opens.push_back(static_cast<uint32_t>(k));
-          } else if (IsClose(t_[k].type) && !opens.empty()) {
-            match_[opens.back()] = t_[k].end;
+          } else if (IsClose(t[k].type) && !opens.empty()) {
+            match[opens.back()] = t[k].end;
             opens.pop_back();
           }
         }
@@ -998,9 +1020,9 @@ class Resolver {
   // covers the attribute (the object itself is a finding of its own).
   static bool MaybePatch(std::string_view w) {
     switch (w.size()) {
-      case 5: return w == "patch";
-      case 6: return w == "object";
-      case 7: return w == "setattr" || w == "delattr";
+      case 5: return Is(w, "patch");
+      case 6: return Is(w, "object");
+      case 7: return Is(w, "setattr") || Is(w, "delattr");
       default: return false;
     }
   }
@@ -1030,9 +1052,9 @@ class Resolver {
 
   // `callee(` at token i (Note [Mock targets]).
   void MockTarget(size_t i, std::string_view callee) {
-    const bool object = callee == "object";
+    const bool object = Is(callee, "object");
     if (object && !(i >= 2 && t_[i - 1].type == kDot && t_[i - 2].type == kName &&
-                    Text(i - 2) == "patch")) {
+                    Is(Text(i - 2), "patch"))) {
       return;
     }
     const size_t a = i + 2;  // the first argument
@@ -1048,7 +1070,7 @@ class Resolver {
       AddMock(std::string(content), 0, t_[a].start, end);
       return;
     }
-    if (callee == "patch" || t_[a].type != kName) return;
+    if (Is(callee, "patch") || t_[a].type != kName) return;
     const std::string* target = Lookup(Text(a));
     if (target == nullptr) return;
     std::string q = *target;
@@ -1107,7 +1129,7 @@ class Resolver {
       i = Dotted(i, &parts);
       if (parts.empty()) return SkipStatement(i);
       std::string_view alias;
-      if (t_[i].type == kName && Text(i) == "as" && t_[i + 1].type == kName) {
+      if (t_[i].type == kName && Is(Text(i), "as") && t_[i + 1].type == kName) {
         alias = Text(i + 1);
         i += 2;
       }
@@ -1168,7 +1190,7 @@ class Resolver {
         const size_t name_tok = i;
         std::string_view local = Text(i);
         ++i;
-        if (t_[i].type == kName && Text(i) == "as" && t_[i + 1].type == kName) {
+        if (t_[i].type == kName && Is(Text(i), "as") && t_[i + 1].type == kName) {
           local = Text(i + 1);
           i += 2;
         }
@@ -1273,8 +1295,11 @@ class PyLiterals {
     n_ = t_.size() - kSentinels;
     // torch.device chains matter only as the value of an idiom.
     size_t next_device = availability_ ? NextDeviceChain() : kNoChain;
+    // Through a raw pointer: after the calls below GCC reloaded the buffer's
+    // pointer at every token.
+    const Tok* const t = &t_[0];
     for (size_t k = 0; k < n_; ++k) {
-      const Tok& tok = t_[k];
+      const Tok& tok = t[k];
       switch (tok.type) {
         case kString: {
           const char c = src_[tok.end];
@@ -1293,7 +1318,7 @@ class PyLiterals {
           const uint32_t len = tok.end - tok.start;
           if (len == 4 || len == 7) {
             const char c0 = src_[tok.start];
-            if ((c0 == 'c' || c0 == 'i') && k > 0 && t_[k - 1].type == kDot) Method(k);
+            if ((c0 == 'c' || c0 == 'i') && k > 0 && t[k - 1].type == kDot) Method(k);
           } else if (len == 2 && tok.first && availability_ && src_[tok.start] == 'i' &&
                      src_[tok.start + 1] == 'f') {
             Statement(k);
@@ -1382,12 +1407,16 @@ class PyLiterals {
   void MatchBrackets() const {
     match_.assign(n_ + 1, static_cast<uint32_t>(n_));
     std::vector<uint32_t> opens;
+    // Through raw pointers: the push_back may allocate, a call after which
+    // GCC reloaded the buffer's pointer at every token.
+    const Tok* const t = &t_[0];
+    uint32_t* const match = match_.data();
     for (size_t j = 0; j < n_; ++j) {
-      const uint8_t type = t_[j].type;
+      const uint8_t type = t[j].type;
       if (IsOpen(type)) {
         opens.push_back(static_cast<uint32_t>(j));
       } else if (IsClose(type) && !opens.empty()) {
-        match_[opens.back()] = static_cast<uint32_t>(j);
+        match[opens.back()] = static_cast<uint32_t>(j);
         opens.pop_back();
       }
     }
@@ -1417,11 +1446,11 @@ class PyLiterals {
 
   static bool IsNotCallee(std::string_view w) {
     switch (w.size()) {
-      case 2: return w == "if" || w == "in" || w == "or" || w == "is";
-      case 3: return w == "and" || w == "not" || w == "for";
-      case 4: return w == "elif" || w == "else" || w == "with";
-      case 5: return w == "while" || w == "yield" || w == "await" || w == "raise";
-      case 6: return w == "return" || w == "assert" || w == "lambda";
+      case 2: return Is(w, "if") || Is(w, "in") || Is(w, "or") || Is(w, "is");
+      case 3: return Is(w, "and") || Is(w, "not") || Is(w, "for");
+      case 4: return Is(w, "elif") || Is(w, "else") || Is(w, "with");
+      case 5: return Is(w, "while") || Is(w, "yield") || Is(w, "await") || Is(w, "raise");
+      case 6: return Is(w, "return") || Is(w, "assert") || Is(w, "lambda");
       default: return false;
     }
   }
@@ -1452,7 +1481,8 @@ class PyLiterals {
       return;
     }
     if (prev.type != kName || IsNotCallee(Text(j - 1)) ||
-        (j >= 2 && t_[j - 2].type == kName && (Text(j - 2) == "def" || Text(j - 2) == "class"))) {
+        (j >= 2 && t_[j - 2].type == kName &&
+         (Is(Text(j - 2), "def") || Is(Text(j - 2), "class")))) {
       return;
     }
     c->callee = kCall;
@@ -1466,7 +1496,7 @@ class PyLiterals {
         case kChainDistributed: c->callee = kDistributed; break;
         default: break;
       }
-    } else if (j >= 2 && t_[j - 2].type == kDot && Text(j - 1) == "to") {
+    } else if (j >= 2 && t_[j - 2].type == kDot && Is(Text(j - 1), "to")) {
       c->callee = kTo;
     }
     if (c->callee == kCall && IsConfigCallee(Text(j - 1))) c->callee = kConfig;
@@ -1478,15 +1508,15 @@ class PyLiterals {
   // device position, and the rules that read keywords skip it.
   static bool IsConfigCallee(std::string_view w) {
     switch (w.size()) {
-      case 4: return w == "dict";
-      case 5: return w == "edict";
-      case 6: return w == "update";
-      case 8: return w == "EasyDict";
-      case 9: return w == "Namespace";
-      case 10: return w == "setdefault" || w == "namedtuple";
-      case 11: return w == "OrderedDict" || w == "defaultdict";
-      case 12: return w == "add_argument" || w == "set_defaults";
-      case 15: return w == "SimpleNamespace";
+      case 4: return Is(w, "dict");
+      case 5: return Is(w, "edict");
+      case 6: return Is(w, "update");
+      case 8: return Is(w, "EasyDict");
+      case 9: return Is(w, "Namespace");
+      case 10: return Is(w, "setdefault") || Is(w, "namedtuple");
+      case 11: return Is(w, "OrderedDict") || Is(w, "defaultdict");
+      case 12: return Is(w, "add_argument") || Is(w, "set_defaults");
+      case 15: return Is(w, "SimpleNamespace");
       default: return false;
     }
   }
@@ -1604,11 +1634,11 @@ class PyLiterals {
           j = Close(j);
           continue;
         }
-        if (type == kName && Text(j) == "else") {
+        if (type == kName && Is(Text(j), "else")) {
           is_else = true;
           break;
         }
-        if (EndsExpression(type) || (type == kName && Text(j) == "lambda")) break;
+        if (EndsExpression(type) || (type == kName && Is(Text(j), "lambda"))) break;
       }
       scan_ = IdiomScan{true, bracket, open_.size(), from, j, is_else};
     }
@@ -1661,27 +1691,27 @@ class PyLiterals {
     const bool first = keyword.empty() && o.arg == 0;
     switch (o.callee) {
       case kTorchDevice:
-        if (cuda && (first || keyword == "type")) {
+        if (cuda && (first || Is(keyword, "type"))) {
           const size_t close = Close(o.open);
           Add(kPyDeviceCall, RefKind::kCall, t_[o.callee_first].start, t_[o.open - 1].end,
               close < n_ ? static_cast<int64_t>(t_[close].end) : int64_t{-1});
         }
         return;
       case kTo:
-        if (cuda && (first || keyword == "device")) {
+        if (cuda && (first || Is(keyword, "device"))) {
           Add(kPyToCall, RefKind::kLiteral, v.start, v.end, -1);
         }
         return;
       case kAutocast:
       case kGradScaler:
-        if (cuda && (first || keyword == "device_type" || keyword == "device")) {
+        if (cuda && (first || Is(keyword, "device_type") || Is(keyword, "device"))) {
           Add(kPyAmpDevice, RefKind::kLiteral, v.start, v.end, -1);
         }
         return;
       case kInitProcessGroup:
       case kDistributed:
         if (v.text == DeviceText::kNccl &&
-            (keyword == "backend" || (first && o.callee == kInitProcessGroup))) {
+            (Is(keyword, "backend") || (first && o.callee == kInitProcessGroup))) {
           Add(kPyNcclBackend, RefKind::kLiteral, v.start, v.end, -1);
           return;
         }
@@ -1691,7 +1721,7 @@ class PyLiterals {
       default:
         break;
     }
-    if (cuda && (keyword == "device" || keyword == "map_location")) {
+    if (cuda && (Is(keyword, "device") || Is(keyword, "map_location"))) {
       Add(kPyDeviceKeyword, RefKind::kLiteral, v.start, v.end, -1);
     }
   }
@@ -1733,18 +1763,18 @@ class PyLiterals {
     if (base.type == kRParen) return true;
     if (base.type != kName) return false;
     const std::string_view b = Text(k - 2);
-    return b.find("device") != std::string_view::npos || b == "dev";
+    return b.find("device") != std::string_view::npos || Is(b, "dev");
   }
 
   // `.cuda(...)` and `.is_cuda` at token k (a name after a '.').
   void Method(size_t k) {
     const Tok& tok = t_[k];
     const std::string_view w = Text(k);
-    if (w == "cuda" && t_[k + 1].type == kLParen) {
+    if (Is(w, "cuda") && t_[k + 1].type == kLParen) {
       const size_t close = Close(k + 1);
       Add(kPyCudaMethod, RefKind::kCall, tok.start, tok.end,
           close < n_ ? static_cast<int64_t>(t_[close].end) : int64_t{-1});
-    } else if (w == "is_cuda" && t_[k + 1].type != kLParen) {
+    } else if (Is(w, "is_cuda") && t_[k + 1].type != kLParen) {
       Add(kPyIsCuda, RefKind::kReference, tok.start, tok.end, -1);
     }
   }
@@ -1860,8 +1890,9 @@ class PyLiterals {
 //      comment or continuation; the brackets are matched from their own bit
 //      mask in the cursor, which stops only at the others; each string is
 //      ended as the full lexer's own code ends it, an f-string by that code),
-//      with their indents and their nearest enclosing line (the previous one
-//      of a smaller indent), and gives up on anything the full lexer would
+//      with their indents (their nearest enclosing line, the previous one of
+//      a smaller indent, is found on demand by Parents, for the lines that
+//      enclose a binding), and gives up on anything the full lexer would
 //      fail on or that it does not model (a byte that is no Python, a
 //      mismatched bracket, a string prefix after a number);
 //   2. marks the lines that hold a needle (NeedleSearch, one search per
@@ -1889,31 +1920,35 @@ class PyLiterals {
 //
 // Its costs, on the Python files of the 20 MB generated GPU tree (13.6 MB,
 // 232k lines, 614k brackets; `bench_vs_rg.py --size-mb 20 --callgrind
-// --language python`, callgrind over scan_native): 16.6 instructions a byte
-// in all, of which the skeleton 5.3 (about 120 instructions a line, 15 a
-// bracket, 47 a 64-byte block classified), the needle search 2.5, the
-// resolver 2.8, the lexer 1.7 and the literal rules 1.0 over the 8% of the
-// bytes that are lexed (22.8k of the lines, 240k tokens), the bookkeeping of
-// the marked lines (the first search's loop, LexMarked) 1.5, and the
-// driver's checks, line numbers, the walk and start-up 1.8. The skeleton is
-// the largest single part, but even at nothing it would leave 11; the rest
-// is spread over work per line, per marked line and per token, with no one
-// hot spot (docs/scan.md, "Fast path costs").
+// --language python`, callgrind over scan_native): 14.5 instructions a byte
+// in all, of which the skeleton 4.3 (its loop 2.8: about 140 instructions a
+// line besides 10 a bracket; 45 a 64-byte block classified; 0.8 the strings
+// and comments it passes), the
+// needle search 2.0, the resolver 2.5, the lexer 1.7 and the literal rules
+// 0.8 over the 8% of the bytes that are lexed (22.8k of the lines, 240k
+// tokens), the bookkeeping of the marked lines (the first search's loop,
+// LexMarked, the walks to enclosing lines) 1.4, and the driver's checks, line
+// numbers, the walk and start-up 1.7. The skeleton is the largest single
+// part, but even at nothing it would leave 10; the rest is spread over work
+// per line, per marked line and per token, with no one hot spot
+// (docs/scan.md, "Fast path costs").
 
 namespace {
 
 constexpr uint32_t kNoToken = 0xFFFFFFFFu;
+constexpr int32_t kParentUnknown = -2;  // Region::parent not asked for yet (Parents)
 
 // One logical line: [start, end) from the start of its first physical line
 // to just past its newline.
 struct Region {
   uint32_t start, end;
   uint32_t first;   // offset of its first token; kNoToken for a blank or comment line
-  uint16_t indent;  // of its first token, as the lexer counts it
+  uint16_t indent;  // of its first token, as the lexer counts it; 0xFFFF for no token
   int32_t parent;   // the nearest earlier line with a token and a smaller indent; -1
+                    // (Parents finds it, where a binding asks for it)
 };
 
-// A line on the skeleton's stack of enclosing lines: its indent and index.
+// A line on Parents' stack of enclosing lines: its indent and index.
 struct OpenLine {
   uint16_t indent;
   int32_t index;
@@ -1982,11 +2017,17 @@ constexpr BracketCodes MakeBracketCodes() {
 
 constexpr BracketCodes kBracketCode = MakeBracketCodes();
 
-// The special bytes of s[p, p + 64) as a bit mask (bit k: s[p + k]), and
-// *brackets those of them that are brackets. Reads s[p, p + 64), which the
-// caller keeps inside the padding; bytes at or past n are special (the
-// padding's NUL is, and the caller stops at n), and no bracket.
-uint64_t ClassifyScalar(const unsigned char* s, size_t p, size_t n, uint64_t* brackets) {
+// A 64-byte block's special bytes (bit k: s[p + k]) and those of them that
+// are brackets; returned by value, so that the cursor's copy of them can stay
+// in registers (an out-parameter would keep them in memory).
+struct BlockMasks {
+  uint64_t special, brackets;
+};
+
+// The masks of s[p, p + 64). Reads s[p, p + 64), which the caller keeps
+// inside the padding; bytes at or past n are special (the padding's NUL is,
+// and the caller stops at n), and no bracket.
+BlockMasks ClassifyScalar(const unsigned char* s, size_t p, size_t n) {
   uint64_t m = 0, b = 0;
   for (size_t k = 0; k < 64; ++k) {
     if (p + k >= n) {
@@ -1996,16 +2037,16 @@ uint64_t ClassifyScalar(const unsigned char* s, size_t p, size_t n, uint64_t* br
     m |= static_cast<uint64_t>(kSpecial.byte[s[p + k]]) << k;
     b |= static_cast<uint64_t>(kBracketCode.code[s[p + k]] != 0) << k;
   }
-  *brackets = b;
-  return m;
+  return BlockMasks{m, b};
 }
 
 #if defined(ANYDEV_SCAN_NIBBLE_AVX2)
-// ClassifyAvx2 (internal.h) with kSpecial's bracket bits told apart: returns
-// the special bytes of s[0, 64), *brackets those of them that are brackets.
-__attribute__((target("avx2"))) uint64_t ClassifySpecialAvx2(const unsigned char* s,
-                                                             uint64_t* brackets) {
-  return ClassifyAvx2<kBracketBits>(kSpecial, s, brackets);
+// ClassifyAvx2 (internal.h) with kSpecial's bracket bits told apart: the
+// masks of s[0, 64).
+__attribute__((target("avx2"))) BlockMasks ClassifySpecialAvx2(const unsigned char* s) {
+  BlockMasks m;
+  m.special = ClassifyAvx2<kBracketBits>(kSpecial, s, &m.brackets);
+  return m;
 }
 #endif
 
@@ -2037,18 +2078,18 @@ class SpecialCursor {
   // Returns false where a bracket does not match (or nests too deep): the
   // full lexer fails there.
   bool Next(size_t p, BracketDepth* brackets, size_t* next) {
-    for (;;) {
-      if (p - base_ < 64) {
-        const uint64_t from = ~uint64_t{0} << (p - base_);
-        const uint64_t other = mask_ & ~brackets_ & from;
-        uint64_t b = brackets_ & from & ((other & (0 - other)) - 1);  // those before it
-        if (b != 0 && !Match(b, brackets)) return false;
-        if (other != 0) {
-          *next = base_ + static_cast<size_t>(__builtin_ctzll(other));
-          return true;
-        }
-        p = base_ + 64;
+    if (p - base_ < 64) {  // in the block classified last
+      const uint64_t from = ~uint64_t{0} << (p - base_);
+      const uint64_t other = other_ & from;
+      const uint64_t b = brackets_ & from & ((other & (0 - other)) - 1);  // those before it
+      if (b != 0 && !Match(b, brackets)) return false;
+      if (other != 0) {
+        *next = base_ + static_cast<unsigned>(__builtin_ctzll(other));
+        return true;
       }
+      p = base_ + 64;
+    }
+    for (;; p += 64) {  // a block from p: all of it is at or after p
       if (p >= n_) {
         *next = n_;
         return true;
@@ -2057,11 +2098,19 @@ class SpecialCursor {
 #if defined(ANYDEV_SCAN_NIBBLE_AVX2)
       // s[p, p + 64) lies in the input and its 16 bytes of padding while
       // p + 48 <= n; past that the scalar classifier stops at n.
-      mask_ = avx2_ && p + 48 <= n_ ? ClassifySpecialAvx2(s_ + p, &brackets_)
-                                    : ClassifyScalar(s_, p, n_, &brackets_);
+      const BlockMasks m = avx2_ && p + 48 <= n_ ? ClassifySpecialAvx2(s_ + p)
+                                                 : ClassifyScalar(s_, p, n_);
 #else
-      mask_ = ClassifyScalar(s_, p, n_, &brackets_);
+      const BlockMasks m = ClassifyScalar(s_, p, n_);
 #endif
+      other_ = m.special & ~m.brackets;
+      brackets_ = m.brackets;
+      const uint64_t b = brackets_ & ((other_ & (0 - other_)) - 1);
+      if (b != 0 && !Match(b, brackets)) return false;
+      if (other_ != 0) {
+        *next = base_ + static_cast<unsigned>(__builtin_ctzll(other_));
+        return true;
+      }
     }
   }
 
@@ -2083,16 +2132,22 @@ class SpecialCursor {
         }
       } while (b != 0);
     } else {
-      do {  // stack[-1] is the sentinel, which no closing bracket matches
-        const uint8_t code = kBracketCode.code[s_[base_ + static_cast<size_t>(__builtin_ctzll(b))]];
+      // slots[top] is the top (slots[0] the sentinel, which no closing
+      // bracket matches); unsigned, so that no index is sign-extended.
+      uint8_t* const slots = brackets->slots;
+      const unsigned char* const block = s_ + base_;
+      size_t top = static_cast<size_t>(depth);
+      do {
+        const uint8_t code = kBracketCode.code[block[static_cast<unsigned>(__builtin_ctzll(b))]];
         b &= b - 1;
         if (code < 0x80) {
-          stack[depth++] = code;
+          slots[++top] = code;
         } else {
-          if (stack[depth - 1] != (code & 0x7F)) return false;
-          --depth;
+          if (slots[top] != (code & 0x7F)) return false;
+          --top;
         }
       } while (b != 0);
+      depth = static_cast<int>(top);
     }
     brackets->depth = depth;
     return true;
@@ -2102,8 +2157,23 @@ class SpecialCursor {
   size_t n_;
   bool avx2_;
   size_t base_ = ~size_t{0} / 2;  // far from any p: the first Next classifies
-  uint64_t mask_ = 0, brackets_ = 0;
+  uint64_t other_ = 0, brackets_ = 0;  // the block's specials other than brackets; its brackets
 };
+
+// The bytes that start a token where a line's spaces end: any but a space,
+// tab, form feed, newline or other control byte, '#' and '\\' (the padding's
+// NUL among the control bytes, so a line start at n is not one).
+struct StartsToken {
+  bool yes[256];
+};
+
+constexpr StartsToken MakeStartsToken() {
+  StartsToken t{};
+  for (int c = 0x21; c < 256; ++c) t.yes[c] = c != '#' && c != '\\';
+  return t;
+}
+
+constexpr StartsToken kStartsToken = MakeStartsToken();
 
 // Past the newline at p (\n, \r\n or \r).
 size_t SkipNl(const char* s, size_t p, size_t n) {
@@ -2194,14 +2264,14 @@ struct SkeletonState {
 };
 
 // The skeleton at a special byte in code other than a bracket or a '\n' (a
-// string, a comment, a continuation, '\r', ...): sets *p past what it
-// holds. Returns false where the fast path must not be taken. Out of line,
-// so that the skeleton's loop keeps its state in registers.
-__attribute__((noinline)) bool SkeletonStop(const SkeletonState& st, size_t* pp) {
+// string, a comment, a continuation, '\r', ...) at p: returns the position
+// past what it holds, or 0 where the fast path must not be taken (returned,
+// not written through a pointer, so that the skeleton's loop keeps p in a
+// register). Out of line, so that the loop keeps its state in registers.
+__attribute__((noinline)) size_t SkeletonStop(const SkeletonState& st, size_t p) {
   const char* s = st.s;
   const unsigned char* u = reinterpret_cast<const unsigned char*>(s);
   const size_t n = st.n, begin = st.begin;
-  size_t p = *pp;
   const char c = s[p];
   switch (c) {
     case '\n':
@@ -2216,7 +2286,7 @@ __attribute__((noinline)) bool SkeletonStop(const SkeletonState& st, size_t* pp)
       break;
     }
     case '\\':
-      if (s[p + 1] != '\n' && s[p + 1] != '\r') return false;
+      if (s[p + 1] != '\n' && s[p + 1] != '\r') return 0;
       p = SkipNl(s, p + 1, n);
       break;
     case '"':
@@ -2229,7 +2299,7 @@ __attribute__((noinline)) bool SkeletonStop(const SkeletonState& st, size_t* pp)
         // A prefix, unless the letters end a number (1.f"", 1e+f""):
         // the full lexer's business.
         if (id > begin && (s[id - 1] == '.' || s[id - 1] == '+' || s[id - 1] == '-')) {
-          return false;
+          return 0;
         }
         start = id;
       } else {
@@ -2239,11 +2309,11 @@ __attribute__((noinline)) bool SkeletonStop(const SkeletonState& st, size_t* pp)
       const bool triple = p + 2 < n && s[p + 1] == c && s[p + 2] == c;
       if (fmt) {  // the lexer's own code, for the fields
         st.scratch->clear();
-        if (!st.strings->LexStringAt(start, p, raw, fmt, &after)) return false;
+        if (!st.strings->LexStringAt(start, p, raw, fmt, &after)) return 0;
         if (!st.scratch_out->suppressions.empty()) st.scratch_out->suppressions.clear();
       } else {
         after = PlainStringEnd(s, n, p + (triple ? 3 : 1), c, triple);
-        if (after == 0) return false;  // unterminated: the full path reports it
+        if (after == 0) return 0;  // unterminated: the full path reports it
       }
       if (!fmt && DeadString(s, p, after, triple, bytes)) {
         st.dead->push_back(static_cast<uint32_t>(start));
@@ -2253,7 +2323,7 @@ __attribute__((noinline)) bool SkeletonStop(const SkeletonState& st, size_t* pp)
       break;
     }
     case '!':
-      if (s[p + 1] != '=') return false;
+      if (s[p + 1] != '=') return 0;
       p += 2;
       break;
     case '\t':
@@ -2265,17 +2335,15 @@ __attribute__((noinline)) bool SkeletonStop(const SkeletonState& st, size_t* pp)
       ++p;
       break;
     default:
-      return false;  // no Python: the full lexer reports it
+      return 0;  // no Python: the full lexer reports it
   }
-  *pp = p;
-  return true;
+  return p;
 }
 
 // Out of line (it costs the same inlined), so that a profile shows its share.
 __attribute__((noinline)) bool SkeletonPass(std::string_view src, size_t begin, Lexer* strings,
                                              TokenBuffer<Tok>* scratch, LexOutput* scratch_out,
                                              std::vector<Region>* regions,
-                                             std::vector<OpenLine>* open,
                                              std::vector<uint32_t>* dead) {
   const char* s = src.data();
   const unsigned char* u = reinterpret_cast<const unsigned char*>(s);
@@ -2285,21 +2353,17 @@ __attribute__((noinline)) bool SkeletonPass(std::string_view src, size_t begin, 
   SpecialCursor specials(u, n);
   BracketDepth brackets;
   dead->clear();
-  // The regions and the stack of enclosing lines (those with a token whose
-  // indents ascend: the parents) are written through raw pointers, grown by
-  // doubling (a push_back would reload and store the vectors' ends).
+  // The regions are written through a raw pointer, grown by doubling (a
+  // push_back would reload and store the vector's end).
   if (regions->size() < 64) regions->resize(64);
-  if (open->size() < 64) open->resize(64);
   Region* out = regions->data();
-  size_t count = 0, out_cap = regions->size();
-  OpenLine* parents = open->data();
-  size_t top = 0, parents_cap = open->size();
+  Region* out_end = out + regions->size();
   size_t p = begin;
   while (p < n) {
     const size_t start = p;
     size_t line_start = p;
     uint32_t first = kNoToken;
-    uint16_t indent = 0;
+    uint16_t indent = 0xFFFF;  // a blank line's: not smaller than any (LexMarked)
     for (;;) {  // at the start of a physical line, no token yet
       for (;;) {  // eight bytes at a time (the padding's NUL stops it)
         uint64_t w;
@@ -2310,10 +2374,15 @@ __attribute__((noinline)) bool SkeletonPass(std::string_view src, size_t begin, 
           continue;
         }
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-        p += static_cast<size_t>(__builtin_ctzll(x)) / 8;  // the first non-space
+        p += static_cast<unsigned>(__builtin_ctzll(x)) / 8;  // the first non-space
 #else
         while (s[p] == ' ') ++p;
 #endif
+        break;
+      }
+      if (kStartsToken.yes[u[p]]) {  // the common case: spaces, then a token
+        first = static_cast<uint32_t>(p);
+        indent = static_cast<uint16_t>(std::min<size_t>(p - line_start, 0xFFFF));
         break;
       }
       bool plain = true;  // spaces only: the indent is their count
@@ -2351,39 +2420,122 @@ __attribute__((noinline)) bool SkeletonPass(std::string_view src, size_t begin, 
           continue;
         }
         const bool newline = s[p] == '\r';
-        if (!SkeletonStop(st, &p)) return false;
+        p = SkeletonStop(st, p);
+        if (p == 0) return false;
         if (newline && brackets.depth == 0) break;
       }
       if (p >= n && brackets.depth != 0) return false;
     }
-    int32_t parent = -1;
-    if (first != kNoToken) {
-      while (top > 0 && parents[top - 1].indent >= indent) --top;
-      if (top > 0) parent = parents[top - 1].index;
-      if (top == parents_cap) {
-        open->resize(2 * parents_cap);
-        parents = open->data();
-        parents_cap = open->size();
-      }
-      parents[top++] = OpenLine{indent, static_cast<int32_t>(count)};
+    if (out == out_end) {
+      const size_t count = regions->size();
+      regions->resize(2 * count);
+      out = regions->data() + count;
+      out_end = regions->data() + regions->size();
     }
-    if (count == out_cap) {
-      regions->resize(2 * out_cap);
-      out = regions->data();
-      out_cap = regions->size();
-    }
-    out[count++] = Region{static_cast<uint32_t>(start), static_cast<uint32_t>(p < n ? p : n),
-                          first, indent, parent};
+    *out++ = Region{static_cast<uint32_t>(start), static_cast<uint32_t>(p < n ? p : n), first,
+                    indent, kParentUnknown};
   }
-  regions->resize(count);
+  regions->resize(static_cast<size_t>(out - regions->data()));
   return brackets.depth == 0;
 }
+
+// The regions' parents (their nearest earlier line with a token and a
+// smaller indent; -1 where none), found on demand and kept in the regions:
+// only the lines that enclose a binding are asked for theirs, a few of a
+// file's (kept by the skeleton for every line, the stack of enclosing lines
+// cost it 20 instructions a line, and as much in a pass of its own).
+std::atomic<int> parent_walk_budget{4};  // lines passed per line (SetParentWalkBudgetForTesting)
+
+class Parents {
+ public:
+  // `open` and `same` are scratch, kept per thread by the caller.
+  Parents(std::vector<Region>* regions, std::vector<OpenLine>* open, std::vector<Region*>* same)
+      : regions_(regions), open_(open), same_(*same) {
+    const int per_line = parent_walk_budget.load(std::memory_order_relaxed);
+    budget_ = per_line == 0 ? 0 : static_cast<size_t>(per_line) * regions->size() + 64;
+  }
+
+  // Returns region r's parent. From r back, a line is passed where its
+  // indent is not smaller, by a jump to its parent where that is known, and
+  // a passed line of r's own indent has r's parent. A walk back can pass
+  // many lines, and lines of decreasing indents are passed by every walk
+  // from below them; so once the walks have passed four times as many lines
+  // as the file has, every parent is set in one pass (Link): linear.
+  int32_t Of(size_t r) {
+    Region* const rs = regions_->data();
+    if (rs[r].parent != kParentUnknown) return rs[r].parent;
+    const uint16_t indent = rs[r].indent;
+    int32_t at = static_cast<int32_t>(r) - 1;
+    size_t steps = 0;
+    same_.clear();
+    while (at >= 0) {
+      Region& e = rs[at];
+      if (++steps > budget_) {
+        Link();
+        return rs[r].parent;
+      }
+      // A blank line's indent is 0xFFFF and its parent unknown: it is
+      // passed as a line of a larger indent is.
+      if (e.indent < indent) {
+        break;
+      } else if (e.parent != kParentUnknown) {
+        at = e.parent;
+      } else {
+        if (e.indent == indent && e.first != kNoToken) same_.push_back(&e);
+        --at;
+      }
+    }
+    budget_ -= steps;
+    rs[r].parent = at;
+    for (Region* e : same_) e->parent = at;
+    return at;
+  }
+
+ private:
+  // Sets every region's parent, from a stack of the enclosing lines (those
+  // with a token whose indents ascend).
+  void Link() {
+    if (open_->size() < 64) open_->resize(64);
+    OpenLine* parents = open_->data();
+    size_t top = 0, cap = open_->size();
+    Region* const rs = regions_->data();
+    const size_t count = regions_->size();
+    for (size_t i = 0; i < count; ++i) {
+      if (rs[i].first == kNoToken) continue;
+      const uint16_t indent = rs[i].indent;
+      while (top > 0 && parents[top - 1].indent >= indent) --top;
+      rs[i].parent = top > 0 ? parents[top - 1].index : -1;
+      if (top == cap) {
+        open_->resize(2 * cap);
+        parents = open_->data();
+        cap = open_->size();
+      }
+      parents[top++] = OpenLine{indent, static_cast<int32_t>(i)};
+    }
+    budget_ = ~size_t{0};
+  }
+
+  std::vector<Region>* regions_;
+  std::vector<OpenLine>* open_;
+  size_t budget_;  // lines the walks may still pass
+  std::vector<Region*>& same_;  // the lines of the asking one's indent a walk passed
+};
 
 // The region holding offset `off`.
 size_t RegionOf(const std::vector<Region>& regions, uint32_t off) {
   auto it = std::upper_bound(regions.begin(), regions.end(), off,
                              [](uint32_t v, const Region& r) { return v < r.start; });
   return it == regions.begin() ? 0 : static_cast<size_t>(it - regions.begin() - 1);
+}
+
+// The region holding offset `at`, from region r on (at is at or past r's
+// start: the matches ascend). The last region's start is asked first, so
+// that the walk needs no test for the end.
+size_t RegionFrom(const std::vector<Region>& regions, size_t r, size_t at) {
+  const Region* const rs = regions.data();
+  if (at >= rs[regions.size() - 1].start) return regions.size() - 1;
+  while (rs[r + 1].start <= at) ++r;
+  return r;
 }
 
 // Marks the regions that hold a match of `search`; returns how many were
@@ -2410,7 +2562,7 @@ size_t MarkHits(const NeedleSearch& search, std::string_view src, size_t begin,
       at = search.Next(src.data(), begin, at + 1, n);
       continue;
     }
-    while (r + 1 < regions.size() && regions[r + 1].start <= at) ++r;
+    r = RegionFrom(regions, r, at);
     if (!(*marked)[r]) {
       (*marked)[r] = 1;
       ++added;
@@ -2424,6 +2576,7 @@ struct FastScratch {
   std::vector<Region> regions;
   std::vector<uint32_t> dead;  // dead text: [start, end) pairs, in order
   std::vector<OpenLine> open;
+  std::vector<Region*> same;  // Parents' scratch
   std::vector<uint8_t> marked;  // by region: 1 when it must be lexed
   std::vector<std::string_view> names, bound;
   std::vector<uint32_t> binding_offsets;
@@ -2440,16 +2593,29 @@ bool LexMarked(std::string_view src, const std::vector<Region>& regions,
   uint16_t gap_indent = 0xFFFF;
   uint32_t gap_at = 0;
   const size_t count = regions.size();
+  // Through raw pointers: a store to a token may alias the vectors' own
+  // pointers, which the compiler would then reload at every region.
+  const Region* const rs = regions.data();
+  const uint8_t* const ms = marked.data();
   for (size_t i = 0; i < count;) {
-    const Region& r = regions[i];
-    if (r.first == kNoToken) {
-      ++i;
+    if (!ms[i]) {  // the lines left out, up to the next marked one
+      if (!gap) {  // a gap starts at a line with a token
+        while (rs[i].first == kNoToken) {
+          if (++i == count || ms[i]) break;
+        }
+        if (i == count || ms[i]) continue;
+        gap = true;
+        gap_at = rs[i].start;
+      }
+      uint16_t least = gap_indent;  // a blank line's indent is 0xFFFF
+      do {
+        if (rs[i].indent < least) least = rs[i].indent;
+      } while (++i < count && !ms[i]);
+      gap_indent = least;
       continue;
     }
-    if (!marked[i]) {
-      if (!gap) gap_at = r.start;
-      gap = true;
-      if (r.indent < gap_indent) gap_indent = r.indent;
+    const Region& r = rs[i];
+    if (r.first == kNoToken) {
       ++i;
       continue;
     }
@@ -2465,11 +2631,11 @@ bool LexMarked(std::string_view src, const std::vector<Region>& regions,
     }
     // A run: marked regions with nothing but blank lines between them.
     size_t j = i + 1, last = i;
-    while (j < count && (marked[j] || regions[j].first == kNoToken)) {
-      if (marked[j]) last = j;
+    while (j < count && (ms[j] || rs[j].first == kNoToken)) {
+      if (ms[j]) last = j;
       ++j;
     }
-    Lexer lexer(src, r.start, toks, out, regions[last].end);
+    Lexer lexer(src, r.start, toks, out, rs[last].end);
     lexer.Run();
     if (out->has_error) return false;
     i = last + 1;
@@ -2524,7 +2690,7 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, Le
   {
     Lexer strings(src, begin, &fs.scratch_toks, &scratch_out);
     if (!SkeletonPass(src, begin, &strings, &fs.scratch_toks, &scratch_out, &fs.regions,
-                      &fs.open, &fs.dead)) {
+                      &fs.dead)) {
       return false;
     }
   }
@@ -2536,6 +2702,7 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, Le
     }
   }
   const std::vector<Region>& regions = fs.regions;
+  Parents parents(&fs.regions, &fs.open, &fs.same);
   fs.marked.assign(regions.size(), 0);
   fs.names.clear();
   // One pass over the file for the needles and the names the file binds:
@@ -2544,12 +2711,28 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, Le
   // before its binding resolves to nothing). What this first guess misses
   // (an alias bound by an assignment), the rounds below add.
   {
-    NeedleSearch search;
-    for (const std::string& needle : *statics) {
-      if (!search.Add(needle, false)) return false;
+    // The rules' needles and `import`: built once per thread for the needles
+    // it was built for (every file of a scan asks for the same), and copied.
+    // It holds views of its own copy of the needles, not of the rules'.
+    struct FirstSearch {
+      std::vector<std::string> needles;
+      NeedleSearch search;
+      bool built = false, ok = false;
+    };
+    thread_local FirstSearch first;
+    if (!first.built || first.needles != *statics) {
+      first.needles = *statics;
+      first.search = NeedleSearch();
+      first.ok = true;
+      for (const std::string& needle : first.needles) {
+        first.ok = first.ok && first.search.Add(needle, false);
+      }
+      first.ok = first.ok && first.search.Add("import", true);
+      if (first.ok) first.search.Build();
+      first.built = true;
     }
-    if (!search.Add("import", true)) return false;
-    search.Build();
+    if (!first.ok) return false;
+    NeedleSearch search = first.search;
     const size_t n = src.size();
     size_t r = 0, span = 0;
     TokenBuffer<Tok>& one = fs.scratch_toks;  // an import line's tokens
@@ -2562,7 +2745,7 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, Le
         at = search.Next(src.data(), begin, at + 1, n);
         continue;
       }
-      while (r + 1 < regions.size() && regions[r + 1].start <= at) ++r;
+      r = RegionFrom(regions, r, at);
       const Region& region = regions[r];
       fs.marked[r] = 1;
       if (region.first != kNoToken && HasImport(src, region)) {
@@ -2589,7 +2772,7 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, Le
         if (added) search.Build();
         if (!fs.bound.empty()) {  // its enclosing lines
           for (int32_t e = static_cast<int32_t>(r); e >= 0 && fs.marked[static_cast<size_t>(e)] != 2;
-               e = regions[static_cast<size_t>(e)].parent) {
+               e = parents.Of(static_cast<size_t>(e))) {
             fs.marked[static_cast<size_t>(e)] = 2;
           }
         }
@@ -2629,7 +2812,7 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, Le
     for (uint32_t off : fs.binding_offsets) {
       for (int32_t r = static_cast<int32_t>(RegionOf(regions, off));
            r >= 0 && fs.marked[static_cast<size_t>(r)] != 2;
-           r = regions[static_cast<size_t>(r)].parent) {
+           r = parents.Of(static_cast<size_t>(r))) {
         if (!fs.marked[static_cast<size_t>(r)]) more = true;
         fs.marked[static_cast<size_t>(r)] = 2;
       }
@@ -2638,7 +2821,9 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, Le
     if (literals) {
       size_t chain = 0;
       const size_t count = toks->size() - kSentinels;
+      const Tok* const tk = &(*toks)[0];
       for (size_t k = 0; k < count; ++k) {
+        if (!tk[k].first) continue;  // a cheap test first: most tokens start no line
         if (!IsAvailabilityIf(*toks, src, k, fs.chains, &chain)) continue;
         size_t r = RegionOf(regions, (*toks)[k].start);
         for (int lines = 0; lines < 4 && ++r < regions.size();) {
@@ -2680,6 +2865,10 @@ void ScanPythonFull(const RuleSet& rules, std::string_view src, size_t begin, Le
 }
 
 }  // namespace
+
+void SetParentWalkBudgetForTesting(int per_line) {
+  parent_walk_budget.store(per_line < 0 ? 4 : per_line, std::memory_order_relaxed);
+}
 
 void ScanPython(const RuleSet& rules, std::string_view src, size_t begin, LexOutput* out) {
   thread_local TokenBuffer<Tok> toks;
