@@ -122,18 +122,31 @@ def _fix_counts(findings: Sequence[_scan.Finding]) -> Counter:
 
 def render_text(findings, errors, files: int, *, colour: bool = False,
                 summary: bool = True, show_fixes: bool = False) -> Iterator[str]:
+    """The text report of `findings`: a list of Findings, or a scan._Report
+    (its lines written natively: Note [Native reports] in bind_scan.cc)."""
+    native = getattr(findings, "render", None)
     if colour:  # as ruff: the path bold, the position dim, the code red, [*] cyan
         b, d, r, c, z = "\033[1m", "\033[2m", "\033[1;31m", "\033[36m", "\033[0m"
-        for f in findings:
-            mark = f" {c}[*]{z}" if f.fix == "safe" else ""
-            yield (f"{b}{f.path}{z}{d}:{z}{f.line}{d}:{z}{f.column}{d}:{z} {r}{f.rule}{z}"
-                   f"{mark} {f.message}\n")
+        if native is not None:
+            keys = [f"{d}:{z} {r}{code}{z}{f' {c}[*]{z}' if row.fix == 'safe' else ''} {msg}\n"
+                    for code, _s, msg, row in findings.keys()]
+            yield from native([0, 2, f"{d}:{z}", 3, 1], lambda p: f"{b}{p}{z}{d}:{z}", keys)
+        else:
+            for f in findings:
+                mark = f" {c}[*]{z}" if f.fix == "safe" else ""
+                yield (f"{b}{f.path}{z}{d}:{z}{f.line}{d}:{z}{f.column}{d}:{z} {r}{f.rule}{z}"
+                       f"{mark} {f.message}\n")
+    elif native is not None:
+        keys = [f": {code}{' [*]' if row.fix == 'safe' else ''} {msg}\n"
+                for code, _s, msg, row in findings.keys()]
+        yield from native([0, 2, ":", 3, 1], lambda p: p + ":", keys)
     else:
         for f in findings:
             mark = " [*]" if f.fix == "safe" else ""
             yield f"{f.path}:{f.line}:{f.column}: {f.rule}{mark} {f.message}\n"
     if show_fixes:
-        yield from render_fix_list([f for f in findings if f.fix == "safe"],
+        listed = findings.findings if native is not None else findings
+        yield from render_fix_list([f for f in listed if f.fix == "safe"],
                                    "Would fix {n} with `anydev fix`:")
     if summary:
         yield summary_line(findings, files) + "\n"
@@ -160,14 +173,18 @@ def render_fix_list(fixed, title: str) -> Iterator[str]:
 def summary_line(findings, files: int) -> str:
     if not findings:
         return f"No legacy references found ({files} file{'s' if files != 1 else ''} scanned)."
-    n = len(findings)
-    nfiles = len({f.path for f in findings})
-    safe = unsafe = 0  # counted without collections.Counter: the text report's start-up
-    for f in findings:
-        if f.fix == "safe":
-            safe += 1
-        elif f.fix == "unsafe":
-            unsafe += 1
+    counts = getattr(findings, "summary_counts", None)  # a scan._Report
+    if counts is not None:
+        n, nfiles, safe, unsafe = counts()
+    else:
+        n = len(findings)
+        nfiles = len({f.path for f in findings})
+        safe = unsafe = 0  # counted without collections.Counter: the text report's start-up
+        for f in findings:
+            if f.fix == "safe":
+                safe += 1
+            elif f.fix == "unsafe":
+                unsafe += 1
     parts = []
     if safe:
         parts.append(f"{safe} fixable with `anydev fix`")
@@ -474,9 +491,10 @@ def read_stdin(sel: Selection):
     return name, data, language
 
 
-def scan_selection(sel: Selection, jobs: Optional[int]) -> "_scan.ScanResult":
+def scan_selection(sel: Selection, jobs: Optional[int], *, report: bool = False):
     """Scans what the selection covers (the paths, or stdin), with the
-    per-file-ignores applied."""
+    per-file-ignores applied: a ScanResult, or with ``report`` and paths, a
+    scan._Report (its findings native until asked for)."""
     scan = _scanner()
     if sel.stdin:
         name, data, language = read_stdin(sel)
@@ -491,9 +509,12 @@ def scan_selection(sel: Selection, jobs: Optional[int]) -> "_scan.ScanResult":
             result.findings = [f for f in result.findings if sel.rules(f.rule)]
         result.stdin_data = data  # type: ignore[attr-defined]
     else:
-        result = scan._scan_paths(sel.paths, keep=sel.rules, excludes=sel.excludes, jobs=jobs,
+        found = scan._scan_report(sel.paths, keep=sel.rules, excludes=sel.excludes, jobs=jobs,
                                   respect_gitignore=sel.respect_gitignore,
                                   max_file_size=sel.max_file_size)
+        if sel.per_file_ignores:
+            found.drop_where(sel.dropped())
+        return found if report else found.result()
     result.findings = sel.filter(result.findings)
     return result
 
@@ -514,8 +535,13 @@ def _scan_main(args: argparse.Namespace) -> int:
     sel = selection(args)
     cfg = sel.cfg
     fmt = args.format or cfg.output_format or "text"
-    result = scan_selection(sel, args.jobs)
-    findings = result.findings
+    result = scan_selection(sel, args.jobs, report=True)
+    baseline = args.baseline or cfg.baseline
+    # The text, JSON and GitHub reports are written from the native report;
+    # the rest reads Finding objects.
+    objects = (args.write_baseline or baseline or args.statistics or args.show_fixes
+               or fmt not in ("text", "json", "github"))
+    findings = result.findings if objects or not hasattr(result, "render") else result
     lines = _Lines()
 
     if args.write_baseline:
@@ -531,7 +557,6 @@ def _scan_main(args: argparse.Namespace) -> int:
         _print_errors(result.errors)
         return 2 if any(_is_io_error(e) for e in result.errors) else 0
 
-    baseline = args.baseline or cfg.baseline
     if baseline:
         from ._scan_formats import fingerprint_keys, read_baseline
 

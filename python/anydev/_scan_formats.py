@@ -146,7 +146,20 @@ def render_json(findings, errors) -> Iterator[str]:
                    f'"end_line": {f.end_line}, "end_column": {f.end_column}, {t}')
 
     yield '{"version": 1,\n "findings": '
-    yield from _joined_in_batches(items(), "[\n  ", ",\n  ", "\n ]", "[]")
+    native = getattr(findings, "render", None)  # a scan._Report: Note [Native reports]
+    if native is None:
+        yield from _joined_in_batches(items(), "[\n  ", ",\n  ", "\n ]", "[]")
+    elif not findings:
+        yield "[]"
+    else:
+        keys = [f'"symbol": {dumps(symbol)}, "replacement": {dumps(row.replacement)}, '
+                f'"rule": {dumps(code)}, "fix": {dumps(row.fix)}, "message": {dumps(msg)}}}'
+                for code, symbol, msg, row in findings.keys()]
+        yield "[\n  "
+        yield from native([0, 2, ', "column": ', 3, ', "end_line": ', 4, ', "end_column": ', 5,
+                           ", ", 1], lambda p: f'{{"path": {dumps(p)}, "line": ', keys,
+                          ",\n  ")
+        yield "\n ]"
     yield ',\n "errors": '
     yield from _joined((dumps({"path": e.path, "message": e.message, "line": e.line,
                                "level": error_level(e), "kind": error_kind(e)})
@@ -162,6 +175,12 @@ def _gh_escape(s: str, prop: bool) -> str:
 
 
 def render_github(findings, errors) -> Iterator[str]:
+    native = getattr(findings, "render", None)  # a scan._Report: Note [Native reports]
+    if native is not None:
+        keys = [f"{code}::{_gh_escape(msg, False)}\n" for code, _s, msg, _r in findings.keys()]
+        yield from native([0, 2, ",col=", 3, ",endLine=", 4, ",endColumn=", 5, ",title=", 1],
+                          lambda p: f"::warning file={_gh_escape(p, True)},line=", keys)
+        findings = ()
     for f in findings:
         props = (f"file={_gh_escape(f.path, True)},line={f.line},col={f.column},"
                  f"endLine={f.end_line},endColumn={f.end_column},title={f.rule}")

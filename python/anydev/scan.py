@@ -744,6 +744,17 @@ def _scan_paths(paths: Sequence[str], *, select=None, ignore=None,
                 keep: Optional[Callable[[str], bool]] = None) -> ScanResult:
     """scan_paths with excludes as (pattern, base folder) pairs ("" : the
     current directory), for the CLI's pyproject.toml excludes."""
+    return _scan_report(paths, select=select, ignore=ignore, excludes=excludes, jobs=jobs,
+                        respect_gitignore=respect_gitignore, max_file_size=max_file_size,
+                        keep=keep).result()
+
+
+def _scan_report(paths: Sequence[str], *, select=None, ignore=None,
+                 excludes: Sequence[tuple[str, str]] = (), jobs: Optional[int] = None,
+                 respect_gitignore: bool = True, max_file_size: int = 20 << 20,
+                 keep: Optional[Callable[[str], bool]] = None) -> _Report:
+    """_scan_paths, its findings kept native (a _Report): `# noqa` applied,
+    Finding objects made only when asked for."""
     if isinstance(paths, str):
         paths = [paths]
     if keep is None:
@@ -753,27 +764,170 @@ def _scan_paths(paths: Sequence[str], *, select=None, ignore=None,
     native, rows = _scan_rules(keep)
     cwd = os.getcwd()
     tracked = _tracked_ignored([os.fspath(p) for p in paths]) if respect_gitignore else []
-    files, path_errors, nfiles, nbytes, nignored = _native().scan_paths(
+    report, nfiles, nbytes, nignored = _native().scan_tree(
         native, [os.fsencode(p) for p in [*paths, *tracked]],
         [(os.fsencode(p), os.fsencode(b or cwd)) for p, b in excludes],
         respect_gitignore, _jobs(jobs), _size_limit(max_file_size), _keep_rows(keep))
-    noqa: set[str] = set()
-    result = _result(path_errors + files, nfiles, nbytes, rows, cwd, noqa)
+    result = _Report(report, nfiles, nbytes, rows, cwd)
     result.ignored, result.tracked = nignored, len(tracked)
     # The walk already yields the files of a folder sorted by name, each
     # file's findings by position: sort only what several paths may have mixed.
     if len(paths) + len(tracked) > 1:
-        result.findings.sort(key=lambda f: (f.path, f.start))
-        result.errors.sort(key=lambda e: (e.path, e.line or 0))
-    if result.findings and noqa:
+        result.sort()
+    result.drop_noqa()
+    return result
+
+
+class _Report:
+    """A tree's scan with its findings kept native (Note [Native reports] in
+    python/src/bind_scan.cc): ``anydev scan`` writes its text, JSON and GitHub
+    reports from it without a Finding per finding; ``findings`` makes them
+    (what scan_paths returns, and the other outputs read). Filters drop
+    findings natively: `# noqa` (drop_noqa), per-file-ignores (drop_where).
+    ``len()`` is the number of findings left."""
+
+    def __init__(self, native, nfiles: int, nbytes: int, rows, cwd: str) -> None:
+        self.native = native
+        self.rows = rows
+        self.files = nfiles
+        self.bytes = nbytes
+        self.ignored = self.tracked = 0
+        self.errors: list[ScanError] = []
+        self.shown: list[str] = []  # per file, its path as shown
+        self.noqa: list[int] = []  # the files with findings and a comment that mentions noqa
+        self.counts: list[int] = []  # per file, its number of findings
+        self._sorted = False
+        self._left: Optional[list] = None
+        self._findings: Optional[list] = None
+        for i, (path, _lang, n, errs, noqa_comment) in enumerate(native.files()):
+            shown = _display_path(path.decode("utf-8", "surrogateescape"), cwd)
+            if not shown.isascii():
+                shown = _path_str(shown.encode("utf-8", "surrogateescape"))
+            self.shown.append(shown)
+            self.counts.append(n)
+            if noqa_comment and n:
+                self.noqa.append(i)
+            for message, line in errs:
+                self.errors.append(ScanError(shown, message, line))
+
+    def __len__(self) -> int:
+        return self.native.left
+
+    def sort(self) -> None:
+        """Orders the findings by (path, start) and the errors by (path,
+        line), as sorting the Findings and ScanErrors would."""
+        names = sorted(set(self.shown))
+        rank = {p: i for i, p in enumerate(names)}
+        self.native.order([rank[p] for p in self.shown])
+        self._sorted = True
+        self.errors.sort(key=lambda e: (e.path, e.line or 0))
+
+    def drop_noqa(self) -> None:
+        """Drops the findings `# noqa` comments suppress. Only the files whose
+        comments mention noqa are read again: every comment on a line with a
+        finding was lexed, so no other file has a directive that could drop one."""
+        if not self.noqa:
+            return
         from . import _noqa  # `# noqa` comments (ruff's convention)
 
-        # Only the files whose comments mention noqa are read again: every
-        # comment on a line with a finding was lexed, so no other file has a
-        # directive that could drop one.
-        result.findings = _noqa.filter_findings(
-            result.findings, lambda p: _noqa.read_file(p) if p in noqa else None)
-    return result
+        for i in self.noqa:
+            found = self._file_findings(i)
+            kept = _noqa.filter_findings(found, _noqa.read_file)
+            if kept is not found:
+                ids = {id(f) for f in kept}
+                self._drop(i, [j for j, f in enumerate(found) if id(f) not in ids])
+
+    def drop_where(self, drop: Callable[[str, str], bool]) -> None:
+        """Drops the findings for which drop(path, rule code) is true."""
+        rows = self.rows
+        for i, n in enumerate(self.counts):
+            if n:
+                path = self.shown[i]
+                off = [r for r in self.native.rules_of(i) if drop(path, rows[r].code)]
+                if off:
+                    self.native.drop_rules(i, off)
+                    self._left = self._findings = None
+
+    def _drop(self, i: int, which: list) -> None:
+        if which:
+            self.native.drop(i, which)
+            self._left = self._findings = None
+
+    def _file_findings(self, i: int) -> list:
+        """The Findings of file i, dropped ones too."""
+        shown, rows = self.shown[i], self.rows
+        return [_finding(shown, t, rows[t[0]]) for t in self.native.tuples(i)]
+
+    @property
+    def findings(self) -> list[Finding]:
+        """The findings left, as Findings, in order."""
+        if self._findings is None:
+            left = self.left_per_file()
+            out: list = []
+            for i, n in enumerate(self.counts):
+                if not n or not left[i]:
+                    continue
+                found = self._file_findings(i)
+                if left[i] != n:
+                    gone = set(self.native.dropped(i))
+                    found = [f for j, f in enumerate(found) if j not in gone]
+                out += found
+            if self._sorted:
+                out.sort(key=lambda f: (f.path, f.start))
+            self._findings = out
+        return self._findings
+
+    def result(self) -> ScanResult:
+        r = ScanResult(findings=self.findings, errors=self.errors, files=self.files,
+                       bytes=self.bytes, ignored=self.ignored, tracked=self.tracked)
+        return r
+
+    def left_per_file(self) -> list:
+        if self._left is None:
+            self._left = self.native.left_per_file()
+        return self._left
+
+    def keys(self) -> list:
+        """Per key of the native report (a (rule, symbol) of its findings):
+        (code, symbol, message, row) as the findings have them."""
+        rows = self.rows
+        out = []
+        for rule, symbol in self.native.keys():
+            row = rows[rule]
+            symbol = row.legacy if row.detect else symbol
+            key = (row.code, symbol)
+            msg = _messages.get(key)
+            if msg is None:
+                msg = _messages[key] = message_for(symbol, row)
+            out.append((row.code, symbol, msg, row))
+        return out
+
+    def summary_counts(self) -> tuple[int, int, int, int]:
+        """(findings left, files they are in, of them safe to fix, unsafe)."""
+        left = self.left_per_file()
+        nfiles = len({p for p, n in zip(self.shown, left) if n})
+        safe = unsafe = 0
+        for (_c, _s, _m, row), n in zip(self.keys(), self.native.left_per_key()):
+            if row.fix == "safe":
+                safe += n
+            elif row.fix == "unsafe":
+                unsafe += n
+        return len(self), nfiles, safe, unsafe
+
+    def render(self, parts: list, file_text: Callable[[str], str], key_text: list,
+               sep: str = "", n: int = 4096) -> Iterator[str]:
+        """The findings left, each as the template ``parts`` says (str: as
+        is; 0: file_text(path); 1: its key's entry in ``key_text``; 2 line,
+        3 column, 4 end line, 5 end column), joined by ``sep``, ``n`` to a
+        chunk."""
+        files = [file_text(p) if k else None for p, k in zip(self.shown, self.left_per_file())]
+        r = _native().Renderer(self.native, parts, files, key_text, sep)
+        chunk = r.next(n)
+        while chunk is not None:
+            yield chunk
+            chunk = r.next(n)
+            if chunk is not None and sep:
+                yield sep
 
 
 def _result(entries: list, nfiles: int, nbytes: int, rows, cwd: str,

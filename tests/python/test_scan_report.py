@@ -1,0 +1,152 @@
+"""The native report of a tree's scan (Note [Native reports] in
+python/src/bind_scan.cc): `anydev scan` writes its text, JSON and GitHub
+reports from the native findings, and they must be, byte for byte, what the
+same renderers write from the Finding objects (the route scan_paths, SARIF,
+baselines and statistics take), with `# noqa`, per-file-ignores, several
+paths, file names that are not UTF-8 and errors in the tree."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import pytest
+
+from anydev import _scan_cli, _scan_formats, scan
+
+from conftest import run_cli
+
+PY = (b"import torch\n"
+      b"import torch.cuda as tc\n"
+      b"torch.cuda.synchronize()\n"
+      b"x = torch.cuda.current_device()  # noqa\n"
+      b"y = tc.device_count()  # noqa: AD9\n"
+      b"z = tc.device_count()  # noqa: AD1\n"
+      b"t = torch.zeros(3, device=\"cuda\")\n"
+      b"s = \"caf\xc3\xa9 \\n \\\" %, :\"; torch.cuda.empty_cache()\n")
+CU = (b"#include <c10/cuda/CUDAStream.h>\n"
+      b"void f() { auto s = c10::cuda::getCurrentCUDAStream(); c10::cuda::device_synchronize(); }\n")
+
+
+@pytest.fixture(name="tree")
+def tree_fixture(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sub" / "deep").mkdir(parents=True)
+    (tmp_path / "a.py").write_bytes(PY)
+    (tmp_path / "b.cu").write_bytes(CU)
+    (tmp_path / "sub" / "c.py").write_bytes(PY.replace(b"  # noqa", b""))
+    (tmp_path / "sub" / "deep" / "d.cc").write_bytes(CU)
+    (tmp_path / "sub" / "bad.py").write_bytes(b"import torch\ntorch.cuda.synchronize()\n\xff\n")
+    (tmp_path / "sub" / "clean.py").write_bytes(b"print(1)\n")
+    if sys.platform == "linux":  # a name that is not UTF-8 (Note [File names])
+        (tmp_path / os.fsdecode(b"caf\xe9.py")).write_bytes(PY)
+    return tmp_path
+
+
+def _renders(found) -> dict:
+    """Every report the native route serves, of `found` (a _Report or its Findings)."""
+    return {
+        "text": "".join(_scan_cli.render_text(found, [], 7)),
+        "colour": "".join(_scan_cli.render_text(found, [], 7, colour=True)),
+        "quiet": "".join(_scan_cli.render_text(found, [], 7, summary=False)),
+        "json": "".join(_scan_formats.render_json(found, [])),
+        "github": "".join(_scan_formats.render_github(found, [])),
+    }
+
+
+def _check_same(report) -> None:
+    native = _renders(report)
+    objects = _renders(list(report.findings))
+    for name in native:
+        assert native[name] == objects[name], name
+
+
+@pytest.mark.parametrize("paths", [
+    ["."],
+    ["sub", "a.py"],
+    ["sub/deep/d.cc", "sub", "a.py", "./sub/c.py", "b.cu"],  # mixed, and a file twice
+])
+def test_native_reports_are_those_of_the_findings(tree, paths):
+    report = scan._scan_report(paths, jobs=2)
+    assert len(report) == len(report.findings) > 0
+    _check_same(report)
+    # The order is that of the Findings sorted by (path, start), as before.
+    fs = report.findings
+    if len(paths) > 1:
+        assert fs == sorted(fs, key=lambda f: (f.path, f.start))
+
+
+def test_noqa_and_per_file_ignores_drop_natively(tree):
+    report = scan._scan_report(["."], jobs=1)
+    lines = {(f.path, f.line) for f in report.findings}
+    assert ("a.py", 3) in lines and ("sub/c.py", 4) in lines
+    assert ("a.py", 4) not in lines  # a bare `# noqa`
+    assert ("a.py", 5) in lines  # `# noqa: AD9` is for other rules
+    assert ("a.py", 6) not in lines  # `# noqa: AD1`
+    before = list(report.findings)
+    report.drop_where(lambda path, code: path.startswith("sub/") and code.startswith("AD1"))
+    after = report.findings
+    assert after == [f for f in before if not (f.path.startswith("sub/")
+                                               and f.rule.startswith("AD1"))]
+    assert len(report) == len(after) < len(before)
+    _check_same(report)
+    report.drop_where(lambda path, code: True)
+    assert len(report) == 0 and report.findings == []
+    _check_same(report)
+    assert "".join(_scan_formats.render_json(report, [])).startswith(
+        '{"version": 1,\n "findings": [],')
+
+
+def test_scan_paths_is_each_file_scan_source(tree):
+    """The public API still returns the Findings of scan_source, file by file."""
+    result = scan.scan_paths(["."], jobs=2)
+    want = []
+    paths = sorted({f.path for f in result.findings if not f.path.startswith('"')})
+    assert len(paths) == 5  # sub/bad.py: the findings before its bad byte
+    for path in paths:
+        with open(path, "rb") as fh:
+            want += scan.scan_source(fh.read(), path)[0]
+    assert [f for f in result.findings if f.path in paths] == want
+    assert [e.path for e in result.errors] == ["sub/bad.py"]
+    assert all(type(f) is scan.Finding for f in result.findings)
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "github"])
+def test_cli_reports_are_those_of_the_findings(tree, fmt):
+    """`anydev scan` (native route) against the renderers given the Findings,
+    errors included, with per-file-ignores from a configuration."""
+    (tree / "pyproject.toml").write_text(
+        '[tool.anydev]\nper-file-ignores = { "sub/deep/**" = ["AD2"], "b.cu" = [] }\n')
+    rc, out, err = run_cli("scan", "--format", fmt, ".")
+    sel = _scan_cli.selection(_cli_args(["."]))
+    result = _scan_cli.scan_selection(sel, None)
+    if fmt == "text":
+        want = "".join(_scan_cli.render_text(result.findings, result.errors, result.files))
+    elif fmt == "json":
+        want = "".join(_scan_formats.render_json(result.findings, result.errors))
+        assert json.loads(out)["findings"]
+    else:
+        want = "".join(_scan_formats.render_github(result.findings, result.errors))
+    assert out == want
+    assert rc == 1
+    assert not any(f.path == "b.cu" for f in result.findings)
+
+
+def _cli_args(paths):
+    from anydev.cli import _fast_scan_args
+
+    return _fast_scan_args(paths)
+
+
+def test_report_checks_its_arguments(tree):
+    report = scan._scan_report(["."], jobs=1)
+    native = report.native
+    with pytest.raises(IndexError):
+        native.tuples(len(native.files()))
+    with pytest.raises(IndexError):
+        native.drop(0, [10**6])
+    with pytest.raises(ValueError):
+        native.order([0])
+    with pytest.raises(ValueError):
+        scan._native().Renderer(native, [9], [None] * len(native.files()), [], "")
