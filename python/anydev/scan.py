@@ -799,6 +799,7 @@ class _Report:
         self._sorted = False
         self._left: Optional[list] = None
         self._findings: Optional[list] = None
+        self._keys: Optional[list] = None
         for i, (path, _lang, n, errs, noqa_comment) in enumerate(native.files()):
             shown = _display_path(path.decode("utf-8", "surrogateescape"), cwd)
             if not shown.isascii():
@@ -855,13 +856,36 @@ class _Report:
 
     def _file_findings(self, i: int) -> list:
         """The Findings of file i, dropped ones too."""
+        made = self._made(i)
+        if made is not None:
+            return made
         shown, rows = self.shown[i], self.rows
         return [_finding(shown, t, rows[t[0]]) for t in self.native.tuples(i)]
+
+    def _made(self, file: int = -1) -> Optional[list]:
+        """The Findings the native side makes (Note [Native Findings] in
+        bind_scan.cc): those left, in order, or with ``file`` all of that
+        file's; None where Finding is not a class of slots (Python 3.9)."""
+        if not _SLOTS or _state.get("native findings") is False:
+            return None
+        values = []
+        for code, symbol, msg, row in self.keys():
+            values.append((symbol, row.replacement, code, row.fix, msg, row.language))
+        try:
+            made = self.native.findings(Finding, self.shown, values, list(_native().KINDS), file)
+        except TypeError:  # pragma: no cover - a Finding without slots
+            _state["native findings"] = False
+            return None
+        return made
 
     @property
     def findings(self) -> list[Finding]:
         """The findings left, as Findings, in order."""
         if self._findings is None:
+            made = self._made()
+            if made is not None:
+                self._findings = made
+                return made
             left = self.left_per_file()
             out: list = []
             for i, n in enumerate(self.counts):
@@ -890,6 +914,8 @@ class _Report:
     def keys(self) -> list:
         """Per key of the native report (a (rule, symbol) of its findings):
         (code, symbol, message, row) as the findings have them."""
+        if self._keys is not None:
+            return self._keys
         rows = self.rows
         out = []
         for rule, symbol in self.native.keys():
@@ -900,6 +926,7 @@ class _Report:
             if msg is None:
                 msg = _messages[key] = message_for(symbol, row)
             out.append((row.code, symbol, msg, row))
+        self._keys = out
         return out
 
     def summary_counts(self) -> tuple[int, int, int, int]:

@@ -197,6 +197,7 @@ class Report {
     return files_[i].findings[g - first_[i]];
   }
   uint32_t FileOf(size_t g) const { return file_of_[g]; }
+  uint32_t FirstOf(size_t i) const { return first_[i]; }
   uint32_t KeyOf(size_t g) const { return key_[g]; }
   bool Dropped(size_t g) const { return dropped_[g] != 0; }
   // The number of the finding at position `p` of the output's order.
@@ -223,6 +224,90 @@ class Report {
   std::vector<uint8_t> dropped_;
   std::vector<uint32_t> order_;  // the output's order of the findings; empty: theirs
   size_t left_ = 0;
+};
+
+// Note [Native Findings]: a Finding (frozen, with slots) made in Python costs
+// an 11-field tuple here and a 16-argument __init__ there, about 0.5 us, which
+// a scan_paths of 100,000 findings paid 100,000 times. MakeFindings allocates
+// the instances of the class it is given and fills each slot through its
+// member descriptor's setter, as object.__setattr__ would (the class's own
+// __setattr__, which refuses, is bypassed as there): the per-file and
+// per-(rule, symbol) values are shared objects Python made once. It takes
+// only a class whose fields are all slots (anydev/scan.py checks, and falls
+// back to building them itself).
+constexpr const char* kFindingFields[] = {
+    "path", "line", "column", "end_line", "end_column", "symbol", "replacement", "rule", "fix",
+    "message", "kind", "start", "end", "call_end", "text", "language"};
+constexpr size_t kNumFindingFields = sizeof kFindingFields / sizeof kFindingFields[0];
+
+class FindingMaker {
+ public:
+  // `cls`: the Finding class; `file_text`: the path shown per file (None for
+  // one whose findings are not asked for); `key_values`: per key, (symbol,
+  // replacement, rule, fix, message, language); `kinds`: the kind names in
+  // RefKind's order.
+  FindingMaker(const Report& report, py::handle cls, const py::list& file_text,
+               const py::list& key_values, const py::list& kinds)
+      : cls_(cls), file_(file_text), keys_(key_values), kinds_(kinds) {
+    if (!PyType_Check(cls.ptr())) throw py::type_error("cls must be a class");
+    auto* type = reinterpret_cast<PyTypeObject*>(cls.ptr());
+    for (size_t i = 0; i < kNumFindingFields; ++i) {
+      PyObject* d = PyDict_GetItemString(type->tp_dict, kFindingFields[i]);  // borrowed
+      if (d == nullptr || !PyObject_TypeCheck(d, &PyMemberDescr_Type) ||
+          Py_TYPE(d)->tp_descr_set == nullptr) {
+        throw py::type_error(std::string("not a slot of the class: ") + kFindingFields[i]);
+      }
+      set_[i] = d;
+    }
+    if (file_text.size() != report.files().size()) throw py::value_error("one path per file");
+    for (py::handle k : key_values) {
+      if (!PyTuple_Check(k.ptr()) || PyTuple_GET_SIZE(k.ptr()) != 6) {
+        throw py::value_error("a key's values are 6");
+      }
+    }
+    if (key_values.size() != report.keys().size()) throw py::value_error("one entry per key");
+    if (kinds.size() < 6) throw py::value_error("a name per kind");
+  }
+
+  // A new Finding of finding `f` of file `file` whose key is `key`.
+  py::object Make(const sc::Finding& f, uint32_t file, uint32_t key) const {
+    auto* type = reinterpret_cast<PyTypeObject*>(cls_.ptr());
+    py::object obj = py::reinterpret_steal<py::object>(type->tp_alloc(type, 0));
+    if (!obj) throw py::error_already_set();
+    PyObject* kv = keys_[key].ptr();
+    PyObject* path = PyList_GET_ITEM(file_.ptr(), file);
+    if (path == Py_None) throw py::value_error("no path for the file");
+    const auto kind = static_cast<size_t>(f.kind);
+    Set(obj, 0, py::reinterpret_borrow<py::object>(path));
+    Set(obj, 1, py::int_(f.line));
+    Set(obj, 2, py::int_(f.column));
+    Set(obj, 3, py::int_(f.end_line));
+    Set(obj, 4, py::int_(f.end_column));
+    for (size_t i = 0; i < 5; ++i) {  // symbol, replacement, rule, fix, message
+      Set(obj, 5 + i, py::reinterpret_borrow<py::object>(PyTuple_GET_ITEM(kv, i)));
+    }
+    Set(obj, 10, py::reinterpret_borrow<py::object>(
+                     PyList_GET_ITEM(kinds_.ptr(), kind < 6 ? kind : 1)));
+    Set(obj, 11, py::int_(f.start));
+    Set(obj, 12, py::int_(f.end));
+    Set(obj, 13, f.call_end < 0 ? py::object(py::none()) : py::object(py::int_(f.call_end)));
+    Set(obj, 14, Text(f.text));
+    Set(obj, 15, py::reinterpret_borrow<py::object>(PyTuple_GET_ITEM(kv, 5)));
+    return obj;
+  }
+
+ private:
+  void Set(const py::object& obj, size_t i, const py::object& v) const {
+    if (Py_TYPE(set_[i])->tp_descr_set(set_[i], obj.ptr(), v.ptr()) != 0) {
+      throw py::error_already_set();
+    }
+  }
+
+  py::handle cls_;
+  const py::list& file_;
+  const py::list& keys_;
+  const py::list& kinds_;
+  PyObject* set_[kNumFindingFields] = {};  // borrowed from the class's dict
 };
 
 // The UTF-8 of a str (cached in the object by CPython).
@@ -402,6 +487,12 @@ void BindScan(py::module_& m) {
       "([(path bytes, language, findings, errors, noqa comment)] for files with either, "
       "[path errors], files scanned, bytes scanned).");
 
+  {
+    py::tuple kinds(6);
+    for (int k = 0; k < 6; ++k) kinds[k] = sc::RefKindName(static_cast<sc::RefKind>(k));
+    s.attr("KINDS") = kinds;  // by RefKind, what Report.findings takes as `kinds`
+  }
+
   py::class_<Report, std::shared_ptr<Report>>(
       s, "Report", "A tree's scan, its findings kept native (Note [Native reports]).")
       .def("__len__", &Report::size)
@@ -427,6 +518,32 @@ void BindScan(py::module_& m) {
             return out;
           },
           "The distinct (rule, symbol) of the findings, in the order they first come.")
+      .def(
+          "findings",
+          [](const Report& r, py::handle cls, const py::list& file_text,
+             const py::list& key_values, const py::list& kinds, int64_t file) {
+            const FindingMaker make(r, cls, file_text, key_values, kinds);
+            py::list out;
+            if (file >= 0) {  // every finding of the file, dropped ones too
+              if (static_cast<size_t>(file) >= r.files().size()) {
+                throw py::index_error("no such file");
+              }
+              const auto i = static_cast<uint32_t>(file);
+              const std::vector<sc::Finding>& found = r.files()[i].findings;
+              size_t g = r.FirstOf(i);
+              for (const sc::Finding& f : found) out.append(make.Make(f, i, r.KeyOf(g++)));
+              return out;
+            }
+            for (size_t p = 0; p < r.size(); ++p) {
+              const size_t g = r.Nth(p);
+              if (!r.Dropped(g)) out.append(make.Make(r.At(g), r.FileOf(g), r.KeyOf(g)));
+            }
+            return out;
+          },
+          py::arg("cls"), py::arg("file_text"), py::arg("key_values"), py::arg("kinds"),
+          py::arg("file") = -1,
+          "The findings left as instances of `cls` (Finding: Note [Native Findings]), in the "
+          "output's order; with `file`, every finding of that file.")
       .def("tuples", &Report::Tuples, py::arg("file"),
            "The finding tuples of a file (as scan_source's), dropped ones too.")
       .def("dropped", &Report::DroppedOf, py::arg("file"),

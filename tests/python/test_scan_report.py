@@ -24,7 +24,8 @@ PY = (b"import torch\n"
       b"y = tc.device_count()  # noqa: AD9\n"
       b"z = tc.device_count()  # noqa: AD1\n"
       b"t = torch.zeros(3, device=\"cuda\")\n"
-      b"s = \"caf\xc3\xa9 \\n \\\" %, :\"; torch.cuda.empty_cache()\n")
+      b"s = \"caf\xc3\xa9 \\n \\\" %, :\"; torch.cuda.empty_cache()\n"
+      b"from torch.cuda import device_count, synchronize as sync\n")
 CU = (b"#include <c10/cuda/CUDAStream.h>\n"
       b"void f() { auto s = c10::cuda::getCurrentCUDAStream(); c10::cuda::device_synchronize(); }\n")
 
@@ -39,6 +40,7 @@ def tree_fixture(tmp_path, monkeypatch):
     (tmp_path / "sub" / "deep" / "d.cc").write_bytes(CU)
     (tmp_path / "sub" / "bad.py").write_bytes(b"import torch\ntorch.cuda.synchronize()\n\xff\n")
     (tmp_path / "sub" / "clean.py").write_bytes(b"print(1)\n")
+    (tmp_path / "sub" / "odd, na:me %25 \"q\".py").write_bytes(PY)  # escaped in JSON, GitHub
     if sys.platform == "linux":  # a name that is not UTF-8 (Note [File names])
         (tmp_path / os.fsdecode(b"caf\xe9.py")).write_bytes(PY)
     return tmp_path
@@ -103,7 +105,7 @@ def test_scan_paths_is_each_file_scan_source(tree):
     result = scan.scan_paths(["."], jobs=2)
     want = []
     paths = sorted({f.path for f in result.findings if not f.path.startswith('"')})
-    assert len(paths) == 5  # sub/bad.py: the findings before its bad byte
+    assert len(paths) == 6  # sub/bad.py: the findings before its bad byte
     for path in paths:
         with open(path, "rb") as fh:
             want += scan.scan_source(fh.read(), path)[0]
@@ -150,3 +152,29 @@ def test_report_checks_its_arguments(tree):
         native.order([0])
     with pytest.raises(ValueError):
         scan._native().Renderer(native, [9], [None] * len(native.files()), [], "")
+
+
+def test_native_findings_are_those_python_builds(tree, monkeypatch):
+    """Note [Native Findings]: the Findings the native side makes are those
+    _finding makes of the tuples, frozen and hashable as ever."""
+    report = scan._scan_report(["sub", "a.py", "."], jobs=1)
+    native = report.findings
+    monkeypatch.setitem(scan._state, "native findings", False)
+    again = scan._scan_report(["sub", "a.py", "."], jobs=1)
+    built = again.findings
+    assert native == built and len(native) > 10
+    for a, b in zip(native, built):
+        assert type(a) is type(b) is scan.Finding
+        assert [type(getattr(a, n)) for n in scan._FIELDS] == \
+            [type(getattr(b, n)) for n in scan._FIELDS]
+        assert hash(a) == hash(b)
+    with pytest.raises(AttributeError):
+        native[0].line = 3  # frozen
+    assert {f.kind for f in native} >= {"call", "import", "literal"}
+    # A class that is not all slots is refused, not written into.
+
+    class NotSlots:
+        pass
+
+    with pytest.raises(TypeError):
+        report.native.findings(NotSlots, report.shown, [], list(scan._native().KINDS))
