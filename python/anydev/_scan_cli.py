@@ -67,20 +67,23 @@ def load_config(start: str, path: Optional[str] = None) -> Config:
 
 
 class _Lines:
-    """The source line of each finding, read once per file."""
+    """The source line of each finding, its file read once for the findings
+    that come together (the findings are by path): only the last file is
+    kept, so a report of a whole tree does not hold the tree's text."""
 
     def __init__(self) -> None:
-        self._files: dict[str, Optional[bytes]] = {}
+        self._path: Optional[str] = None
+        self._data: Optional[bytes] = None
 
     def text(self, f: _scan.Finding) -> str:
-        data = self._files.get(f.path, b"")
-        if data == b"":
+        if f.path != self._path:
             try:
                 with open(f.path, "rb") as fh:
-                    data = fh.read()
+                    data: Optional[bytes] = fh.read()
             except OSError:
                 data = None
-            self._files[f.path] = data
+            self._path, self._data = f.path, data
+        data = self._data
         if not data:
             return f.text
         b = data.rfind(b"\n", 0, f.start) + 1
@@ -91,16 +94,17 @@ class _Lines:
 # --- output ------------------------------------------------------------------------
 
 
-def write_atomic(path: str, text: "str | Iterable[str]") -> None:
-    """Writes `text` (a string or chunks of one) to `path` through a
-    temporary file and a rename, keeping the mode of a file it replaces (a
-    device such as /dev/null or a pipe is written directly)."""
+def write_atomic(path: str, text: "str | Iterable[str | bytes]") -> None:
+    """Writes `text` (a string or chunks of one: str, or bytes of UTF-8 from
+    the native renderer) to `path` through a temporary file and a rename,
+    keeping the mode of a file it replaces (a device such as /dev/null or a
+    pipe is written directly)."""
     from ._files import replace_atomically
 
     chunks = [text] if isinstance(text, str) else text
     if os.path.exists(path) and not os.path.isfile(path):
-        with open(path, "w", encoding="utf-8") as f:
-            f.writelines(chunks)
+        with open(path, "wb") as f:
+            f.writelines(_utf8(chunks))
         return
     if os.path.exists(path):
         mode = os.stat(path).st_mode & 0o7777
@@ -108,7 +112,13 @@ def write_atomic(path: str, text: "str | Iterable[str]") -> None:
         umask = os.umask(0)
         os.umask(umask)
         mode = 0o666 & ~umask
-    replace_atomically(path, (c.encode("utf-8") for c in chunks), mode=mode)
+    replace_atomically(path, _utf8(chunks), mode=mode)
+
+
+def _utf8(chunks: Iterable) -> Iterator[bytes]:
+    """The chunks of a report as UTF-8 bytes."""
+    for c in chunks:
+        yield c if c.__class__ is bytes else c.encode("utf-8")
 
 
 def _fix_counts(findings: Sequence[_scan.Finding]) -> Counter:
@@ -341,13 +351,42 @@ def write_stdout(chunks: Iterable[str], what: str = "the report") -> None:
     if sys.stdout is None:  # started with stdout closed (`anydev scan . >&-`)
         raise UsageError(f"cannot write {what} to stdout: it is closed")
     try:
-        sys.stdout.writelines(chunks)
-        sys.stdout.flush()
+        _write_text(sys.stdout, chunks)
     except BrokenPipeError:
         raise
     except OSError as e:
         _silence_stdout()
         raise UsageError(f"cannot write {what} to stdout: {e.strerror or e}") from None
+
+
+def _write_text(out, chunks: Iterable) -> None:
+    """Writes chunks of str, or bytes of UTF-8 (the native renderer's), to the
+    text stream `out`: bytes go to its binary buffer when it encodes as UTF-8
+    (what it would have made of them), else they are decoded and written as
+    str."""
+    import codecs
+
+    raw = getattr(out, "buffer", None)
+    try:
+        if raw is not None and codecs.lookup(out.encoding).name != "utf-8":
+            raw = None
+    except (LookupError, TypeError, AttributeError):
+        raw = None
+    texts: list = []
+    for c in chunks:
+        if c.__class__ is not bytes:
+            texts.append(c)
+            continue
+        if raw is None:
+            texts.append(c.decode("utf-8"))
+            continue
+        if texts:
+            out.writelines(texts)
+            texts = []
+        out.flush()
+        raw.write(c)
+    out.writelines(texts)
+    out.flush()
 
 
 class Selection:

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <functional>
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -94,14 +95,33 @@ class Report {
     first_.push_back(static_cast<uint32_t>(n));
     key_.reserve(n);
     file_of_.reserve(n);
-    std::unordered_map<std::string, uint32_t> ids;
-    std::string k;
+    // A finding's symbol is a view into the RuleSet (or a detector's static
+    // name): the same spelling has the same address, so the keys are found
+    // by address, and only a new address is compared by content.
+    struct Where {
+      int rule;
+      const char* data;
+      size_t size;
+      bool operator==(const Where& o) const {
+        return rule == o.rule && data == o.data && size == o.size;
+      }
+    };
+    struct WhereHash {
+      size_t operator()(const Where& w) const {
+        return std::hash<const void*>()(w.data) * 31 + static_cast<size_t>(w.rule) * 7 + w.size;
+      }
+    };
+    std::unordered_map<Where, uint32_t, WhereHash> by_address;
     for (size_t i = 0; i < files_.size(); ++i) {
       for (const sc::Finding& f : files_[i].findings) {
-        k.assign(reinterpret_cast<const char*>(&f.rule), sizeof f.rule);
-        k.append(f.symbol);
-        auto [it, added] = ids.try_emplace(k, static_cast<uint32_t>(keys_.size()));
-        if (added) keys_.emplace_back(f.rule, f.symbol);
+        const Where w{f.rule, f.symbol.data(), f.symbol.size()};
+        auto [it, added] = by_address.try_emplace(w, 0);
+        if (added) {
+          uint32_t id = 0;
+          while (id < keys_.size() && keys_[id] != std::make_pair(f.rule, f.symbol)) ++id;
+          if (id == keys_.size()) keys_.emplace_back(f.rule, f.symbol);
+          it->second = id;
+        }
         key_.push_back(it->second);
         file_of_.push_back(static_cast<uint32_t>(i));
       }
@@ -345,10 +365,12 @@ class Renderer {
     for (py::handle t : key_text) key_.push_back(std::string(Utf8(t)));
   }
 
-  // The next `n` findings left (or fewer at the end), joined by `sep`; None
-  // after the last.
+  // The next `n` findings left (or fewer at the end), joined by `sep`, as
+  // UTF-8 bytes (what the report's file gets: no str to decode and encode
+  // again); None after the last.
   py::object Next(size_t n) {
-    std::string out;
+    std::string& out = out_;  // kept from chunk to chunk: grown once
+    out.clear();
     size_t done = 0;
     const size_t total = report_->size();
     while (done < n && at_ < total) {
@@ -369,7 +391,7 @@ class Renderer {
       }
     }
     if (done == 0) return py::none();
-    return Text(out);
+    return py::bytes(out);
   }
 
  private:
@@ -383,6 +405,7 @@ class Renderer {
   std::vector<std::pair<int, std::string>> ops_;
   std::vector<std::string> file_, key_;
   std::string sep_;
+  std::string out_;
   size_t at_ = 0;
 };
 
@@ -567,7 +590,7 @@ void BindScan(py::module_& m) {
            "parts: str (literal text) or a field (0 the file's text, 1 the key's, 2 line, "
            "3 column, 4 end line, 5 end column).")
       .def("next", &Renderer::Next, py::arg("n"),
-           "The next n findings left, joined by sep, as one str; None after the last.");
+           "The next n findings left, joined by sep, as UTF-8 bytes; None after the last.");
 
   s.def(
       "scan_tree",

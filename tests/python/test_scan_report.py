@@ -46,14 +46,19 @@ def tree_fixture(tmp_path, monkeypatch):
     return tmp_path
 
 
+def _text(chunks) -> str:
+    """A report's chunks (str, or UTF-8 bytes from the native renderer) as one str."""
+    return "".join(c.decode("utf-8") if isinstance(c, bytes) else c for c in chunks)
+
+
 def _renders(found) -> dict:
     """Every report the native route serves, of `found` (a _Report or its Findings)."""
     return {
-        "text": "".join(_scan_cli.render_text(found, [], 7)),
-        "colour": "".join(_scan_cli.render_text(found, [], 7, colour=True)),
-        "quiet": "".join(_scan_cli.render_text(found, [], 7, summary=False)),
-        "json": "".join(_scan_formats.render_json(found, [])),
-        "github": "".join(_scan_formats.render_github(found, [])),
+        "text": _text(_scan_cli.render_text(found, [], 7)),
+        "colour": _text(_scan_cli.render_text(found, [], 7, colour=True)),
+        "quiet": _text(_scan_cli.render_text(found, [], 7, summary=False)),
+        "json": _text(_scan_formats.render_json(found, [])),
+        "github": _text(_scan_formats.render_github(found, [])),
     }
 
 
@@ -96,7 +101,7 @@ def test_noqa_and_per_file_ignores_drop_natively(tree):
     report.drop_where(lambda path, code: True)
     assert len(report) == 0 and report.findings == []
     _check_same(report)
-    assert "".join(_scan_formats.render_json(report, [])).startswith(
+    assert _text(_scan_formats.render_json(report, [])).startswith(
         '{"version": 1,\n "findings": [],')
 
 
@@ -124,12 +129,12 @@ def test_cli_reports_are_those_of_the_findings(tree, fmt):
     sel = _scan_cli.selection(_cli_args(["."]))
     result = _scan_cli.scan_selection(sel, None)
     if fmt == "text":
-        want = "".join(_scan_cli.render_text(result.findings, result.errors, result.files))
+        want = _text(_scan_cli.render_text(result.findings, result.errors, result.files))
     elif fmt == "json":
-        want = "".join(_scan_formats.render_json(result.findings, result.errors))
+        want = _text(_scan_formats.render_json(result.findings, result.errors))
         assert json.loads(out)["findings"]
     else:
-        want = "".join(_scan_formats.render_github(result.findings, result.errors))
+        want = _text(_scan_formats.render_github(result.findings, result.errors))
     assert out == want
     assert rc == 1
     assert not any(f.path == "b.cu" for f in result.findings)
@@ -178,3 +183,67 @@ def test_native_findings_are_those_python_builds(tree, monkeypatch):
 
     with pytest.raises(TypeError):
         report.native.findings(NotSlots, report.shown, [], list(scan._native().KINDS))
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "latin-1"])
+def test_bytes_chunks_reach_a_text_stream_as_its_str_would(encoding):
+    """The native renderer's chunks are UTF-8 bytes: a UTF-8 stream gets them
+    on its buffer, in order with the str chunks around them; another stream
+    gets them decoded, so it encodes (or refuses) them as it did the str."""
+    import io
+
+    buf = io.BytesIO()
+    out = io.TextIOWrapper(buf, encoding=encoding, write_through=False)
+    out.write("head\n")
+    _scan_cli._write_text(out, ["a\n", b"b: caf\xc3\xa9\n", "c\n", b"d\n", "e"])
+    assert buf.getvalue() == "head\na\nb: café\nc\nd\ne".encode(encoding)
+    plain = io.StringIO()  # no buffer at all (redirect_stdout)
+    _scan_cli._write_text(plain, [b"x\xc3\xa9", "y"])
+    assert plain.getvalue() == "xéy"
+    ascii_out = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
+    with pytest.raises(UnicodeEncodeError):
+        _scan_cli._write_text(ascii_out, [b"caf\xc3\xa9"])
+
+
+def test_write_atomic_takes_bytes_chunks(tmp_path):
+    target = tmp_path / "r.json"
+    _scan_cli.write_atomic(str(target), ["a", b"\xc3\xa9", "b"])
+    assert target.read_bytes() == "aéb".encode()
+    _scan_cli.write_atomic(os.devnull, ["a", b"b"])  # a device: written, not replaced
+
+
+def test_sarif_results_are_what_dumps_makes_of_them(tree):
+    """render_sarif writes each result from cached fragments: each line must
+    be what json's encoder makes of the result's dict, and the fingerprints
+    those of fingerprint_keys."""
+    findings = scan.scan_paths(["."], jobs=1).findings
+    text = _text(_scan_formats.render_sarif(findings, [], lambda code: True, version="0"))
+    doc = json.loads(text)
+    results = doc["runs"][0]["results"]
+    assert len(results) == len(findings)
+    dumps = json.JSONEncoder(ensure_ascii=False).encode
+    lines = [line.strip().rstrip(",") for line in text.splitlines()
+             if line.startswith('    {"ruleId"')]
+    assert lines == [dumps(r) for r in results]
+    keys = _scan_formats.fingerprint_keys(findings)
+    for f, r, k in zip(findings, results, keys):
+        assert r["ruleId"] == f.rule and r["message"]["text"] == f.message
+        region = r["locations"][0]["physicalLocation"]["region"]
+        assert (region["startLine"], region["startColumn"], region["endLine"],
+                region["endColumn"]) == (f.line, f.column, f.end_line, f.end_column)
+        assert r["partialFingerprints"]["anydevFingerprint/v1"] == _scan_formats._fingerprint(k)
+        assert r["properties"] == {"symbol": f.symbol, "replacement": f.replacement,
+                                   "fix": f.fix}
+    # The source lines read for the fingerprints: one file held at a time,
+    # the same line text as reading each file whole.
+    lines_of = _scan_cli._Lines()
+    for f in findings + findings[:3]:
+        try:
+            with open(f.path, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            continue
+        b = data.rfind(b"\n", 0, f.start) + 1
+        e = data.find(b"\n", f.start)
+        assert lines_of.text(f) == data[b:e if e >= 0 else len(data)].decode(
+            "utf-8", "replace").strip()
