@@ -334,9 +334,15 @@ def _batches(files, path_errors, native, rows, cwd, keep, jobs, max_file_size,
     keep_rows = _keep_rows(keep)
     pending = path_errors
     for at in range(0, max(len(files), 1), batch):
-        part, nfiles, nbytes = _native().scan_files(native, files[at:at + batch], _jobs(jobs),
-                                                    _size_limit(max_file_size), keep_rows)
-        yield _result(pending + part, nfiles, nbytes, rows, cwd)
+        part, nfiles, nbytes = _native().scan_files_report(
+            native, files[at:at + batch], _jobs(jobs), _size_limit(max_file_size), keep_rows)
+        # As _result made it of the tuples: no `# noqa` pass here (the
+        # comments are the caller's to read).
+        report = _Report(part, nfiles, nbytes, rows, cwd)
+        result = report.result()
+        if pending:
+            result.errors[:0] = _result(pending, 0, 0, rows, cwd).errors
+        yield result
         pending = []
 
 

@@ -648,6 +648,31 @@ void BindScan(py::module_& m) {
       "findings, errors, noqa comment)] for files with either, files scanned, bytes scanned).");
 
   s.def(
+      "scan_files_report",
+      [](std::shared_ptr<sc::RuleSet> rules, const std::vector<std::string>& paths, int jobs,
+         uint64_t max_file_size, const std::vector<bool>& keep) {
+        if (!keep.empty() && keep.size() != rules->rules().size()) {
+          throw py::value_error("keep must have one entry per rule");
+        }
+        sc::ScanOptions o = Options({}, {}, false, jobs, max_file_size);
+        o.keep = keep;
+        std::shared_ptr<Report> report;
+        sc::ScanSummary summary;
+        {
+          py::gil_scoped_release release;
+          summary = sc::ScanFiles(*rules, paths, o);
+          std::vector<sc::FileResult> files = std::move(summary.files);
+          for (sc::FileResult& r : summary.path_errors) files.push_back(std::move(r));
+          report = std::make_shared<Report>(rules, std::move(files));
+        }
+        return py::make_tuple(report, summary.files_scanned, summary.bytes_scanned);
+      },
+      py::arg("rules"), py::arg("paths"), py::arg("jobs"), py::arg("max_file_size"),
+      py::arg("keep") = std::vector<bool>(),
+      "scan_files, its files (path errors last, as there) kept in a Report: (report, files "
+      "scanned, bytes scanned).");
+
+  s.def(
       "list_files",
       [](const std::vector<std::string>& paths, const Excludes& excludes, bool respect_gitignore) {
         const sc::ScanOptions o = Options(paths, excludes, respect_gitignore, 1, 0);

@@ -247,3 +247,17 @@ def test_sarif_results_are_what_dumps_makes_of_them(tree):
         e = data.find(b"\n", f.start)
         assert lines_of.text(f) == data[b:e if e >= 0 else len(data)].decode(
             "utf-8", "replace").strip()
+
+
+def test_iter_scan_paths_batches_are_native_reports(tree):
+    """iter_scan_paths makes each batch's Findings natively: the same in any
+    batch size, the path errors first, the files and bytes summed."""
+    one = list(scan.iter_scan_paths(["missing.py", "."], batch=1000, jobs=1))
+    small = list(scan.iter_scan_paths(["missing.py", "."], batch=2, jobs=1))
+    assert len(one) == 1 and len(small) > 3
+    flat = [f for part in small for f in part.findings]
+    assert flat == one[0].findings and all(type(f) is scan.Finding for f in flat)
+    assert [e for part in small for e in part.errors] == one[0].errors
+    assert one[0].errors[0].path == "missing.py"
+    assert sum(p.files for p in small) == one[0].files
+    assert sum(p.bytes for p in small) == one[0].bytes
