@@ -96,6 +96,7 @@ from __future__ import annotations
 import os
 import sys
 from operator import itemgetter as _at
+from posixpath import isabs as _posix_isabs  # os.path's on POSIX
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # `typing` and `dataclasses` cost `anydev scan` start-up
@@ -710,6 +711,26 @@ def ignore_summary(result: ScanResult) -> str:
     return line + " (--no-gitignore scans everything).\n"
 
 
+def _maybe_in_work_tree(folder: str) -> bool:
+    """False only where git could not find a work tree from ``folder``: no
+    GIT_DIR or GIT_WORK_TREE in the environment, and no ``.git`` (a folder or
+    a worktree's file) in it or above it, by its path as given or as the
+    real one (git looks from the real one). Then ``git ls-files`` would fail,
+    and neither it nor the import of subprocess is worth its milliseconds."""
+    if "GIT_DIR" in os.environ or "GIT_WORK_TREE" in os.environ:
+        return True
+    for start in {os.path.abspath(folder), os.path.realpath(folder)}:
+        d = start
+        while True:
+            if os.path.lexists(os.path.join(d, ".git")):
+                return True
+            parent = os.path.dirname(d)
+            if parent == d:
+                break
+            d = parent
+    return False
+
+
 def _tracked_ignored(paths: Sequence[str]) -> list[str]:
     """The source files under the given folders that git tracks although an
     ignore rule matches them (``git ls-files -ci --exclude-standard``), as
@@ -718,7 +739,7 @@ def _tracked_ignored(paths: Sequence[str]) -> list[str]:
     out: list[str] = []
     seen: set[str] = set()
     for p in paths:
-        if not os.path.isdir(p):
+        if not os.path.isdir(p) or not _maybe_in_work_tree(p):
             continue
         import subprocess  # here: a scan of files alone never loads it
 
@@ -806,8 +827,16 @@ class _Report:
         self._left: Optional[list] = None
         self._findings: Optional[list] = None
         self._keys: Optional[list] = None
+        # _display_path changes only a path under cwd or one that starts with
+        # "./": the others (most, when the tree was given by a path from
+        # elsewhere) are shown as they are, without its calls.
+        under = cwd.rstrip("/") + "/"
+        posix = os.path.isabs is _posix_isabs
         for i, (path, _lang, n, errs, noqa_comment) in enumerate(native.files()):
-            shown = _display_path(path.decode("utf-8", "surrogateescape"), cwd)
+            shown = path.decode("utf-8", "surrogateescape")
+            if not posix or shown[:2] == "./" or (shown[:1] == "/" and (
+                    shown == cwd or shown.startswith(under))):
+                shown = _display_path(shown, cwd)
             if not shown.isascii():
                 shown = _path_str(shown.encode("utf-8", "surrogateescape"))
             self.shown.append(shown)

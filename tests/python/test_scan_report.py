@@ -261,3 +261,27 @@ def test_iter_scan_paths_batches_are_native_reports(tree):
     assert one[0].errors[0].path == "missing.py"
     assert sum(p.files for p in small) == one[0].files
     assert sum(p.bytes for p in small) == one[0].bytes
+
+
+def test_git_is_asked_only_where_it_could_find_a_work_tree(tmp_path, monkeypatch):
+    """_tracked_ignored skips git (and the import of subprocess) where no
+    .git is in or above the folder, by its path or its real path."""
+    monkeypatch.delenv("GIT_DIR", raising=False)
+    monkeypatch.delenv("GIT_WORK_TREE", raising=False)
+    plain = tmp_path / "plain" / "deep"
+    plain.mkdir(parents=True)
+    if scan._maybe_in_work_tree(str(tmp_path)):
+        pytest.skip("the temporary folder is inside a git work tree")
+    assert not scan._maybe_in_work_tree(str(plain))
+    repo = tmp_path / "repo"
+    (repo / "src" / "a").mkdir(parents=True)
+    (repo / ".git").mkdir()
+    assert scan._maybe_in_work_tree(str(repo / "src" / "a"))
+    worktree = tmp_path / "wt"
+    worktree.mkdir()
+    (worktree / ".git").write_text("gitdir: ../repo/.git\n")  # a worktree's .git file
+    assert scan._maybe_in_work_tree(str(worktree))
+    (tmp_path / "link").symlink_to(repo / "src")  # git looks from the real path
+    assert scan._maybe_in_work_tree(str(tmp_path / "link"))
+    monkeypatch.setenv("GIT_DIR", str(repo / ".git"))
+    assert scan._maybe_in_work_tree(str(plain))
