@@ -937,9 +937,9 @@ class _Report:
         return self._findings
 
     def result(self) -> ScanResult:
-        r = ScanResult(findings=self.findings, errors=self.errors, files=self.files,
-                       bytes=self.bytes, ignored=self.ignored, tracked=self.tracked)
-        return r
+        """The ScanResult of the scan (its Findings made now)."""
+        return ScanResult(findings=self.findings, errors=self.errors, files=self.files,
+                          bytes=self.bytes, ignored=self.ignored, tracked=self.tracked)
 
     def left_per_file(self) -> list:
         if self._left is None:
@@ -977,11 +977,12 @@ class _Report:
         return len(self), nfiles, safe, unsafe
 
     def render(self, parts: list, file_text: Callable[[str], str], key_text: list,
-               sep: str = "", n: int = 4096) -> Iterator[str]:
+               sep: str = "", n: int = 4096) -> Iterator[Union[bytes, str]]:
         """The findings left, each as the template ``parts`` says (str: as
         is; 0: file_text(path); 1: its key's entry in ``key_text``; 2 line,
-        3 column, 4 end line, 5 end column), joined by ``sep``, ``n`` to a
-        chunk."""
+        3 column, 4 end line, 5 end column), joined by ``sep``: ``n`` to a
+        chunk of UTF-8 bytes, ``sep`` (a str) between two chunks. The report
+        writers (write_atomic, write_stdout) take both."""
         files = [file_text(p) if k else None for p, k in zip(self.shown, self.left_per_file())]
         r = _native().Renderer(self.native, parts, files, key_text, sep)
         chunk = r.next(n)

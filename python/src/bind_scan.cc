@@ -9,7 +9,6 @@
 #include <algorithm>
 #include <charconv>
 #include <functional>
-#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -79,9 +78,10 @@ py::tuple FileTuple(const sc::FileResult& r) {
 // output, and a Renderer joins them with the finding's numbers, a chunk at a
 // time (the template: literal text, the file's piece, the key's piece, line,
 // column, end line, end column). Findings that a filter in Python drops
-// (`# noqa`, per-file-ignores) are marked dropped; the Python API and the
-// outputs that need Finding objects (SARIF, baselines, statistics) get the
-// finding tuples of a file as before (Report.tuples).
+// (`# noqa`, per-file-ignores) are marked dropped. The Python API and the
+// outputs that read Finding objects (SARIF, baselines, statistics) get them
+// made here (Note [Native Findings]); Report.tuples gives a file's finding
+// tuples, as scan_source does, where Finding has no slots (Python 3.9).
 class Report {
  public:
   Report(std::shared_ptr<sc::RuleSet> rules, std::vector<sc::FileResult> files)
@@ -248,7 +248,7 @@ class Report {
 
 // Note [Native Findings]: a Finding (frozen, with slots) made in Python costs
 // an 11-field tuple here and a 16-argument __init__ there, about 0.5 us, which
-// a scan_paths of 100,000 findings paid 100,000 times. MakeFindings allocates
+// a scan_paths of 100,000 findings paid 100,000 times. A FindingMaker allocates
 // the instances of the class it is given and fills each slot through its
 // member descriptor's setter, as object.__setattr__ would (the class's own
 // __setattr__, which refuses, is bypassed as there): the per-file and
@@ -286,7 +286,6 @@ class FindingMaker {
       }
     }
     if (key_values.size() != report.keys().size()) throw py::value_error("one entry per key");
-    if (kinds.size() < 6) throw py::value_error("a name per kind");
   }
 
   // A new Finding of finding `f` of file `file` whose key is `key`.
@@ -306,8 +305,8 @@ class FindingMaker {
     for (size_t i = 0; i < 5; ++i) {  // symbol, replacement, rule, fix, message
       Set(obj, 5 + i, py::reinterpret_borrow<py::object>(PyTuple_GET_ITEM(kv, i)));
     }
-    Set(obj, 10, py::reinterpret_borrow<py::object>(
-                     PyList_GET_ITEM(kinds_.ptr(), kind < 6 ? kind : 1)));
+    if (kind >= kinds_.size()) throw py::value_error("no name for the finding's kind");
+    Set(obj, 10, py::reinterpret_borrow<py::object>(PyList_GET_ITEM(kinds_.ptr(), kind)));
     Set(obj, 11, py::int_(f.start));
     Set(obj, 12, py::int_(f.end));
     Set(obj, 13, f.call_end < 0 ? py::object(py::none()) : py::object(py::int_(f.call_end)));
@@ -361,7 +360,9 @@ class Renderer {
     }
     if (file_text.size() != report_->files().size()) throw py::value_error("one text per file");
     if (key_text.size() != report_->keys().size()) throw py::value_error("one text per key");
-    for (py::handle t : file_text) file_.push_back(t.is_none() ? std::string() : std::string(Utf8(t)));
+    for (py::handle t : file_text) {
+      file_.push_back(t.is_none() ? std::string() : std::string(Utf8(t)));
+    }
     for (py::handle t : key_text) key_.push_back(std::string(Utf8(t)));
   }
 
@@ -537,7 +538,9 @@ void BindScan(py::module_& m) {
           "keys",
           [](const Report& r) {
             py::list out;
-            for (const auto& [rule, symbol] : r.keys()) out.append(py::make_tuple(rule, Text(symbol)));
+            for (const auto& [rule, symbol] : r.keys()) {
+              out.append(py::make_tuple(rule, Text(symbol)));
+            }
             return out;
           },
           "The distinct (rule, symbol) of the findings, in the order they first come.")

@@ -27,7 +27,8 @@ PY = (b"import torch\n"
       b"s = \"caf\xc3\xa9 \\n \\\" %, :\"; torch.cuda.empty_cache()\n"
       b"from torch.cuda import device_count, synchronize as sync\n")
 CU = (b"#include <c10/cuda/CUDAStream.h>\n"
-      b"void f() { auto s = c10::cuda::getCurrentCUDAStream(); c10::cuda::device_synchronize(); }\n")
+      b"void f() { auto s = c10::cuda::getCurrentCUDAStream();\n"
+      b"  c10::cuda::device_synchronize(); }\n")
 
 
 @pytest.fixture(name="tree")
