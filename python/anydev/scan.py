@@ -907,11 +907,10 @@ class _Report:
         for code, symbol, msg, row in self.keys():
             values.append((symbol, row.replacement, code, row.fix, msg, row.language))
         try:
-            made = self.native.findings(Finding, self.shown, values, list(_native().KINDS), file)
+            return self.native.findings(Finding, self.shown, values, list(_native().KINDS), file)
         except TypeError:  # pragma: no cover - a Finding without slots
             _state["native findings"] = False
             return None
-        return made
 
     @property
     def findings(self) -> list[Finding]:

@@ -176,6 +176,9 @@ def test_native_findings_are_those_python_builds(tree, monkeypatch):
         assert hash(a) == hash(b)
     with pytest.raises(AttributeError):
         native[0].line = 3  # frozen
+    import gc
+
+    assert not any(gc.is_tracked(f) for f in native)  # atomic fields: untracked
     assert {f.kind for f in native} >= {"call", "import", "literal"}
     # A class that is not all slots is refused, not written into.
 
