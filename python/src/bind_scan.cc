@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -358,10 +359,14 @@ class Renderer {
     for (py::handle p : parts) {
       if (PyUnicode_Check(p.ptr())) {
         ops_.push_back({-1, std::string(Utf8(p))});
+        fixed_ += ops_.back().second.size();
       } else {
         const int op = p.cast<int>();
         if (op < kFile || op > kEndColumn) throw py::value_error("unknown template field");
         ops_.push_back({op, {}});
+        if (op == kFile) ++files_in_;
+        if (op == kKey) ++keys_in_;
+        if (op >= kLine) fixed_ += 11;  // an int's digits and sign
       }
     }
     if (file_text.size() != report_->files().size()) throw py::value_error("one text per file");
@@ -376,43 +381,61 @@ class Renderer {
   // UTF-8 bytes (what the report's file gets: no str to decode and encode
   // again); None after the last.
   py::object Next(size_t n) {
-    std::string& out = out_;  // kept from chunk to chunk: grown once
-    out.clear();
+    size_t len = 0;  // bytes written to buf_
     size_t done = 0;
     const size_t total = report_->size();
     while (done < n && at_ < total) {
       const size_t g = report_->Nth(at_++);
       if (report_->Dropped(g)) continue;
-      if (done++ > 0) out += sep_;
+      const std::string& file = file_[report_->FileOf(g)];
+      const std::string& key = key_[report_->KeyOf(g)];
+      // At most: the literal text and numbers, the pieces, `sep`.
+      Reserve(len + fixed_ + files_in_ * file.size() + keys_in_ * key.size() + sep_.size());
+      char* out = buf_.get() + len;
+      if (done++ > 0) out = Put(out, sep_);
       const sc::Finding& f = report_->At(g);
       for (const auto& [op, text] : ops_) {
         switch (op) {
-          case -1: out += text; break;
-          case kFile: out += file_[report_->FileOf(g)]; break;
-          case kKey: out += key_[report_->KeyOf(g)]; break;
-          case kLine: Int(out, f.line); break;
-          case kColumn: Int(out, f.column); break;
-          case kEndLine: Int(out, f.end_line); break;
-          case kEndColumn: Int(out, f.end_column); break;
+          case -1: out = Put(out, text); break;
+          case kFile: out = Put(out, file); break;
+          case kKey: out = Put(out, key); break;
+          case kLine: out = Int(out, f.line); break;
+          case kColumn: out = Int(out, f.column); break;
+          case kEndLine: out = Int(out, f.end_line); break;
+          case kEndColumn: out = Int(out, f.end_column); break;
         }
       }
+      len = static_cast<size_t>(out - buf_.get());
     }
     if (done == 0) return py::none();
-    return py::bytes(out);
+    return py::bytes(buf_.get(), len);
   }
 
  private:
-  static void Int(std::string& out, int v) {
-    char buf[16];
-    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-    out.append(buf, end);
+  static char* Put(char* out, const std::string& s) {
+    std::memcpy(out, s.data(), s.size());
+    return out + s.size();
+  }
+  static char* Int(char* out, int v) { return std::to_chars(out, out + 11, v).ptr; }
+
+  // Makes buf_ hold at least `need` bytes, keeping what it holds.
+  void Reserve(size_t need) {
+    if (need <= cap_) return;
+    const size_t cap = std::max(need, cap_ * 2 + 4096);
+    std::unique_ptr<char[]> bigger(new char[cap]);  // not zeroed: written before read
+    if (cap_ > 0) std::memcpy(bigger.get(), buf_.get(), cap_);
+    buf_ = std::move(bigger);
+    cap_ = cap;
   }
 
   std::shared_ptr<Report> report_;
   std::vector<std::pair<int, std::string>> ops_;
+  size_t fixed_ = 0;  // the most bytes of the template's literal text and numbers
+  size_t files_in_ = 0, keys_in_ = 0;  // how often it has the file's and the key's piece
   std::vector<std::string> file_, key_;
   std::string sep_;
-  std::string out_;
+  std::unique_ptr<char[]> buf_;  // kept from chunk to chunk: grown once
+  size_t cap_ = 0;
   size_t at_ = 0;
 };
 
