@@ -23,7 +23,8 @@ rounds is reported, with the ratios to rg.
 
 --callgrind also counts the native scanner's instructions per byte of the
 corpus (valgrind's callgrind, one thread; the corpus should be small, it
-runs ~50x slower), both paths, and rg's (-j1) for comparison. --linear-mb N
+runs ~50x slower), both paths, the whole `anydev scan` command's (-j 1), and
+rg's (-j1) for comparison. --linear-mb N
 also times scan_native on an N MB corpus of the same kind and prints the
 ratio of its seconds per MB to those on --size-mb (1.0: linear). --language
 python|cpp keeps only that language's files of the generated corpus (a copy
@@ -184,6 +185,10 @@ def main() -> int:
             per_byte["scan_native"] = callgrind([a.scan_native, tsv, "--jobs", "1", path], tmp)
             per_byte["native full"] = callgrind([a.scan_native, tsv, "--jobs", "1", path], tmp,
                                                 FULL)
+        # The command itself: the interpreter, the report and its writing on
+        # top of the native scan (Note [Native reports] in bind_scan.cc).
+        argv = tools["anydev"]
+        per_byte["anydev -j1"] = callgrind([*argv[:4], "-j", "1", *argv[4:]], tmp)
         if "rg" in tools:
             per_byte["rg -j1"] = callgrind(["rg", "-j1", *tools["rg"][1:]], tmp)
         for name, n in per_byte.items():

@@ -67,20 +67,23 @@ def load_config(start: str, path: Optional[str] = None) -> Config:
 
 
 class _Lines:
-    """The source line of each finding, read once per file."""
+    """The source line of each finding, its file read once for the findings
+    that come together (the findings are by path): only the last file is
+    kept, so a report of a whole tree does not hold the tree's text."""
 
     def __init__(self) -> None:
-        self._files: dict[str, Optional[bytes]] = {}
+        self._path: Optional[str] = None
+        self._data: Optional[bytes] = None
 
     def text(self, f: _scan.Finding) -> str:
-        data = self._files.get(f.path, b"")
-        if data == b"":
+        if f.path != self._path:
             try:
                 with open(f.path, "rb") as fh:
-                    data = fh.read()
+                    data: Optional[bytes] = fh.read()
             except OSError:
                 data = None
-            self._files[f.path] = data
+            self._path, self._data = f.path, data
+        data = self._data
         if not data:
             return f.text
         b = data.rfind(b"\n", 0, f.start) + 1
@@ -91,16 +94,17 @@ class _Lines:
 # --- output ------------------------------------------------------------------------
 
 
-def write_atomic(path: str, text: "str | Iterable[str]") -> None:
-    """Writes `text` (a string or chunks of one) to `path` through a
-    temporary file and a rename, keeping the mode of a file it replaces (a
-    device such as /dev/null or a pipe is written directly)."""
+def write_atomic(path: str, text: "str | Iterable[str | bytes]") -> None:
+    """Writes `text` (a string or chunks of one: str, or bytes of UTF-8 from
+    the native renderer) to `path` through a temporary file and a rename,
+    keeping the mode of a file it replaces (a device such as /dev/null or a
+    pipe is written directly)."""
     from ._files import replace_atomically
 
     chunks = [text] if isinstance(text, str) else text
     if os.path.exists(path) and not os.path.isfile(path):
-        with open(path, "w", encoding="utf-8") as f:
-            f.writelines(chunks)
+        with open(path, "wb") as f:
+            f.writelines(_utf8(chunks))
         return
     if os.path.exists(path):
         mode = os.stat(path).st_mode & 0o7777
@@ -108,7 +112,13 @@ def write_atomic(path: str, text: "str | Iterable[str]") -> None:
         umask = os.umask(0)
         os.umask(umask)
         mode = 0o666 & ~umask
-    replace_atomically(path, (c.encode("utf-8") for c in chunks), mode=mode)
+    replace_atomically(path, _utf8(chunks), mode=mode)
+
+
+def _utf8(chunks: Iterable) -> Iterator[bytes]:
+    """The chunks of a report as UTF-8 bytes."""
+    for c in chunks:
+        yield c if c.__class__ is bytes else c.encode("utf-8")
 
 
 def _fix_counts(findings: Sequence[_scan.Finding]) -> Counter:
@@ -122,18 +132,31 @@ def _fix_counts(findings: Sequence[_scan.Finding]) -> Counter:
 
 def render_text(findings, errors, files: int, *, colour: bool = False,
                 summary: bool = True, show_fixes: bool = False) -> Iterator[str]:
+    """The text report of `findings`: a list of Findings, or a scan._Report
+    (its lines written natively: Note [Native reports] in bind_scan.cc)."""
+    native = getattr(findings, "render", None)
     if colour:  # as ruff: the path bold, the position dim, the code red, [*] cyan
         b, d, r, c, z = "\033[1m", "\033[2m", "\033[1;31m", "\033[36m", "\033[0m"
-        for f in findings:
-            mark = f" {c}[*]{z}" if f.fix == "safe" else ""
-            yield (f"{b}{f.path}{z}{d}:{z}{f.line}{d}:{z}{f.column}{d}:{z} {r}{f.rule}{z}"
-                   f"{mark} {f.message}\n")
+        if native is not None:
+            keys = [f"{d}:{z} {r}{code}{z}{f' {c}[*]{z}' if row.fix == 'safe' else ''} {msg}\n"
+                    for code, _s, msg, row in findings.keys()]
+            yield from native([0, 2, f"{d}:{z}", 3, 1], lambda p: f"{b}{p}{z}{d}:{z}", keys)
+        else:
+            for f in findings:
+                mark = f" {c}[*]{z}" if f.fix == "safe" else ""
+                yield (f"{b}{f.path}{z}{d}:{z}{f.line}{d}:{z}{f.column}{d}:{z} {r}{f.rule}{z}"
+                       f"{mark} {f.message}\n")
+    elif native is not None:
+        keys = [f": {code}{' [*]' if row.fix == 'safe' else ''} {msg}\n"
+                for code, _s, msg, row in findings.keys()]
+        yield from native([0, 2, ":", 3, 1], lambda p: p + ":", keys)
     else:
         for f in findings:
             mark = " [*]" if f.fix == "safe" else ""
             yield f"{f.path}:{f.line}:{f.column}: {f.rule}{mark} {f.message}\n"
     if show_fixes:
-        yield from render_fix_list([f for f in findings if f.fix == "safe"],
+        listed = findings.findings if native is not None else findings
+        yield from render_fix_list([f for f in listed if f.fix == "safe"],
                                    "Would fix {n} with `anydev fix`:")
     if summary:
         yield summary_line(findings, files) + "\n"
@@ -160,14 +183,18 @@ def render_fix_list(fixed, title: str) -> Iterator[str]:
 def summary_line(findings, files: int) -> str:
     if not findings:
         return f"No legacy references found ({files} file{'s' if files != 1 else ''} scanned)."
-    n = len(findings)
-    nfiles = len({f.path for f in findings})
-    safe = unsafe = 0  # counted without collections.Counter: the text report's start-up
-    for f in findings:
-        if f.fix == "safe":
-            safe += 1
-        elif f.fix == "unsafe":
-            unsafe += 1
+    counts = getattr(findings, "summary_counts", None)  # a scan._Report
+    if counts is not None:
+        n, nfiles, safe, unsafe = counts()
+    else:
+        n = len(findings)
+        nfiles = len({f.path for f in findings})
+        safe = unsafe = 0  # counted without collections.Counter: the text report's start-up
+        for f in findings:
+            if f.fix == "safe":
+                safe += 1
+            elif f.fix == "unsafe":
+                unsafe += 1
     parts = []
     if safe:
         parts.append(f"{safe} fixable with `anydev fix`")
@@ -338,13 +365,42 @@ def write_stdout(chunks: Iterable[str], what: str = "the report") -> None:
     if sys.stdout is None:  # started with stdout closed (`anydev scan . >&-`)
         raise UsageError(f"cannot write {what} to stdout: it is closed")
     try:
-        sys.stdout.writelines(chunks)
-        sys.stdout.flush()
+        _write_text(sys.stdout, chunks)
     except BrokenPipeError:
         raise
     except OSError as e:
         _silence_stdout()
         raise UsageError(f"cannot write {what} to stdout: {e.strerror or e}") from None
+
+
+def _write_text(out, chunks: Iterable) -> None:
+    """Writes chunks of str, or bytes of UTF-8 (the native renderer's), to the
+    text stream `out`: bytes go to its binary buffer when it encodes as UTF-8
+    (what it would have made of them), else they are decoded and written as
+    str."""
+    import codecs
+
+    raw = getattr(out, "buffer", None)
+    try:
+        if raw is not None and codecs.lookup(out.encoding).name != "utf-8":
+            raw = None
+    except (LookupError, TypeError, AttributeError):
+        raw = None
+    texts: list = []
+    for c in chunks:
+        if c.__class__ is not bytes:
+            texts.append(c)
+            continue
+        if raw is None:
+            texts.append(c.decode("utf-8"))
+            continue
+        if texts:
+            out.writelines(texts)
+            texts = []
+        out.flush()
+        raw.write(c)
+    out.writelines(texts)
+    out.flush()
 
 
 class Selection:
@@ -508,9 +564,10 @@ def read_stdin(sel: Selection):
     return name, data, language
 
 
-def scan_selection(sel: Selection, jobs: Optional[int]) -> "_scan.ScanResult":
+def scan_selection(sel: Selection, jobs: Optional[int], *, report: bool = False):
     """Scans what the selection covers (the paths, or stdin), with the
-    per-file-ignores applied."""
+    per-file-ignores applied: a ScanResult, or with ``report`` and paths, a
+    scan._Report (its findings native until asked for)."""
     scan = _scanner()
     if sel.stdin:
         name, data, language = read_stdin(sel)
@@ -525,9 +582,12 @@ def scan_selection(sel: Selection, jobs: Optional[int]) -> "_scan.ScanResult":
             result.findings = [f for f in result.findings if sel.rules(f.rule)]
         result.stdin_data = data  # type: ignore[attr-defined]
     else:
-        result = scan._scan_paths(sel.paths, keep=sel.rules, excludes=sel.excludes, jobs=jobs,
+        found = scan._scan_report(sel.paths, keep=sel.rules, excludes=sel.excludes, jobs=jobs,
                                   respect_gitignore=sel.respect_gitignore,
                                   max_file_size=sel.max_file_size)
+        if sel.per_file_ignores:
+            found.drop_where(sel.dropped())
+        return found if report else found.result()
     result.findings = sel.filter(result.findings)
     return result
 
@@ -548,8 +608,13 @@ def _scan_main(args: argparse.Namespace) -> int:
     sel = selection(args)
     cfg = sel.cfg
     fmt = args.format or cfg.output_format or "text"
-    result = scan_selection(sel, args.jobs)
-    findings = result.findings
+    result = scan_selection(sel, args.jobs, report=True)
+    baseline = args.baseline or cfg.baseline
+    # The text, JSON and GitHub reports are written from the native report;
+    # the rest reads Finding objects.
+    objects = (args.write_baseline or baseline or args.statistics or args.show_fixes
+               or fmt not in ("text", "json", "github"))
+    findings = result.findings if objects or not hasattr(result, "render") else result
     lines = _Lines()
 
     if args.write_baseline:
@@ -565,7 +630,6 @@ def _scan_main(args: argparse.Namespace) -> int:
         _print_errors(result.errors)
         return 2 if any(_is_io_error(e) for e in result.errors) else 0
 
-    baseline = args.baseline or cfg.baseline
     if baseline:
         from ._scan_formats import fingerprint_keys, read_baseline
 

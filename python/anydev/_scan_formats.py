@@ -31,12 +31,17 @@ def fingerprint_keys(findings: Sequence[_scan.Finding], *, relative_to: str = ".
     seen: Counter = Counter()
     keys = []
     base = os.path.abspath(relative_to)
+    relative: dict = {}  # per path: a file's findings come together, and are many
+    sha256, text = hashlib.sha256, lines.text
     for f in findings:
-        path = os.path.relpath(os.path.abspath(f.path), base).replace(os.sep, "/")
-        line_hash = hashlib.sha256(lines.text(f).encode("utf-8")).hexdigest()[:16]
-        k = (path, f.rule, f.symbol, line_hash)
-        keys.append(k + (seen[k],))
-        seen[k] += 1
+        path = relative.get(f.path)
+        if path is None:
+            path = relative[f.path] = os.path.relpath(os.path.abspath(f.path),
+                                                      base).replace(os.sep, "/")
+        k = (path, f.rule, f.symbol, sha256(text(f).encode("utf-8")).hexdigest()[:16])
+        n = seen[k]
+        keys.append(k + (n,))
+        seen[k] = n + 1
     return keys
 
 
@@ -146,7 +151,20 @@ def render_json(findings, errors) -> Iterator[str]:
                    f'"end_line": {f.end_line}, "end_column": {f.end_column}, {t}')
 
     yield '{"version": 1,\n "findings": '
-    yield from _joined_in_batches(items(), "[\n  ", ",\n  ", "\n ]", "[]")
+    native = getattr(findings, "render", None)  # a scan._Report: Note [Native reports]
+    if native is None:
+        yield from _joined_in_batches(items(), "[\n  ", ",\n  ", "\n ]", "[]")
+    elif not findings:
+        yield "[]"
+    else:
+        keys = [f'"symbol": {dumps(symbol)}, "replacement": {dumps(row.replacement)}, '
+                f'"rule": {dumps(code)}, "fix": {dumps(row.fix)}, "message": {dumps(msg)}}}'
+                for code, symbol, msg, row in findings.keys()]
+        yield "[\n  "
+        yield from native([0, 2, ', "column": ', 3, ', "end_line": ', 4, ', "end_column": ', 5,
+                           ", ", 1], lambda p: f'{{"path": {dumps(p)}, "line": ', keys,
+                          ",\n  ")
+        yield "\n ]"
     yield ',\n "errors": '
     yield from _joined((dumps({"path": e.path, "message": e.message, "line": e.line,
                                "level": error_level(e), "kind": error_kind(e)})
@@ -162,6 +180,12 @@ def _gh_escape(s: str, prop: bool) -> str:
 
 
 def render_github(findings, errors) -> Iterator[str]:
+    native = getattr(findings, "render", None)  # a scan._Report: Note [Native reports]
+    if native is not None:
+        keys = [f"{code}::{_gh_escape(msg, False)}\n" for code, _s, msg, _r in findings.keys()]
+        yield from native([0, 2, ",col=", 3, ",endLine=", 4, ",endColumn=", 5, ",title=", 1],
+                          lambda p: f"::warning file={_gh_escape(p, True)},line=", keys)
+        findings = ()
     for f in findings:
         props = (f"file={_gh_escape(f.path, True)},line={f.line},col={f.column},"
                  f"endLine={f.end_line},endColumn={f.end_column},title={f.rule}")
@@ -212,20 +236,32 @@ def render_sarif(findings, errors, keep, *, version: str,
     dumps = json.JSONEncoder(ensure_ascii=False).encode
 
     def results() -> Iterator[str]:
+        # What dumps makes of each result's dict (default separators), from
+        # fragments cached per rule and message, per path and per (symbol,
+        # replacement, fix): one dumps of a nested dict per finding was a
+        # third of a large report's time.
+        heads: dict = {}
+        uris: dict = {}
+        tails: dict = {}
         for f, k in zip(findings, keys):
-            yield dumps({
-                "ruleId": f.rule,
-                "ruleIndex": index[f.rule],
-                "level": "warning",
-                "message": {"text": f.message},
-                "locations": [{"physicalLocation": {
-                    "artifactLocation": {"uri": _uri(f.path), "uriBaseId": "%SRCROOT%"},
-                    "region": {"startLine": f.line, "startColumn": f.column,
-                               "endLine": f.end_line, "endColumn": f.end_column},
-                }}],
-                "partialFingerprints": {"anydevFingerprint/v1": _fingerprint(k)},
-                "properties": {"symbol": f.symbol, "replacement": f.replacement, "fix": f.fix},
-            })
+            h = heads.get((f.rule, f.message))
+            if h is None:
+                h = heads[(f.rule, f.message)] = (
+                    f'{{"ruleId": {dumps(f.rule)}, "ruleIndex": {dumps(index[f.rule])}, '
+                    f'"level": "warning", "message": {{"text": {dumps(f.message)}}}, '
+                    f'"locations": [{{"physicalLocation": {{"artifactLocation": {{"uri": ')
+            u = uris.get(f.path)
+            if u is None:
+                u = uris[f.path] = (f'{dumps(_uri(f.path))}, "uriBaseId": "%SRCROOT%"}}, '
+                                    f'"region": {{"startLine": ')
+            t = tails.get((f.symbol, f.replacement, f.fix))
+            if t is None:
+                t = tails[(f.symbol, f.replacement, f.fix)] = (
+                    f'}}, "properties": {{"symbol": {dumps(f.symbol)}, "replacement": '
+                    f'{dumps(f.replacement)}, "fix": {dumps(f.fix)}}}}}')
+            yield (f'{h}{u}{f.line:d}, "startColumn": {f.column:d}, "endLine": {f.end_line:d}, '
+                   f'"endColumn": {f.end_column:d}}}}}}}], "partialFingerprints": '
+                   f'{{"anydevFingerprint/v1": "{_fingerprint(k)}"{t}')
 
     notifications = []
     for e in errors:
@@ -256,7 +292,7 @@ def render_sarif(findings, errors, keep, *, version: str,
     yield json.dumps(head, indent=1, ensure_ascii=False)[:-2] + ',\n "runs": [\n  '
     yield textwrap.indent(json.dumps(run_head, indent=1, ensure_ascii=False)[:-2],
                           "  ").lstrip() + ',\n   "results": '
-    yield from _joined(results(), "[\n    ", ",\n    ", "\n   ]", "[]")
+    yield from _joined_in_batches(results(), "[\n    ", ",\n    ", "\n   ]", "[]")
     yield "\n  }\n ]\n}\n"
 
 

@@ -96,6 +96,7 @@ from __future__ import annotations
 import os
 import sys
 from operator import itemgetter as _at
+from posixpath import isabs as _posix_isabs  # os.path's on POSIX
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # `typing` and `dataclasses` cost `anydev scan` start-up
@@ -334,9 +335,15 @@ def _batches(files, path_errors, native, rows, cwd, keep, jobs, max_file_size,
     keep_rows = _keep_rows(keep)
     pending = path_errors
     for at in range(0, max(len(files), 1), batch):
-        part, nfiles, nbytes = _native().scan_files(native, files[at:at + batch], _jobs(jobs),
-                                                    _size_limit(max_file_size), keep_rows)
-        yield _result(pending + part, nfiles, nbytes, rows, cwd)
+        part, nfiles, nbytes = _native().scan_files_report(
+            native, files[at:at + batch], _jobs(jobs), _size_limit(max_file_size), keep_rows)
+        # As _result made it of the tuples: no `# noqa` pass here (the
+        # comments are the caller's to read).
+        report = _Report(part, nfiles, nbytes, rows, cwd)
+        result = report.result()
+        if pending:
+            result.errors[:0] = _result(pending, 0, 0, rows, cwd).errors
+        yield result
         pending = []
 
 
@@ -704,6 +711,26 @@ def ignore_summary(result: ScanResult) -> str:
     return line + " (--no-gitignore scans everything).\n"
 
 
+def _maybe_in_work_tree(folder: str) -> bool:
+    """False only where git could not find a work tree from ``folder``: no
+    GIT_DIR or GIT_WORK_TREE in the environment, and no ``.git`` (a folder or
+    a worktree's file) in it or above it, by its path as given or as the
+    real one (git looks from the real one). Then ``git ls-files`` would fail,
+    and neither it nor the import of subprocess is worth its milliseconds."""
+    if "GIT_DIR" in os.environ or "GIT_WORK_TREE" in os.environ:
+        return True
+    for start in {os.path.abspath(folder), os.path.realpath(folder)}:
+        d = start
+        while True:
+            if os.path.lexists(os.path.join(d, ".git")):
+                return True
+            parent = os.path.dirname(d)
+            if parent == d:
+                break
+            d = parent
+    return False
+
+
 def _tracked_ignored(paths: Sequence[str]) -> list[str]:
     """The source files under the given folders that git tracks although an
     ignore rule matches them (``git ls-files -ci --exclude-standard``), as
@@ -712,7 +739,7 @@ def _tracked_ignored(paths: Sequence[str]) -> list[str]:
     out: list[str] = []
     seen: set[str] = set()
     for p in paths:
-        if not os.path.isdir(p):
+        if not os.path.isdir(p) or not _maybe_in_work_tree(p):
             continue
         import subprocess  # here: a scan of files alone never loads it
 
@@ -744,6 +771,17 @@ def _scan_paths(paths: Sequence[str], *, select=None, ignore=None,
                 keep: Optional[Callable[[str], bool]] = None) -> ScanResult:
     """scan_paths with excludes as (pattern, base folder) pairs ("" : the
     current directory), for the CLI's pyproject.toml excludes."""
+    return _scan_report(paths, select=select, ignore=ignore, excludes=excludes, jobs=jobs,
+                        respect_gitignore=respect_gitignore, max_file_size=max_file_size,
+                        keep=keep).result()
+
+
+def _scan_report(paths: Sequence[str], *, select=None, ignore=None,
+                 excludes: Sequence[tuple[str, str]] = (), jobs: Optional[int] = None,
+                 respect_gitignore: bool = True, max_file_size: int = 20 << 20,
+                 keep: Optional[Callable[[str], bool]] = None) -> _Report:
+    """_scan_paths, its findings kept native (a _Report): `# noqa` applied,
+    Finding objects made only when asked for."""
     if isinstance(paths, str):
         paths = [paths]
     if keep is None:
@@ -753,27 +791,205 @@ def _scan_paths(paths: Sequence[str], *, select=None, ignore=None,
     native, rows = _scan_rules(keep)
     cwd = os.getcwd()
     tracked = _tracked_ignored([os.fspath(p) for p in paths]) if respect_gitignore else []
-    files, path_errors, nfiles, nbytes, nignored = _native().scan_paths(
+    report, nfiles, nbytes, nignored = _native().scan_tree(
         native, [os.fsencode(p) for p in [*paths, *tracked]],
         [(os.fsencode(p), os.fsencode(b or cwd)) for p, b in excludes],
         respect_gitignore, _jobs(jobs), _size_limit(max_file_size), _keep_rows(keep))
-    noqa: set[str] = set()
-    result = _result(path_errors + files, nfiles, nbytes, rows, cwd, noqa)
+    result = _Report(report, nfiles, nbytes, rows, cwd)
     result.ignored, result.tracked = nignored, len(tracked)
     # The walk already yields the files of a folder sorted by name, each
     # file's findings by position: sort only what several paths may have mixed.
     if len(paths) + len(tracked) > 1:
-        result.findings.sort(key=lambda f: (f.path, f.start))
-        result.errors.sort(key=lambda e: (e.path, e.line or 0))
-    if result.findings and noqa:
+        result.sort()
+    result.drop_noqa()
+    return result
+
+
+class _Report:
+    """A tree's scan with its findings kept native (Note [Native reports] in
+    python/src/bind_scan.cc): ``anydev scan`` writes its text, JSON and GitHub
+    reports from it without a Finding per finding; ``findings`` makes them
+    (what scan_paths returns, and the other outputs read). Filters drop
+    findings natively: `# noqa` (drop_noqa), per-file-ignores (drop_where).
+    ``len()`` is the number of findings left."""
+
+    def __init__(self, native, nfiles: int, nbytes: int, rows, cwd: str) -> None:
+        self.native = native
+        self.rows = rows
+        self.files = nfiles
+        self.bytes = nbytes
+        self.ignored = self.tracked = 0
+        self.errors: list[ScanError] = []
+        self.shown: list[str] = []  # per file, its path as shown
+        self.noqa: list[int] = []  # the files with findings and a comment that mentions noqa
+        self.counts: list[int] = []  # per file, its number of findings
+        self._sorted = False
+        self._left: Optional[list] = None
+        self._findings: Optional[list] = None
+        self._keys: Optional[list] = None
+        # _display_path changes only a path under cwd or one that starts with
+        # "./": the others (most, when the tree was given by a path from
+        # elsewhere) are shown as they are, without its calls.
+        under = cwd.rstrip("/") + "/"
+        posix = os.path.isabs is _posix_isabs
+        for i, (path, _lang, n, errs, noqa_comment) in enumerate(native.files()):
+            shown = path.decode("utf-8", "surrogateescape")
+            if not posix or shown[:2] == "./" or (shown[:1] == "/" and (
+                    shown == cwd or shown.startswith(under))):
+                shown = _display_path(shown, cwd)
+            if not shown.isascii():
+                shown = _path_str(shown.encode("utf-8", "surrogateescape"))
+            self.shown.append(shown)
+            self.counts.append(n)
+            if noqa_comment and n:
+                self.noqa.append(i)
+            for message, line in errs:
+                self.errors.append(ScanError(shown, message, line))
+
+    def __len__(self) -> int:
+        return self.native.left
+
+    def sort(self) -> None:
+        """Orders the findings by (path, start) and the errors by (path,
+        line), as sorting the Findings and ScanErrors would."""
+        names = sorted(set(self.shown))
+        rank = {p: i for i, p in enumerate(names)}
+        self.native.order([rank[p] for p in self.shown])
+        self._sorted = True
+        self.errors.sort(key=lambda e: (e.path, e.line or 0))
+
+    def drop_noqa(self) -> None:
+        """Drops the findings `# noqa` comments suppress. Only the files whose
+        comments mention noqa are read again: every comment on a line with a
+        finding was lexed, so no other file has a directive that could drop one."""
+        if not self.noqa:
+            return
         from . import _noqa  # `# noqa` comments (ruff's convention)
 
-        # Only the files whose comments mention noqa are read again: every
-        # comment on a line with a finding was lexed, so no other file has a
-        # directive that could drop one.
-        result.findings = _noqa.filter_findings(
-            result.findings, lambda p: _noqa.read_file(p) if p in noqa else None)
-    return result
+        for i in self.noqa:
+            found = self._file_findings(i)
+            kept = _noqa.filter_findings(found, _noqa.read_file)
+            if kept is not found:
+                ids = {id(f) for f in kept}
+                self._drop(i, [j for j, f in enumerate(found) if id(f) not in ids])
+
+    def drop_where(self, drop: Callable[[str, str], bool]) -> None:
+        """Drops the findings for which drop(path, rule code) is true."""
+        rows = self.rows
+        for i, n in enumerate(self.counts):
+            if n:
+                path = self.shown[i]
+                off = [r for r in self.native.rules_of(i) if drop(path, rows[r].code)]
+                if off:
+                    self.native.drop_rules(i, off)
+                    self._left = self._findings = None
+
+    def _drop(self, i: int, which: list) -> None:
+        if which:
+            self.native.drop(i, which)
+            self._left = self._findings = None
+
+    def _file_findings(self, i: int) -> list:
+        """The Findings of file i, dropped ones too."""
+        made = self._made(i)
+        if made is not None:
+            return made
+        shown, rows = self.shown[i], self.rows
+        return [_finding(shown, t, rows[t[0]]) for t in self.native.tuples(i)]
+
+    def _made(self, file: int = -1) -> Optional[list]:
+        """The Findings the native side makes (Note [Native Findings] in
+        bind_scan.cc): those left, in order, or with ``file`` all of that
+        file's; None where Finding is not a class of slots (Python 3.9)."""
+        if not _SLOTS or _state.get("native findings") is False:
+            return None
+        values = []
+        for code, symbol, msg, row in self.keys():
+            values.append((symbol, row.replacement, code, row.fix, msg, row.language))
+        try:
+            return self.native.findings(Finding, self.shown, values, list(_native().KINDS), file)
+        except TypeError:  # pragma: no cover - a Finding without slots
+            _state["native findings"] = False
+            return None
+
+    @property
+    def findings(self) -> list[Finding]:
+        """The findings left, as Findings, in order."""
+        if self._findings is None:
+            made = self._made()
+            if made is not None:
+                self._findings = made
+                return made
+            left = self.left_per_file()
+            out: list = []
+            for i, n in enumerate(self.counts):
+                if not n or not left[i]:
+                    continue
+                found = self._file_findings(i)
+                if left[i] != n:
+                    gone = set(self.native.dropped(i))
+                    found = [f for j, f in enumerate(found) if j not in gone]
+                out += found
+            if self._sorted:
+                out.sort(key=lambda f: (f.path, f.start))
+            self._findings = out
+        return self._findings
+
+    def result(self) -> ScanResult:
+        """The ScanResult of the scan (its Findings made now)."""
+        return ScanResult(findings=self.findings, errors=self.errors, files=self.files,
+                          bytes=self.bytes, ignored=self.ignored, tracked=self.tracked)
+
+    def left_per_file(self) -> list:
+        if self._left is None:
+            self._left = self.native.left_per_file()
+        return self._left
+
+    def keys(self) -> list:
+        """Per key of the native report (a (rule, symbol) of its findings):
+        (code, symbol, message, row) as the findings have them."""
+        if self._keys is not None:
+            return self._keys
+        rows = self.rows
+        out = []
+        for rule, symbol in self.native.keys():
+            row = rows[rule]
+            symbol = row.legacy if row.detect else symbol
+            key = (row.code, symbol)
+            msg = _messages.get(key)
+            if msg is None:
+                msg = _messages[key] = message_for(symbol, row)
+            out.append((row.code, symbol, msg, row))
+        self._keys = out
+        return out
+
+    def summary_counts(self) -> tuple[int, int, int, int]:
+        """(findings left, files they are in, of them safe to fix, unsafe)."""
+        left = self.left_per_file()
+        nfiles = len({p for p, n in zip(self.shown, left) if n})
+        safe = unsafe = 0
+        for (_c, _s, _m, row), n in zip(self.keys(), self.native.left_per_key()):
+            if row.fix == "safe":
+                safe += n
+            elif row.fix == "unsafe":
+                unsafe += n
+        return len(self), nfiles, safe, unsafe
+
+    def render(self, parts: list, file_text: Callable[[str], str], key_text: list,
+               sep: str = "", n: int = 4096) -> Iterator[Union[bytes, str]]:
+        """The findings left, each as the template ``parts`` says (str: as
+        is; 0: file_text(path); 1: its key's entry in ``key_text``; 2 line,
+        3 column, 4 end line, 5 end column), joined by ``sep``: ``n`` to a
+        chunk of UTF-8 bytes, ``sep`` (a str) between two chunks. The report
+        writers (write_atomic, write_stdout) take both."""
+        files = [file_text(p) if k else None for p, k in zip(self.shown, self.left_per_file())]
+        r = _native().Renderer(self.native, parts, files, key_text, sep)
+        chunk = r.next(n)
+        while chunk is not None:
+            yield chunk
+            chunk = r.next(n)
+            if chunk is not None and sep:
+                yield sep
 
 
 def _result(entries: list, nfiles: int, nbytes: int, rows, cwd: str,

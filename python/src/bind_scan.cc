@@ -1,13 +1,21 @@
 // anydev._C._scan: the static scanner (core/scan) for anydev.scan. Plain
 // tuples cross the boundary; anydev/scan.py turns them into dataclasses and
-// adds what comes from the table (replacement, fix, message).
+// adds what comes from the table (replacement, fix, message). A tree's scan
+// comes back as a Report, which keeps the findings native until asked for
+// them (Note [Native reports]).
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "anydev/scan.h"
@@ -60,6 +68,376 @@ py::tuple FileTuple(const sc::FileResult& r) {
   return py::make_tuple(py::bytes(r.path), LanguageName(r.language), findings,
                         ErrorList(r.errors), r.noqa_comment);
 }
+
+// Note [Native reports]: `anydev scan` on a tree with 100,000 findings spent
+// more time turning them into Python objects (an 11-field tuple here, a
+// Finding there, a dict of JSON fragments, a string per line) than the scan
+// took. A Report keeps the scan's FileResults as they are, numbers the
+// findings, and gives Python what it needs per file (path, errors, the noqa
+// flag) and per (rule, symbol) (the distinct "keys": a handful), never per
+// finding: Python builds the per-file and per-key pieces of a line of the
+// output, and a Renderer joins them with the finding's numbers, a chunk at a
+// time (the template: literal text, the file's piece, the key's piece, line,
+// column, end line, end column). Findings that a filter in Python drops
+// (`# noqa`, per-file-ignores) are marked dropped. The Python API and the
+// outputs that read Finding objects (SARIF, baselines, statistics) get them
+// made here (Note [Native Findings]); Report.tuples gives a file's finding
+// tuples, as scan_source does, where Finding has no slots (Python 3.9).
+class Report {
+ public:
+  Report(std::shared_ptr<sc::RuleSet> rules, std::vector<sc::FileResult> files)
+      : rules_(std::move(rules)), files_(std::move(files)) {
+    first_.reserve(files_.size() + 1);
+    size_t n = 0;
+    for (const sc::FileResult& f : files_) {
+      first_.push_back(static_cast<uint32_t>(n));
+      n += f.findings.size();
+    }
+    first_.push_back(static_cast<uint32_t>(n));
+    key_.reserve(n);
+    file_of_.reserve(n);
+    // A finding's symbol is a view into the RuleSet (or a detector's static
+    // name): the same spelling has the same address, so the keys are found
+    // by address, and only a new address is compared by content.
+    struct Where {
+      int rule;
+      const char* data;
+      size_t size;
+      bool operator==(const Where& o) const {
+        return rule == o.rule && data == o.data && size == o.size;
+      }
+    };
+    struct WhereHash {
+      size_t operator()(const Where& w) const {
+        return std::hash<const void*>()(w.data) * 31 + static_cast<size_t>(w.rule) * 7 + w.size;
+      }
+    };
+    std::unordered_map<Where, uint32_t, WhereHash> by_address;
+    for (size_t i = 0; i < files_.size(); ++i) {
+      for (const sc::Finding& f : files_[i].findings) {
+        const Where w{f.rule, f.symbol.data(), f.symbol.size()};
+        auto [it, added] = by_address.try_emplace(w, 0);
+        if (added) {
+          uint32_t id = 0;
+          while (id < keys_.size() && keys_[id] != std::make_pair(f.rule, f.symbol)) ++id;
+          if (id == keys_.size()) keys_.emplace_back(f.rule, f.symbol);
+          it->second = id;
+        }
+        key_.push_back(it->second);
+        file_of_.push_back(static_cast<uint32_t>(i));
+      }
+    }
+    dropped_.assign(n, 0);
+    left_ = n;
+  }
+
+  size_t size() const { return key_.size(); }
+  size_t left() const { return left_; }
+  const std::vector<sc::FileResult>& files() const { return files_; }
+  const std::vector<std::pair<int, std::string_view>>& keys() const { return keys_; }
+
+  // The finding tuples of file `i` (all of them, dropped or not).
+  py::list Tuples(size_t i) const {
+    py::list out;
+    for (const sc::Finding& f : File(i).findings) out.append(FindingTuple(f));
+    return out;
+  }
+
+  // Per file, how many of its findings are left.
+  std::vector<uint32_t> LeftPerFile() const {
+    std::vector<uint32_t> out(files_.size(), 0);
+    for (size_t g = 0; g < key_.size(); ++g) out[file_of_[g]] += dropped_[g] ? 0 : 1;
+    return out;
+  }
+
+  // Per key, how many findings of it are left.
+  std::vector<uint32_t> LeftPerKey() const {
+    std::vector<uint32_t> out(keys_.size(), 0);
+    for (size_t g = 0; g < key_.size(); ++g) out[key_[g]] += dropped_[g] ? 0 : 1;
+    return out;
+  }
+
+  // The distinct rules of the findings of file `i` that are left.
+  std::vector<int> RulesOf(size_t i) const {
+    std::vector<int> out;
+    const sc::FileResult& r = File(i);
+    for (size_t j = 0; j < r.findings.size(); ++j) {
+      if (dropped_[first_[i] + j]) continue;
+      if (std::find(out.begin(), out.end(), r.findings[j].rule) == out.end()) {
+        out.push_back(r.findings[j].rule);
+      }
+    }
+    return out;
+  }
+
+  // The positions (in its list) of the findings of file `i` that are dropped.
+  std::vector<size_t> DroppedOf(size_t i) const {
+    std::vector<size_t> out;
+    const size_t n = File(i).findings.size();
+    for (size_t j = 0; j < n; ++j) {
+      if (dropped_[first_[i] + j]) out.push_back(j);
+    }
+    return out;
+  }
+
+  // Drops the findings of file `i` at the positions `which` (in its list).
+  void Drop(size_t i, const std::vector<size_t>& which) {
+    const size_t n = File(i).findings.size();
+    for (size_t j : which) {
+      if (j >= n) throw py::index_error("no such finding");
+      Mark(first_[i] + j);
+    }
+  }
+
+  // Drops the findings of file `i` of the rules `rules`.
+  void DropRules(size_t i, const std::vector<int>& rules) {
+    const sc::FileResult& r = File(i);
+    for (size_t j = 0; j < r.findings.size(); ++j) {
+      if (std::find(rules.begin(), rules.end(), r.findings[j].rule) != rules.end()) {
+        Mark(first_[i] + j);
+      }
+    }
+  }
+
+  // Orders the findings by (rank of their file, start), stably: as Python's
+  // sort of Findings by (path, start) when rank orders the files' paths.
+  void Order(const std::vector<uint32_t>& rank) {
+    if (rank.size() != files_.size()) throw py::value_error("one rank per file");
+    order_.resize(key_.size());
+    for (size_t g = 0; g < order_.size(); ++g) order_[g] = static_cast<uint32_t>(g);
+    std::stable_sort(order_.begin(), order_.end(), [&](uint32_t a, uint32_t b) {
+      const uint32_t ra = rank[file_of_[a]], rb = rank[file_of_[b]];
+      if (ra != rb) return ra < rb;
+      return At(a).start < At(b).start;
+    });
+  }
+
+  // The finding numbered `g` in the walk's order, and its file.
+  const sc::Finding& At(size_t g) const {
+    const size_t i = file_of_[g];
+    return files_[i].findings[g - first_[i]];
+  }
+  uint32_t FileOf(size_t g) const { return file_of_[g]; }
+  uint32_t FirstOf(size_t i) const { return first_[i]; }
+  uint32_t KeyOf(size_t g) const { return key_[g]; }
+  bool Dropped(size_t g) const { return dropped_[g] != 0; }
+  // The number of the finding at position `p` of the output's order.
+  size_t Nth(size_t p) const { return order_.empty() ? p : order_[p]; }
+
+ private:
+  const sc::FileResult& File(size_t i) const {
+    if (i >= files_.size()) throw py::index_error("no such file");
+    return files_[i];
+  }
+  void Mark(size_t g) {
+    if (!dropped_[g]) {
+      dropped_[g] = 1;
+      --left_;
+    }
+  }
+
+  std::shared_ptr<sc::RuleSet> rules_;  // the findings' symbols are views into it
+  std::vector<sc::FileResult> files_;
+  std::vector<uint32_t> first_;    // per file, the number of its first finding; then the total
+  std::vector<uint32_t> key_;      // per finding, its index in keys_
+  std::vector<uint32_t> file_of_;  // per finding, its file
+  std::vector<std::pair<int, std::string_view>> keys_;  // the distinct (rule, symbol)
+  std::vector<uint8_t> dropped_;
+  std::vector<uint32_t> order_;  // the output's order of the findings; empty: theirs
+  size_t left_ = 0;
+};
+
+// Note [Native Findings]: a Finding (frozen, with slots) made in Python costs
+// an 11-field tuple here and a 16-argument __init__ there, about 0.5 us, which
+// a scan_paths of 100,000 findings paid 100,000 times. A FindingMaker allocates
+// the instances of the class it is given and fills each slot through its
+// member descriptor's setter, as object.__setattr__ would (the class's own
+// __setattr__, which refuses, is bypassed as there): the per-file and
+// per-(rule, symbol) values are shared objects Python made once. It takes
+// only a class whose fields are all slots (anydev/scan.py checks, and falls
+// back to building them itself). The Findings it makes are not tracked by
+// the cyclic collector (their fields are str, int and None): walking 100,000
+// of them at every collection of the old generation took as long as making
+// them (CPython's tuples of atomic values are untracked for the same reason).
+constexpr const char* kFindingFields[] = {
+    "path", "line", "column", "end_line", "end_column", "symbol", "replacement", "rule", "fix",
+    "message", "kind", "start", "end", "call_end", "text", "language"};
+constexpr size_t kNumFindingFields = sizeof kFindingFields / sizeof kFindingFields[0];
+
+class FindingMaker {
+ public:
+  // `cls`: the Finding class; `file_text`: the path shown per file (None for
+  // one whose findings are not asked for); `key_values`: per key, (symbol,
+  // replacement, rule, fix, message, language); `kinds`: the kind names in
+  // RefKind's order.
+  FindingMaker(const Report& report, py::handle cls, const py::list& file_text,
+               const py::list& key_values, const py::list& kinds)
+      : cls_(cls), file_(file_text), keys_(key_values), kinds_(kinds) {
+    if (!PyType_Check(cls.ptr())) throw py::type_error("cls must be a class");
+    auto* type = reinterpret_cast<PyTypeObject*>(cls.ptr());
+    for (size_t i = 0; i < kNumFindingFields; ++i) {
+      PyObject* d = PyDict_GetItemString(type->tp_dict, kFindingFields[i]);  // borrowed
+      if (d == nullptr || !PyObject_TypeCheck(d, &PyMemberDescr_Type) ||
+          Py_TYPE(d)->tp_descr_set == nullptr) {
+        throw py::type_error(std::string("not a slot of the class: ") + kFindingFields[i]);
+      }
+      set_[i] = d;
+    }
+    if (file_text.size() != report.files().size()) throw py::value_error("one path per file");
+    for (py::handle k : key_values) {
+      if (!PyTuple_Check(k.ptr()) || PyTuple_GET_SIZE(k.ptr()) != 6) {
+        throw py::value_error("a key's values are 6");
+      }
+    }
+    if (key_values.size() != report.keys().size()) throw py::value_error("one entry per key");
+  }
+
+  // A new Finding of finding `f` of file `file` whose key is `key`.
+  py::object Make(const sc::Finding& f, uint32_t file, uint32_t key) const {
+    auto* type = reinterpret_cast<PyTypeObject*>(cls_.ptr());
+    py::object obj = py::reinterpret_steal<py::object>(type->tp_alloc(type, 0));
+    if (!obj) throw py::error_already_set();
+    PyObject* kv = keys_[key].ptr();
+    PyObject* path = PyList_GET_ITEM(file_.ptr(), file);
+    if (path == Py_None) throw py::value_error("no path for the file");
+    const auto kind = static_cast<size_t>(f.kind);
+    Set(obj, 0, py::reinterpret_borrow<py::object>(path));
+    Set(obj, 1, py::int_(f.line));
+    Set(obj, 2, py::int_(f.column));
+    Set(obj, 3, py::int_(f.end_line));
+    Set(obj, 4, py::int_(f.end_column));
+    for (size_t i = 0; i < 5; ++i) {  // symbol, replacement, rule, fix, message
+      Set(obj, 5 + i, py::reinterpret_borrow<py::object>(PyTuple_GET_ITEM(kv, i)));
+    }
+    if (kind >= kinds_.size()) throw py::value_error("no name for the finding's kind");
+    Set(obj, 10, py::reinterpret_borrow<py::object>(PyList_GET_ITEM(kinds_.ptr(), kind)));
+    Set(obj, 11, py::int_(f.start));
+    Set(obj, 12, py::int_(f.end));
+    Set(obj, 13, f.call_end < 0 ? py::object(py::none()) : py::object(py::int_(f.call_end)));
+    Set(obj, 14, Text(f.text));
+    Set(obj, 15, py::reinterpret_borrow<py::object>(PyTuple_GET_ITEM(kv, 5)));
+    // It holds str, int and None only: no cycle can run through it, so the
+    // collector need never walk it (as CPython untracks such tuples).
+    if (PyObject_GC_IsTracked(obj.ptr())) PyObject_GC_UnTrack(obj.ptr());
+    return obj;
+  }
+
+ private:
+  void Set(const py::object& obj, size_t i, const py::object& v) const {
+    if (Py_TYPE(set_[i])->tp_descr_set(set_[i], obj.ptr(), v.ptr()) != 0) {
+      throw py::error_already_set();
+    }
+  }
+
+  py::handle cls_;
+  const py::list& file_;
+  const py::list& keys_;
+  const py::list& kinds_;
+  PyObject* set_[kNumFindingFields] = {};  // borrowed from the class's dict
+};
+
+// The UTF-8 of a str (cached in the object by CPython).
+std::string_view Utf8(py::handle s) {
+  Py_ssize_t n = 0;
+  const char* p = PyUnicode_AsUTF8AndSize(s.ptr(), &n);
+  if (p == nullptr) throw py::error_already_set();
+  return std::string_view(p, static_cast<size_t>(n));
+}
+
+// Writes the findings of a Report left after its filters as text, one line
+// each, by a template (Note [Native reports]).
+class Renderer {
+ public:
+  enum Op : int { kFile = 0, kKey = 1, kLine = 2, kColumn = 3, kEndLine = 4, kEndColumn = 5 };
+
+  // `parts`: str (literal text) or an Op; `file_text`/`key_text`: the piece
+  // of each file and key (None for a file without findings left); `sep`: what
+  // goes between two findings.
+  Renderer(std::shared_ptr<Report> report, const py::list& parts, const py::list& file_text,
+           const py::list& key_text, const std::string& sep)
+      : report_(std::move(report)), sep_(sep) {
+    for (py::handle p : parts) {
+      if (PyUnicode_Check(p.ptr())) {
+        ops_.push_back({-1, std::string(Utf8(p))});
+        fixed_ += ops_.back().second.size();
+      } else {
+        const int op = p.cast<int>();
+        if (op < kFile || op > kEndColumn) throw py::value_error("unknown template field");
+        ops_.push_back({op, {}});
+        if (op == kFile) ++files_in_;
+        if (op == kKey) ++keys_in_;
+        if (op >= kLine) fixed_ += 11;  // an int's digits and sign
+      }
+    }
+    if (file_text.size() != report_->files().size()) throw py::value_error("one text per file");
+    if (key_text.size() != report_->keys().size()) throw py::value_error("one text per key");
+    for (py::handle t : file_text) {
+      file_.push_back(t.is_none() ? std::string() : std::string(Utf8(t)));
+    }
+    for (py::handle t : key_text) key_.push_back(std::string(Utf8(t)));
+  }
+
+  // The next `n` findings left (or fewer at the end), joined by `sep`, as
+  // UTF-8 bytes (what the report's file gets: no str to decode and encode
+  // again); None after the last.
+  py::object Next(size_t n) {
+    size_t len = 0;  // bytes written to buf_
+    size_t done = 0;
+    const size_t total = report_->size();
+    while (done < n && at_ < total) {
+      const size_t g = report_->Nth(at_++);
+      if (report_->Dropped(g)) continue;
+      const std::string& file = file_[report_->FileOf(g)];
+      const std::string& key = key_[report_->KeyOf(g)];
+      // At most: the literal text and numbers, the pieces, `sep`.
+      Reserve(len + fixed_ + files_in_ * file.size() + keys_in_ * key.size() + sep_.size());
+      char* out = buf_.get() + len;
+      if (done++ > 0) out = Put(out, sep_);
+      const sc::Finding& f = report_->At(g);
+      for (const auto& [op, text] : ops_) {
+        switch (op) {
+          case -1: out = Put(out, text); break;
+          case kFile: out = Put(out, file); break;
+          case kKey: out = Put(out, key); break;
+          case kLine: out = Int(out, f.line); break;
+          case kColumn: out = Int(out, f.column); break;
+          case kEndLine: out = Int(out, f.end_line); break;
+          case kEndColumn: out = Int(out, f.end_column); break;
+        }
+      }
+      len = static_cast<size_t>(out - buf_.get());
+    }
+    if (done == 0) return py::none();
+    return py::bytes(buf_.get(), len);
+  }
+
+ private:
+  static char* Put(char* out, const std::string& s) {
+    std::memcpy(out, s.data(), s.size());
+    return out + s.size();
+  }
+  static char* Int(char* out, int v) { return std::to_chars(out, out + 11, v).ptr; }
+
+  // Makes buf_ hold at least `need` bytes, keeping what it holds.
+  void Reserve(size_t need) {
+    if (need <= cap_) return;
+    const size_t cap = std::max(need, cap_ * 2 + 4096);
+    std::unique_ptr<char[]> bigger(new char[cap]);  // not zeroed: written before read
+    if (cap_ > 0) std::memcpy(bigger.get(), buf_.get(), cap_);
+    buf_ = std::move(bigger);
+    cap_ = cap;
+  }
+
+  std::shared_ptr<Report> report_;
+  std::vector<std::pair<int, std::string>> ops_;
+  size_t fixed_ = 0;  // the most bytes of the template's literal text and numbers
+  size_t files_in_ = 0, keys_in_ = 0;  // how often it has the file's and the key's piece
+  std::vector<std::string> file_, key_;
+  std::string sep_;
+  std::unique_ptr<char[]> buf_;  // kept from chunk to chunk: grown once
+  size_t cap_ = 0;
+  size_t at_ = 0;
+};
 
 using Excludes = std::vector<std::pair<std::string, std::string>>;
 
@@ -162,6 +540,118 @@ void BindScan(py::module_& m) {
       "([(path bytes, language, findings, errors, noqa comment)] for files with either, "
       "[path errors], files scanned, bytes scanned).");
 
+  {
+    py::tuple kinds(6);
+    for (int k = 0; k < 6; ++k) kinds[k] = sc::RefKindName(static_cast<sc::RefKind>(k));
+    s.attr("KINDS") = kinds;  // by RefKind, what Report.findings takes as `kinds`
+  }
+
+  py::class_<Report, std::shared_ptr<Report>>(
+      s, "Report", "A tree's scan, its findings kept native (Note [Native reports]).")
+      .def("__len__", &Report::size)
+      .def_property_readonly("left", &Report::left, "How many findings no filter dropped.")
+      .def(
+          "files",
+          [](const Report& r) {
+            py::list out;
+            for (const sc::FileResult& f : r.files()) {
+              out.append(py::make_tuple(py::bytes(f.path), LanguageName(f.language),
+                                        f.findings.size(), ErrorList(f.errors),
+                                        f.noqa_comment));
+            }
+            return out;
+          },
+          "[(path bytes, language, number of findings, [(message, line)], noqa comment)], "
+          "path errors first.")
+      .def(
+          "keys",
+          [](const Report& r) {
+            py::list out;
+            for (const auto& [rule, symbol] : r.keys()) {
+              out.append(py::make_tuple(rule, Text(symbol)));
+            }
+            return out;
+          },
+          "The distinct (rule, symbol) of the findings, in the order they first come.")
+      .def(
+          "findings",
+          [](const Report& r, py::handle cls, const py::list& file_text,
+             const py::list& key_values, const py::list& kinds, int64_t file) {
+            const FindingMaker make(r, cls, file_text, key_values, kinds);
+            py::list out;
+            if (file >= 0) {  // every finding of the file, dropped ones too
+              if (static_cast<size_t>(file) >= r.files().size()) {
+                throw py::index_error("no such file");
+              }
+              const auto i = static_cast<uint32_t>(file);
+              const std::vector<sc::Finding>& found = r.files()[i].findings;
+              size_t g = r.FirstOf(i);
+              for (const sc::Finding& f : found) out.append(make.Make(f, i, r.KeyOf(g++)));
+              return out;
+            }
+            for (size_t p = 0; p < r.size(); ++p) {
+              const size_t g = r.Nth(p);
+              if (!r.Dropped(g)) out.append(make.Make(r.At(g), r.FileOf(g), r.KeyOf(g)));
+            }
+            return out;
+          },
+          py::arg("cls"), py::arg("file_text"), py::arg("key_values"), py::arg("kinds"),
+          py::arg("file") = -1,
+          "The findings left as instances of `cls` (Finding: Note [Native Findings]), in the "
+          "output's order; with `file`, every finding of that file.")
+      .def("tuples", &Report::Tuples, py::arg("file"),
+           "The finding tuples of a file (as scan_source's), dropped ones too.")
+      .def("dropped", &Report::DroppedOf, py::arg("file"),
+           "The positions in its list of the findings of a file that are dropped.")
+      .def("left_per_file", &Report::LeftPerFile)
+      .def("left_per_key", &Report::LeftPerKey)
+      .def("rules_of", &Report::RulesOf, py::arg("file"),
+           "The distinct rules of a file's findings that are left.")
+      .def("drop", &Report::Drop, py::arg("file"), py::arg("which"),
+           "Drops the findings of a file at these positions of its list.")
+      .def("drop_rules", &Report::DropRules, py::arg("file"), py::arg("rules"),
+           "Drops the findings of a file of these rules.")
+      .def("order", &Report::Order, py::arg("rank"),
+           "Orders the output by (rank of the file, start), stably.");
+
+  py::class_<Renderer>(s, "Renderer", "Writes a Report's findings by a template.")
+      .def(py::init<std::shared_ptr<Report>, const py::list&, const py::list&, const py::list&,
+                    const std::string&>(),
+           py::arg("report"), py::arg("parts"), py::arg("file_text"), py::arg("key_text"),
+           py::arg("sep"),
+           "parts: str (literal text) or a field (0 the file's text, 1 the key's, 2 line, "
+           "3 column, 4 end line, 5 end column).")
+      .def("next", &Renderer::Next, py::arg("n"),
+           "The next n findings left, joined by sep, as UTF-8 bytes; None after the last.");
+
+  s.def(
+      "scan_tree",
+      [](std::shared_ptr<sc::RuleSet> rules, const std::vector<std::string>& paths,
+         const Excludes& excludes, bool respect_gitignore, int jobs, uint64_t max_file_size,
+         const std::vector<bool>& keep) {
+        if (!keep.empty() && keep.size() != rules->rules().size()) {
+          throw py::value_error("keep must have one entry per rule");
+        }
+        sc::ScanOptions o = Options(paths, excludes, respect_gitignore, jobs, max_file_size);
+        o.keep = keep;
+        std::shared_ptr<Report> report;
+        sc::ScanSummary summary;
+        {
+          py::gil_scoped_release release;
+          summary = sc::ScanPaths(*rules, o);
+          std::vector<sc::FileResult> files = std::move(summary.path_errors);
+          files.reserve(files.size() + summary.files.size());
+          for (sc::FileResult& r : summary.files) files.push_back(std::move(r));
+          report = std::make_shared<Report>(rules, std::move(files));
+        }
+        return py::make_tuple(report, summary.files_scanned, summary.bytes_scanned,
+                              summary.ignored);
+      },
+      py::arg("rules"), py::arg("paths"), py::arg("excludes"), py::arg("respect_gitignore"),
+      py::arg("jobs"), py::arg("max_file_size"), py::arg("keep") = std::vector<bool>(),
+      "scan_paths, its files (path errors first) kept in a Report: (report, files scanned, "
+      "bytes scanned, ignored).");
+
   s.def(
       "scan_files",
       [](const sc::RuleSet& rules, const std::vector<std::string>& paths, int jobs,
@@ -188,6 +678,31 @@ void BindScan(py::module_& m) {
       py::arg("keep") = std::vector<bool>(),
       "Scans the files `paths` (bytes or str; from list_files): ([(path bytes, language, "
       "findings, errors, noqa comment)] for files with either, files scanned, bytes scanned).");
+
+  s.def(
+      "scan_files_report",
+      [](std::shared_ptr<sc::RuleSet> rules, const std::vector<std::string>& paths, int jobs,
+         uint64_t max_file_size, const std::vector<bool>& keep) {
+        if (!keep.empty() && keep.size() != rules->rules().size()) {
+          throw py::value_error("keep must have one entry per rule");
+        }
+        sc::ScanOptions o = Options({}, {}, false, jobs, max_file_size);
+        o.keep = keep;
+        std::shared_ptr<Report> report;
+        sc::ScanSummary summary;
+        {
+          py::gil_scoped_release release;
+          summary = sc::ScanFiles(*rules, paths, o);
+          std::vector<sc::FileResult> files = std::move(summary.files);
+          for (sc::FileResult& r : summary.path_errors) files.push_back(std::move(r));
+          report = std::make_shared<Report>(rules, std::move(files));
+        }
+        return py::make_tuple(report, summary.files_scanned, summary.bytes_scanned);
+      },
+      py::arg("rules"), py::arg("paths"), py::arg("jobs"), py::arg("max_file_size"),
+      py::arg("keep") = std::vector<bool>(),
+      "scan_files, its files (path errors last, as there) kept in a Report: (report, files "
+      "scanned, bytes scanned).");
 
   s.def(
       "list_files",

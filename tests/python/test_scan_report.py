@@ -1,0 +1,291 @@
+"""The native report of a tree's scan (Note [Native reports] in
+python/src/bind_scan.cc): `anydev scan` writes its text, JSON and GitHub
+reports from the native findings, and they must be, byte for byte, what the
+same renderers write from the Finding objects (the route scan_paths, SARIF,
+baselines and statistics take), with `# noqa`, per-file-ignores, several
+paths, file names that are not UTF-8 and errors in the tree."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import pytest
+
+from anydev import _scan_cli, _scan_formats, scan
+
+from conftest import run_cli
+
+PY = (b"import torch\n"
+      b"import torch.cuda as tc\n"
+      b"torch.cuda.synchronize()\n"
+      b"x = torch.cuda.current_device()  # noqa\n"
+      b"y = tc.device_count()  # noqa: AD9\n"
+      b"z = tc.device_count()  # noqa: AD1\n"
+      b"t = torch.zeros(3, device=\"cuda\")\n"
+      b"s = \"caf\xc3\xa9 \\n \\\" %, :\"; torch.cuda.empty_cache()\n"
+      b"from torch.cuda import device_count, synchronize as sync\n")
+CU = (b"#include <c10/cuda/CUDAStream.h>\n"
+      b"void f() { auto s = c10::cuda::getCurrentCUDAStream();\n"
+      b"  c10::cuda::device_synchronize(); }\n")
+
+
+@pytest.fixture(name="tree")
+def tree_fixture(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sub" / "deep").mkdir(parents=True)
+    (tmp_path / "a.py").write_bytes(PY)
+    (tmp_path / "b.cu").write_bytes(CU)
+    (tmp_path / "sub" / "c.py").write_bytes(PY.replace(b"  # noqa", b""))
+    (tmp_path / "sub" / "deep" / "d.cc").write_bytes(CU)
+    (tmp_path / "sub" / "bad.py").write_bytes(b"import torch\ntorch.cuda.synchronize()\n\xff\n")
+    (tmp_path / "sub" / "clean.py").write_bytes(b"print(1)\n")
+    (tmp_path / "sub" / "odd, na:me %25 \"q\".py").write_bytes(PY)  # escaped in JSON, GitHub
+    if sys.platform == "linux":  # a name that is not UTF-8 (Note [File names])
+        (tmp_path / os.fsdecode(b"caf\xe9.py")).write_bytes(PY)
+    return tmp_path
+
+
+def _text(chunks) -> str:
+    """A report's chunks (str, or UTF-8 bytes from the native renderer) as one str."""
+    return "".join(c.decode("utf-8") if isinstance(c, bytes) else c for c in chunks)
+
+
+def _renders(found) -> dict:
+    """Every report the native route serves, of `found` (a _Report or its Findings)."""
+    return {
+        "text": _text(_scan_cli.render_text(found, [], 7)),
+        "colour": _text(_scan_cli.render_text(found, [], 7, colour=True)),
+        "quiet": _text(_scan_cli.render_text(found, [], 7, summary=False)),
+        "json": _text(_scan_formats.render_json(found, [])),
+        "github": _text(_scan_formats.render_github(found, [])),
+    }
+
+
+def _check_same(report) -> None:
+    native = _renders(report)
+    objects = _renders(list(report.findings))
+    for name in native:
+        assert native[name] == objects[name], name
+
+
+@pytest.mark.parametrize("paths", [
+    ["."],
+    ["sub", "a.py"],
+    ["sub/deep/d.cc", "sub", "a.py", "./sub/c.py", "b.cu"],  # mixed, and a file twice
+])
+def test_native_reports_are_those_of_the_findings(tree, paths):
+    report = scan._scan_report(paths, jobs=2)
+    assert len(report) == len(report.findings) > 0
+    _check_same(report)
+    # The order is that of the Findings sorted by (path, start), as before.
+    fs = report.findings
+    if len(paths) > 1:
+        assert fs == sorted(fs, key=lambda f: (f.path, f.start))
+
+
+def test_noqa_and_per_file_ignores_drop_natively(tree):
+    report = scan._scan_report(["."], jobs=1)
+    lines = {(f.path, f.line) for f in report.findings}
+    assert ("a.py", 3) in lines and ("sub/c.py", 4) in lines
+    assert ("a.py", 4) not in lines  # a bare `# noqa`
+    assert ("a.py", 5) in lines  # `# noqa: AD9` is for other rules
+    assert ("a.py", 6) not in lines  # `# noqa: AD1`
+    before = list(report.findings)
+    report.drop_where(lambda path, code: path.startswith("sub/") and code.startswith("AD1"))
+    after = report.findings
+    assert after == [f for f in before if not (f.path.startswith("sub/")
+                                               and f.rule.startswith("AD1"))]
+    assert len(report) == len(after) < len(before)
+    _check_same(report)
+    report.drop_where(lambda path, code: True)
+    assert len(report) == 0 and report.findings == []
+    _check_same(report)
+    assert _text(_scan_formats.render_json(report, [])).startswith(
+        '{"version": 1,\n "findings": [],')
+
+
+def test_scan_paths_is_each_file_scan_source(tree):
+    """The public API still returns the Findings of scan_source, file by file."""
+    result = scan.scan_paths(["."], jobs=2)
+    want = []
+    paths = sorted({f.path for f in result.findings if not f.path.startswith('"')})
+    assert len(paths) == 6  # sub/bad.py: the findings before its bad byte
+    for path in paths:
+        with open(path, "rb") as fh:
+            want += scan.scan_source(fh.read(), path)[0]
+    assert [f for f in result.findings if f.path in paths] == want
+    assert [e.path for e in result.errors] == ["sub/bad.py"]
+    assert all(type(f) is scan.Finding for f in result.findings)
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "github"])
+def test_cli_reports_are_those_of_the_findings(tree, fmt):
+    """`anydev scan` (native route) against the renderers given the Findings,
+    errors included, with per-file-ignores from a configuration."""
+    (tree / "pyproject.toml").write_text(
+        '[tool.anydev]\nper-file-ignores = { "sub/deep/**" = ["AD2"], "b.cu" = [] }\n')
+    rc, out, err = run_cli("scan", "--format", fmt, ".")
+    sel = _scan_cli.selection(_cli_args(["."]))
+    result = _scan_cli.scan_selection(sel, None)
+    if fmt == "text":
+        want = _text(_scan_cli.render_text(result.findings, result.errors, result.files))
+    elif fmt == "json":
+        want = _text(_scan_formats.render_json(result.findings, result.errors))
+        assert json.loads(out)["findings"]
+    else:
+        want = _text(_scan_formats.render_github(result.findings, result.errors))
+    assert out == want
+    assert rc == 1
+    assert not any(f.path == "b.cu" for f in result.findings)
+
+
+def _cli_args(paths):
+    from anydev.cli import _fast_scan_args
+
+    return _fast_scan_args(paths)
+
+
+def test_report_checks_its_arguments(tree):
+    report = scan._scan_report(["."], jobs=1)
+    native = report.native
+    with pytest.raises(IndexError):
+        native.tuples(len(native.files()))
+    with pytest.raises(IndexError):
+        native.drop(0, [10**6])
+    with pytest.raises(ValueError):
+        native.order([0])
+    with pytest.raises(ValueError):
+        scan._native().Renderer(native, [9], [None] * len(native.files()), [], "")
+
+
+def test_native_findings_are_those_python_builds(tree, monkeypatch):
+    """Note [Native Findings]: the Findings the native side makes are those
+    _finding makes of the tuples, frozen and hashable as ever."""
+    report = scan._scan_report(["sub", "a.py", "."], jobs=1)
+    native = report.findings
+    monkeypatch.setitem(scan._state, "native findings", False)
+    again = scan._scan_report(["sub", "a.py", "."], jobs=1)
+    built = again.findings
+    assert native == built and len(native) > 10
+    for a, b in zip(native, built):
+        assert type(a) is type(b) is scan.Finding
+        assert [type(getattr(a, n)) for n in scan._FIELDS] == \
+            [type(getattr(b, n)) for n in scan._FIELDS]
+        assert hash(a) == hash(b)
+    with pytest.raises(AttributeError):
+        native[0].line = 3  # frozen
+    import gc
+
+    assert not any(gc.is_tracked(f) for f in native)  # atomic fields: untracked
+    assert {f.kind for f in native} >= {"call", "import", "literal"}
+    # A class that is not all slots is refused, not written into.
+
+    class NotSlots:
+        pass
+
+    with pytest.raises(TypeError):
+        report.native.findings(NotSlots, report.shown, [], list(scan._native().KINDS))
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "latin-1"])
+def test_bytes_chunks_reach_a_text_stream_as_its_str_would(encoding):
+    """The native renderer's chunks are UTF-8 bytes: a UTF-8 stream gets them
+    on its buffer, in order with the str chunks around them; another stream
+    gets them decoded, so it encodes (or refuses) them as it did the str."""
+    import io
+
+    buf = io.BytesIO()
+    out = io.TextIOWrapper(buf, encoding=encoding, write_through=False)
+    out.write("head\n")
+    _scan_cli._write_text(out, ["a\n", b"b: caf\xc3\xa9\n", "c\n", b"d\n", "e"])
+    assert buf.getvalue() == "head\na\nb: café\nc\nd\ne".encode(encoding)
+    plain = io.StringIO()  # no buffer at all (redirect_stdout)
+    _scan_cli._write_text(plain, [b"x\xc3\xa9", "y"])
+    assert plain.getvalue() == "xéy"
+    ascii_out = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
+    with pytest.raises(UnicodeEncodeError):
+        _scan_cli._write_text(ascii_out, [b"caf\xc3\xa9"])
+
+
+def test_write_atomic_takes_bytes_chunks(tmp_path):
+    target = tmp_path / "r.json"
+    _scan_cli.write_atomic(str(target), ["a", b"\xc3\xa9", "b"])
+    assert target.read_bytes() == "aéb".encode()
+    _scan_cli.write_atomic(os.devnull, ["a", b"b"])  # a device: written, not replaced
+
+
+def test_sarif_results_are_what_dumps_makes_of_them(tree):
+    """render_sarif writes each result from cached fragments: each line must
+    be what json's encoder makes of the result's dict, and the fingerprints
+    those of fingerprint_keys."""
+    findings = scan.scan_paths(["."], jobs=1).findings
+    text = _text(_scan_formats.render_sarif(findings, [], lambda code: True, version="0"))
+    doc = json.loads(text)
+    results = doc["runs"][0]["results"]
+    assert len(results) == len(findings)
+    dumps = json.JSONEncoder(ensure_ascii=False).encode
+    lines = [line.strip().rstrip(",") for line in text.splitlines()
+             if line.startswith('    {"ruleId"')]
+    assert lines == [dumps(r) for r in results]
+    keys = _scan_formats.fingerprint_keys(findings)
+    for f, r, k in zip(findings, results, keys):
+        assert r["ruleId"] == f.rule and r["message"]["text"] == f.message
+        region = r["locations"][0]["physicalLocation"]["region"]
+        assert (region["startLine"], region["startColumn"], region["endLine"],
+                region["endColumn"]) == (f.line, f.column, f.end_line, f.end_column)
+        assert r["partialFingerprints"]["anydevFingerprint/v1"] == _scan_formats._fingerprint(k)
+        assert r["properties"] == {"symbol": f.symbol, "replacement": f.replacement,
+                                   "fix": f.fix}
+    # The source lines read for the fingerprints: one file held at a time,
+    # the same line text as reading each file whole.
+    lines_of = _scan_cli._Lines()
+    for f in findings + findings[:3]:
+        try:
+            with open(f.path, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            continue
+        b = data.rfind(b"\n", 0, f.start) + 1
+        e = data.find(b"\n", f.start)
+        assert lines_of.text(f) == data[b:e if e >= 0 else len(data)].decode(
+            "utf-8", "replace").strip()
+
+
+def test_iter_scan_paths_batches_are_native_reports(tree):
+    """iter_scan_paths makes each batch's Findings natively: the same in any
+    batch size, the path errors first, the files and bytes summed."""
+    one = list(scan.iter_scan_paths(["missing.py", "."], batch=1000, jobs=1))
+    small = list(scan.iter_scan_paths(["missing.py", "."], batch=2, jobs=1))
+    assert len(one) == 1 and len(small) > 3
+    flat = [f for part in small for f in part.findings]
+    assert flat == one[0].findings and all(type(f) is scan.Finding for f in flat)
+    assert [e for part in small for e in part.errors] == one[0].errors
+    assert one[0].errors[0].path == "missing.py"
+    assert sum(p.files for p in small) == one[0].files
+    assert sum(p.bytes for p in small) == one[0].bytes
+
+
+def test_git_is_asked_only_where_it_could_find_a_work_tree(tmp_path, monkeypatch):
+    """_tracked_ignored skips git (and the import of subprocess) where no
+    .git is in or above the folder, by its path or its real path."""
+    monkeypatch.delenv("GIT_DIR", raising=False)
+    monkeypatch.delenv("GIT_WORK_TREE", raising=False)
+    plain = tmp_path / "plain" / "deep"
+    plain.mkdir(parents=True)
+    if scan._maybe_in_work_tree(str(tmp_path)):
+        pytest.skip("the temporary folder is inside a git work tree")
+    assert not scan._maybe_in_work_tree(str(plain))
+    repo = tmp_path / "repo"
+    (repo / "src" / "a").mkdir(parents=True)
+    (repo / ".git").mkdir()
+    assert scan._maybe_in_work_tree(str(repo / "src" / "a"))
+    worktree = tmp_path / "wt"
+    worktree.mkdir()
+    (worktree / ".git").write_text("gitdir: ../repo/.git\n")  # a worktree's .git file
+    assert scan._maybe_in_work_tree(str(worktree))
+    (tmp_path / "link").symlink_to(repo / "src")  # git looks from the real path
+    assert scan._maybe_in_work_tree(str(tmp_path / "link"))
+    monkeypatch.setenv("GIT_DIR", str(repo / ".git"))
+    assert scan._maybe_in_work_tree(str(plain))
