@@ -89,7 +89,7 @@ def _fix_main(args: argparse.Namespace) -> int:
                             **_target_kwargs(_fix.fix_paths, sel))
     _print_errors(result.errors)
     if args.diff:
-        write_stdout([result.diff], "the diff")
+        write_stdout([result.diff], "the diff", utf8=True)
     io_failed = False
     for fr in result.files:
         if fr.error is not None:
@@ -158,7 +158,7 @@ def _fix_stdin(args: argparse.Namespace, sel, scanned) -> int:
     if args.diff:
         if new != data:
             old_text, new_text = data.decode("utf-8", "replace"), new.decode("utf-8", "replace")
-            write_stdout([_fix.unified_diff(name, old_text, new_text)], "the diff")
+            write_stdout([_fix.unified_diff(name, old_text, new_text)], "the diff", utf8=True)
     else:
         if sys.stdout is None:
             write_stdout([], "the fixed file")  # stdout closed: that error

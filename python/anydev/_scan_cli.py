@@ -130,30 +130,43 @@ def _fix_counts(findings: Sequence[_scan.Finding]) -> Counter:
 # The renderers yield the report in chunks, so that a report of many
 # findings is written without being held whole in memory.
 
+def _text_path(path: str) -> str:
+    """A path as the text report and the error lines show it: one holding a
+    control character (a line break split its line in two) in git's quotes,
+    as `anydev fix --diff` shows it. A name that is not UTF-8 is already
+    quoted, with no control character left in it."""
+    if path.isprintable() or not any(c < " " or c == "\x7f" for c in path):
+        return path
+    return _scanner().quote_path(path.encode("utf-8", "surrogateescape"))
+
+
 def render_text(findings, errors, files: int, *, colour: bool = False,
                 summary: bool = True, show_fixes: bool = False) -> Iterator[str]:
     """The text report of `findings`: a list of Findings, or a scan._Report
     (its lines written natively: Note [Native reports] in bind_scan.cc)."""
     native = getattr(findings, "render", None)
+    shown = _text_path
     if colour:  # as ruff: the path bold, the position dim, the code red, [*] cyan
         b, d, r, c, z = "\033[1m", "\033[2m", "\033[1;31m", "\033[36m", "\033[0m"
         if native is not None:
             keys = [f"{d}:{z} {r}{code}{z}{f' {c}[*]{z}' if row.fix == 'safe' else ''} {msg}\n"
                     for code, _s, msg, row in findings.keys()]
-            yield from native([0, 2, f"{d}:{z}", 3, 1], lambda p: f"{b}{p}{z}{d}:{z}", keys)
+            yield from native([0, 2, f"{d}:{z}", 3, 1], lambda p: f"{b}{shown(p)}{z}{d}:{z}",
+                              keys)
         else:
             for f in findings:
                 mark = f" {c}[*]{z}" if f.fix == "safe" else ""
-                yield (f"{b}{f.path}{z}{d}:{z}{f.line}{d}:{z}{f.column}{d}:{z} {r}{f.rule}{z}"
+                yield (f"{b}{shown(f.path)}{z}{d}:{z}{f.line}{d}:{z}{f.column}{d}:{z} "
+                       f"{r}{f.rule}{z}"
                        f"{mark} {f.message}\n")
     elif native is not None:
         keys = [f": {code}{' [*]' if row.fix == 'safe' else ''} {msg}\n"
                 for code, _s, msg, row in findings.keys()]
-        yield from native([0, 2, ":", 3, 1], lambda p: p + ":", keys)
+        yield from native([0, 2, ":", 3, 1], lambda p: shown(p) + ":", keys)
     else:
         for f in findings:
             mark = " [*]" if f.fix == "safe" else ""
-            yield f"{f.path}:{f.line}:{f.column}: {f.rule}{mark} {f.message}\n"
+            yield f"{shown(f.path)}:{f.line}:{f.column}: {f.rule}{mark} {f.message}\n"
     if show_fixes:
         listed = findings.findings if native is not None else findings
         yield from render_fix_list([f for f in listed if f.fix == "safe"],
@@ -174,7 +187,7 @@ def render_fix_list(fixed, title: str) -> Iterator[str]:
     for f in fixed:
         per_file.setdefault(f.path, Counter())[(f.rule, f.symbol, f.replacement)] += 1
     for path, counts in per_file.items():
-        yield f"- {path}:\n"
+        yield f"- {_text_path(path)}:\n"
         for (rule, symbol, repl), k in sorted(counts.items()):
             yield f"    {k} × {rule} ({symbol} -> {repl or '(none)'})\n"
     yield "\n"
@@ -359,13 +372,19 @@ def _silence_stdout() -> None:
         pass
 
 
-def write_stdout(chunks: Iterable[str], what: str = "the report") -> None:
+def write_stdout(chunks: Iterable[str], what: str = "the report", *,
+                 utf8: bool = False) -> None:
     """Writes to stdout; a write that fails (a full disk, /dev/full) is a
-    UsageError naming it (a closed pipe stays a BrokenPipeError)."""
+    UsageError naming it (a closed pipe stays a BrokenPipeError). ``utf8``:
+    the text is UTF-8 whatever the locale says (JSON, SARIF and GitHub's
+    annotations are UTF-8 by their specifications, and a diff must hold the
+    bytes of the file); else it is in stdout's encoding, with a character
+    that encoding lacks as a backslash escape (a Latin-1 locale once stopped
+    the SARIF report with a UnicodeEncodeError traceback at its first `→`)."""
     if sys.stdout is None:  # started with stdout closed (`anydev scan . >&-`)
         raise UsageError(f"cannot write {what} to stdout: it is closed")
     try:
-        _write_text(sys.stdout, chunks)
+        _write_text(sys.stdout, chunks, utf8)
     except BrokenPipeError:
         raise
     except OSError as e:
@@ -373,34 +392,33 @@ def write_stdout(chunks: Iterable[str], what: str = "the report") -> None:
         raise UsageError(f"cannot write {what} to stdout: {e.strerror or e}") from None
 
 
-def _write_text(out, chunks: Iterable) -> None:
+def _write_text(out, chunks: Iterable, utf8: bool = False) -> None:
     """Writes chunks of str, or bytes of UTF-8 (the native renderer's), to the
-    text stream `out`: bytes go to its binary buffer when it encodes as UTF-8
-    (what it would have made of them), else they are decoded and written as
-    str."""
+    text stream `out`, through its binary buffer: in UTF-8 when ``utf8`` or
+    when it encodes so (bytes then go as they are), else encoded as it
+    encodes, a character it cannot encode as a backslash escape. A stream
+    without a buffer (a StringIO) takes str."""
     import codecs
 
     raw = getattr(out, "buffer", None)
-    try:
-        if raw is not None and codecs.lookup(out.encoding).name != "utf-8":
+    encoding = "utf-8"
+    if raw is not None and not utf8:
+        try:
+            encoding = codecs.lookup(out.encoding).name
+        except (LookupError, TypeError, AttributeError):
             raw = None
-    except (LookupError, TypeError, AttributeError):
-        raw = None
-    texts: list = []
-    for c in chunks:
-        if c.__class__ is not bytes:
-            texts.append(c)
-            continue
-        if raw is None:
-            texts.append(c.decode("utf-8"))
-            continue
-        if texts:
-            out.writelines(texts)
-            texts = []
+    if raw is None:
+        out.writelines(c.decode("utf-8") if c.__class__ is bytes else c for c in chunks)
         out.flush()
-        raw.write(c)
-    out.writelines(texts)
-    out.flush()
+        return
+    out.flush()  # what was printed before goes first
+    native = encoding == "utf-8"
+    for c in chunks:
+        if c.__class__ is bytes:
+            raw.write(c if native else c.decode("utf-8").encode(encoding, "backslashreplace"))
+        else:
+            raw.write(c.encode(encoding, "backslashreplace"))
+    raw.flush()
 
 
 class Selection:
@@ -677,7 +695,7 @@ def _scan_main(args: argparse.Namespace) -> int:
         except OSError as e:
             raise UsageError(f"{args.output}: cannot write: {e.strerror}") from None
     else:
-        write_stdout(text)
+        write_stdout(text, utf8=fmt != "text")
     if fmt != "github" or args.output:
         _print_errors(result.errors)
     if any(_is_io_error(e) for e in result.errors):
@@ -687,7 +705,7 @@ def _scan_main(args: argparse.Namespace) -> int:
 
 def _print_errors(errors: Iterable[_scan.ScanError]) -> None:
     for e in errors:
-        where = f"{e.path}:{e.line}" if e.line else e.path
+        where = _text_path(e.path) + (f":{e.line}" if e.line else "")
         print(f"{where}: {error_level(e)}: {e.message}", file=sys.stderr)
 
 

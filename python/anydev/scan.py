@@ -337,9 +337,8 @@ def _batches(files, path_errors, native, rows, cwd, keep, jobs, max_file_size,
     for at in range(0, max(len(files), 1), batch):
         part, nfiles, nbytes = _native().scan_files_report(
             native, files[at:at + batch], _jobs(jobs), _size_limit(max_file_size), keep_rows)
-        # As _result made it of the tuples: no `# noqa` pass here (the
-        # comments are the caller's to read).
         report = _Report(part, nfiles, nbytes, rows, cwd)
+        report.drop_noqa()  # as scan_paths does
         result = report.result()
         if pending:
             result.errors[:0] = _result(pending, 0, 0, rows, cwd).errors
@@ -821,7 +820,9 @@ class _Report:
         self.ignored = self.tracked = 0
         self.errors: list[ScanError] = []
         self.shown: list[str] = []  # per file, its path as shown
-        self.noqa: list[int] = []  # the files with findings and a comment that mentions noqa
+        # the files with findings and a comment that mentions noqa: (index, name
+        # as the walk gave it, which opens a file whose shown name is quoted)
+        self.noqa: list[tuple[int, str]] = []
         self.counts: list[int] = []  # per file, its number of findings
         self._sorted = False
         self._left: Optional[list] = None
@@ -832,6 +833,7 @@ class _Report:
         # elsewhere) are shown as they are, without its calls.
         under = cwd.rstrip("/") + "/"
         posix = os.path.isabs is _posix_isabs
+        seen: set[str] = set()
         for i, (path, _lang, n, errs, noqa_comment) in enumerate(native.files()):
             shown = path.decode("utf-8", "surrogateescape")
             if not posix or shown[:2] == "./" or (shown[:1] == "/" and (
@@ -841,8 +843,16 @@ class _Report:
                 shown = _path_str(shown.encode("utf-8", "surrogateescape"))
             self.shown.append(shown)
             self.counts.append(n)
+            if shown in seen:
+                # A file two of the paths reach (`scan src src/a.py`): it is
+                # reported, and counted, once.
+                self.files -= 1
+                if n:
+                    self.native.drop(i, list(range(n)))
+                continue
+            seen.add(shown)
             if noqa_comment and n:
-                self.noqa.append(i)
+                self.noqa.append((i, os.fsdecode(path)))
             for message, line in errs:
                 self.errors.append(ScanError(shown, message, line))
 
@@ -866,9 +876,9 @@ class _Report:
             return
         from . import _noqa  # `# noqa` comments (ruff's convention)
 
-        for i in self.noqa:
+        for i, name in self.noqa:
             found = self._file_findings(i)
-            kept = _noqa.filter_findings(found, _noqa.read_file)
+            kept = _noqa.filter_findings(found, lambda _shown, name=name: _noqa.read_file(name))
             if kept is not found:
                 ids = {id(f) for f in kept}
                 self._drop(i, [j for j, f in enumerate(found) if id(f) not in ids])

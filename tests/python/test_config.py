@@ -424,8 +424,8 @@ NOQA_LINES = ["torch.cuda.synchronize(){c}", "x = '# noqa'; torch.cuda.current_d
 def test_only_files_whose_comments_mention_noqa_are_read_again(tmp_path, monkeypatch):
     """scan_paths drops the findings a `# noqa` directive covers, and reads
     again only the files the scanner saw a comment mentioning noqa in: the
-    same findings as reading every file with findings (what iter_scan_paths
-    leaves to the caller), and no other file opened."""
+    same findings as reading every file with findings, and no other file
+    opened. iter_scan_paths drops the same."""
     import random
     from anydev import scan
 
@@ -436,13 +436,17 @@ def test_only_files_whose_comments_mention_noqa_are_read_again(tmp_path, monkeyp
             lines.append(r.choice(NOQA_LINES).format(c=r.choice(NOQA_FORMS)))
         (tmp_path / f"m{k:03d}.py").write_text("\n".join(lines) + "\n")
     monkeypatch.chdir(tmp_path)
-    streamed = [f for part in scan.iter_scan_paths(["."], jobs=1) for f in part.findings]
-    expected = _noqa.filter_findings(streamed, _noqa.read_file)
-    assert 0 < len(expected) < len(streamed)
-    read = []
     real_read = _noqa.read_file
+    monkeypatch.setattr(_noqa, "read_file", lambda p: None)  # unreadable: nothing dropped
+    every = scan.scan_paths(["."], jobs=1).findings
+    monkeypatch.setattr(_noqa, "read_file", real_read)
+    expected = _noqa.filter_findings(every, _noqa.read_file)
+    assert 0 < len(expected) < len(every)
+    read = []
     monkeypatch.setattr(_noqa, "read_file", lambda p: read.append(p) or real_read(p))
     assert scan.scan_paths(["."], jobs=1).findings == expected
+    streamed = [f for part in scan.iter_scan_paths(["."], jobs=1, batch=7) for f in part.findings]
+    assert streamed == expected
     assert read and all("noqa" in (tmp_path / p).read_text().lower() for p in read)
     # "noqa" in a string only: not read
     (tmp_path / "s.py").write_text("import torch\nx = '# noqa'; torch.cuda.synchronize()\n")

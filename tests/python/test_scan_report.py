@@ -193,7 +193,8 @@ def test_native_findings_are_those_python_builds(tree, monkeypatch):
 def test_bytes_chunks_reach_a_text_stream_as_its_str_would(encoding):
     """The native renderer's chunks are UTF-8 bytes: a UTF-8 stream gets them
     on its buffer, in order with the str chunks around them; another stream
-    gets them decoded, so it encodes (or refuses) them as it did the str."""
+    gets them decoded and encoded as it encodes the str, a character it
+    lacks as a backslash escape; a machine format (utf8) is UTF-8 on any."""
     import io
 
     buf = io.BytesIO()
@@ -204,9 +205,14 @@ def test_bytes_chunks_reach_a_text_stream_as_its_str_would(encoding):
     plain = io.StringIO()  # no buffer at all (redirect_stdout)
     _scan_cli._write_text(plain, [b"x\xc3\xa9", "y"])
     assert plain.getvalue() == "xéy"
-    ascii_out = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
-    with pytest.raises(UnicodeEncodeError):
-        _scan_cli._write_text(ascii_out, [b"caf\xc3\xa9"])
+    raw = io.BytesIO()
+    ascii_out = io.TextIOWrapper(raw, encoding="ascii")
+    _scan_cli._write_text(ascii_out, [b"caf\xc3\xa9 ", "\u2192"])  # was a UnicodeEncodeError
+    assert raw.getvalue() == b"caf\\xe9 \\u2192"
+    raw = io.BytesIO()
+    latin1_out = io.TextIOWrapper(raw, encoding="latin-1")
+    _scan_cli._write_text(latin1_out, [b"caf\xc3\xa9 ", "\u2192"], utf8=True)
+    assert raw.getvalue() == "café →".encode("utf-8")
 
 
 def test_write_atomic_takes_bytes_chunks(tmp_path):

@@ -17,7 +17,7 @@ import sys
 import pytest
 
 from anydev import _C
-from anydev.scan import quote_path, scan_paths, unquote_path
+from anydev.scan import iter_scan_paths, quote_path, scan_paths, unquote_path
 
 from conftest import run_cli, run_command
 
@@ -423,3 +423,60 @@ def test_empty_and_dash_arguments_say_what_they_are(tmp_path, monkeypatch):
     assert sorted(os.listdir(tmp_path)) == ["a.py"]
     rc, out, err = run_cli("-")
     assert rc == 2 and "`-` is not a command" in err, err
+
+
+def test_a_file_reached_by_two_paths_is_reported_once(tmp_path, monkeypatch):
+    # `scan src src/a.py`: the walk of src and the name reach one file.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.py").write_bytes(LEGACY)
+    (tmp_path / "src" / "b.py").write_bytes(LEGACY)
+    r = scan_paths(["src", "src/a.py"])
+    assert [f.path for f in r.findings] == ["src/a.py", "src/b.py"] and r.files == 2
+    rc, out, err = run_cli("scan", "--no-config", "src/a.py", "src")
+    assert rc == 1 and out.count("src/a.py:2:1: AD107") == 1, out
+    assert "Found 2 legacy references in 2 files" in out
+    rc, out, err = run_cli("fix", "--no-config", "--diff", "src", "src/b.py")
+    assert out.count("+torch.accelerator") == 2 and "would fix 2 finding(s) in 2 file(s)" in err
+
+
+def test_text_report_quotes_a_name_with_a_line_break(tmp_path, monkeypatch):
+    # `n\nl.py:2:1: AD107 ...` printed as two lines, the first no tool reads.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "n\nl.py").write_bytes(LEGACY)
+    (tmp_path / "caf\u00e9.py").write_bytes(LEGACY)
+    rc, out, err = run_cli("scan", "--no-config", "--show-fixes", ".")
+    assert rc == 1
+    assert out.splitlines()[:2] == [
+        "caf\u00e9.py:2:1: AD107 [*] `torch.cuda.synchronize` is deprecated; use "
+        "`torch.accelerator.synchronize`",
+        '"n\\nl.py":2:1: AD107 [*] `torch.cuda.synchronize` is deprecated; use '
+        "`torch.accelerator.synchronize`"]
+    assert '- "n\\nl.py":' in out
+    rc, out, err = run_cli("scan", "--no-config", "--format", "json", ".")
+    assert [f["path"] for f in json.loads(out)["findings"]] == ["caf\u00e9.py", "n\nl.py"]
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "github"])
+def test_a_report_on_a_latin1_stdout_is_written_not_a_traceback(tmp_path, fmt):
+    # SARIF's `→` on a Latin-1 stdout was a UnicodeEncodeError traceback.
+    (tmp_path / "\u4e2d.py").write_bytes(LEGACY)
+    p = subprocess.run([sys.executable, "-m", "anydev", "scan", "--no-config", "--format", fmt,
+                        "."], cwd=tmp_path, capture_output=True, timeout=120,
+                       env={**os.environ, "PYTHONIOENCODING": "latin-1"})
+    assert p.returncode == 1 and b"Traceback" not in p.stderr, p.stderr
+    if fmt == "text":  # in the locale's encoding, what it lacks escaped
+        assert p.stdout.startswith(b"\\u4e2d.py:2:1: AD107")
+    else:  # a machine format is UTF-8 on any locale (SARIF's names are URIs)
+        assert ("\u2192" if fmt == "sarif" else "\u4e2d.py").encode() in p.stdout
+        if fmt != "github":
+            json.loads(p.stdout.decode("utf-8"))
+
+
+def test_noqa_applies_to_a_file_whose_name_is_not_utf8(latin1_tree):
+    _, bad = latin1_tree
+    with open(bad, "wb") as f:
+        f.write(b"import torch\ntorch.cuda.synchronize()  # noqa: AD107\n")
+    assert [f.path for f in scan_paths(["src"]).findings] == ["src/a.py", "src/z.py"]
+    streamed = [f.path for part in iter_scan_paths(["src"], batch=1) for f in part.findings]
+    assert streamed == ["src/a.py", "src/z.py"]
