@@ -515,11 +515,34 @@ class Lexer {
     }
     const size_t entry = p_;  // a token boundary
     const char* const s = s_;
-    int parens = parens_;  // (a local: the stores through toks_ may alias a member)
-    for (;;) {
-      // The skim bytes of a 64-byte block from p_ on, up to the next needle.
-      const size_t base = cursor_.Block(p_);
-      uint64_t mask = cursor_.mask() & (~uint64_t{0} << (p_ - base));
+    // Locals, not members, in the loop (the stores through toks_ may alias
+    // a member, and the members' loads are per skim byte): the '(' open, the
+    // tokens kept, the ';' the next may replace (semi_at_), and the boundary
+    // found last (Snapshot's state there: after a kept token, so no line
+    // start; the suppressions do not change in the loop), written back when
+    // the loop ends.
+    int parens = parens_;
+    size_t ntok = toks_.size();
+    size_t semi_at = semi_at_;
+    size_t snap_p = SIZE_MAX;
+    size_t snap_ntok = 0;
+    bool snap_dir = false;
+    const auto leave = [&] {
+      parens_ = parens;
+      semi_at_ = semi_at;
+      if (snap_p != SIZE_MAX) {
+        snap_p_ = snap_p;
+        snap_toks_ = snap_ntok;
+        snap_sups_ = out_->suppressions.size();
+        snap_line_start_ = false;
+        snap_in_directive_ = snap_dir;
+        conds_saved_ = false;
+      }
+    };
+    for (size_t pos = p_;;) {
+      // The skim bytes of a 64-byte block from pos on, up to the next needle.
+      const size_t base = cursor_.Block(pos);
+      uint64_t mask = cursor_.mask() & (~uint64_t{0} << (pos - base));
       const bool hit_here = next_hit_ - base < 64;
       if (hit_here) mask &= (uint64_t{1} << (next_hit_ - base)) - 1;
       const uint64_t opens = cursor_.opens();
@@ -537,32 +560,41 @@ class Lexer {
         }
         if (c == ';' || c == '{' || c == '}') {
           if (in_directive_) Settle(q);
-          if (c == ';' && toks_.size() == semi_at_ && toks_.back().directive == in_directive_) {
+          const bool dir = in_directive_;
+          if (c == ';' && ntok == semi_at && toks_.back().directive == dir) {
             toks_.back().start = static_cast<uint32_t>(q);
             toks_.back().end = static_cast<uint32_t>(q + 1);
-            line_start_ = false;
           } else {
-            EmitAlways(c == ';' ? kSemi : c == '{' ? kLBrace : kRBrace, q, q + 1);
-            semi_at_ = c == ';' ? toks_.size() : SIZE_MAX;
+            Tok* t = toks_.Add();
+            t->start = static_cast<uint32_t>(q);
+            t->end = static_cast<uint32_t>(q + 1);
+            t->type = c == ';' ? kSemi : c == '{' ? kLBrace : kRBrace;
+            t->directive = dir;
+            t->prev_active = false;
+            ++ntok;
+            semi_at = c == ';' ? ntok : SIZE_MAX;
           }
+          line_start_ = false;
           if (parens == 0) {
-            p_ = q + 1;
-            Snapshot();
+            snap_p = q + 1;
+            snap_ntok = ntok;
+            snap_dir = dir;
           }
           continue;
         }
-        parens_ = parens;
+        leave();
         p_ = q;
         SkimSpecial(q, entry);
         return;
       }
       if (hit_here) {  // a needle before the next skim byte
+        leave();
         Rewind();
         return;
       }
-      p_ = base + 64;
-      if (p_ >= n_) {
-        parens_ = parens;
+      pos = base + 64;
+      if (pos >= n_) {
+        leave();
         p_ = n_;
         return;
       }
