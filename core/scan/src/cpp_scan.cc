@@ -138,11 +138,37 @@ constexpr NibbleClass MakeSkimClass() {
 
 constexpr NibbleClass kSkim = MakeSkimClass();
 
+// The skim bytes of a 64-byte block, and their '('.
+struct SkimMasks {
+  uint64_t skim, opens;
+};
+
 #if defined(ANYDEV_SCAN_NIBBLE_AVX2)
-// The skim bytes of the 64 at s (all readable) and, in *opens, their '('.
-__attribute__((target("avx2"))) uint64_t ClassifySkimAvx2(const unsigned char* s,
-                                                          uint64_t* opens) {
-  return ClassifyAvx2<0x80>(kSkim, s, opens);  // '(' has the top bit of its class
+// The skim bytes of the 64 at s (all readable) and their '(': ClassifyAvx2's
+// classification, returned by value (in two registers, not stored and
+// loaded again), a class's being none of zero read by one movemask (its
+// byte plus 0x7F, saturated, has the top bit unless it is zero) where a
+// compare, a movemask and a `not` did.
+__attribute__((target("avx2"))) SkimMasks ClassifySkimAvx2(const unsigned char* s) {
+  const __m256i lo =
+      _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(kSkim.lo)));
+  const __m256i hi =
+      _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(kSkim.hi)));
+  const __m256i nib = _mm256_set1_epi8(0x0F);
+  const __m256i any = _mm256_set1_epi8(0x7F);
+  uint64_t skim = 0, opens = 0;
+  for (int h = 0; h < 2; ++h) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + 32 * h));
+    const __m256i m = _mm256_and_si256(
+        _mm256_shuffle_epi8(lo, _mm256_and_si256(v, nib)),
+        _mm256_shuffle_epi8(hi, _mm256_and_si256(_mm256_srli_epi16(v, 4), nib)));
+    skim |= static_cast<uint64_t>(static_cast<uint32_t>(
+                _mm256_movemask_epi8(_mm256_adds_epu8(m, any))))
+            << (32 * h);
+    // '(' has the top bit of its class: movemask reads it as it is.
+    opens |= static_cast<uint64_t>(static_cast<uint32_t>(_mm256_movemask_epi8(m))) << (32 * h);
+  }
+  return SkimMasks{skim, opens};
 }
 #endif
 
@@ -153,7 +179,10 @@ class SkimCursor {
   SkimCursor(const char* s, size_t n) : s_(reinterpret_cast<const unsigned char*>(s)), n_(n) {
 #if defined(ANYDEV_SCAN_NIBBLE_AVX2)
     static const bool avx2 = __builtin_cpu_supports("avx2");
-    avx2_ = avx2;
+    // (One compare a block asks both whether AVX2 is there and whether the
+    // whole block lies in the input.)
+    whole_end_ = avx2 ? n_ : 0;
+    part_end_ = avx2 ? n_ + 16 : 0;
 #endif
   }
 
@@ -178,6 +207,8 @@ class SkimCursor {
     if (p - base_ >= 64) Classify(p);
     return base_;
   }
+  // The block at p, classified now (p is past the current one).
+  void Next(size_t p) { Classify(p); }
   uint64_t mask() const { return mask_; }
   uint64_t opens() const { return opens_; }
 
@@ -186,15 +217,18 @@ class SkimCursor {
   void Classify(size_t p) {
     base_ = p;
 #if defined(ANYDEV_SCAN_NIBBLE_AVX2)
-    if (avx2_ && p + 64 <= n_) {
-      mask_ = ClassifySkimAvx2(s_ + p, &opens_);
+    if (p + 64 <= whole_end_) {
+      const SkimMasks m = ClassifySkimAvx2(s_ + p);
+      mask_ = m.skim;
+      opens_ = m.opens;
       return;
     }
     // s[p, p + 64) lies in the input and its padding while p + 48 <= n.
-    if (avx2_ && p + 48 <= n_) {
+    if (p + 64 <= part_end_) {
       const uint64_t in = (uint64_t{1} << (n_ - p)) - 1;
-      mask_ = ClassifySkimAvx2(s_ + p, &opens_) & in;
-      opens_ &= in;
+      const SkimMasks m = ClassifySkimAvx2(s_ + p);
+      mask_ = m.skim & in;
+      opens_ = m.opens & in;
       return;
     }
 #endif
@@ -207,7 +241,7 @@ class SkimCursor {
 
   const unsigned char* s_;
   size_t n_;
-  bool avx2_ = false;
+  size_t whole_end_ = 0, part_end_ = 0;  // AVX2: n_ and n_ + 16; else 0
   size_t base_ = ~size_t{0} / 2;  // far from any p: the first Next classifies
   uint64_t mask_ = 0, opens_ = 0;
 };
@@ -539,10 +573,10 @@ class Lexer {
         conds_saved_ = false;
       }
     };
-    for (size_t pos = p_;;) {
-      // The skim bytes of a 64-byte block from pos on, up to the next needle.
-      const size_t base = cursor_.Block(pos);
-      uint64_t mask = cursor_.mask() & (~uint64_t{0} << (pos - base));
+    size_t base = cursor_.Block(p_);
+    uint64_t mask = cursor_.mask() & (~uint64_t{0} << (p_ - base));
+    for (;;) {
+      // The skim bytes of the block at base, up to the next needle.
       const bool hit_here = next_hit_ - base < 64;
       if (hit_here) mask &= (uint64_t{1} << (next_hit_ - base)) - 1;
       const uint64_t opens = cursor_.opens();
@@ -592,12 +626,14 @@ class Lexer {
         Rewind();
         return;
       }
-      pos = base + 64;
-      if (pos >= n_) {
+      base += 64;
+      if (base >= n_) {
         leave();
         p_ = n_;
         return;
       }
+      cursor_.Next(base);
+      mask = cursor_.mask();
     }
   }
 
