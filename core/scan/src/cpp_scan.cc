@@ -540,8 +540,11 @@ class Lexer {
   // ls_from_, the '\n' from there on not looked at yet (Settle looks). A run
   // of ';' the skim keeps with nothing between is one token (the last), as
   // the resolver and the literal rules ignore skimmed ';' but for the one a
-  // stretch starts after.
-  void Skim() {
+  // stretch starts after. Not inlined: inlined into Run (and so into
+  // ScanCpp, the whole lexer with it), GCC kept the '(' count and the input
+  // on the stack and loaded them at every skim byte; on its own it keeps
+  // them in registers.
+  __attribute__((noinline)) void Skim() {
     if (next_hit_ < p_) SkipHitsBehind();
     if (next_hit_ < p_) {
       Rewind();
