@@ -578,10 +578,12 @@ class Lexer {
     };
     size_t base = cursor_.Block(p_);
     uint64_t mask = cursor_.mask() & (~uint64_t{0} << (p_ - base));
+    // Where the skim stops: the next needle, or the end (one test a block).
+    const size_t stop = std::min(next_hit_, n_);
     for (;;) {
       // The skim bytes of the block at base, up to the next needle.
-      const bool hit_here = next_hit_ - base < 64;
-      if (hit_here) mask &= (uint64_t{1} << (next_hit_ - base)) - 1;
+      const size_t left = stop - base;
+      if (left < 64) mask &= (uint64_t{1} << left) - 1;
       const uint64_t opens = cursor_.opens();
       for (; mask != 0; mask &= mask - 1) {
         const unsigned k = static_cast<unsigned>(__builtin_ctzll(mask));
@@ -624,17 +626,16 @@ class Lexer {
         SkimSpecial(q, entry);
         return;
       }
-      if (hit_here) {  // a needle before the next skim byte
+      if (left <= 64) {
         leave();
-        Rewind();
+        if (stop == next_hit_) {  // a needle before the next skim byte
+          Rewind();
+        } else {
+          p_ = n_;
+        }
         return;
       }
       base += 64;
-      if (base >= n_) {
-        leave();
-        p_ = n_;
-        return;
-      }
       cursor_.Next(base);
       mask = cursor_.mask();
     }
