@@ -263,6 +263,7 @@ class Lexer {
         Skim();
       } else {
         Step();
+        while (s_[p_] == ' ') ++p_;  // (a Step less a run of spaces; the padding stops it)
       }
     }
     if (!failed_ && !conds_.empty() && conds_.back().skipping_at_eof) {
