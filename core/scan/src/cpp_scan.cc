@@ -63,6 +63,7 @@
 // ANYDEV_SCAN_FULL_LEXER=1 forces the full path.
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -113,6 +114,15 @@ struct Tok {
 };
 
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\f' || c == '\v'; }
+
+// The bytes of a C++ identifier as the lexer reads them: IsIdentChar's and
+// '$' (one lookup a byte, not a lookup and a compare).
+constexpr std::array<bool, 256> MakeCppIdent() {
+  std::array<bool, 256> t{};
+  for (int c = 0; c < 256; ++c) t[c] = kBytes.ident[c] || c == '$';
+  return t;
+}
+constexpr std::array<bool, 256> kCppIdent = MakeCppIdent();
 
 // The bytes the skim (Note [Fast path for C++]) stops at: parentheses, ';',
 // braces, quotes, '/', '#', backslash and '\r' (a '\n' is not one: the skim
@@ -376,7 +386,7 @@ class Lexer {
     const unsigned char c = static_cast<unsigned char>(s_[p_]);
     if (IsIdentStart(c) || c == '$') {
       size_t q = p_ + 1;
-      while (IsIdentChar(static_cast<unsigned char>(s_[q])) || s_[q] == '$') ++q;  // padding stops it
+      while (kCppIdent[static_cast<unsigned char>(s_[q])]) ++q;  // padding stops it
       if ((s_[q] == '"' || s_[q] == '\'') && q - p_ <= 3) {
         const std::string_view id(s_ + p_, q - p_);
         const bool raw = s_[q] == '"' && (id == "R" || id == "LR" || id == "uR" || id == "UR" ||
