@@ -320,6 +320,29 @@ TEST(CppFastPath, LazyLineStartsAndRunsOfSemicolons) {
   }
 }
 
+// The skim's 64-byte blocks end where the next needle or the end of the
+// file is (one test a block), and the lexer skips the spaces after each
+// token it lexes: needles and file ends at every offset of a block from
+// where the skim began, after parentheses, ';', braces, names with '$' and
+// runs of spaces, the same as the full path.
+TEST(CppFastPath, NeedlesAndEndsAtEveryOffsetOfABlock) {
+  const std::vector<std::string> fillers = {"(", ")", ";", "{", "}", " ", "a$b  ", "$x ", "(;)"};
+  for (size_t k = 0; k < 140; ++k) {
+    for (const std::string& fill : fillers) {
+      std::string body;
+      while (body.size() < k) body += fill;
+      body.resize(k);
+      const std::string head = "int a = f(1);\nvoid g() { h(2); }\n";
+      // A needle k bytes after a boundary, then the file's end k bytes on.
+      Both(head + body + "c10::cuda::device_count();\n" + body);
+      // The file ends in the filler (its last block cut at every offset).
+      Both(head + "int $n  = c10::cuda::device_count( 1 ) ;  " + body);
+      Both(head + body);
+      if (HasFailure()) return;
+    }
+  }
+}
+
 // More bound names than the needle search holds: everything is lexed while
 // they are in scope, and the findings are still those of the full path.
 TEST(CppFastPath, ManyBindings) {

@@ -63,6 +63,7 @@
 // ANYDEV_SCAN_FULL_LEXER=1 forces the full path.
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -114,6 +115,15 @@ struct Tok {
 
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\f' || c == '\v'; }
 
+// The bytes of a C++ identifier as the lexer reads them: IsIdentChar's and
+// '$' (one lookup a byte, not a lookup and a compare).
+constexpr std::array<bool, 256> MakeCppIdent() {
+  std::array<bool, 256> t{};
+  for (int c = 0; c < 256; ++c) t[c] = kBytes.ident[c] || c == '$';
+  return t;
+}
+constexpr std::array<bool, 256> kCppIdent = MakeCppIdent();
+
 // The bytes the skim (Note [Fast path for C++]) stops at: parentheses, ';',
 // braces, quotes, '/', '#', backslash and '\r' (a '\n' is not one: the skim
 // looks for the last one only where a line start matters, Lexer::Settle).
@@ -138,11 +148,37 @@ constexpr NibbleClass MakeSkimClass() {
 
 constexpr NibbleClass kSkim = MakeSkimClass();
 
+// The skim bytes of a 64-byte block, and their '('.
+struct SkimMasks {
+  uint64_t skim, opens;
+};
+
 #if defined(ANYDEV_SCAN_NIBBLE_AVX2)
-// The skim bytes of the 64 at s (all readable) and, in *opens, their '('.
-__attribute__((target("avx2"))) uint64_t ClassifySkimAvx2(const unsigned char* s,
-                                                          uint64_t* opens) {
-  return ClassifyAvx2<0x80>(kSkim, s, opens);  // '(' has the top bit of its class
+// The skim bytes of the 64 at s (all readable) and their '(': ClassifyAvx2's
+// classification, returned by value (in two registers, not stored and
+// loaded again), a class's being none of zero read by one movemask (its
+// byte plus 0x7F, saturated, has the top bit unless it is zero) where a
+// compare, a movemask and a `not` did.
+__attribute__((target("avx2"))) SkimMasks ClassifySkimAvx2(const unsigned char* s) {
+  const __m256i lo =
+      _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(kSkim.lo)));
+  const __m256i hi =
+      _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(kSkim.hi)));
+  const __m256i nib = _mm256_set1_epi8(0x0F);
+  const __m256i any = _mm256_set1_epi8(0x7F);
+  uint64_t skim = 0, opens = 0;
+  for (int h = 0; h < 2; ++h) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + 32 * h));
+    const __m256i m = _mm256_and_si256(
+        _mm256_shuffle_epi8(lo, _mm256_and_si256(v, nib)),
+        _mm256_shuffle_epi8(hi, _mm256_and_si256(_mm256_srli_epi16(v, 4), nib)));
+    skim |= static_cast<uint64_t>(static_cast<uint32_t>(
+                _mm256_movemask_epi8(_mm256_adds_epu8(m, any))))
+            << (32 * h);
+    // '(' has the top bit of its class: movemask reads it as it is.
+    opens |= static_cast<uint64_t>(static_cast<uint32_t>(_mm256_movemask_epi8(m))) << (32 * h);
+  }
+  return SkimMasks{skim, opens};
 }
 #endif
 
@@ -152,9 +188,14 @@ class SkimCursor {
  public:
   SkimCursor(const char* s, size_t n) : s_(reinterpret_cast<const unsigned char*>(s)), n_(n) {
 #if defined(ANYDEV_SCAN_NIBBLE_AVX2)
-    static const bool avx2 = __builtin_cpu_supports("avx2");
-    avx2_ = avx2;
+    // (With BMI1 too, which every CPU with AVX2 has, for Lexer::SkimBmi.)
+    static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi");
+    // (One compare a block asks both whether AVX2 is there and whether the
+    // whole block lies in the input.)
+    whole_end_ = avx2 ? n_ : 0;
+    part_end_ = avx2 ? n_ + 16 : 0;
 #endif
+
   }
 
   // Just past the last skim byte before q, found looking back from the
@@ -178,6 +219,10 @@ class SkimCursor {
     if (p - base_ >= 64) Classify(p);
     return base_;
   }
+  // Whether the CPU has AVX2 and BMI1 (Lexer::SkimBmi).
+  bool avx2() const { return whole_end_ != 0 || part_end_ != 0; }
+  // The block at p, classified now (p is past the current one).
+  void Next(size_t p) { Classify(p); }
   uint64_t mask() const { return mask_; }
   uint64_t opens() const { return opens_; }
 
@@ -186,15 +231,18 @@ class SkimCursor {
   void Classify(size_t p) {
     base_ = p;
 #if defined(ANYDEV_SCAN_NIBBLE_AVX2)
-    if (avx2_ && p + 64 <= n_) {
-      mask_ = ClassifySkimAvx2(s_ + p, &opens_);
+    if (p + 64 <= whole_end_) {
+      const SkimMasks m = ClassifySkimAvx2(s_ + p);
+      mask_ = m.skim;
+      opens_ = m.opens;
       return;
     }
     // s[p, p + 64) lies in the input and its padding while p + 48 <= n.
-    if (avx2_ && p + 48 <= n_) {
+    if (p + 64 <= part_end_) {
       const uint64_t in = (uint64_t{1} << (n_ - p)) - 1;
-      mask_ = ClassifySkimAvx2(s_ + p, &opens_) & in;
-      opens_ &= in;
+      const SkimMasks m = ClassifySkimAvx2(s_ + p);
+      mask_ = m.skim & in;
+      opens_ = m.opens & in;
       return;
     }
 #endif
@@ -207,7 +255,7 @@ class SkimCursor {
 
   const unsigned char* s_;
   size_t n_;
-  bool avx2_ = false;
+  size_t whole_end_ = 0, part_end_ = 0;  // AVX2: n_ and n_ + 16; else 0
   size_t base_ = ~size_t{0} / 2;  // far from any p: the first Next classifies
   uint64_t mask_ = 0, opens_ = 0;
 };
@@ -226,9 +274,16 @@ class Lexer {
     if (driver_ != nullptr) Boundary();
     while (!failed_ && p_ < n_) {
       if (skim_) {
+#if defined(ANYDEV_SCAN_NIBBLE_AVX2)
+        if (cursor_.avx2()) {
+          SkimBmi();
+          continue;
+        }
+#endif
         Skim();
       } else {
         Step();
+        while (s_[p_] == ' ') ++p_;  // (a Step less a run of spaces; the padding stops it)
       }
     }
     if (!failed_ && !conds_.empty() && conds_.back().skipping_at_eof) {
@@ -331,7 +386,7 @@ class Lexer {
     const unsigned char c = static_cast<unsigned char>(s_[p_]);
     if (IsIdentStart(c) || c == '$') {
       size_t q = p_ + 1;
-      while (IsIdentChar(static_cast<unsigned char>(s_[q])) || s_[q] == '$') ++q;  // padding stops it
+      while (kCppIdent[static_cast<unsigned char>(s_[q])]) ++q;  // padding stops it
       if ((s_[q] == '"' || s_[q] == '\'') && q - p_ <= 3) {
         const std::string_view id(s_ + p_, q - p_);
         const bool raw = s_[q] == '"' && (id == "R" || id == "LR" || id == "uR" || id == "UR" ||
@@ -506,8 +561,20 @@ class Lexer {
   // ls_from_, the '\n' from there on not looked at yet (Settle looks). A run
   // of ';' the skim keeps with nothing between is one token (the last), as
   // the resolver and the literal rules ignore skimmed ';' but for the one a
-  // stretch starts after.
-  void Skim() {
+  // stretch starts after. Not inlined: inlined into Run (and so into
+  // ScanCpp, the whole lexer with it), GCC kept the '(' count and the input
+  // on the stack and loaded them at every skim byte; on its own it keeps
+  // them in registers. Compiled twice (the one body, SkimBody): SkimBmi
+  // runs where the skim classifies with AVX2, which it does only with BMI1
+  // as well (every CPU with AVX2 has it), whose `blsr` clears a mask's
+  // lowest bit in one instruction, not two (with BMI2 too, GCC's code took
+  // 0.5M instructions more on the C/C++ files of the 20 MB tree; a flag of
+  // its own for BMI1 in the cursor, 0.7M more).
+#if defined(ANYDEV_SCAN_NIBBLE_AVX2)
+  __attribute__((noinline, target("bmi"))) void SkimBmi() { SkimBody(); }
+#endif
+  __attribute__((noinline)) void Skim() { SkimBody(); }
+  __attribute__((always_inline)) inline void SkimBody() {
     if (next_hit_ < p_) SkipHitsBehind();
     if (next_hit_ < p_) {
       Rewind();
@@ -515,13 +582,38 @@ class Lexer {
     }
     const size_t entry = p_;  // a token boundary
     const char* const s = s_;
-    int parens = parens_;  // (a local: the stores through toks_ may alias a member)
+    // Locals, not members, in the loop (the stores through toks_ may alias
+    // a member, and the members' loads are per skim byte): the '(' open, the
+    // tokens kept, the ';' the next may replace (semi_at_), and the boundary
+    // found last (Snapshot's state there: after a kept token, so no line
+    // start; the suppressions do not change in the loop), written back when
+    // the loop ends.
+    int parens = parens_;
+    size_t ntok = toks_.size();
+    size_t semi_at = semi_at_;
+    size_t snap_p = SIZE_MAX;
+    size_t snap_ntok = 0;
+    bool snap_dir = false;
+    const auto leave = [&] {
+      parens_ = parens;
+      semi_at_ = semi_at;
+      if (snap_p != SIZE_MAX) {
+        snap_p_ = snap_p;
+        snap_toks_ = snap_ntok;
+        snap_sups_ = out_->suppressions.size();
+        snap_line_start_ = false;
+        snap_in_directive_ = snap_dir;
+        conds_saved_ = false;
+      }
+    };
+    size_t base = cursor_.Block(p_);
+    uint64_t mask = cursor_.mask() & (~uint64_t{0} << (p_ - base));
+    // Where the skim stops: the next needle, or the end (one test a block).
+    const size_t stop = std::min(next_hit_, n_);
     for (;;) {
-      // The skim bytes of a 64-byte block from p_ on, up to the next needle.
-      const size_t base = cursor_.Block(p_);
-      uint64_t mask = cursor_.mask() & (~uint64_t{0} << (p_ - base));
-      const bool hit_here = next_hit_ - base < 64;
-      if (hit_here) mask &= (uint64_t{1} << (next_hit_ - base)) - 1;
+      // The skim bytes of the block at base, up to the next needle.
+      const size_t left = stop - base;
+      if (left < 64) mask &= (uint64_t{1} << left) - 1;
       const uint64_t opens = cursor_.opens();
       for (; mask != 0; mask &= mask - 1) {
         const unsigned k = static_cast<unsigned>(__builtin_ctzll(mask));
@@ -537,35 +629,45 @@ class Lexer {
         }
         if (c == ';' || c == '{' || c == '}') {
           if (in_directive_) Settle(q);
-          if (c == ';' && toks_.size() == semi_at_ && toks_.back().directive == in_directive_) {
+          const bool dir = in_directive_;
+          if (c == ';' && ntok == semi_at && toks_.back().directive == dir) {
             toks_.back().start = static_cast<uint32_t>(q);
             toks_.back().end = static_cast<uint32_t>(q + 1);
-            line_start_ = false;
           } else {
-            EmitAlways(c == ';' ? kSemi : c == '{' ? kLBrace : kRBrace, q, q + 1);
-            semi_at_ = c == ';' ? toks_.size() : SIZE_MAX;
+            Tok* t = toks_.Add();
+            t->start = static_cast<uint32_t>(q);
+            t->end = static_cast<uint32_t>(q + 1);
+            t->type = c == ';' ? kSemi : c == '{' ? kLBrace : kRBrace;
+            t->directive = dir;
+            t->prev_active = false;
+            ++ntok;
+            semi_at = c == ';' ? ntok : SIZE_MAX;
           }
+          line_start_ = false;
           if (parens == 0) {
-            p_ = q + 1;
-            Snapshot();
+            snap_p = q + 1;
+            snap_ntok = ntok;
+            snap_dir = dir;
           }
           continue;
         }
-        parens_ = parens;
+        leave();
         p_ = q;
         SkimSpecial(q, entry);
         return;
       }
-      if (hit_here) {  // a needle before the next skim byte
-        Rewind();
+      if (left <= 64) {
+        leave();
+        if (stop == next_hit_) {  // a needle before the next skim byte
+          Rewind();
+        } else {
+          p_ = n_;
+        }
         return;
       }
-      p_ = base + 64;
-      if (p_ >= n_) {
-        parens_ = parens;
-        p_ = n_;
-        return;
-      }
+      base += 64;
+      cursor_.Next(base);
+      mask = cursor_.mask();
     }
   }
 
