@@ -1943,22 +1943,16 @@ void Lexer::Boundary() {
 }  // namespace
 
 void ScanCpp(const RuleSet& rules, std::string_view src, size_t begin, LexOutput* out) {
-  // What a thread keeps from file to file (no allocation), its address taken
-  // once and hidden from the optimiser (Note [Thread-local scratch] in
-  // python_scan.cc): 66k calls to __tls_get_addr on the 20 MB tree in the
-  // Python module, where each use of a thread_local's name had been one.
-  struct Scratch {
+  struct Scratch {  // Note [Thread-local scratch] in internal.h
     TokenBuffer<Tok> toks;
     ParenMatch parens;
   };
-  thread_local Scratch of_thread;
-  Scratch* scratch = &of_thread;
-  asm("" : "+r"(scratch));
-  TokenBuffer<Tok>& toks = scratch->toks;
+  Scratch& scratch = ThreadScratch<Scratch>();
+  TokenBuffer<Tok>& toks = scratch.toks;
   toks.clear();
   const std::vector<std::string>* statics =
       FastPathEnabled() ? rules.FastPathNeedles(Language::kCpp) : nullptr;
-  ParenMatch& parens = scratch->parens;
+  ParenMatch& parens = scratch.parens;
   parens.Reset();
   Resolver resolver(rules, src, toks, &parens, out);
   {

@@ -2874,23 +2874,11 @@ void SetParentWalkBudgetForTesting(int per_line) {
 }
 
 void ScanPython(const RuleSet& rules, std::string_view src, size_t begin, LexOutput* out) {
-  // Note [Thread-local scratch]: the buffers a thread keeps from file to file
-  // are one thread_local, whose address is taken here once and passed down.
-  // In a shared object (the Python module) a use of a thread_local's name is
-  // a call to __tls_get_addr, and GCC recomputes the address at each use
-  // rather than keep it: ScanPythonFast had 159 such calls, 8.75M in a 200 MB
-  // scan (3.4% of `anydev scan`; scan_native, an executable, paid none). The
-  // empty asm hides the address from the optimiser, which would otherwise
-  // propagate it into ScanPythonFast (its only caller passes it) as a
-  // constant, and recompute it at each use there again.
-  struct Scratch {
+  struct Scratch {  // Note [Thread-local scratch] in internal.h
     TokenBuffer<Tok> toks;
     FastScratch fast;
   };
-  thread_local Scratch of_thread;
-  Scratch* scratch_ptr = &of_thread;
-  asm("" : "+r"(scratch_ptr));
-  Scratch& scratch = *scratch_ptr;
+  Scratch& scratch = ThreadScratch<Scratch>();
   TokenBuffer<Tok>& toks = scratch.toks;
   if (FastPathEnabled() && ScanPythonFast(rules, src, begin, out, &toks, &scratch.fast)) {
     CountFastPathFile();
