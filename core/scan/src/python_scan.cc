@@ -2340,19 +2340,63 @@ __attribute__((noinline)) size_t SkeletonStop(const SkeletonState& st, size_t p)
   return p;
 }
 
-// Out of line (it costs the same inlined), so that a profile shows its share.
-__attribute__((noinline)) bool SkeletonPass(std::string_view src, size_t begin, Lexer* strings,
-                                             TokenBuffer<Tok>* scratch, LexOutput* scratch_out,
-                                             std::vector<Region>* regions,
-                                             std::vector<uint32_t>* dead) {
+// Matches the brackets at the bits of b in block (their stack: slots[1, top],
+// slots[0] a sentinel that no closing bracket matches). Returns the new top,
+// or kBracketFail where one does not match or they nest too deep (the full
+// lexer fails there).
+constexpr size_t kBracketFail = ~size_t{0};
+
+__attribute__((always_inline)) inline size_t MatchBrackets(const unsigned char* block,
+                                                           uint64_t b, uint8_t* slots,
+                                                           size_t top) {
+  if (top + 64 > BracketDepth::kMax) {  // 64 brackets more may nest too deep
+    do {
+      const uint8_t code = kBracketCode.code[block[static_cast<unsigned>(__builtin_ctzll(b))]];
+      b &= b - 1;
+      if (code < 0x80) {
+        if (top == BracketDepth::kMax) return kBracketFail;
+        slots[++top] = code;
+      } else {
+        if (slots[top] != (code & 0x7F)) return kBracketFail;  // slots[0] for top 0
+        --top;
+      }
+    } while (b != 0);
+    return top;
+  }
+  do {
+    const uint8_t code = kBracketCode.code[block[static_cast<unsigned>(__builtin_ctzll(b))]];
+    b &= b - 1;
+    if (code < 0x80) {
+      slots[++top] = code;
+    } else {
+      if (slots[top] != (code & 0x7F)) return kBracketFail;
+      --top;
+    }
+  } while (b != 0);
+  return top;
+}
+
+// The skeleton's loop (Note [Skeleton loop]), for one classifier: kAvx2
+// inlines ClassifyAvx2 into the AVX2 clone of it.
+// Note [Skeleton loop]: the loop keeps all of its state in locals — the
+// classified block's base and masks, the bracket stack's top, the regions'
+// cursor — rather than in a cursor object and a stack struct, and its AVX2
+// clone inlines the classification (a call there clobbered every vector
+// register and the caller-saved ones, so the state was kept on the stack).
+template <bool kAvx2>
+__attribute__((always_inline)) inline bool SkeletonLoop(std::string_view src, size_t begin,
+                                                        const SkeletonState& st,
+                                                        std::vector<Region>* regions,
+                                                        std::vector<uint32_t>* dead) {
   const char* s = src.data();
   const unsigned char* u = reinterpret_cast<const unsigned char*>(s);
   const size_t n = src.size();
-  const bool has_cr = std::memchr(s, '\r', n) != nullptr;
-  const SkeletonState st{s, n, begin, has_cr, strings, scratch, scratch_out, dead};
-  SpecialCursor specials(u, n);
-  BracketDepth brackets;
-  dead->clear();
+  const bool has_cr = st.has_cr;
+  uint8_t slots[BracketDepth::kMax + 1];
+  slots[0] = 0xFF;
+  size_t top = 0;
+  size_t base = ~size_t{0} / 2;  // far from any p: the first stop classifies
+  uint64_t other = 0, brk = 0;   // the block's specials other than brackets; its brackets
   // The regions are written through a raw pointer, grown by doubling (a
   // push_back would reload and store the vector's end).
   if (regions->size() < 64) regions->resize(64);
@@ -2360,6 +2404,12 @@ __attribute__((noinline)) bool SkeletonPass(std::string_view src, size_t begin, 
   Region* out_end = out + regions->size();
   size_t p = begin;
   while (p < n) {
+    if (out == out_end) {
+      const size_t count = regions->size();
+      regions->resize(2 * count);
+      out = regions->data() + count;
+      out_end = regions->data() + regions->size();
+    }
     const size_t start = p;
     size_t line_start = p;
     uint32_t first = kNoToken;
@@ -2410,33 +2460,100 @@ __attribute__((noinline)) bool SkeletonPass(std::string_view src, size_t begin, 
       }
       break;
     }
+    // All of the region but its end, written now so that none of it is kept
+    // in a register through the loop to the line's end.
+    out->start = static_cast<uint32_t>(start);
+    out->first = first;
+    out->indent = indent;
+    out->parent = kParentUnknown;
     if (first != kNoToken) {
       for (;;) {  // to the newline that ends the logical line
-        if (!specials.Next(p, &brackets, &p)) return false;
+        size_t off = p - base;
+        if (off >= 64) {  // classify the block at p: all of it is at or after p
+          if (p >= n) {
+            p = n;
+            break;
+          }
+          base = p;
+          off = 0;
+          BlockMasks m;
+          if constexpr (kAvx2) {
+#if defined(ANYDEV_SCAN_NIBBLE_AVX2)
+            // s[p, p + 64) lies in the input and its 16 bytes of padding
+            // while p + 48 <= n; past that the scalar classifier stops at n.
+            if (p + 48 <= n) {
+              m.special = ClassifyAvx2<kBracketBits>(kSpecial, u + p, &m.brackets);
+            } else {
+              m = ClassifyScalar(u, p, n);
+            }
+#endif
+          } else {
+            m = ClassifyScalar(u, p, n);
+          }
+          other = m.special & ~m.brackets;
+          brk = m.brackets;
+        }
+        const uint64_t from = ~uint64_t{0} << off;
+        const uint64_t o = other & from;
+        const uint64_t b = brk & from & ((o & (0 - o)) - 1);  // those before it
+        if (b != 0) {
+          top = MatchBrackets(u + base, b, slots, top);
+          if (top == kBracketFail) return false;
+        }
+        if (o == 0) {
+          p = base + 64;
+          continue;
+        }
+        p = base + static_cast<unsigned>(__builtin_ctzll(o));
         if (p >= n) break;
         if (s[p] == '\n') {
           ++p;
-          if (brackets.depth == 0) break;
+          if (top == 0) break;
           continue;
         }
         const bool newline = s[p] == '\r';
         p = SkeletonStop(st, p);
         if (p == 0) return false;
-        if (newline && brackets.depth == 0) break;
+        if (newline && top == 0) break;
       }
-      if (p >= n && brackets.depth != 0) return false;
+      if (p >= n && top != 0) return false;
     }
-    if (out == out_end) {
-      const size_t count = regions->size();
-      regions->resize(2 * count);
-      out = regions->data() + count;
-      out_end = regions->data() + regions->size();
-    }
-    *out++ = Region{static_cast<uint32_t>(start), static_cast<uint32_t>(p < n ? p : n), first,
-                    indent, kParentUnknown};
+    out->end = static_cast<uint32_t>(p < n ? p : n);
+    ++out;
   }
   regions->resize(static_cast<size_t>(out - regions->data()));
-  return brackets.depth == 0;
+  return top == 0;
+}
+
+__attribute__((noinline)) bool SkeletonLoopScalar(std::string_view src, size_t begin,
+                                                  const SkeletonState& st,
+                                                  std::vector<Region>* regions,
+                                                  std::vector<uint32_t>* dead) {
+  return SkeletonLoop<false>(src, begin, st, regions, dead);
+}
+
+#if defined(ANYDEV_SCAN_NIBBLE_AVX2)
+__attribute__((noinline, target("avx2,bmi"))) bool SkeletonLoopAvx2(
+    std::string_view src, size_t begin, const SkeletonState& st, std::vector<Region>* regions,
+    std::vector<uint32_t>* dead) {
+  return SkeletonLoop<true>(src, begin, st, regions, dead);
+}
+#endif
+
+// Out of line (it costs the same inlined), so that a profile shows its share.
+__attribute__((noinline)) bool SkeletonPass(std::string_view src, size_t begin, Lexer* strings,
+                                             TokenBuffer<Tok>* scratch, LexOutput* scratch_out,
+                                             std::vector<Region>* regions,
+                                             std::vector<uint32_t>* dead) {
+  const char* s = src.data();
+  const size_t n = src.size();
+  const bool has_cr = std::memchr(s, '\r', n) != nullptr;
+  const SkeletonState st{s, n, begin, has_cr, strings, scratch, scratch_out, dead};
+  dead->clear();
+#if defined(ANYDEV_SCAN_NIBBLE_AVX2)
+  if (HaveAvx2()) return SkeletonLoopAvx2(src, begin, st, regions, dead);
+#endif
+  return SkeletonLoopScalar(src, begin, st, regions, dead);
 }
 
 // The regions' parents (their nearest earlier line with a token and a
