@@ -2340,6 +2340,56 @@ __attribute__((noinline)) size_t SkeletonStop(const SkeletonState& st, size_t p)
   return p;
 }
 
+// A line's start where its spaces are not followed by a token (a tab or form
+// feed, a comment, a continuation, a blank line): the position past what it
+// holds, and its first token and indent (kNoToken and 0xFFFF for none); fail
+// where the fast path must not be taken. Out of line and returned by value,
+// so that the skeleton's loop keeps its state in registers.
+struct LineStart {
+  size_t p;
+  uint32_t first;
+  uint16_t indent;
+  bool fail;
+};
+
+__attribute__((noinline)) LineStart LineStartRare(const SkeletonState& st, size_t line_start,
+                                                  size_t p) {
+  const char* s = st.s;
+  const size_t n = st.n;
+  for (;;) {  // at the start of a physical line, at the first non-space
+    bool plain = true;  // spaces only: the indent is their count
+    if (s[p] == '\t' || s[p] == '\f') {
+      while (s[p] == ' ' || s[p] == '\t' || s[p] == '\f') plain &= s[p++] == ' ';
+    }
+    const char c = s[p];
+    if (c == '#') {  // a comment line
+      const size_t hash = p;
+      p = CommentEnd(s, p, n, st.has_cr);
+      st.dead->push_back(static_cast<uint32_t>(hash));
+      st.dead->push_back(static_cast<uint32_t>(p));
+      if (p < n) p = SkipNl(s, p, n);
+    } else if (c == '\\') {
+      if (s[p + 1] != '\n' && s[p + 1] != '\r') return LineStart{0, kNoToken, 0xFFFF, true};
+      p = SkipNl(s, p + 1, n);
+      line_start = p;
+      while (s[p] == ' ') ++p;
+      if (kStartsToken.yes[static_cast<unsigned char>(s[p])]) {
+        return LineStart{p, static_cast<uint32_t>(p),
+                         static_cast<uint16_t>(std::min<size_t>(p - line_start, 0xFFFF)), false};
+      }
+      continue;
+    } else if (p < n && c != '\n' && c != '\r') {
+      const uint16_t indent = plain && p - line_start < 0xFFFF
+                                  ? static_cast<uint16_t>(p - line_start)
+                                  : IndentBetween(s, line_start, p);
+      return LineStart{p, static_cast<uint32_t>(p), indent, false};
+    } else if (p < n) {  // a blank line
+      p = SkipNl(s, p, n);
+    }
+    return LineStart{p, kNoToken, 0xFFFF, false};
+  }
+}
+
 // Matches the brackets at the bits of b in block (their stack: slots[1, top],
 // slots[0] a sentinel that no closing bracket matches). Returns the new top,
 // or kBracketFail where one does not match or they nest too deep (the full
@@ -2386,12 +2436,10 @@ __attribute__((always_inline)) inline size_t MatchBrackets(const unsigned char* 
 template <bool kAvx2>
 __attribute__((always_inline)) inline bool SkeletonLoop(std::string_view src, size_t begin,
                                                         const SkeletonState& st,
-                                                        std::vector<Region>* regions,
-                                                        std::vector<uint32_t>* dead) {
+                                                        std::vector<Region>* regions) {
   const char* s = src.data();
   const unsigned char* u = reinterpret_cast<const unsigned char*>(s);
   const size_t n = src.size();
-  const bool has_cr = st.has_cr;
   uint8_t slots[BracketDepth::kMax + 1];
   slots[0] = 0xFF;
   size_t top = 0;
@@ -2411,54 +2459,32 @@ __attribute__((always_inline)) inline bool SkeletonLoop(std::string_view src, si
       out_end = regions->data() + regions->size();
     }
     const size_t start = p;
-    size_t line_start = p;
     uint32_t first = kNoToken;
     uint16_t indent = 0xFFFF;  // a blank line's: not smaller than any (LexMarked)
-    for (;;) {  // at the start of a physical line, no token yet
-      for (;;) {  // eight bytes at a time (the padding's NUL stops it)
-        uint64_t w;
-        std::memcpy(&w, s + p, 8);
-        const uint64_t x = w ^ 0x2020202020202020ULL;
-        if (x == 0) {
-          p += 8;
-          continue;
-        }
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-        p += static_cast<unsigned>(__builtin_ctzll(x)) / 8;  // the first non-space
-#else
-        while (s[p] == ' ') ++p;
-#endif
-        break;
-      }
-      if (kStartsToken.yes[u[p]]) {  // the common case: spaces, then a token
-        first = static_cast<uint32_t>(p);
-        indent = static_cast<uint16_t>(std::min<size_t>(p - line_start, 0xFFFF));
-        break;
-      }
-      bool plain = true;  // spaces only: the indent is their count
-      if (s[p] == '\t' || s[p] == '\f') {
-        while (s[p] == ' ' || s[p] == '\t' || s[p] == '\f') plain &= s[p++] == ' ';
-      }
-      const char c = s[p];
-      if (c == '#') {  // a comment line
-        const size_t hash = p;
-        p = CommentEnd(s, p, n, has_cr);
-        dead->push_back(static_cast<uint32_t>(hash));
-        dead->push_back(static_cast<uint32_t>(p));
-        if (p < n) p = SkipNl(s, p, n);
-      } else if (c == '\\') {
-        if (s[p + 1] != '\n' && s[p + 1] != '\r') return false;
-        p = SkipNl(s, p + 1, n);
-        line_start = p;
+    for (;;) {  // eight bytes at a time (the padding's NUL stops it)
+      uint64_t w;
+      std::memcpy(&w, s + p, 8);
+      const uint64_t x = w ^ 0x2020202020202020ULL;
+      if (x == 0) {
+        p += 8;
         continue;
-      } else if (p < n && c != '\n' && c != '\r') {
-        first = static_cast<uint32_t>(p);
-        indent = plain && p - line_start < 0xFFFF ? static_cast<uint16_t>(p - line_start)
-                                                  : IndentBetween(s, line_start, p);
-      } else if (p < n) {  // a blank line
-        p = SkipNl(s, p, n);
       }
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+      p += static_cast<unsigned>(__builtin_ctzll(x)) / 8;  // the first non-space
+#else
+      while (s[p] == ' ') ++p;
+#endif
       break;
+    }
+    if (kStartsToken.yes[u[p]]) {  // the common case: spaces, then a token
+      first = static_cast<uint32_t>(p);
+      indent = static_cast<uint16_t>(std::min<size_t>(p - start, 0xFFFF));
+    } else {
+      const LineStart ls = LineStartRare(st, start, p);
+      if (ls.fail) return false;
+      p = ls.p;
+      first = ls.first;
+      indent = ls.indent;
     }
     // All of the region but its end, written now so that none of it is kept
     // in a register through the loop to the line's end.
@@ -2527,16 +2553,14 @@ __attribute__((always_inline)) inline bool SkeletonLoop(std::string_view src, si
 
 __attribute__((noinline)) bool SkeletonLoopScalar(std::string_view src, size_t begin,
                                                   const SkeletonState& st,
-                                                  std::vector<Region>* regions,
-                                                  std::vector<uint32_t>* dead) {
-  return SkeletonLoop<false>(src, begin, st, regions, dead);
+                                                  std::vector<Region>* regions) {
+  return SkeletonLoop<false>(src, begin, st, regions);
 }
 
 #if defined(ANYDEV_SCAN_NIBBLE_AVX2)
 __attribute__((noinline, target("avx2,bmi"))) bool SkeletonLoopAvx2(
-    std::string_view src, size_t begin, const SkeletonState& st, std::vector<Region>* regions,
-    std::vector<uint32_t>* dead) {
-  return SkeletonLoop<true>(src, begin, st, regions, dead);
+    std::string_view src, size_t begin, const SkeletonState& st, std::vector<Region>* regions) {
+  return SkeletonLoop<true>(src, begin, st, regions);
 }
 #endif
 
@@ -2551,9 +2575,9 @@ __attribute__((noinline)) bool SkeletonPass(std::string_view src, size_t begin, 
   const SkeletonState st{s, n, begin, has_cr, strings, scratch, scratch_out, dead};
   dead->clear();
 #if defined(ANYDEV_SCAN_NIBBLE_AVX2)
-  if (HaveAvx2()) return SkeletonLoopAvx2(src, begin, st, regions, dead);
+  if (HaveAvx2()) return SkeletonLoopAvx2(src, begin, st, regions);
 #endif
-  return SkeletonLoopScalar(src, begin, st, regions, dead);
+  return SkeletonLoopScalar(src, begin, st, regions);
 }
 
 // The regions' parents (their nearest earlier line with a token and a
