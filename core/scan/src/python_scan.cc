@@ -2041,12 +2041,42 @@ BlockMasks ClassifyScalar(const unsigned char* s, size_t p, size_t n) {
 }
 
 #if defined(ANYDEV_SCAN_NIBBLE_AVX2)
-// ClassifyAvx2 (internal.h) with kSpecial's bracket bits told apart: the
-// masks of s[0, 64).
-__attribute__((target("avx2"))) BlockMasks ClassifySpecialAvx2(const unsigned char* s) {
-  BlockMasks m;
-  m.special = ClassifyAvx2<kBracketBits>(kSpecial, s, &m.brackets);
-  return m;
+// kSpecial's tables and masks as the AVX2 clone of the skeleton's loop keeps
+// them, built once a file (Note [Skeleton loop]): ClassifyAvx2 built them at
+// every block (ten instructions of the 45), since the loop's rare calls
+// clobber the vector registers and GCC did not hoist them.
+struct SpecialTablesAvx2 {
+  __m256i lo, hi, nib;
+};
+
+__attribute__((target("avx2"))) inline SpecialTablesAvx2 MakeSpecialTablesAvx2() {
+  return SpecialTablesAvx2{
+      _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(kSpecial.lo))),
+      _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(kSpecial.hi))),
+      _mm256_set1_epi8(0x0F)};
+}
+
+// The masks of s[0, 64) (ClassifyScalar's, as ClassifyAvx2 in internal.h
+// finds them), from the kept tables. A bracket's class has
+// bit 6 or 7 (kBracketBits): the top bit of m | (m + m) says so, read by
+// one movemask.
+__attribute__((target("avx2"))) inline BlockMasks ClassifyWith(
+    const SpecialTablesAvx2& t, const unsigned char* s) {
+  static_assert(kBracketBits == 0xC0, "the brackets' bits are the top two");
+  const __m256i zero = _mm256_setzero_si256();
+  uint64_t special = 0, brackets = 0;
+  for (int h = 0; h < 2; ++h) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + 32 * h));
+    const __m256i m = _mm256_and_si256(
+        _mm256_shuffle_epi8(t.lo, _mm256_and_si256(v, t.nib)),
+        _mm256_shuffle_epi8(t.hi, _mm256_and_si256(_mm256_srli_epi16(v, 4), t.nib)));
+    const uint32_t none = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(m, zero)));
+    const uint32_t br =
+        static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_or_si256(m, _mm256_add_epi8(m, m))));
+    special |= static_cast<uint64_t>(~none) << (32 * h);
+    brackets |= static_cast<uint64_t>(br) << (32 * h);
+  }
+  return BlockMasks{special, brackets};
 }
 #endif
 
@@ -2059,106 +2089,9 @@ bool HaveAvx2() {
 #endif
 }
 
-// The skeleton's stack of open brackets (their codes), as deep as the full
-// lexer's limit allows the fast path to go.
-struct BracketDepth {
-  static constexpr int kMax = 200;
-  // slots[0] is a sentinel below the stack (slots + 1) that matches no code.
-  uint8_t slots[kMax + 1] = {0xFF};
-  int depth = 0;
-};
-
-// The next special byte at or after a position that is not a bracket, from
-// a 64-byte block's bit masks kept between calls (most specials are a few
-// bytes apart); the brackets it passes are matched on `brackets`' stack.
-class SpecialCursor {
- public:
-  SpecialCursor(const unsigned char* s, size_t n) : s_(s), n_(n), avx2_(HaveAvx2()) {}
-
-  // Returns false where a bracket does not match (or nests too deep): the
-  // full lexer fails there.
-  bool Next(size_t p, BracketDepth* brackets, size_t* next) {
-    if (p - base_ < 64) {  // in the block classified last
-      const uint64_t from = ~uint64_t{0} << (p - base_);
-      const uint64_t other = other_ & from;
-      const uint64_t b = brackets_ & from & ((other & (0 - other)) - 1);  // those before it
-      if (b != 0 && !Match(b, brackets)) return false;
-      if (other != 0) {
-        *next = base_ + static_cast<unsigned>(__builtin_ctzll(other));
-        return true;
-      }
-      p = base_ + 64;
-    }
-    for (;; p += 64) {  // a block from p: all of it is at or after p
-      if (p >= n_) {
-        *next = n_;
-        return true;
-      }
-      base_ = p;
-#if defined(ANYDEV_SCAN_NIBBLE_AVX2)
-      // s[p, p + 64) lies in the input and its 16 bytes of padding while
-      // p + 48 <= n; past that the scalar classifier stops at n.
-      const BlockMasks m = avx2_ && p + 48 <= n_ ? ClassifySpecialAvx2(s_ + p)
-                                                 : ClassifyScalar(s_, p, n_);
-#else
-      const BlockMasks m = ClassifyScalar(s_, p, n_);
-#endif
-      other_ = m.special & ~m.brackets;
-      brackets_ = m.brackets;
-      const uint64_t b = brackets_ & ((other_ & (0 - other_)) - 1);
-      if (b != 0 && !Match(b, brackets)) return false;
-      if (other_ != 0) {
-        *next = base_ + static_cast<unsigned>(__builtin_ctzll(other_));
-        return true;
-      }
-    }
-  }
-
- private:
-  // Matches the brackets at the bits of b (of the current block), in order.
-  bool Match(uint64_t b, BracketDepth* brackets) const {
-    int depth = brackets->depth;
-    uint8_t* const stack = brackets->slots + 1;
-    if (depth + 64 > BracketDepth::kMax) {  // 64 brackets more may nest too deep
-      do {
-        const uint8_t code = kBracketCode.code[s_[base_ + static_cast<size_t>(__builtin_ctzll(b))]];
-        b &= b - 1;
-        if (code < 0x80) {
-          if (depth == BracketDepth::kMax) return false;
-          stack[depth++] = code;
-        } else {
-          if (depth == 0 || stack[depth - 1] != (code & 0x7F)) return false;
-          --depth;
-        }
-      } while (b != 0);
-    } else {
-      // slots[top] is the top (slots[0] the sentinel, which no closing
-      // bracket matches); unsigned, so that no index is sign-extended.
-      uint8_t* const slots = brackets->slots;
-      const unsigned char* const block = s_ + base_;
-      size_t top = static_cast<size_t>(depth);
-      do {
-        const uint8_t code = kBracketCode.code[block[static_cast<unsigned>(__builtin_ctzll(b))]];
-        b &= b - 1;
-        if (code < 0x80) {
-          slots[++top] = code;
-        } else {
-          if (slots[top] != (code & 0x7F)) return false;
-          --top;
-        }
-      } while (b != 0);
-      depth = static_cast<int>(top);
-    }
-    brackets->depth = depth;
-    return true;
-  }
-
-  const unsigned char* s_;
-  size_t n_;
-  bool avx2_;
-  size_t base_ = ~size_t{0} / 2;  // far from any p: the first Next classifies
-  uint64_t other_ = 0, brackets_ = 0;  // the block's specials other than brackets; its brackets
-};
+// How deep the skeleton's stack of open brackets goes, as the full lexer's
+// limit allows the fast path.
+constexpr size_t kMaxBrackets = 200;
 
 // The bytes that start a token where a line's spaces end: any but a space,
 // tab, form feed, newline or other control byte, '#' and '\\' (the padding's
@@ -2399,12 +2332,12 @@ constexpr size_t kBracketFail = ~size_t{0};
 __attribute__((always_inline)) inline size_t MatchBrackets(const unsigned char* block,
                                                            uint64_t b, uint8_t* slots,
                                                            size_t top) {
-  if (top + 64 > BracketDepth::kMax) {  // 64 brackets more may nest too deep
+  if (top + 64 > kMaxBrackets) {  // 64 brackets more may nest too deep
     do {
       const uint8_t code = kBracketCode.code[block[static_cast<unsigned>(__builtin_ctzll(b))]];
       b &= b - 1;
       if (code < 0x80) {
-        if (top == BracketDepth::kMax) return kBracketFail;
+        if (top == kMaxBrackets) return kBracketFail;
         slots[++top] = code;
       } else {
         if (slots[top] != (code & 0x7F)) return kBracketFail;  // slots[0] for top 0
@@ -2433,14 +2366,15 @@ __attribute__((always_inline)) inline size_t MatchBrackets(const unsigned char* 
 // cursor — rather than in a cursor object and a stack struct, and its AVX2
 // clone inlines the classification (a call there clobbered every vector
 // register and the caller-saved ones, so the state was kept on the stack).
-template <bool kAvx2>
+template <bool kAvx2, class Tables>
 __attribute__((always_inline)) inline bool SkeletonLoop(std::string_view src, size_t begin,
                                                         const SkeletonState& st,
-                                                        std::vector<Region>* regions) {
+                                                        std::vector<Region>* regions,
+                                                        const Tables& tables) {
   const char* s = src.data();
   const unsigned char* u = reinterpret_cast<const unsigned char*>(s);
   const size_t n = src.size();
-  uint8_t slots[BracketDepth::kMax + 1];
+  uint8_t slots[kMaxBrackets + 1];
   slots[0] = 0xFF;
   size_t top = 0;
   size_t base = ~size_t{0} / 2;  // far from any p: the first stop classifies
@@ -2508,12 +2442,13 @@ __attribute__((always_inline)) inline bool SkeletonLoop(std::string_view src, si
             // s[p, p + 64) lies in the input and its 16 bytes of padding
             // while p + 48 <= n; past that the scalar classifier stops at n.
             if (p + 48 <= n) {
-              m.special = ClassifyAvx2<kBracketBits>(kSpecial, u + p, &m.brackets);
+              m = ClassifyWith(tables, u + p);
             } else {
               m = ClassifyScalar(u, p, n);
             }
 #endif
           } else {
+            (void)tables;
             m = ClassifyScalar(u, p, n);
           }
           other = m.special & ~m.brackets;
@@ -2554,13 +2489,14 @@ __attribute__((always_inline)) inline bool SkeletonLoop(std::string_view src, si
 __attribute__((noinline)) bool SkeletonLoopScalar(std::string_view src, size_t begin,
                                                   const SkeletonState& st,
                                                   std::vector<Region>* regions) {
-  return SkeletonLoop<false>(src, begin, st, regions);
+  return SkeletonLoop<false>(src, begin, st, regions, 0);
 }
 
 #if defined(ANYDEV_SCAN_NIBBLE_AVX2)
 __attribute__((noinline, target("avx2,bmi"))) bool SkeletonLoopAvx2(
     std::string_view src, size_t begin, const SkeletonState& st, std::vector<Region>* regions) {
-  return SkeletonLoop<true>(src, begin, st, regions);
+  const SpecialTablesAvx2 tables = MakeSpecialTablesAvx2();
+  return SkeletonLoop<true>(src, begin, st, regions, tables);
 }
 #endif
 
