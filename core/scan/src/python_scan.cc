@@ -2323,6 +2323,26 @@ __attribute__((noinline)) LineStart LineStartRare(const SkeletonState& st, size_
   }
 }
 
+// The first byte at or after p that is not a space, eight bytes at a time
+// (the padding's NUL stops it).
+__attribute__((always_inline)) inline size_t FirstNonSpace(const char* s, size_t p) {
+  for (;;) {
+    uint64_t w;
+    std::memcpy(&w, s + p, 8);
+    const uint64_t x = w ^ 0x2020202020202020ULL;
+    if (x == 0) {
+      p += 8;
+      continue;
+    }
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    return p + static_cast<unsigned>(__builtin_ctzll(x)) / 8;
+#else
+    while (s[p] == ' ') ++p;
+    return p;
+#endif
+  }
+}
+
 // Matches the brackets at the bits of b in block (their stack: slots[1, top],
 // slots[0] a sentinel that no closing bracket matches). Returns the new top,
 // or kBracketFail where one does not match or they nest too deep (the full
@@ -2395,21 +2415,7 @@ __attribute__((always_inline)) inline bool SkeletonLoop(std::string_view src, si
     const size_t start = p;
     uint32_t first = kNoToken;
     uint16_t indent = 0xFFFF;  // a blank line's: not smaller than any (LexMarked)
-    for (;;) {  // eight bytes at a time (the padding's NUL stops it)
-      uint64_t w;
-      std::memcpy(&w, s + p, 8);
-      const uint64_t x = w ^ 0x2020202020202020ULL;
-      if (x == 0) {
-        p += 8;
-        continue;
-      }
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-      p += static_cast<unsigned>(__builtin_ctzll(x)) / 8;  // the first non-space
-#else
-      while (s[p] == ' ') ++p;
-#endif
-      break;
-    }
+    p = FirstNonSpace(s, p);
     if (kStartsToken.yes[u[p]]) {  // the common case: spaces, then a token
       first = static_cast<uint32_t>(p);
       indent = static_cast<uint16_t>(std::min<size_t>(p - start, 0xFFFF));
@@ -2469,7 +2475,20 @@ __attribute__((always_inline)) inline bool SkeletonLoop(std::string_view src, si
         if (p >= n) break;
         if (s[p] == '\n') {
           ++p;
-          if (top == 0) break;
+          if (top != 0) continue;
+          // The logical line ends. Where the next one starts as most do
+          // (spaces, then a token), its region is begun here, without
+          // leaving the loop; else the outer loop takes the line start.
+          if (p >= n || out + 1 == out_end) break;
+          const size_t q = FirstNonSpace(s, p);
+          if (!kStartsToken.yes[u[q]]) break;
+          out->end = static_cast<uint32_t>(p);
+          ++out;
+          out->start = static_cast<uint32_t>(p);
+          out->first = static_cast<uint32_t>(q);
+          out->indent = static_cast<uint16_t>(std::min<size_t>(q - p, 0xFFFF));
+          out->parent = kParentUnknown;
+          p = q;
           continue;
         }
         const bool newline = s[p] == '\r';
