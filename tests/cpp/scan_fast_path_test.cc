@@ -236,6 +236,30 @@ TEST(ScanFastPath, SkeletonBlockBoundaries) {
       }
     }
   }
+  // The line starts the skeleton's loop leaves to LineStartRare (tabs, form
+  // feeds, comments, continuations, blank lines), a NUL, non-ASCII bytes and
+  // nesting over several blocks, at every offset: the two paths agree,
+  // whichever takes the file.
+  const std::string rare[] = {
+      "def f():\n\tx = (1,\n\f\t 2)\n\ttorch.cuda.synchronize()\n",
+      "x = 1\n  \\\n  \n\\\ny = 2\n\\\r\n  torch.cuda.synchronize()\n",
+      "x = '\xc3\xa9' + (\n\n   \n  1)  # \xc3\xa9\ntorch.cuda.synchronize()\n",
+      std::string("x = (1,\0 2)\ntorch.cuda.synchronize()\n", 37),
+      "\f\n   \t# c\n\\\n torch.cuda.synchronize()\n\t\n",
+      "x = " + std::string(150, '[') + "torch.cuda.synchronize()" + std::string(150, ']') + "\n",
+      "x = " + std::string(150, '(') + "\n" + std::string(150, ')') + "\ntorch.cuda.synchronize()\n",
+      "x = (1,\n  \\\n  2)\r\n\r\n\rtorch.cuda.synchronize()\n",
+  };
+  for (const std::string& body : rare) {
+    for (int pad = 0; pad < 130; ++pad) {
+      const std::string fill(static_cast<size_t>(pad), 'a');
+      for (const std::string& prefix :
+           {"import torch\nv = " + fill + " + 1\n", "import torch\n#" + fill + "\n",
+            "import torch\nv = [" + fill + ",\n  " + fill + "]\n"}) {
+        Both(prefix + body);
+      }
+    }
+  }
 }
 
 // The enclosing lines of a binding are found on demand (Parents in

@@ -1920,16 +1920,15 @@ class PyLiterals {
 //
 // Its costs, on the Python files of the 20 MB generated GPU tree (13.6 MB,
 // 232k lines, 614k brackets; `bench_vs_rg.py --size-mb 20 --callgrind
-// --language python`, callgrind over scan_native): 14.5 instructions a byte
-// in all, of which the skeleton 4.3 (its loop 2.8: about 140 instructions a
-// line besides 10 a bracket; 45 a 64-byte block classified; 0.8 the strings
-// and comments it passes), the
+// --language python`, callgrind over scan_native): 13.8 instructions a byte
+// in all, of which the skeleton 3.6 (its loop with the classification 2.6,
+// Note [Skeleton loop]; 0.8 the strings and comments it passes), the
 // needle search 2.0, the resolver 2.5, the lexer 1.7 and the literal rules
 // 0.8 over the 8% of the bytes that are lexed (22.8k of the lines, 240k
 // tokens), the bookkeeping of the marked lines (the first search's loop,
 // LexMarked, the walks to enclosing lines) 1.4, and the driver's checks, line
 // numbers, the walk and start-up 1.7. The skeleton is the largest single
-// part, but even at nothing it would leave 10; the rest is spread over work
+// part, but even at nothing it would leave 10.2; the rest is spread over work
 // per line, per marked line and per token, with no one hot spot
 // (docs/scan.md, "Fast path costs").
 
@@ -2041,12 +2040,42 @@ BlockMasks ClassifyScalar(const unsigned char* s, size_t p, size_t n) {
 }
 
 #if defined(ANYDEV_SCAN_NIBBLE_AVX2)
-// ClassifyAvx2 (internal.h) with kSpecial's bracket bits told apart: the
-// masks of s[0, 64).
-__attribute__((target("avx2"))) BlockMasks ClassifySpecialAvx2(const unsigned char* s) {
-  BlockMasks m;
-  m.special = ClassifyAvx2<kBracketBits>(kSpecial, s, &m.brackets);
-  return m;
+// kSpecial's tables and masks as the AVX2 clone of the skeleton's loop keeps
+// them, built once a file (Note [Skeleton loop]): ClassifyAvx2 built them at
+// every block (ten instructions of the 45), since the loop's rare calls
+// clobber the vector registers and GCC did not hoist them.
+struct SpecialTablesAvx2 {
+  __m256i lo, hi, nib;
+};
+
+__attribute__((target("avx2"))) inline SpecialTablesAvx2 MakeSpecialTablesAvx2() {
+  return SpecialTablesAvx2{
+      _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(kSpecial.lo))),
+      _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(kSpecial.hi))),
+      _mm256_set1_epi8(0x0F)};
+}
+
+// The masks of s[0, 64) (ClassifyScalar's, as ClassifyAvx2 in internal.h
+// finds them), from the kept tables. A bracket's class has
+// bit 6 or 7 (kBracketBits): the top bit of m | (m + m) says so, read by
+// one movemask.
+__attribute__((target("avx2"))) inline BlockMasks ClassifyWith(
+    const SpecialTablesAvx2& t, const unsigned char* s) {
+  static_assert(kBracketBits == 0xC0, "the brackets' bits are the top two");
+  const __m256i zero = _mm256_setzero_si256();
+  uint64_t special = 0, brackets = 0;
+  for (int h = 0; h < 2; ++h) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + 32 * h));
+    const __m256i m = _mm256_and_si256(
+        _mm256_shuffle_epi8(t.lo, _mm256_and_si256(v, t.nib)),
+        _mm256_shuffle_epi8(t.hi, _mm256_and_si256(_mm256_srli_epi16(v, 4), t.nib)));
+    const uint32_t none = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(m, zero)));
+    const uint32_t br =
+        static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_or_si256(m, _mm256_add_epi8(m, m))));
+    special |= static_cast<uint64_t>(~none) << (32 * h);
+    brackets |= static_cast<uint64_t>(br) << (32 * h);
+  }
+  return BlockMasks{special, brackets};
 }
 #endif
 
@@ -2059,106 +2088,9 @@ bool HaveAvx2() {
 #endif
 }
 
-// The skeleton's stack of open brackets (their codes), as deep as the full
-// lexer's limit allows the fast path to go.
-struct BracketDepth {
-  static constexpr int kMax = 200;
-  // slots[0] is a sentinel below the stack (slots + 1) that matches no code.
-  uint8_t slots[kMax + 1] = {0xFF};
-  int depth = 0;
-};
-
-// The next special byte at or after a position that is not a bracket, from
-// a 64-byte block's bit masks kept between calls (most specials are a few
-// bytes apart); the brackets it passes are matched on `brackets`' stack.
-class SpecialCursor {
- public:
-  SpecialCursor(const unsigned char* s, size_t n) : s_(s), n_(n), avx2_(HaveAvx2()) {}
-
-  // Returns false where a bracket does not match (or nests too deep): the
-  // full lexer fails there.
-  bool Next(size_t p, BracketDepth* brackets, size_t* next) {
-    if (p - base_ < 64) {  // in the block classified last
-      const uint64_t from = ~uint64_t{0} << (p - base_);
-      const uint64_t other = other_ & from;
-      const uint64_t b = brackets_ & from & ((other & (0 - other)) - 1);  // those before it
-      if (b != 0 && !Match(b, brackets)) return false;
-      if (other != 0) {
-        *next = base_ + static_cast<unsigned>(__builtin_ctzll(other));
-        return true;
-      }
-      p = base_ + 64;
-    }
-    for (;; p += 64) {  // a block from p: all of it is at or after p
-      if (p >= n_) {
-        *next = n_;
-        return true;
-      }
-      base_ = p;
-#if defined(ANYDEV_SCAN_NIBBLE_AVX2)
-      // s[p, p + 64) lies in the input and its 16 bytes of padding while
-      // p + 48 <= n; past that the scalar classifier stops at n.
-      const BlockMasks m = avx2_ && p + 48 <= n_ ? ClassifySpecialAvx2(s_ + p)
-                                                 : ClassifyScalar(s_, p, n_);
-#else
-      const BlockMasks m = ClassifyScalar(s_, p, n_);
-#endif
-      other_ = m.special & ~m.brackets;
-      brackets_ = m.brackets;
-      const uint64_t b = brackets_ & ((other_ & (0 - other_)) - 1);
-      if (b != 0 && !Match(b, brackets)) return false;
-      if (other_ != 0) {
-        *next = base_ + static_cast<unsigned>(__builtin_ctzll(other_));
-        return true;
-      }
-    }
-  }
-
- private:
-  // Matches the brackets at the bits of b (of the current block), in order.
-  bool Match(uint64_t b, BracketDepth* brackets) const {
-    int depth = brackets->depth;
-    uint8_t* const stack = brackets->slots + 1;
-    if (depth + 64 > BracketDepth::kMax) {  // 64 brackets more may nest too deep
-      do {
-        const uint8_t code = kBracketCode.code[s_[base_ + static_cast<size_t>(__builtin_ctzll(b))]];
-        b &= b - 1;
-        if (code < 0x80) {
-          if (depth == BracketDepth::kMax) return false;
-          stack[depth++] = code;
-        } else {
-          if (depth == 0 || stack[depth - 1] != (code & 0x7F)) return false;
-          --depth;
-        }
-      } while (b != 0);
-    } else {
-      // slots[top] is the top (slots[0] the sentinel, which no closing
-      // bracket matches); unsigned, so that no index is sign-extended.
-      uint8_t* const slots = brackets->slots;
-      const unsigned char* const block = s_ + base_;
-      size_t top = static_cast<size_t>(depth);
-      do {
-        const uint8_t code = kBracketCode.code[block[static_cast<unsigned>(__builtin_ctzll(b))]];
-        b &= b - 1;
-        if (code < 0x80) {
-          slots[++top] = code;
-        } else {
-          if (slots[top] != (code & 0x7F)) return false;
-          --top;
-        }
-      } while (b != 0);
-      depth = static_cast<int>(top);
-    }
-    brackets->depth = depth;
-    return true;
-  }
-
-  const unsigned char* s_;
-  size_t n_;
-  bool avx2_;
-  size_t base_ = ~size_t{0} / 2;  // far from any p: the first Next classifies
-  uint64_t other_ = 0, brackets_ = 0;  // the block's specials other than brackets; its brackets
-};
+// How deep the skeleton's stack of open brackets goes, as the full lexer's
+// limit allows the fast path.
+constexpr size_t kMaxBrackets = 200;
 
 // The bytes that start a token where a line's spaces end: any but a space,
 // tab, form feed, newline or other control byte, '#' and '\\' (the padding's
@@ -2340,19 +2272,147 @@ __attribute__((noinline)) size_t SkeletonStop(const SkeletonState& st, size_t p)
   return p;
 }
 
-// Out of line (it costs the same inlined), so that a profile shows its share.
-__attribute__((noinline)) bool SkeletonPass(std::string_view src, size_t begin, Lexer* strings,
-                                             TokenBuffer<Tok>* scratch, LexOutput* scratch_out,
-                                             std::vector<Region>* regions,
-                                             std::vector<uint32_t>* dead) {
+// A line's start where its spaces are not followed by a token (a tab or form
+// feed, a comment, a continuation, a blank line): the position past what it
+// holds, and its first token and indent (kNoToken and 0xFFFF for none); fail
+// where the fast path must not be taken. Out of line and returned by value,
+// so that the skeleton's loop keeps its state in registers.
+struct LineStart {
+  size_t p;
+  uint32_t first;
+  uint16_t indent;
+  bool fail;
+};
+
+__attribute__((noinline)) LineStart LineStartRare(const SkeletonState& st, size_t line_start,
+                                                  size_t p) {
+  const char* s = st.s;
+  const size_t n = st.n;
+  for (;;) {  // at the start of a physical line, at the first non-space
+    bool plain = true;  // spaces only: the indent is their count
+    if (s[p] == '\t' || s[p] == '\f') {
+      while (s[p] == ' ' || s[p] == '\t' || s[p] == '\f') plain &= s[p++] == ' ';
+    }
+    const char c = s[p];
+    if (c == '#') {  // a comment line
+      const size_t hash = p;
+      p = CommentEnd(s, p, n, st.has_cr);
+      st.dead->push_back(static_cast<uint32_t>(hash));
+      st.dead->push_back(static_cast<uint32_t>(p));
+      if (p < n) p = SkipNl(s, p, n);
+    } else if (c == '\\') {
+      if (s[p + 1] != '\n' && s[p + 1] != '\r') return LineStart{0, kNoToken, 0xFFFF, true};
+      p = SkipNl(s, p + 1, n);
+      line_start = p;
+      while (s[p] == ' ') ++p;
+      if (kStartsToken.yes[static_cast<unsigned char>(s[p])]) {
+        return LineStart{p, static_cast<uint32_t>(p),
+                         static_cast<uint16_t>(std::min<size_t>(p - line_start, 0xFFFF)), false};
+      }
+      continue;
+    } else if (p < n && c != '\n' && c != '\r') {
+      const uint16_t indent = plain && p - line_start < 0xFFFF
+                                  ? static_cast<uint16_t>(p - line_start)
+                                  : IndentBetween(s, line_start, p);
+      return LineStart{p, static_cast<uint32_t>(p), indent, false};
+    } else if (p < n) {  // a blank line
+      p = SkipNl(s, p, n);
+    }
+    return LineStart{p, kNoToken, 0xFFFF, false};
+  }
+}
+
+// The first byte at or after p that is not a space, eight bytes at a time
+// (the padding's NUL stops it).
+__attribute__((always_inline)) inline size_t FirstNonSpace(const char* s, size_t p) {
+  for (;;) {
+    uint64_t w;
+    std::memcpy(&w, s + p, 8);
+    const uint64_t x = w ^ 0x2020202020202020ULL;
+    if (x == 0) {
+      p += 8;
+      continue;
+    }
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    return p + static_cast<unsigned>(__builtin_ctzll(x)) / 8;
+#else
+    while (s[p] == ' ') ++p;
+    return p;
+#endif
+  }
+}
+
+// Matches the brackets at the bits of b in block (their stack: slots[1, top],
+// slots[0] a sentinel that no closing bracket matches). Returns the new top,
+// or kBracketFail where one does not match or they nest too deep (the full
+// lexer fails there).
+constexpr size_t kBracketFail = ~size_t{0};
+
+__attribute__((always_inline)) inline size_t MatchBrackets(const unsigned char* block,
+                                                           uint64_t b, uint8_t* slots,
+                                                           size_t top) {
+  if (top + 64 > kMaxBrackets) {  // 64 brackets more may nest too deep
+    do {
+      const uint8_t code = kBracketCode.code[block[static_cast<unsigned>(__builtin_ctzll(b))]];
+      b &= b - 1;
+      if (code < 0x80) {
+        if (top == kMaxBrackets) return kBracketFail;
+        slots[++top] = code;
+      } else {
+        if (slots[top] != (code & 0x7F)) return kBracketFail;  // slots[0] for top 0
+        --top;
+      }
+    } while (b != 0);
+    return top;
+  }
+  do {
+    const uint8_t code = kBracketCode.code[block[static_cast<unsigned>(__builtin_ctzll(b))]];
+    b &= b - 1;
+    if (code < 0x80) {
+      slots[++top] = code;
+    } else {
+      if (slots[top] != (code & 0x7F)) return kBracketFail;
+      --top;
+    }
+  } while (b != 0);
+  return top;
+}
+
+// The skeleton's loop (step 1 of Note [Fast path]), for one classifier:
+// kAvx2 classifies with ClassifyWith and the tables its AVX2 clone built.
+//
+// Note [Skeleton loop]: the loop keeps all of its state in locals (the
+// classified block's base and masks, the bracket stack's top, the regions'
+// cursor), not in a cursor object and a stack struct, so that GCC keeps them
+// in registers; its AVX2 clone inlines the classification, from tables built
+// once a file (a call there clobbered the vector and caller-saved registers,
+// and the tables were built again at every block). What would spill them is
+// kept out of line: the rare stops in code (SkeletonStop) and the rare line
+// starts (LineStartRare: a tab or form feed, a comment, a continuation, a
+// blank line), which return what they find by value. A region's start, first
+// token and indent are written as soon as they are known, its end when the
+// line ends, and where the next line starts as most do (spaces, then a
+// token) the loop begins its region without leaving. On the Python files of
+// the 20 MB GPU tree it takes 35.3M instructions: 7M classifying 200k
+// blocks (about 36 each), 7M matching 614k brackets on the stack (about 11
+// each), and about 90 a line for the lines' starts and ends and the stops
+// at strings, comments and continuations. What the masks do not give yet is
+// the lines' ends and depths without a stop at each newline, and the
+// brackets' matching without a step per bracket (docs/scan.md, "Fast path
+// costs").
+template <bool kAvx2, class Tables>
+__attribute__((always_inline)) inline bool SkeletonLoop(std::string_view src, size_t begin,
+                                                        const SkeletonState& st,
+                                                        std::vector<Region>* regions,
+                                                        const Tables& tables) {
   const char* s = src.data();
   const unsigned char* u = reinterpret_cast<const unsigned char*>(s);
   const size_t n = src.size();
-  const bool has_cr = std::memchr(s, '\r', n) != nullptr;
-  const SkeletonState st{s, n, begin, has_cr, strings, scratch, scratch_out, dead};
-  SpecialCursor specials(u, n);
-  BracketDepth brackets;
-  dead->clear();
+  uint8_t slots[kMaxBrackets + 1];
+  slots[0] = 0xFF;
+  size_t top = 0;
+  size_t base = ~size_t{0} / 2;  // far from any p: the first stop classifies
+  uint64_t other = 0, brk = 0;   // the block's specials other than brackets; its brackets
   // The regions are written through a raw pointer, grown by doubling (a
   // push_back would reload and store the vector's end).
   if (regions->size() < 64) regions->resize(64);
@@ -2360,83 +2420,133 @@ __attribute__((noinline)) bool SkeletonPass(std::string_view src, size_t begin, 
   Region* out_end = out + regions->size();
   size_t p = begin;
   while (p < n) {
-    const size_t start = p;
-    size_t line_start = p;
-    uint32_t first = kNoToken;
-    uint16_t indent = 0xFFFF;  // a blank line's: not smaller than any (LexMarked)
-    for (;;) {  // at the start of a physical line, no token yet
-      for (;;) {  // eight bytes at a time (the padding's NUL stops it)
-        uint64_t w;
-        std::memcpy(&w, s + p, 8);
-        const uint64_t x = w ^ 0x2020202020202020ULL;
-        if (x == 0) {
-          p += 8;
-          continue;
-        }
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-        p += static_cast<unsigned>(__builtin_ctzll(x)) / 8;  // the first non-space
-#else
-        while (s[p] == ' ') ++p;
-#endif
-        break;
-      }
-      if (kStartsToken.yes[u[p]]) {  // the common case: spaces, then a token
-        first = static_cast<uint32_t>(p);
-        indent = static_cast<uint16_t>(std::min<size_t>(p - line_start, 0xFFFF));
-        break;
-      }
-      bool plain = true;  // spaces only: the indent is their count
-      if (s[p] == '\t' || s[p] == '\f') {
-        while (s[p] == ' ' || s[p] == '\t' || s[p] == '\f') plain &= s[p++] == ' ';
-      }
-      const char c = s[p];
-      if (c == '#') {  // a comment line
-        const size_t hash = p;
-        p = CommentEnd(s, p, n, has_cr);
-        dead->push_back(static_cast<uint32_t>(hash));
-        dead->push_back(static_cast<uint32_t>(p));
-        if (p < n) p = SkipNl(s, p, n);
-      } else if (c == '\\') {
-        if (s[p + 1] != '\n' && s[p + 1] != '\r') return false;
-        p = SkipNl(s, p + 1, n);
-        line_start = p;
-        continue;
-      } else if (p < n && c != '\n' && c != '\r') {
-        first = static_cast<uint32_t>(p);
-        indent = plain && p - line_start < 0xFFFF ? static_cast<uint16_t>(p - line_start)
-                                                  : IndentBetween(s, line_start, p);
-      } else if (p < n) {  // a blank line
-        p = SkipNl(s, p, n);
-      }
-      break;
-    }
-    if (first != kNoToken) {
-      for (;;) {  // to the newline that ends the logical line
-        if (!specials.Next(p, &brackets, &p)) return false;
-        if (p >= n) break;
-        if (s[p] == '\n') {
-          ++p;
-          if (brackets.depth == 0) break;
-          continue;
-        }
-        const bool newline = s[p] == '\r';
-        p = SkeletonStop(st, p);
-        if (p == 0) return false;
-        if (newline && brackets.depth == 0) break;
-      }
-      if (p >= n && brackets.depth != 0) return false;
-    }
     if (out == out_end) {
       const size_t count = regions->size();
       regions->resize(2 * count);
       out = regions->data() + count;
       out_end = regions->data() + regions->size();
     }
-    *out++ = Region{static_cast<uint32_t>(start), static_cast<uint32_t>(p < n ? p : n), first,
-                    indent, kParentUnknown};
+    const size_t start = p;
+    uint32_t first = kNoToken;
+    uint16_t indent = 0xFFFF;  // a blank line's: not smaller than any (LexMarked)
+    p = FirstNonSpace(s, p);
+    if (kStartsToken.yes[u[p]]) {  // the common case: spaces, then a token
+      first = static_cast<uint32_t>(p);
+      indent = static_cast<uint16_t>(std::min<size_t>(p - start, 0xFFFF));
+    } else {
+      const LineStart ls = LineStartRare(st, start, p);
+      if (ls.fail) return false;
+      p = ls.p;
+      first = ls.first;
+      indent = ls.indent;
+    }
+    // All of the region but its end, written now so that none of it is kept
+    // in a register through the loop to the line's end.
+    out->start = static_cast<uint32_t>(start);
+    out->first = first;
+    out->indent = indent;
+    out->parent = kParentUnknown;
+    if (first != kNoToken) {
+      for (;;) {  // to the newline that ends the logical line
+        size_t off = p - base;
+        if (off >= 64) {  // classify the block at p: all of it is at or after p
+          if (p >= n) {
+            p = n;
+            break;
+          }
+          base = p;
+          off = 0;
+          BlockMasks m;
+          if constexpr (kAvx2) {
+#if defined(ANYDEV_SCAN_NIBBLE_AVX2)
+            // s[p, p + 64) lies in the input and its 16 bytes of padding
+            // while p + 48 <= n; past that the scalar classifier stops at n.
+            if (p + 48 <= n) {
+              m = ClassifyWith(tables, u + p);
+            } else {
+              m = ClassifyScalar(u, p, n);
+            }
+#endif
+          } else {
+            (void)tables;
+            m = ClassifyScalar(u, p, n);
+          }
+          other = m.special & ~m.brackets;
+          brk = m.brackets;
+        }
+        const uint64_t from = ~uint64_t{0} << off;
+        const uint64_t o = other & from;
+        const uint64_t b = brk & from & ((o & (0 - o)) - 1);  // those before it
+        if (b != 0) {
+          top = MatchBrackets(u + base, b, slots, top);
+          if (top == kBracketFail) return false;
+        }
+        if (o == 0) {
+          p = base + 64;
+          continue;
+        }
+        p = base + static_cast<unsigned>(__builtin_ctzll(o));
+        if (p >= n) break;
+        if (s[p] == '\n') {
+          ++p;
+          if (top != 0) continue;
+          // The logical line ends. Where the next one starts as most do
+          // (spaces, then a token), its region is begun here, without
+          // leaving the loop; else the outer loop takes the line start.
+          if (p >= n || out + 1 == out_end) break;
+          const size_t q = FirstNonSpace(s, p);
+          if (!kStartsToken.yes[u[q]]) break;
+          out->end = static_cast<uint32_t>(p);
+          ++out;
+          out->start = static_cast<uint32_t>(p);
+          out->first = static_cast<uint32_t>(q);
+          out->indent = static_cast<uint16_t>(std::min<size_t>(q - p, 0xFFFF));
+          out->parent = kParentUnknown;
+          p = q;
+          continue;
+        }
+        const bool newline = s[p] == '\r';
+        p = SkeletonStop(st, p);
+        if (p == 0) return false;
+        if (newline && top == 0) break;
+      }
+      if (p >= n && top != 0) return false;
+    }
+    out->end = static_cast<uint32_t>(p < n ? p : n);
+    ++out;
   }
   regions->resize(static_cast<size_t>(out - regions->data()));
-  return brackets.depth == 0;
+  return top == 0;
+}
+
+__attribute__((noinline)) bool SkeletonLoopScalar(std::string_view src, size_t begin,
+                                                  const SkeletonState& st,
+                                                  std::vector<Region>* regions) {
+  return SkeletonLoop<false>(src, begin, st, regions, 0);
+}
+
+#if defined(ANYDEV_SCAN_NIBBLE_AVX2)
+__attribute__((noinline, target("avx2,bmi"))) bool SkeletonLoopAvx2(
+    std::string_view src, size_t begin, const SkeletonState& st, std::vector<Region>* regions) {
+  const SpecialTablesAvx2 tables = MakeSpecialTablesAvx2();
+  return SkeletonLoop<true>(src, begin, st, regions, tables);
+}
+#endif
+
+// Out of line (it costs the same inlined), so that a profile shows its share.
+__attribute__((noinline)) bool SkeletonPass(std::string_view src, size_t begin, Lexer* strings,
+                                             TokenBuffer<Tok>* scratch, LexOutput* scratch_out,
+                                             std::vector<Region>* regions,
+                                             std::vector<uint32_t>* dead) {
+  const char* s = src.data();
+  const size_t n = src.size();
+  const bool has_cr = std::memchr(s, '\r', n) != nullptr;
+  const SkeletonState st{s, n, begin, has_cr, strings, scratch, scratch_out, dead};
+  dead->clear();
+#if defined(ANYDEV_SCAN_NIBBLE_AVX2)
+  if (HaveAvx2()) return SkeletonLoopAvx2(src, begin, st, regions);
+#endif
+  return SkeletonLoopScalar(src, begin, st, regions);
 }
 
 // The regions' parents (their nearest earlier line with a token and a
