@@ -72,20 +72,28 @@ def _child_path() -> str:
 
 def _write_now() -> None:
     """Writes this child's report once (whichever of exit, finalizer or
-    SIGTERM comes first)."""
+    SIGTERM comes first, or the first of them to finish).
+
+    A pool worker that got its sentinel ends normally and writes from its
+    finalizers while ``Pool.terminate()`` sends it SIGTERM: the signal can land
+    anywhere in here. It is blocked while the report is written, so one sent
+    then waits until the file is complete; one that came just before (its
+    Python handler still pending, which runs at the next bytecode even with
+    the signal blocked) writes the whole report itself, atomically, before it
+    kills the process. The report counts as written only once a write has
+    finished: the handler never returns to code that would wait for it."""
     global _written_pid
     if _config is None or _written_pid == os.getpid():
         return
-    _written_pid = os.getpid()
-    from . import report
-
-    # A SIGTERM while the file is written (Pool.terminate() right after a
-    # worker began to end) waits until it is complete, then kills as usual.
     blocked = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
     try:
-        report.write(_child_path())
-    except (report.ReportError, OSError) as e:
-        print(f"anydev run: could not write this process's report: {e}", file=sys.stderr)
+        from . import report
+
+        try:
+            report.write(_child_path())
+        except (report.ReportError, OSError) as e:
+            print(f"anydev run: could not write this process's report: {e}", file=sys.stderr)
+        _written_pid = os.getpid()
     finally:
         signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
@@ -93,6 +101,7 @@ def _write_now() -> None:
 def _on_sigterm(signum: int, frame: Any) -> None:
     _write_now()
     signal.signal(signum, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signum})  # it may run inside _write_now
     os.kill(os.getpid(), signum)  # die of the signal, as without anydev
 
 

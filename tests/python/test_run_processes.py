@@ -157,3 +157,35 @@ def test_a_reused_pid_does_not_overwrite_an_earlier_childs_report(tmp_path, monk
     second = _run_child._child_path()
     assert first != second
     assert all(os.path.basename(p).startswith(f"child-{os.getpid()}-") for p in (first, second))
+
+
+
+POOLS = textwrap.dedent('''
+    import multiprocessing as mp
+    import anydev.cuda
+
+
+    def pooled(x):
+        anydev.cuda.device_count()                         # @pooled
+        return x
+
+
+    if __name__ == "__main__":
+        for _ in range(100):
+            with mp.get_context("fork").Pool(2) as pool:   # __exit__ terminates the workers
+                assert pool.map(pooled, range(4)) == list(range(4))
+''')
+
+
+def test_a_pool_worker_terminated_while_it_writes_its_report_is_counted(tmp_path):
+    # Pool.__exit__ sends SIGTERM to workers that may already be ending on their
+    # sentinel and writing their report from multiprocessing's finalizers. Before
+    # the fix, one pool in about eight lost a worker's counts (774 of 800 calls
+    # in 200 pools), and test_every_process_of_a_run_is_counted failed now and then.
+    script = tmp_path / "pools.py"
+    script.write_text(POOLS)
+    out = tmp_path / "report.json"
+    rc, _, err = run_command([sys.executable, "-m", "anydev", "run", "--report", str(out),
+                              str(script)], timeout=600)
+    assert rc == 0, err
+    assert _counts(json.loads(out.read_text()), script) == {"pooled": 400}
