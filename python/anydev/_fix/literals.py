@@ -289,6 +289,14 @@ class Units:
 
         m.span, m.build = (s, e), build
 
+    def release(self) -> None:
+        """Drops the pass's plans (a member's build closure holds the member: a
+        reference cycle, which kept the pass's context, analysis and edits alive
+        until the cycle collector ran)."""
+        for u in self.units.values():
+            for m in u.members:
+                m.build = None
+
     # -- the fixer's loop ------------------------------------------------------
     def guard_block(self, f) -> Optional[str]:
         """Why a check is left because its unit is, or None."""

@@ -254,7 +254,10 @@ def _fix_python(text: _Text, findings: list[_scan.Finding], unsafe: bool, path: 
     # changes it: the rewrites are edits of the text)
     units = _literals.Units(findings, refused, unsafe)
     for _ in range(len(findings) + 2):  # each pass that fails leaves one more unit
-        done = _fix_python_pass(text, tree, findings, unsafe, path, units)
+        try:
+            done = _fix_python_pass(text, tree, findings, unsafe, path, units)
+        finally:
+            units.release()  # its plans' closures: freed now, not by the cycle collector
         if done is not None:
             return done
     raise AssertionError("the literal units did not settle")  # pragma: no cover
