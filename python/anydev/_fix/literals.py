@@ -666,7 +666,7 @@ def _plan_nccl(ctx, an, m: _Member):
 
 def _plan_device_module(ctx, an, m: _Member):
     """AD911: torch.cuda.NAME -> torch.get_device_module().NAME."""
-    written = re.sub(r"\s+", "", m.f.text)
+    written = "".join(m.f.text.split())  # without blanks
     parts = written.split(".")
     if len(parts) != 3 or parts[1] != "cuda":
         return "not spelled `torch.cuda.NAME`; rewrite by hand"
