@@ -359,8 +359,17 @@ def scan_source(
     if lang not in EXTENSIONS:
         raise ValueError(f"{path}: cannot tell the language (give language='python' or 'cpp')")
     data = source.encode("utf-8") if isinstance(source, str) else bytes(source)
-    keep = rule_filter(select, ignore)
-    native, rows = _scan_rules(keep)
+    if select is None and ignore is None:
+        # the default rules: their filter and RuleSet once (the fixer's rescans ask per file)
+        got = _state.get("default source rules")
+        if got is None:
+            keep = rule_filter()
+            got = _state["default source rules"] = (keep, _native_rules(keep))
+        keep, native = got
+        rows = _scan_rows()
+    else:
+        keep = rule_filter(select, ignore)
+        native, rows = _scan_rules(keep)
     raw, errs, noqa = _native().scan_source(native, data, lang)
     findings = [_finding(path, t, rows[t[0]]) for t in raw if keep(rows[t[0]].code)]
     errors = [ScanError(path, message, line) for message, line in errs]

@@ -461,32 +461,57 @@ class PyAnalysis:
         at: dict[tuple[int, int, int, int], Optional[ast.AST]] = {}
         AST, Name, Attribute, Load, Constant = ast.AST, ast.Name, ast.Attribute, ast.Load, \
             ast.Constant
-        setdefault = at.setdefault
+        setdefault, uses_get, names_get = at.setdefault, uses.get, names.get
         Global, Nonlocal, ClassDef = ast.Global, ast.Nonlocal, ast.ClassDef
         FunctionDef, AsyncFunctionDef = ast.FunctionDef, ast.AsyncFunctionDef
         leaves, child_fields = _LEAVES, _CHILD_FIELDS
         tree, lines = self.tree, self.lines
-        stack: list[tuple[ast.AST, ast.AST, Optional[ast.AST]]] = [(tree, tree, None)]
+        scope: ast.AST = tree
+        cls: Optional[ast.AST] = None
+        sid = id(tree)
+        # the nodes to visit, in the order of a stack of (node, scope, class) as
+        # before, without a tuple per node: a def or class pushes the (scope,
+        # class) to restore below its children (Note [One walk])
+        stack: list = [tree]
         pop, push = stack.pop, stack.append
         while stack:
-            node, scope, cls = pop()
+            node = pop()
             t = type(node)
             if t is Name:
-                uses[node.id] = uses.get(node.id, 0) + 1  # type: ignore[attr-defined]
+                i = node.id  # type: ignore[attr-defined]
+                uses[i] = uses_get(i, 0) + 1
                 if type(node.ctx) is Load:  # type: ignore[attr-defined]
-                    names.setdefault((id(scope), node.id), []).append(node)  # type: ignore[attr-defined]
-            elif t is Attribute:
+                    k = (sid, i)
+                    got = names_get(k)
+                    if got is None:
+                        names[k] = [node]
+                    else:
+                        got.append(node)
+                line = node.lineno  # type: ignore[attr-defined]
+                if lines is None or line in lines:
+                    key = (line, node.col_offset, node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
+                    seen = setdefault(key, node)
+                    if seen is not node:
+                        p = parents.get(id(node))
+                        while p is not None and p is not seen:
+                            p = parents.get(id(p))
+                        if p is None:  # two nodes at one place, neither inside the other
+                            at[key] = None
+                continue  # no children (a Name's ctx is none)
+            if t is tuple:  # the end of a def's or class's children
+                scope, cls = node
+                sid = id(scope)
+                continue
+            if t is Attribute:
                 v = node.value  # type: ignore[attr-defined]
                 if cls is not None and type(v) is Name and v.id == "self":
                     attrs.setdefault((id(cls), node.attr), []).append(node)  # type: ignore[attr-defined]
             elif t is Global or t is Nonlocal:
                 for n in node.names:  # type: ignore[attr-defined]
-                    uses[n] = uses.get(n, 0) + 1
+                    uses[n] = uses_get(n, 0) + 1
             line = getattr(node, "lineno", None)
-            end_line = None if line is None or (lines is not None and line not in lines) else \
-                node.end_lineno  # type: ignore[attr-defined]
-            if end_line is not None:
-                key = (line, node.col_offset, end_line, node.end_col_offset)  # type: ignore[attr-defined]
+            if line is not None and (lines is None or line in lines):
+                key = (line, node.col_offset, node.end_lineno, node.end_col_offset)  # type: ignore[attr-defined]
                 seen = setdefault(key, node)
                 if seen is not node:
                     p = parents.get(id(node))
@@ -494,15 +519,17 @@ class PyAnalysis:
                         p = parents.get(id(p))
                     if p is None:  # two nodes at one place, neither inside the other
                         at[key] = None
-            if t is Name or t is Constant:
-                continue  # no children (a Name's ctx is none)
+            if t is Constant:
+                continue  # no children
             if t is Attribute:  # the commonest node with children: one, its value
                 parents[id(v)] = node
-                push((v, scope, cls))
+                push(v)
                 continue
             if t is FunctionDef or t is AsyncFunctionDef:
-                scope = node
+                push((scope, cls))
+                scope, sid = node, id(node)
             elif t is ClassDef:
+                push((scope, cls))
                 cls = node
             fields = child_fields.get(t)
             if fields is None:
@@ -514,10 +541,10 @@ class PyAnalysis:
                     for c in v:
                         if isinstance(c, AST):
                             parents[id(c)] = node
-                            push((c, scope, cls))
+                            push(c)
                 elif isinstance(v, AST) and type(v) not in leaves:
                     parents[id(v)] = node
-                    push((v, scope, cls))
+                    push(v)
         self._parents, self._names, self._attrs = parents, names, attrs
         self._uses, self._at = uses, at
 

@@ -6,16 +6,12 @@ guards, device homes, other bindings of the name, CUDA-only objects, ints for
 from __future__ import annotations
 
 import ast
-import re
 from typing import Optional
 
 from .. import scan as _scan
 from .._compat_table import Row
 from . import analysis
 from .python_tree import _Located
-
-#: Blanks inside a finding's text (`torch . cuda`).
-_BLANKS = re.compile(r"\s+")
 
 
 #: Replacements of availability and count checks: they are rewritten only when the
@@ -37,7 +33,7 @@ def _refusal(an: analysis.PyAnalysis, f: _scan.Finding, row: Row,
     why = an.old_torch_only(where.chain) or an.device_home(where.chain)
     if why:
         return why
-    head = _BLANKS.sub("", f.text).split(".")[0]
+    head = "".join(f.text.split()).split(".")[0]  # without blanks (`torch . cuda`)
     why = an.other_binding(head, f.symbol)
     if why:
         return why

@@ -289,6 +289,14 @@ class Units:
 
         m.span, m.build = (s, e), build
 
+    def release(self) -> None:
+        """Drops the pass's plans (a member's build closure holds the member: a
+        reference cycle, which kept the pass's context, analysis and edits alive
+        until the cycle collector ran)."""
+        for u in self.units.values():
+            for m in u.members:
+                m.build = None
+
     # -- the fixer's loop ------------------------------------------------------
     def guard_block(self, f) -> Optional[str]:
         """Why a check is left because its unit is, or None."""
@@ -658,7 +666,7 @@ def _plan_nccl(ctx, an, m: _Member):
 
 def _plan_device_module(ctx, an, m: _Member):
     """AD911: torch.cuda.NAME -> torch.get_device_module().NAME."""
-    written = re.sub(r"\s+", "", m.f.text)
+    written = "".join(m.f.text.split())  # without blanks
     parts = written.split(".")
     if len(parts) != 3 or parts[1] != "cuda":
         return "not spelled `torch.cuda.NAME`; rewrite by hand"

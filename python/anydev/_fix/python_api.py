@@ -29,9 +29,6 @@ from .templates import (
     render_template, unplaced_arguments)
 from .text import _FileError, _Text
 
-#: Blanks inside a finding's text (`torch . cuda`).
-_BLANKS = re.compile(r"\s+")
-
 
 #: About how many descents (python_tree._chain) one walk of a module costs: a
 #: file with more findings than this is walked once first (PyAnalysis.index)
@@ -91,7 +88,7 @@ class _PyContext:
         the module must import torch for it: the finding's own first name when
         that is the package (``th`` in ``th.cuda.synchronize``), else a
         package import of an enclosing function before it, else the module's."""
-        written = _BLANKS.sub("", f.text)
+        written = "".join(f.text.split())  # without blanks (`torch . cuda`)
         head, _, tail = written.partition(".")
         if tail and f.symbol.startswith("torch.") and tail == f.symbol[len("torch."):]:
             return head, False
@@ -254,7 +251,10 @@ def _fix_python(text: _Text, findings: list[_scan.Finding], unsafe: bool, path: 
     # changes it: the rewrites are edits of the text)
     units = _literals.Units(findings, refused, unsafe)
     for _ in range(len(findings) + 2):  # each pass that fails leaves one more unit
-        done = _fix_python_pass(text, tree, findings, unsafe, path, units)
+        try:
+            done = _fix_python_pass(text, tree, findings, unsafe, path, units)
+        finally:
+            units.release()  # its plans' closures: freed now, not by the cycle collector
         if done is not None:
             return done
     raise AssertionError("the literal units did not settle")  # pragma: no cover

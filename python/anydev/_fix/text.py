@@ -23,7 +23,10 @@ _OTHER_BREAKS = re.compile("[\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 
 def split_lines(text: str) -> list[str]:
     """The lines of ``text`` with their breaks (\r\n, \r or \n only)."""
-    if not _OTHER_BREAKS.search(text):
+    if not (("\x0b" in text or "\x0c" in text or "\x1c" in text or "\x1d" in text or
+             "\x1e" in text) if text.isascii() else _OTHER_BREAKS.search(text)):
+        # (an ASCII text can hold only these five of them: a look for each
+        # character, in C, instead of the expression's test of every character)
         return text.splitlines(keepends=True)
     out, pos = [], 0
     for m in _LINE_BREAK.finditer(text):
