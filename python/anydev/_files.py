@@ -65,7 +65,7 @@ def replace_atomically(path: str, chunks: Iterable[bytes], *, mode: Optional[int
     atomically renamed over it when it has one name, or the same inode
     rewritten in place when it has several hard links; a symbolic link is
     written through. ``mode``: the permission bits of a new or renamed file
-    (default: the old file's, else tempfile.mkstemp's 0600); ``owner``: its
+    (default: the old file's, else 0600); ``owner``: its
     (uid, gid), where allowed (default: the old file's). On any failure
     ``path`` is left as it was (or, when even that failed, the error names the
     copy of its old text) and no temporary file is left."""
@@ -91,10 +91,18 @@ def replace_atomically(path: str, chunks: Iterable[bytes], *, mode: Optional[int
 
 
 def _temp(target: str, prefix: str) -> tuple[int, str]:
-    import tempfile  # not at import time: the runtime imports this module
-
-    return tempfile.mkstemp(prefix=prefix, suffix=".tmp",
-                            dir=os.path.dirname(os.path.abspath(target)))
+    """A new file beside ``target``, mode 0600, opened for writing: what
+    tempfile.mkstemp makes, without importing tempfile (7 ms of a 70 ms `anydev
+    scan -o`: it imports random, shutil and their modules)."""
+    folder = os.path.dirname(os.path.abspath(target))
+    flags = os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    for _ in range(100):
+        name = os.path.join(folder, f"{prefix}{os.urandom(6).hex()}.tmp")
+        try:
+            return os.open(name, flags, 0o600), name
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no unused temporary file name", folder)
 
 
 def _rename_over(target: str, chunks: Iterable[bytes], st: Optional[os.stat_result],
