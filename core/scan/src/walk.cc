@@ -688,9 +688,11 @@ bool GlobMatch(std::string_view glob, std::string_view path) {
 }
 
 std::vector<std::string> ListFiles(const ScanOptions& options,
-                                   std::vector<FileResult>* path_errors) {
+                                   std::vector<FileResult>* path_errors, uint64_t* ignored) {
   std::vector<FileResult> errors;
-  std::vector<WalkedFile> files = Walker(options, path_errors ? path_errors : &errors).Run();
+  Walker walker(options, path_errors ? path_errors : &errors);
+  std::vector<WalkedFile> files = walker.Run();
+  if (ignored != nullptr) *ignored = walker.ignored();
   std::vector<std::string> out;
   out.reserve(files.size());
   for (WalkedFile& f : files) out.push_back(std::move(f.path));
