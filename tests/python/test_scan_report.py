@@ -507,3 +507,21 @@ def test_a_file_reached_twice_is_counted_once(tree, args):
     twice = scan._scan_report(["sub/clean.py", "sub", "./sub/clean.py"])
     once = scan._scan_report(["sub"])
     assert (twice.files, twice.bytes, twice.findings) == (once.files, once.bytes, once.findings)
+
+
+def test_walk_files_is_the_walk_of_scan_tree(tree):
+    """walk_files, what a stream starts from: the files scan_tree scans, in
+    its order, with its count of what ignore rules skipped and its path
+    errors."""
+    (tree / ".gitignore").write_text("sub/deep/\n*.cu\n")
+    (tree / "notes.txt").write_text("x\n")
+    native, _rows = scan._scan_rules(scan.rule_filter())
+    paths = [b".", b"notes.txt"]
+    names, path_errors, ignored = scan._native().walk_files(paths, [], True)
+    assert names == scan._native().list_files(paths, [], True)[0]
+    report, nfiles, _nbytes, want = scan._native().scan_tree(native, paths, [], True, 1,
+                                                             1 << 20)
+    assert ignored == want == 2 and nfiles == len(names)
+    assert [p[0] for p in path_errors] == [report.files()[0][0]] == [b"notes.txt"]
+    assert not any(n.endswith((b".cu", b".cc")) for n in names)
+    assert scan._native().walk_files(paths, [], False)[2] == 0
