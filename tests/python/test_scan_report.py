@@ -525,3 +525,29 @@ def test_walk_files_is_the_walk_of_scan_tree(tree):
     assert [p[0] for p in path_errors] == [report.files()[0][0]] == [b"notes.txt"]
     assert not any(n.endswith((b".cu", b".cc")) for n in names)
     assert scan._native().walk_files(paths, [], False)[2] == 0
+
+
+FORK_CHILD = r"""
+import os, sys
+from anydev import scan
+want = scan.scan_paths([sys.argv[1]], jobs=2).findings  # the scan threads start (and stay)
+pid = os.fork()
+if pid == 0:  # only the forking thread is copied: the child must start its own
+    os._exit(0 if scan.scan_paths([sys.argv[1]], jobs=2).findings == want else 3)
+_, status = os.waitpid(pid, 0)
+print(os.waitstatus_to_exitcode(status), len(want))
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork")
+def test_scan_threads_are_kept_and_a_forked_child_starts_its_own(tree):
+    """Note [Scan threads] in walk.cc: the threads of a scan wait for the
+    next (a stream scans a batch at a time); a process forked from one that
+    has them scans on threads of its own, not on the parent's that it lacks."""
+    import subprocess
+
+    p = subprocess.run([sys.executable, "-c", FORK_CHILD, str(tree)], capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    status, n = p.stdout.split()
+    assert status == "0" and int(n) > 10
