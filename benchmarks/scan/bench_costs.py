@@ -6,6 +6,7 @@ ratios are read, not asserted.
 
     python benchmarks/scan/bench_costs.py            # sizes N and 4N
     python benchmarks/scan/bench_costs.py --scale 2  # N = 2x the default
+    python benchmarks/scan/bench_costs.py --memory-only  # the memory rows alone
 
 - columns: N findings on one line (LineMap::Column used to count from the
   line start for each: 10k took 3.4 s, 80k 131 s);
@@ -29,7 +30,10 @@ ratios are read, not asserted.
 - memory: the peak resident memory a child process adds while it scans a
   tree of N files of 200 findings each, streamed (iter_scan_paths, one
   batch held at a time: must not grow with N) and whole (scan_paths: the
-  result holds every finding, so it grows).
+  result holds every finding, so it grows); and what `anydev scan` adds
+  (the CLI, `--jobs 1`, the report to /dev/null) with each format: text,
+  JSON and GitHub are streamed (Note [Streamed reports] in anydev/scan.py:
+  flat), SARIF holds the tree's findings (grows).
 """
 
 from __future__ import annotations
@@ -104,8 +108,19 @@ scan._rules()
 before = hwm()
 if mode == "stream":  # what a streamed format holds: one batch at a time
     n = sum(len(part.findings) for part in scan.iter_scan_paths([root], jobs=1))
-else:  # the whole result at once
+elif mode == "whole":  # the whole result at once
     n = len(scan.scan_paths([root], jobs=1).findings)
+else:  # `anydev scan --format FORMAT`, its report to /dev/null
+    import os
+    from anydev import _scan_cli, _scan_formats, cli
+    fmt = mode.split()[1]
+    out = os.dup(1)
+    os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+    before = hwm()
+    rc = cli.main(["scan", "--no-config", "--jobs", "1", "--format", fmt, root])
+    sys.stdout.flush()
+    os.dup2(out, 1)
+    n = rc
 print(hwm() - before, n)
 """
 
@@ -124,8 +139,12 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--scale", type=float, default=1.0)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--memory-only", action="store_true",
+                    help="only the memory rows (the scanner's and the CLI's peak memory)")
     a = ap.parse_args()
     k = a.scale
+    if a.memory_only:
+        return memory(k)
 
     cases = [
         ("columns", columns, int(20_000 * k), lambda d: scan_source(d, "x.py")),
@@ -148,21 +167,27 @@ def main() -> int:
     t1 = best(lambda: _C._scan.glob_match(g, n), a.runs)
     t4 = best(lambda: _C._scan.glob_match(g, n4), a.runs)
     print(f"{'glob':14} {len(n):9d} {t1:9.4f} {t4:9.4f} {t4 / t1:6.2f}", flush=True)
+    return memory(k)
 
+
+def memory(k: float) -> int:
     with tempfile.TemporaryDirectory(prefix="anydev-costs-") as tmp:
         files = int(250 * k)
         roots = [tree(tmp, n) for n in (files, 4 * files)]
-        for mode in ("stream", "whole"):
+        print(f"{'memory':14} {'files':>9} {'KiB N':>9} {'KiB 4N':>9} {'ratio':>6}", flush=True)
+        for mode in ("stream", "whole", "cli text", "cli json", "cli github", "cli sarif"):
             rss, found = [], []
             for root in roots:
                 out = subprocess.run([sys.executable, "-c", MEMORY_CHILD, root, mode],
                                      check=True, capture_output=True, text=True).stdout.split()
                 rss.append(max(int(out[0]), 1))
                 found.append(int(out[1]))
-            print(f"{'memory ' + mode:14} {files:9d} {rss[0]:9d} {rss[1]:9d} {rss[1] / rss[0]:6.2f}"
-                  f"  (KiB over the import, {found[0]} and {found[1]} findings; "
-                  f"{'flat: ~1' if mode == 'stream' else 'grows with the findings'})",
-                  flush=True)
+            flat = mode in ("stream", "cli text", "cli json", "cli github")
+            what = (f"exit {found[0]} and {found[1]}" if mode.startswith("cli")
+                    else f"{found[0]} and {found[1]} findings")
+            print(f"{mode:14} {files:9d} {rss[0]:9d} {rss[1]:9d} {rss[1] / rss[0]:6.2f}"
+                  f"  (KiB over the import, {200 * files} and {800 * files} findings, {what}; "
+                  f"{'flat: ~1' if flat else 'grows with the findings'})", flush=True)
     return 0
 
 

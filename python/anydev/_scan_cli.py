@@ -142,27 +142,28 @@ def _text_path(path: str) -> str:
 
 def render_text(findings, errors, files: int, *, colour: bool = False,
                 summary: bool = True, show_fixes: bool = False) -> Iterator[str]:
-    """The text report of `findings`: a list of Findings, or a scan._Report
-    (its lines written natively: Note [Native reports] in bind_scan.cc)."""
+    """The text report of `findings`: a list of Findings, a scan._Report
+    (its lines written natively: Note [Native reports] in bind_scan.cc), or
+    a scan._Stream (its batches' reports written as they come, and its
+    ``files`` counted by then: Note [Streamed reports] in anydev/scan.py)."""
     native = getattr(findings, "render", None)
     shown = _text_path
-    if colour:  # as ruff: the path bold, the position dim, the code red, [*] cyan
-        b, d, r, c, z = "\033[1m", "\033[2m", "\033[1;31m", "\033[36m", "\033[0m"
-        if native is not None:
-            keys = [f"{d}:{z} {r}{code}{z}{f' {c}[*]{z}' if row.fix == 'safe' else ''} {msg}\n"
-                    for code, _s, msg, row in findings.keys()]
-            yield from native([0, 2, f"{d}:{z}", 3, 1], lambda p: f"{b}{shown(p)}{z}{d}:{z}",
-                              keys)
-        else:
-            for f in findings:
-                mark = f" {c}[*]{z}" if f.fix == "safe" else ""
-                yield (f"{b}{shown(f.path)}{z}{d}:{z}{f.line}{d}:{z}{f.column}{d}:{z} "
-                       f"{r}{f.rule}{z}"
-                       f"{mark} {f.message}\n")
+    batches = getattr(findings, "batches", None)
+    if batches is not None:
+        texts: dict = {}
+        for batch in batches():
+            yield from _render_text_native(batch, colour, texts)
+            batch = None  # let it go before the next is scanned
+        files = findings.files
     elif native is not None:
-        keys = [f": {code}{' [*]' if row.fix == 'safe' else ''} {msg}\n"
-                for code, _s, msg, row in findings.keys()]
-        yield from native([0, 2, ":", 3, 1], lambda p: shown(p) + ":", keys)
+        yield from _render_text_native(findings, colour, {})
+    elif colour:  # as ruff: the path bold, the position dim, the code red, [*] cyan
+        b, d, r, c, z = "\033[1m", "\033[2m", "\033[1;31m", "\033[36m", "\033[0m"
+        for f in findings:
+            mark = f" {c}[*]{z}" if f.fix == "safe" else ""
+            yield (f"{b}{shown(f.path)}{z}{d}:{z}{f.line}{d}:{z}{f.column}{d}:{z} "
+                   f"{r}{f.rule}{z}"
+                   f"{mark} {f.message}\n")
     else:
         for f in findings:
             mark = " [*]" if f.fix == "safe" else ""
@@ -173,6 +174,29 @@ def render_text(findings, errors, files: int, *, colour: bool = False,
                                    "Would fix {n} with `anydev fix`:")
     if summary:
         yield summary_line(findings, files) + "\n"
+
+
+def _render_text_native(report, colour: bool, texts: dict) -> Iterator:
+    """The text lines of a scan._Report's findings, written natively (Note
+    [Native reports] in bind_scan.cc); ``texts`` keeps the text of each key
+    from one report (a batch of a stream) to the next."""
+    if colour:  # as ruff: the path bold, the position dim, the code red, [*] cyan
+        b, d, r, c, z = "\033[1m", "\033[2m", "\033[1;31m", "\033[36m", "\033[0m"
+        parts: list = [0, 2, f"{d}:{z}", 3, 1]
+        head = f"{d}:{z} {r}{{}}{z}{{}} {{}}\n"
+        safe = f" {c}[*]{z}"
+        path: Callable[[str], str] = lambda p: f"{b}{_text_path(p)}{z}{d}:{z}"  # noqa: E731
+    else:
+        parts, head, safe = [0, 2, ":", 3, 1], ": {}{} {}\n", " [*]"
+        path = lambda p: _text_path(p) + ":"  # noqa: E731
+    keys = []
+    for code, symbol, msg, row in report.keys():
+        t = texts.get((code, symbol, id(row)))
+        if t is None:
+            t = texts[(code, symbol, id(row))] = head.format(
+                code, safe if row.fix == "safe" else "", msg)
+        keys.append(t)
+    return report.render(parts, path, keys)
 
 
 def render_fix_list(fixed, title: str) -> Iterator[str]:
@@ -582,11 +606,19 @@ def read_stdin(sel: Selection):
     return name, data, language
 
 
-def scan_selection(sel: Selection, jobs: Optional[int], *, report: bool = False):
+def scan_selection(sel: Selection, jobs: Optional[int], *, report: bool = False,
+                   stream: bool = False):
     """Scans what the selection covers (the paths, or stdin), with the
     per-file-ignores applied: a ScanResult, or with ``report`` and paths, a
-    scan._Report (its findings native until asked for)."""
+    scan._Report (its findings native until asked for), or with ``stream``
+    and paths, a scan._Stream (the tree walked, scanned as its batches are
+    asked for: Note [Streamed reports] in anydev/scan.py)."""
     scan = _scanner()
+    if stream and not sel.stdin:
+        return scan._scan_stream(
+            sel.paths, keep=sel.rules, excludes=sel.excludes, jobs=jobs,
+            respect_gitignore=sel.respect_gitignore, max_file_size=sel.max_file_size,
+            drop=sel.dropped() if sel.per_file_ignores else None)
     if sel.stdin:
         name, data, language = read_stdin(sel)
         result = scan.ScanResult(files=1, bytes=len(data))
@@ -626,13 +658,15 @@ def _scan_main(args: argparse.Namespace) -> int:
     sel = selection(args)
     cfg = sel.cfg
     fmt = args.format or cfg.output_format or "text"
-    result = scan_selection(sel, args.jobs, report=True)
     baseline = args.baseline or cfg.baseline
-    # The text, JSON and GitHub reports are written from the native report;
-    # the rest reads Finding objects.
+    # The text, JSON and GitHub reports are written from the native report,
+    # as the tree is scanned (Note [Streamed reports] in anydev/scan.py); the
+    # rest reads the whole tree's Finding objects.
     objects = (args.write_baseline or baseline or args.statistics or args.show_fixes
                or fmt not in ("text", "json", "github"))
-    findings = result.findings if objects or not hasattr(result, "render") else result
+    result = scan_selection(sel, args.jobs, report=True, stream=not objects)
+    findings = result.findings if objects or not hasattr(result, "render") and \
+        not hasattr(result, "batches") else result
     lines = _Lines()
 
     if args.write_baseline:

@@ -150,20 +150,39 @@ def render_json(findings, errors) -> Iterator[str]:
             yield (f'{{"path": {p}, "line": {f.line}, "column": {f.column}, '
                    f'"end_line": {f.end_line}, "end_column": {f.end_column}, {t}')
 
+    key_tails: dict = {}  # per key of a native report, kept from batch to batch of a stream
+
+    def native(report) -> Iterator:
+        keys = []
+        for code, symbol, msg, row in report.keys():
+            t = key_tails.get((code, symbol, id(row)))
+            if t is None:
+                t = key_tails[(code, symbol, id(row))] = (
+                    f'"symbol": {dumps(symbol)}, "replacement": {dumps(row.replacement)}, '
+                    f'"rule": {dumps(code)}, "fix": {dumps(row.fix)}, "message": {dumps(msg)}}}')
+            keys.append(t)
+        return report.render([0, 2, ', "column": ', 3, ', "end_line": ', 4, ', "end_column": ',
+                              5, ", ", 1], lambda p: f'{{"path": {dumps(p)}, "line": ', keys,
+                             ",\n  ")
+
     yield '{"version": 1,\n "findings": '
-    native = getattr(findings, "render", None)  # a scan._Report: Note [Native reports]
-    if native is None:
+    batches = getattr(findings, "batches", None)  # a scan._Stream: Note [Streamed reports]
+    if batches is not None:
+        first = True
+        for batch in batches():
+            if len(batch):
+                yield "[\n  " if first else ",\n  "
+                first = False
+                yield from native(batch)
+            batch = None  # let it go before the next is scanned
+        yield "[]" if first else "\n ]"
+    elif getattr(findings, "render", None) is None:  # Findings, not a scan._Report
         yield from _joined_in_batches(items(), "[\n  ", ",\n  ", "\n ]", "[]")
     elif not findings:
         yield "[]"
-    else:
-        keys = [f'"symbol": {dumps(symbol)}, "replacement": {dumps(row.replacement)}, '
-                f'"rule": {dumps(code)}, "fix": {dumps(row.fix)}, "message": {dumps(msg)}}}'
-                for code, symbol, msg, row in findings.keys()]
+    else:  # Note [Native reports]
         yield "[\n  "
-        yield from native([0, 2, ', "column": ', 3, ', "end_line": ', 4, ', "end_column": ', 5,
-                           ", ", 1], lambda p: f'{{"path": {dumps(p)}, "line": ', keys,
-                          ",\n  ")
+        yield from native(findings)
         yield "\n ]"
     yield ',\n "errors": '
     yield from _joined((dumps({"path": e.path, "message": e.message, "line": e.line,
@@ -180,11 +199,26 @@ def _gh_escape(s: str, prop: bool) -> str:
 
 
 def render_github(findings, errors) -> Iterator[str]:
-    native = getattr(findings, "render", None)  # a scan._Report: Note [Native reports]
-    if native is not None:
-        keys = [f"{code}::{_gh_escape(msg, False)}\n" for code, _s, msg, _r in findings.keys()]
-        yield from native([0, 2, ",col=", 3, ",endLine=", 4, ",endColumn=", 5, ",title=", 1],
-                          lambda p: f"::warning file={_gh_escape(p, True)},line=", keys)
+    texts: dict = {}
+
+    def native(report) -> Iterator:
+        keys = []
+        for code, _symbol, msg, _row in report.keys():
+            t = texts.get((code, msg))  # kept from batch to batch of a stream
+            if t is None:
+                t = texts[(code, msg)] = f"{code}::{_gh_escape(msg, False)}\n"
+            keys.append(t)
+        return report.render([0, 2, ",col=", 3, ",endLine=", 4, ",endColumn=", 5, ",title=", 1],
+                             lambda p: f"::warning file={_gh_escape(p, True)},line=", keys)
+
+    batches = getattr(findings, "batches", None)  # a scan._Stream: Note [Streamed reports]
+    if batches is not None:
+        for batch in batches():
+            yield from native(batch)
+            batch = None  # let it go before the next is scanned
+        findings = ()
+    elif getattr(findings, "render", None) is not None:  # a scan._Report: Note [Native reports]
+        yield from native(findings)
         findings = ()
     for f in findings:
         props = (f"file={_gh_escape(f.path, True)},line={f.line},col={f.column},"

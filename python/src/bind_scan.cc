@@ -83,6 +83,9 @@ py::tuple FileTuple(const sc::FileResult& r) {
 // outputs that read Finding objects (SARIF, baselines, statistics) get them
 // made here (Note [Native Findings]); Report.tuples gives a file's finding
 // tuples, as scan_source does, where Finding has no slots (Python 3.9).
+// `anydev scan` makes a Report per batch of files (walk_files, then
+// scan_files_report) and writes it before it scans the next (Note [Streamed
+// reports] in anydev/scan.py), so a Renderer is made per batch.
 class Report {
  public:
   Report(std::shared_ptr<sc::RuleSet> rules, std::vector<sc::FileResult> files)
@@ -371,10 +374,16 @@ class Renderer {
     }
     if (file_text.size() != report_->files().size()) throw py::value_error("one text per file");
     if (key_text.size() != report_->keys().size()) throw py::value_error("one text per key");
+    size_t file_max = 0, key_max = 0;
     for (py::handle t : file_text) {
       file_.push_back(t.is_none() ? std::string() : std::string(Utf8(t)));
+      file_max = std::max(file_max, file_.back().size());
     }
-    for (py::handle t : key_text) key_.push_back(std::string(Utf8(t)));
+    for (py::handle t : key_text) {
+      key_.push_back(std::string(Utf8(t)));
+      key_max = std::max(key_max, key_.back().size());
+    }
+    most_ = fixed_ + files_in_ * file_max + keys_in_ * key_max + sep_.size();
   }
 
   // The next `n` findings left (or fewer at the end), joined by `sep`, as
@@ -384,13 +393,18 @@ class Renderer {
     size_t len = 0;  // bytes written to buf_
     size_t done = 0;
     const size_t total = report_->size();
+    // Room for the most the chunk can take, at once: growing the buffer
+    // finding by finding copied it over and over, once per Renderer, and a
+    // streamed report makes one per batch. What is not written is never
+    // touched, so it costs no memory.
+    Reserve(std::min(n, total - std::min(at_, total)) * most_, 0);
     while (done < n && at_ < total) {
       const size_t g = report_->Nth(at_++);
       if (report_->Dropped(g)) continue;
       const std::string& file = file_[report_->FileOf(g)];
       const std::string& key = key_[report_->KeyOf(g)];
       // At most: the literal text and numbers, the pieces, `sep`.
-      Reserve(len + fixed_ + files_in_ * file.size() + keys_in_ * key.size() + sep_.size());
+      Reserve(len + fixed_ + files_in_ * file.size() + keys_in_ * key.size() + sep_.size(), len);
       char* out = buf_.get() + len;
       if (done++ > 0) out = Put(out, sep_);
       const sc::Finding& f = report_->At(g);
@@ -418,12 +432,12 @@ class Renderer {
   }
   static char* Int(char* out, int v) { return std::to_chars(out, out + 11, v).ptr; }
 
-  // Makes buf_ hold at least `need` bytes, keeping what it holds.
-  void Reserve(size_t need) {
+  // Makes buf_ hold at least `need` bytes, keeping the `used` it holds.
+  void Reserve(size_t need, size_t used) {
     if (need <= cap_) return;
     const size_t cap = std::max(need, cap_ * 2 + 4096);
     std::unique_ptr<char[]> bigger(new char[cap]);  // not zeroed: written before read
-    if (cap_ > 0) std::memcpy(bigger.get(), buf_.get(), cap_);
+    if (used > 0) std::memcpy(bigger.get(), buf_.get(), used);
     buf_ = std::move(bigger);
     cap_ = cap;
   }
@@ -432,6 +446,7 @@ class Renderer {
   std::vector<std::pair<int, std::string>> ops_;
   size_t fixed_ = 0;  // the most bytes of the template's literal text and numbers
   size_t files_in_ = 0, keys_in_ = 0;  // how often it has the file's and the key's piece
+  size_t most_ = 0;  // the most bytes one finding takes
   std::vector<std::string> file_, key_;
   std::string sep_;
   std::unique_ptr<char[]> buf_;  // kept from chunk to chunk: grown once
@@ -722,6 +737,27 @@ void BindScan(py::module_& m) {
       py::arg("paths"), py::arg("excludes"), py::arg("respect_gitignore"),
       "The files scan_paths would scan, in its order (paths and excludes as bytes or str; "
       "the files as bytes).");
+
+  s.def(
+      "walk_files",
+      [](const std::vector<std::string>& paths, const Excludes& excludes, bool respect_gitignore) {
+        const sc::ScanOptions o = Options(paths, excludes, respect_gitignore, 1, 0);
+        std::vector<sc::FileResult> errors;
+        std::vector<std::string> files;
+        uint64_t ignored = 0;
+        {
+          py::gil_scoped_release release;
+          files = sc::ListFiles(o, &errors, &ignored);
+        }
+        py::list names, path_errors;
+        for (const std::string& f : files) names.append(py::bytes(f));
+        for (const sc::FileResult& r : errors) path_errors.append(FileTuple(r));
+        return py::make_tuple(names, path_errors, ignored);
+      },
+      py::arg("paths"), py::arg("excludes"), py::arg("respect_gitignore"),
+      "list_files, and how many source files and folders ignore rules kept out of the walk: "
+      "(files, path errors, ignored), what a tree's scan in batches (scan_files_report) "
+      "starts from.");
 
   s.def(
       "glob_match", [](const std::string& glob, const std::string& path) {

@@ -295,3 +295,259 @@ def test_git_is_asked_only_where_it_could_find_a_work_tree(tmp_path, monkeypatch
     assert scan._maybe_in_work_tree(str(tmp_path / "link"))
     monkeypatch.setenv("GIT_DIR", str(repo / ".git"))
     assert scan._maybe_in_work_tree(str(plain))
+
+
+# --- streamed reports (Note [Streamed reports] in anydev/scan.py) -----------------------
+
+
+@pytest.fixture(name="small_batches")
+def small_batches_fixture(monkeypatch):
+    """Batches of one or two files, so that a small tree's stream has many."""
+    monkeypatch.setattr(scan, "_STREAM_FILES", (1, 1, 2))
+    monkeypatch.setattr(scan, "_STREAM_FINDINGS", 1)
+
+
+_STREAM_RENDERS = {
+    "text": lambda f: _scan_cli.render_text(f, f.errors, f.files),
+    "colour": lambda f: _scan_cli.render_text(f, f.errors, f.files, colour=True),
+    "quiet": lambda f: _scan_cli.render_text(f, f.errors, f.files, summary=False),
+    "json": lambda f: _scan_formats.render_json(f, f.errors),
+    "github": lambda f: _scan_formats.render_github(f, f.errors),
+}
+
+
+@pytest.mark.parametrize("paths", [
+    ["."],
+    ["sub", "a.py"],
+    ["sub/deep/d.cc", "sub", "a.py", "./sub/c.py", "b.cu", "sub/notes.txt"],  # a file twice,
+    ["sub/notes.txt"],  # a path that is no source; a stream of no batch at all
+])
+@pytest.mark.parametrize("dropping", [False, True])
+def test_streamed_reports_are_those_of_the_whole_tree(tree, small_batches, paths, dropping):
+    """Every streamed report, written a batch at a time, is byte for byte the
+    report of the whole tree's _Report, with its errors, counts and summary."""
+    (tree / "sub" / "notes.txt").write_text("torch.cuda.synchronize()\n")
+    drop = (lambda path, code: path.startswith("sub/") and code.startswith("AD1")) \
+        if dropping else None
+
+    def whole():
+        report = scan._scan_report(paths, jobs=1)
+        if drop:
+            report.drop_where(drop)
+        return report
+
+    batches = []
+    for name, render in _STREAM_RENDERS.items():
+        stream = scan._scan_stream(paths, keep=scan.rule_filter(), jobs=1, drop=drop)
+        real = stream.batches
+        stream.batches = lambda real=real: (batches.append(b) or b for b in real())
+        want = whole()
+        assert _text(render(stream)) == _text(render(want)), name
+        assert stream.errors == want.errors and stream.files == want.files
+        assert len(stream) == len(want) and stream.summary_counts() == want.summary_counts()
+        assert stream.bytes == want.bytes
+    if paths != ["sub/notes.txt"]:
+        assert len(batches) > 3 * len(_STREAM_RENDERS)  # many batches, not one
+    assert scan._scan_stream(paths, keep=scan.rule_filter()).errors[-1:] == (
+        [scan.ScanError("sub/notes.txt", "not a Python or C/C++/CUDA/HIP source (by its "
+                        "extension); skipped", None)] if "sub/notes.txt" in paths else [])
+
+
+@pytest.mark.parametrize("render", sorted(_STREAM_RENDERS))
+def test_a_stream_holds_one_batch_at_a_time(tree, small_batches, monkeypatch, render):
+    """The renderers let each batch go before the next is scanned: what keeps
+    the memory of `anydev scan` flat as the findings grow."""
+    import weakref
+
+    live: weakref.WeakSet = weakref.WeakSet()
+    before = []  # per batch, how many were alive when it was made
+    init = scan._Report.__init__
+
+    def tracked(self, *args):
+        before.append(len(live))
+        init(self, *args)
+        live.add(self)
+
+    monkeypatch.setattr(scan._Report, "__init__", tracked)
+    stream = scan._scan_stream(["."], keep=scan.rule_filter(), jobs=1)
+    most = 0
+    for _chunk in _STREAM_RENDERS[render](stream):
+        most = max(most, len(live))
+    assert len(before) > 3 and set(before) == {0} and most == 1
+    with pytest.raises(RuntimeError):  # a stream is scanned once
+        list(stream.batches())
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "github"])
+@pytest.mark.parametrize("args", [[], ["-q"], ["--statistics"], ["--show-fixes"], ["-j", "1"]])
+def test_cli_streamed_reports_are_those_of_the_whole_tree(tree, small_batches, fmt, args):
+    """`anydev scan` (streamed, or whole for --statistics and --show-fixes)
+    writes what the renderers make of the whole tree's _Report, to stdout and
+    to a file, with several paths and a file reached twice."""
+    paths = ["sub", "a.py", "./sub/c.py", "b.cu"]
+    rc, out, err = run_cli("scan", "--no-config", "--format", fmt, *args, *paths)
+    rc2, out2, err2 = run_cli("scan", "--no-config", "--format", fmt, *args, "-o", "r.out",
+                              *paths)
+    assert rc == rc2 == 1 and out2 == ""
+    assert err == err2 or fmt == "github"  # its errors are in the report, and with -o on stderr
+    assert (tree / "r.out").read_bytes() == out.encode("utf-8")
+    report = scan._scan_report(paths)
+    quiet = "-q" in args
+    if "--statistics" in args:
+        return  # the statistics read the whole tree's Findings, as before
+    if fmt == "text":
+        want = _text(_scan_cli.render_text(report, report.errors, report.files,
+                                           summary=not quiet,
+                                           show_fixes="--show-fixes" in args))
+    elif fmt == "json":
+        want = _text(_scan_formats.render_json(report, report.errors))
+    else:
+        want = _text(_scan_formats.render_github(report, report.errors))
+    assert out == want
+    errors = "".join(f"{e.path}{':' + str(e.line) if e.line else ''}: error: {e.message}\n"
+                     for e in report.errors)
+    assert err2 == errors
+    assert err == ("" if fmt == "github" else errors)
+    assert report.errors  # sub/bad.py
+
+
+def test_a_failed_streamed_write_leaves_the_old_file(tree, small_batches, monkeypatch):
+    """-o FILE is written as the tree is scanned, through a temporary file: a
+    run that fails half way leaves the old report as it was and no temporary
+    file."""
+    (tree / "r.json").write_text("old\n")
+    calls = []
+    drop_noqa = scan._Report.drop_noqa
+
+    def fail_later(self):
+        calls.append(1)
+        if len(calls) == 3:
+            raise OSError(28, "No space left on device")
+        drop_noqa(self)
+
+    monkeypatch.setattr(scan._Report, "drop_noqa", fail_later)
+    rc, out, err = run_cli("scan", "--no-config", "--format", "json", "-o", "r.json", ".")
+    assert rc == 2 and "r.json: cannot write: No space left on device" in err
+    assert (tree / "r.json").read_text() == "old\n"
+    assert sorted(p.name for p in tree.iterdir() if p.name.endswith(".tmp")) == []
+    assert len(calls) == 3
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
+@pytest.mark.parametrize("fmt", ["text", "json", "github"])
+def test_a_streamed_report_to_a_full_stdout_exits_2(tmp_path, fmt):
+    """`anydev scan DIR > /dev/full` with a report of many batches: exit 2
+    with the reason, no traceback."""
+    import subprocess
+
+    for i in range(40):
+        (tmp_path / f"m{i:02d}.py").write_bytes(b"import torch\n" +
+                                                b"torch.cuda.synchronize()\n" * 300)
+    with open("/dev/full", "w") as full:
+        p = subprocess.run([sys.executable, "-m", "anydev", "scan", "--no-config", "--format",
+                            fmt, str(tmp_path)], stdout=full, stderr=subprocess.PIPE, text=True,
+                           timeout=120)
+    assert p.returncode == 2, p.stderr
+    assert "cannot write the report to stdout: No space left on device" in p.stderr
+    assert "Traceback" not in p.stderr and "Exception ignored" not in p.stderr
+
+
+MEMORY_CHILD = r"""
+import os, sys
+from anydev import _scan_cli, _scan_formats, cli, scan
+def hwm():
+    with open("/proc/self/status") as f:
+        return int(next(l for l in f if l.startswith("VmHWM:")).split()[1])
+scan._rules()
+os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
+before = hwm()
+rc = cli.main(["scan", "--no-config", "--jobs", "1", "--format", sys.argv[2], sys.argv[1]])
+sys.stderr.write(f"{hwm() - before} {rc}\n")
+"""
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="no /proc (VmHWM)")
+@pytest.mark.parametrize("fmt", ["text", "json", "github"])
+def test_streamed_formats_peak_memory_does_not_grow_with_the_findings(tmp_path, fmt):
+    """What `anydev scan` adds to the interpreter's peak memory (VmHWM of a
+    child) with 4x the findings (20,000 and 80,000): about the same for the
+    streamed formats (benchmarks/scan/bench_costs.py --memory-only: 0.97 to
+    1.01), where the whole tree's report made it 3.3 to 4.7 times as much."""
+    import subprocess
+
+    body = b"import torch\n" + b"torch.cuda.synchronize()\n" * 200
+    peaks = []
+    for n in (100, 400):
+        root = tmp_path / f"tree{n}"
+        root.mkdir()
+        for i in range(n):
+            (root / f"m{i:04d}.py").write_bytes(body)
+        p = subprocess.run([sys.executable, "-c", MEMORY_CHILD, str(root), fmt],
+                           capture_output=True, text=True, timeout=300)
+        kib, rc = p.stderr.split()[-2:]
+        assert rc == "1", p.stderr
+        peaks.append(int(kib))
+    small, big = peaks
+    assert big <= 1.5 * small + 1024, peaks  # KiB; the whole tree's grew 3-5x
+
+
+@pytest.mark.parametrize("args", [[], ["--format", "json"], ["--statistics"]])
+def test_a_file_reached_twice_is_counted_once(tree, args):
+    """`scan clean clean/x.py`: a file without findings that both paths reach
+    was counted twice in the summary (and its bytes in --statistics), where
+    one with findings or errors was counted once."""
+    (tree / "clean").mkdir()
+    (tree / "clean" / "x.py").write_text("print(1)\n")
+    rc, out, err = run_cli("scan", "--no-config", *args, "clean", "clean/x.py")
+    assert (rc, out, err) == run_cli("scan", "--no-config", *args, "clean") and rc == 0
+    if not args:
+        assert out == "No legacy references found (1 file scanned).\n"
+    if args == ["--statistics"]:
+        assert "; 1 files scanned (0.0 MB)." in out
+    twice = scan._scan_report(["sub/clean.py", "sub", "./sub/clean.py"])
+    once = scan._scan_report(["sub"])
+    assert (twice.files, twice.bytes, twice.findings) == (once.files, once.bytes, once.findings)
+
+
+def test_walk_files_is_the_walk_of_scan_tree(tree):
+    """walk_files, what a stream starts from: the files scan_tree scans, in
+    its order, with its count of what ignore rules skipped and its path
+    errors."""
+    (tree / ".gitignore").write_text("sub/deep/\n*.cu\n")
+    (tree / "notes.txt").write_text("x\n")
+    native, _rows = scan._scan_rules(scan.rule_filter())
+    paths = [b".", b"notes.txt"]
+    names, path_errors, ignored = scan._native().walk_files(paths, [], True)
+    assert names == scan._native().list_files(paths, [], True)[0]
+    report, nfiles, _nbytes, want = scan._native().scan_tree(native, paths, [], True, 1,
+                                                             1 << 20)
+    assert ignored == want == 2 and nfiles == len(names)
+    assert [p[0] for p in path_errors] == [report.files()[0][0]] == [b"notes.txt"]
+    assert not any(n.endswith((b".cu", b".cc")) for n in names)
+    assert scan._native().walk_files(paths, [], False)[2] == 0
+
+
+FORK_CHILD = r"""
+import os, sys
+from anydev import scan
+want = scan.scan_paths([sys.argv[1]], jobs=2).findings  # the scan threads start (and stay)
+pid = os.fork()
+if pid == 0:  # only the forking thread is copied: the child must start its own
+    os._exit(0 if scan.scan_paths([sys.argv[1]], jobs=2).findings == want else 3)
+_, status = os.waitpid(pid, 0)
+print(os.waitstatus_to_exitcode(status), len(want))
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork")
+def test_scan_threads_are_kept_and_a_forked_child_starts_its_own(tree):
+    """Note [Scan threads] in walk.cc: the threads of a scan wait for the
+    next (a stream scans a batch at a time); a process forked from one that
+    has them scans on threads of its own, not on the parent's that it lacks."""
+    import subprocess
+
+    p = subprocess.run([sys.executable, "-c", FORK_CHILD, str(tree)], capture_output=True,
+                       text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    status, n = p.stdout.split()
+    assert status == "0" and int(n) > 10

@@ -204,9 +204,11 @@ ScanSummary ScanFiles(const RuleSet& rules, const std::vector<std::string>& path
                       const ScanOptions& options);
 
 // Lists the source files ScanPaths would scan, in the same order (for tests
-// and tools).
+// and tools, and for a caller that scans them with ScanFiles in batches);
+// `ignored`, when given, gets ScanSummary::ignored.
 std::vector<std::string> ListFiles(const ScanOptions& options,
-                                   std::vector<FileResult>* path_errors);
+                                   std::vector<FileResult>* path_errors,
+                                   uint64_t* ignored = nullptr);
 
 struct CompiledGlob;  // walk.cc
 
