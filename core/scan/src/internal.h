@@ -213,8 +213,11 @@ struct LexOutput {
   }
 };
 
-// Lexes and resolves `src[begin, end)` (begin skips a BOM).
-void ScanPython(const RuleSet& rules, std::string_view src, size_t begin, LexOutput* out);
+// Lexes and resolves `src[begin, end)` (begin skips a BOM). `has_cr`: whether
+// src holds a '\r' (ScanPadded's text check finds it in the same pass as the
+// NUL and UTF-8 checks; the Python skeleton would read the file again).
+void ScanPython(const RuleSet& rules, std::string_view src, size_t begin, bool has_cr,
+                LexOutput* out);
 void ScanCpp(const RuleSet& rules, std::string_view src, size_t begin, LexOutput* out);
 
 // Records the marker if the comment `text` (starting at `offset`) holds one.

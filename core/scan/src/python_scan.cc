@@ -2534,13 +2534,13 @@ __attribute__((noinline, target("avx2,bmi"))) bool SkeletonLoopAvx2(
 #endif
 
 // Out of line (it costs the same inlined), so that a profile shows its share.
-__attribute__((noinline)) bool SkeletonPass(std::string_view src, size_t begin, Lexer* strings,
-                                             TokenBuffer<Tok>* scratch, LexOutput* scratch_out,
-                                             std::vector<Region>* regions,
+// `has_cr`: whether src holds a '\r' (ScanSource's text check found it).
+__attribute__((noinline)) bool SkeletonPass(std::string_view src, size_t begin, bool has_cr,
+                                             Lexer* strings, TokenBuffer<Tok>* scratch,
+                                             LexOutput* scratch_out, std::vector<Region>* regions,
                                              std::vector<uint32_t>* dead) {
   const char* s = src.data();
   const size_t n = src.size();
-  const bool has_cr = std::memchr(s, '\r', n) != nullptr;
   const SkeletonState st{s, n, begin, has_cr, strings, scratch, scratch_out, dead};
   dead->clear();
 #if defined(ANYDEV_SCAN_NIBBLE_AVX2)
@@ -2802,15 +2802,15 @@ bool HasImport(std::string_view src, const Region& region) {
 
 // The fast path (Note [Fast path]). Returns false, having written nothing
 // to `out`, when the file must take the full path.
-bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, LexOutput* out,
-                    TokenBuffer<Tok>* toks, FastScratch* scratch) {
+bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bool has_cr,
+                    LexOutput* out, TokenBuffer<Tok>* toks, FastScratch* scratch) {
   const std::vector<std::string>* statics = rules.FastPathNeedles(Language::kPython);
   if (statics == nullptr) return false;
   FastScratch& fs = *scratch;
   LexOutput scratch_out;
   {
     Lexer strings(src, begin, &fs.scratch_toks, &scratch_out);
-    if (!SkeletonPass(src, begin, &strings, &fs.scratch_toks, &scratch_out, &fs.regions,
+    if (!SkeletonPass(src, begin, has_cr, &strings, &fs.scratch_toks, &scratch_out, &fs.regions,
                       &fs.dead)) {
       return false;
     }
@@ -2983,14 +2983,15 @@ void SetParentWalkBudgetForTesting(int per_line) {
   parent_walk_budget.store(per_line < 0 ? 4 : per_line, std::memory_order_relaxed);
 }
 
-void ScanPython(const RuleSet& rules, std::string_view src, size_t begin, LexOutput* out) {
+void ScanPython(const RuleSet& rules, std::string_view src, size_t begin, bool has_cr,
+                LexOutput* out) {
   struct Scratch {  // Note [Thread-local scratch] in internal.h
     TokenBuffer<Tok> toks;
     FastScratch fast;
   };
   Scratch& scratch = ThreadScratch<Scratch>();
   TokenBuffer<Tok>& toks = scratch.toks;
-  if (FastPathEnabled() && ScanPythonFast(rules, src, begin, out, &toks, &scratch.fast)) {
+  if (FastPathEnabled() && ScanPythonFast(rules, src, begin, has_cr, out, &toks, &scratch.fast)) {
     CountFastPathFile();
   } else {
     ScanPythonFull(rules, src, begin, out, &toks);

@@ -463,7 +463,7 @@ FileResult internal::ScanPadded(const RuleSet& rules, Language language, std::st
 
   LexOutput out;
   if (python) {
-    internal::ScanPython(rules, src, begin, &out);
+    internal::ScanPython(rules, src, begin, has_cr, &out);
   } else {
     internal::ScanCpp(rules, src, begin, &out);
   }
