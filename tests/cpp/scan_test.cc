@@ -3,6 +3,7 @@
 // tests/python/test_scan.py). Pairs with tests/python/test_scan.py.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,28 @@ std::vector<std::string> Py(std::string_view src) { return Scan(Language::kPytho
 std::vector<std::string> Cpp(std::string_view src) { return Scan(Language::kCpp, src); }
 
 using V = std::vector<std::string>;
+
+// The lines between two findings are counted 128 and 32 bytes a step, the
+// last n % 32 from a mask of the 32 bytes that end at the finding
+// (CountNewlines in scan_source.cc): a span of every length up to 200, with
+// its newlines at every offset of the last block, and the span after it.
+TEST(ScanLines, LineNumbersAfterSpansOfEveryLength) {
+  for (size_t gap = 0; gap <= 200; ++gap) {
+    for (size_t period : {3u, 7u, 33u}) {
+      std::string filler, rest;
+      for (size_t k = 0; k < gap; ++k) filler += k % period == period - 1 ? '\n' : '#';
+      for (size_t k = 0; k < 200 - gap; ++k) rest += k % period == period - 1 ? '\n' : '#';
+      const std::string src = "import torch\n" + filler + "\ntorch.cuda.synchronize()\n" + rest +
+                              "\n  torch.cuda.synchronize()\n";
+      const int first = 3 + static_cast<int>(std::count(filler.begin(), filler.end(), '\n'));
+      const int second = first + 2 + static_cast<int>(std::count(rest.begin(), rest.end(), '\n'));
+      const std::string a = std::to_string(first), b = std::to_string(second);
+      EXPECT_EQ(Py(src), (V{a + ":1-" + a + ":23 AD107 call `torch.cuda.synchronize`",
+                            b + ":3-" + b + ":25 AD107 call `torch.cuda.synchronize`"}))
+          << "gap " << gap << ", a newline every " << period;
+    }
+  }
+}
 
 // --- Python -------------------------------------------------------------------
 

@@ -220,9 +220,12 @@ bool HasNonUtf8Cookie(std::string_view s, size_t begin) {
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define ANYDEV_SCAN_COUNT_AVX2 1
-// The '\n' in p[0, n) 128 bytes at a time, then 32; sets *done to the bytes
-// counted (a multiple of 32).
-__attribute__((target("avx2"))) size_t CountNewlinesAvx2(const char* p, size_t n, size_t* done) {
+// The '\n' in p[0, n) 128 bytes at a time, then 32, then the last n % 32
+// as the top bits of a mask of the 32 bytes that end at p + n (n >= 32: they
+// are all in the range, none past it); one call per span between two
+// findings, most of them short, where the SSE2, 8-byte and byte loops of
+// CountNewlines took the tail.
+__attribute__((target("avx2,popcnt"))) size_t CountNewlinesAvx2(const char* p, size_t n) {
   const __m256i nl = _mm256_set1_epi8('\n');
   const __m256i zero = _mm256_setzero_si256();
   __m256i total = zero;
@@ -250,8 +253,13 @@ __attribute__((target("avx2"))) size_t CountNewlinesAvx2(const char* p, size_t n
   total = _mm256_add_epi64(total, _mm256_sad_epu8(acc, zero));
   alignas(32) uint64_t lanes[4];
   _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), total);
-  *done = i;
-  return static_cast<size_t>(lanes[0] + lanes[1] + lanes[2] + lanes[3]);
+  size_t count = static_cast<size_t>(lanes[0] + lanes[1] + lanes[2] + lanes[3]);
+  if (i < n) {  // the last n - i (< 32): the top bits of the last 32 bytes' mask
+    const uint32_t last = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + n - 32)), nl)));
+    count += static_cast<size_t>(__builtin_popcount(last >> (32 - (n - i))));
+  }
+  return count;
 }
 #endif
 
@@ -263,12 +271,7 @@ size_t CountNewlines(const char* p, size_t n) {
   size_t count = 0, i = 0;
 #if defined(ANYDEV_SCAN_COUNT_AVX2)
   static const bool avx2 = __builtin_cpu_supports("avx2");
-  if (avx2 && n >= 32) {
-    count = CountNewlinesAvx2(p, n, &i);
-    p += i;
-    n -= i;
-    i = 0;
-  }
+  if (avx2 && n >= 32) return CountNewlinesAvx2(p, n);
 #endif
 #if defined(__SSE2__)
   // 16 at a time: each '\n' subtracts -1 from a byte counter, summed (psadbw)
