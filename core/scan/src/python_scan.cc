@@ -2493,7 +2493,9 @@ __attribute__((always_inline)) inline bool SkeletonLoop(std::string_view src, si
           // The logical line ends. Where the next one starts as most do
           // (spaces, then a token), its region is begun here, without
           // leaving the loop; else the outer loop takes the line start.
-          if (p >= n || out + 1 == out_end) break;
+          // (At p == n the padding's NUL starts no token: the test below
+          // ends the line there, with no test of its own for the end.)
+          if (out + 1 == out_end) break;
           const size_t q = FirstNonSpace(s, p);
           if (!kStartsToken.yes[u[q]]) break;
           out->end = static_cast<uint32_t>(p);
