@@ -35,9 +35,14 @@ struct NibbleClass {
 
 #if defined(ANYDEV_SCAN_NIBBLE_AVX2)
 // Bit k of the result: s[k] is in `c`, for the 64 bytes at s (all readable).
-// With kMarks, bit k of *marked: s[k]'s class has one of the bits kMarks (the
-// C++ skim's '(' and the Python skeleton's brackets have class bits of their
-// own, so one classification answers both).
+// With kMarks, bit k of *marked: s[k]'s class has one of the bits kMarks. The
+// plain form of the two fast paths' classifiers, which neither calls now:
+// the C++ skim classifies with ClassifySkimAvx2 (cpp_scan.cc: its '(' by the
+// top bit of the class, a class that is not zero by one movemask of a
+// saturated sum) and the Python skeleton with ClassifyWith (python_scan.cc:
+// kSpecial's tables built once a file and kept in registers, the brackets by
+// the top bit of m | (m + m)), since building the tables here at every block
+// cost ten of its instructions where a call in the loop clobbered them.
 template <uint8_t kMarks = 0>
 __attribute__((target("avx2"))) inline uint64_t ClassifyAvx2(const NibbleClass& c,
                                                              const unsigned char* s,

@@ -2055,10 +2055,9 @@ __attribute__((target("avx2"))) inline SpecialTablesAvx2 MakeSpecialTablesAvx2()
       _mm256_set1_epi8(0x0F)};
 }
 
-// The masks of s[0, 64) (ClassifyScalar's, as ClassifyAvx2 in internal.h
-// finds them), from the kept tables. A bracket's class has
-// bit 6 or 7 (kBracketBits): the top bit of m | (m + m) says so, read by
-// one movemask.
+// The masks of s[0, 64) (ClassifyScalar's), from the kept tables. A
+// bracket's class has bit 6 or 7 (kBracketBits): the top bit of m | (m + m)
+// says so, read by one movemask.
 __attribute__((target("avx2"))) inline BlockMasks ClassifyWith(
     const SpecialTablesAvx2& t, const unsigned char* s) {
   static_assert(kBracketBits == 0xC0, "the brackets' bits are the top two");
