@@ -974,19 +974,32 @@ class Resolver {
   // A dotted chain whose first name (token i) is bound to `target`. Returns
   // the index of its last token.
   size_t Chain(size_t i, const std::string& target) {
-    size_t last = i;
-    std::string& q = chain_q_;  // reused: no allocation per chain
-    q.assign(target);
     const int target_components = Components(target);
     const int max = rules_.MaxComponents(Language::kPython);
+    // The chain's names, and the size of its qualified name: the target,
+    // then the names after the first while no spelling is too short for
+    // them. It is then written with one resize and copies (a `+=` and an
+    // `append` a name were two calls into libstdc++ each).
+    size_t last = i, size = target.size(), kept = i;
     int names = 1;
     while (t_[last + 1].type == kDot && t_[last + 2].type == kName) {
       last += 2;
       ++names;
       if (target_components + names - 1 <= max) {
-        q += '.';
-        q.append(Text(last));
+        size += 1 + (t_[last].end - t_[last].start);
+        kept = last;
       }
+    }
+    std::string& q = chain_q_;  // reused: no allocation per chain
+    q.resize(size);
+    char* w = q.data();
+    std::memcpy(w, target.data(), target.size());
+    w += target.size();
+    for (size_t k = i + 2; k <= kept; k += 2) {
+      const size_t len = t_[k].end - t_[k].start;
+      *w++ = '.';
+      std::memcpy(w, src_.data() + t_[k].start, len);
+      w += len;
     }
     if (chains_ != nullptr) NoteChain(i, last, q, chains_);
     const RuleSet::Spelling* s = nullptr;
@@ -1112,11 +1125,17 @@ class Resolver {
     return i + 1;
   }
 
+  // The names of `parts` joined by '.', with one allocation and no append
+  // calls.
   std::string Join(const std::vector<size_t>& parts) const {
-    std::string q;
+    size_t size = parts.empty() ? 0 : parts.size() - 1;
+    for (size_t k : parts) size += t_[k].end - t_[k].start;
+    std::string q(size, '.');
+    char* w = q.data();
     for (size_t k = 0; k < parts.size(); ++k) {
-      if (k) q += '.';
-      q.append(Text(parts[k]));
+      const size_t len = t_[parts[k]].end - t_[parts[k]].start;
+      std::memcpy(w, src_.data() + t_[parts[k]].start, len);
+      w += len + 1;  // past the '.' already there
     }
     return q;
   }
@@ -1195,7 +1214,11 @@ class Resolver {
           i += 2;
         }
         if (torch) {
-          std::string q = m + "." + std::string(Text(name_tok));
+          // m + "." + the name, with one allocation and no append calls.
+          const std::string_view name = Text(name_tok);
+          std::string q(m.size() + 1 + name.size(), '.');
+          std::memcpy(q.data(), m.data(), m.size());
+          std::memcpy(q.data() + m.size() + 1, name.data(), name.size());
           const RuleSet::Spelling* s = nullptr;
           const int matched = LongestPrefix(q, &s);
           if (matched > m_components) {
