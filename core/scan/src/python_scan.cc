@@ -924,15 +924,23 @@ class Resolver {
     if (t_[j].type != kName) return false;
     const std::string* root = Lookup(Text(j));
     if (root == nullptr) return false;
-    size_t last = j;
-    std::string q = *root;
+    // The chain's end and its qualified name's size first: most such lines
+    // go on past the chain (a call), and are no alias.
+    size_t last = j, size = root->size();
     while (t_[last + 1].type == kDot && t_[last + 2].type == kName) {
       last += 2;
-      q += '.';
-      q.append(Text(last));
+      size += 1 + (t_[last].end - t_[last].start);
     }
     const uint8_t after = t_[last + 1].type;
     if (after != kNewline && after != kSemi && after != kEnd) return false;
+    std::string q(size, '.');
+    std::memcpy(q.data(), root->data(), root->size());
+    char* w = q.data() + root->size();
+    for (size_t k = j + 2; k <= last; k += 2) {
+      const size_t len = t_[k].end - t_[k].start;
+      std::memcpy(w + 1, src_.data() + t_[k].start, len);  // after the '.' there
+      w += 1 + len;
+    }
     pending_name_ = Text(i);
     pending_target_ = std::move(q);
     return true;
