@@ -148,6 +148,8 @@ class NeedleSearch {
   // non-identifier byte before and after it.
   uint8_t word_bits_[3] = {};
   int8_t bucket_class_[8] = {};  // -1 empty, 0 other, 1-3 word length, 4 mixed
+  int built_ = 0;         // the needles the tables hold (Build goes on from there)
+  bool rebuild_ = false;  // an Add changed a needle built: Build starts over
   bool avx2_ = false;
 };
 
