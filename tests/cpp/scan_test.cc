@@ -88,6 +88,28 @@ TEST(ScanLines, LineNumbersAfterSpansOfEveryLength) {
   }
 }
 
+// Columns are code points since the line start (or the last finding on the
+// line), counted 32 bytes a step and the rest from the 32 that end at the
+// finding (CountCodePoints): strings of one- to three-byte characters of
+// every length to 80 before the first finding and after it.
+TEST(ScanLines, ColumnsAfterTextOfEveryLength) {
+  for (size_t k = 0; k <= 80; ++k) {
+    for (const std::string ch : {"a", "\xC3\xA9", "\xE2\x82\xAC"}) {
+      std::string a, b;
+      for (size_t j = 0; j < k; ++j) a += ch;
+      for (size_t j = k; j < 80; ++j) b += ch;
+      const std::string src = "import torch\n" + std::string(k % 37, '#') + "\ns = '" + a +
+                              "'; torch.cuda.synchronize(); t = '" + b +
+                              "'; torch.cuda.synchronize()\n";
+      const std::string first = std::to_string(k + 9);
+      EXPECT_EQ(Py(src), (V{"3:" + first + "-3:" + std::to_string(k + 31) +
+                                " AD107 call `torch.cuda.synchronize`",
+                            "3:123-3:145 AD107 call `torch.cuda.synchronize`"}))
+          << k << " of " << ::testing::PrintToString(ch);
+    }
+  }
+}
+
 // --- Python -------------------------------------------------------------------
 
 TEST(ScanPython, QualifiedCallAndPositions) {
