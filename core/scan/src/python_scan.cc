@@ -1971,6 +1971,10 @@ constexpr int32_t kParentUnknown = -2;  // Region::parent not asked for yet (Par
 // One logical line: [start, end) from the start of its first physical line
 // to just past its newline.
 struct Region {
+  // Not zeroed: the skeleton grows its regions by resize and writes every
+  // field of each it keeps (a zeroing resize cost 1M instructions on the
+  // Python files of the 20 MB GPU tree).
+  Region() {}
   uint32_t start, end;
   uint32_t first;   // offset of its first token; kNoToken for a blank or comment line
   uint16_t indent;  // of its first token, as the lexer counts it; 0xFFFF for no token
