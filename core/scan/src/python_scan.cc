@@ -1951,15 +1951,15 @@ class PyLiterals {
 //
 // Its costs, on the Python files of the 20 MB generated GPU tree (13.6 MB,
 // 232k lines, 614k brackets; `bench_vs_rg.py --size-mb 20 --callgrind
-// --language python`, callgrind over scan_native): 13.8 instructions a byte
-// in all, of which the skeleton 3.6 (its loop with the classification 2.6,
+// --language python`, callgrind over scan_native): 13.1 instructions a byte
+// in all, of which the skeleton 3.4 (its loop with the classification 2.6,
 // Note [Skeleton loop]; 0.8 the strings and comments it passes), the
-// needle search 2.0, the resolver 2.5, the lexer 1.7 and the literal rules
+// needle search 1.9, the resolver 2.2, the lexer 1.7 and the literal rules
 // 0.8 over the 8% of the bytes that are lexed (22.8k of the lines, 240k
 // tokens), the bookkeeping of the marked lines (the first search's loop,
 // LexMarked, the walks to enclosing lines) 1.4, and the driver's checks, line
 // numbers, the walk and start-up 1.7. The skeleton is the largest single
-// part, but even at nothing it would leave 10.2; the rest is spread over work
+// part, but even at nothing it would leave 9.7; the rest is spread over work
 // per line, per marked line and per token, with no one hot spot
 // (docs/scan.md, "Fast path costs").
 
