@@ -281,7 +281,8 @@ __attribute__((target("avx2,popcnt"))) size_t CountCodePointsAvx2(const char* p,
   }
   if (i < n) {
     const size_t rest = n - i;
-    count += rest - static_cast<size_t>(__builtin_popcount(Continuations(p + n - 32) >> (32 - rest)));
+    const uint32_t last = Continuations(p + n - 32) >> (32 - rest);
+    count += rest - static_cast<size_t>(__builtin_popcount(last));
   }
   return count;
 }
@@ -298,6 +299,8 @@ size_t CountNewlines(const char* p, size_t n, size_t before) {
   static const bool avx2 = __builtin_cpu_supports("avx2");
   if (n == 0) return 0;
   if (avx2 && n + before >= 32) return CountNewlinesAvx2(p, n);
+#else
+  (void)before;
 #endif
 #if defined(__SSE2__)
   // 16 at a time: each '\n' subtracts -1 from a byte counter, summed (psadbw)
