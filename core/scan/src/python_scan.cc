@@ -2743,6 +2743,7 @@ struct FastScratch {
 
 // Lexes the marked regions into `toks` (Note [Fast path], step 2). Returns
 // false if the lexer fails (the skeleton would have given up first).
+// `marked` has one entry more than `regions`, set (a sentinel).
 bool LexMarked(std::string_view src, const std::vector<Region>& regions,
                const std::vector<uint8_t>& marked, TokenBuffer<Tok>* toks, LexOutput* out) {
   toks->clear();
@@ -2765,9 +2766,9 @@ bool LexMarked(std::string_view src, const std::vector<Region>& regions,
         gap_at = rs[i].start;
       }
       uint16_t least = gap_indent;  // a blank line's indent is 0xFFFF
-      do {
+      do {  // to the next marked line, or the one past the last (marked)
         if (rs[i].indent < least) least = rs[i].indent;
-      } while (++i < count && !ms[i]);
+      } while (!ms[++i]);
       gap_indent = least;
       continue;
     }
@@ -2860,7 +2861,9 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
   }
   const std::vector<Region>& regions = fs.regions;
   Parents parents(&fs.regions, &fs.open, &fs.same);
-  fs.marked.assign(regions.size(), 0);
+  // One more, marked: LexMarked's walk over the lines left out stops there.
+  fs.marked.assign(regions.size() + 1, 0);
+  fs.marked[regions.size()] = 1;
   fs.names.clear();
   // One pass over the file for the needles and the names the file binds:
   // a line with `import` is lexed and resolved on its own as soon as it is
