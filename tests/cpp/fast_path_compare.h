@@ -76,11 +76,10 @@ inline size_t PlainNext(const std::vector<std::pair<std::string, bool>>& needles
   return end;
 }
 
-inline void CheckSearch(const std::vector<std::pair<std::string, bool>>& needles,
-                        const std::string& text, size_t begin, size_t end = SIZE_MAX) {
-  internal::NeedleSearch search;
-  for (const auto& [n, word] : needles) ASSERT_TRUE(search.Add(n, word));
-  search.Build();
+// `search` (built) against PlainNext over `needles`, from every offset.
+inline void CheckBuiltSearch(const internal::NeedleSearch& search,
+                             const std::vector<std::pair<std::string, bool>>& needles,
+                             const std::string& text, size_t begin, size_t end = SIZE_MAX) {
   std::string padded = text;
   padded.append(internal::kPadding, '\0');
   const size_t n = std::min(end, text.size());
@@ -95,6 +94,14 @@ inline void CheckSearch(const std::vector<std::pair<std::string, bool>>& needles
       ++got;
     }
   }
+}
+
+inline void CheckSearch(const std::vector<std::pair<std::string, bool>>& needles,
+                        const std::string& text, size_t begin, size_t end = SIZE_MAX) {
+  internal::NeedleSearch search;
+  for (const auto& [n, word] : needles) ASSERT_TRUE(search.Add(n, word));
+  search.Build();
+  CheckBuiltSearch(search, needles, text, begin, end);
 }
 
 }  // namespace anydev::scan::testing

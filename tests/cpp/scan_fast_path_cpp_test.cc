@@ -25,6 +25,7 @@
 namespace anydev::scan {
 namespace {
 
+using testing::CheckBuiltSearch;
 using testing::CheckSearch;
 using testing::Lines;
 
@@ -492,6 +493,70 @@ TEST(NeedleSearchKernel, RandomNeedlesAndTexts) {
       }
       CheckSearch(needles, text, 0);
       if (!text.empty()) CheckSearch(needles, text, 0, rng() % text.size());
+    }
+  }
+}
+
+// Build after more Adds goes on from the first needle not built (the fast
+// path's first search adds each import's names and builds again), and
+// starts over where an Add made a built needle match inside words too: the
+// same matches as one Build, on random needle sets built in two to four
+// steps, with and without a weakened needle.
+TEST(NeedleSearchKernel, BuildAfterMoreAddsGoesOn) {
+  std::mt19937 rng(20261204);
+  const std::string letters = "abcdeuxpnmsgCUDA_9";
+  const std::string others = " .(\n;\xC3";
+  int sets = 0;
+  while (sets < 150) {
+    std::vector<std::pair<std::string, bool>> needles;
+    const int count = 2 + static_cast<int>(rng() % 12);
+    for (int k = 0; k < count; ++k) {
+      std::string n;
+      const int len = 1 + static_cast<int>(rng() % (rng() % 4 == 0 ? 14 : 5));
+      for (int j = 0; j < len; ++j) n += letters[rng() % letters.size()];
+      needles.emplace_back(n, rng() % 2 == 0);
+    }
+    if (Overlapping(needles)) continue;
+    ++sets;
+    internal::NeedleSearch search;
+    std::vector<std::pair<std::string, bool>> added;
+    const int steps = 2 + static_cast<int>(rng() % 3);
+    size_t next = 0;
+    for (int step = 0; step < steps; ++step) {
+      const size_t upto = step + 1 == steps ? needles.size()
+                                            : next + rng() % (needles.size() - next + 1);
+      for (; next < upto; ++next) {
+        ASSERT_TRUE(search.Add(needles[next].first, needles[next].second));
+        added.push_back(needles[next]);
+      }
+      // Now and then an Add that weakens a whole-word needle built already.
+      if (step > 0 && rng() % 3 == 0) {
+        for (auto& [n, word] : added) {
+          if (word) {
+            ASSERT_TRUE(search.Add(n, false));
+            word = false;
+            break;
+          }
+        }
+      }
+      search.Build();
+      if (added.empty()) continue;
+      for (int t = 0; t < 3; ++t) {
+        std::string text;
+        const size_t len = rng() % 260;
+        while (text.size() < len) {
+          const unsigned r = rng() % 10;
+          if (r < 3) {
+            text += needles[rng() % needles.size()].first;
+          } else if (r < 7) {
+            text += letters[rng() % letters.size()];
+          } else {
+            text += others[rng() % others.size()];
+          }
+        }
+        CheckBuiltSearch(search, added, text, 0);
+        if (HasFailure()) return;
+      }
     }
   }
 }

@@ -3,6 +3,7 @@
 // tests/python/test_scan.py). Pairs with tests/python/test_scan.py.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,50 @@ std::vector<std::string> Py(std::string_view src) { return Scan(Language::kPytho
 std::vector<std::string> Cpp(std::string_view src) { return Scan(Language::kCpp, src); }
 
 using V = std::vector<std::string>;
+
+// The lines between two findings are counted 128 and 32 bytes a step, the
+// last n % 32 from a mask of the 32 bytes that end at the finding
+// (CountNewlines in scan_source.cc): a span of every length up to 200, with
+// its newlines at every offset of the last block, and the span after it.
+TEST(ScanLines, LineNumbersAfterSpansOfEveryLength) {
+  for (size_t gap = 0; gap <= 200; ++gap) {
+    for (size_t period : {3u, 7u, 33u}) {
+      std::string filler, rest;
+      for (size_t k = 0; k < gap; ++k) filler += k % period == period - 1 ? '\n' : '#';
+      for (size_t k = 0; k < 200 - gap; ++k) rest += k % period == period - 1 ? '\n' : '#';
+      const std::string src = "import torch\n" + filler + "\ntorch.cuda.synchronize()\n" + rest +
+                              "\n  torch.cuda.synchronize()\n";
+      const int first = 3 + static_cast<int>(std::count(filler.begin(), filler.end(), '\n'));
+      const int second = first + 2 + static_cast<int>(std::count(rest.begin(), rest.end(), '\n'));
+      const std::string a = std::to_string(first), b = std::to_string(second);
+      EXPECT_EQ(Py(src), (V{a + ":1-" + a + ":23 AD107 call `torch.cuda.synchronize`",
+                            b + ":3-" + b + ":25 AD107 call `torch.cuda.synchronize`"}))
+          << "gap " << gap << ", a newline every " << period;
+    }
+  }
+}
+
+// Columns are code points since the line start (or the last finding on the
+// line), counted 32 bytes a step and the rest from the 32 that end at the
+// finding (CountCodePoints): strings of one- to three-byte characters of
+// every length to 80 before the first finding and after it.
+TEST(ScanLines, ColumnsAfterTextOfEveryLength) {
+  for (size_t k = 0; k <= 80; ++k) {
+    for (const std::string ch : {"a", "\xC3\xA9", "\xE2\x82\xAC"}) {
+      std::string a, b;
+      for (size_t j = 0; j < k; ++j) a += ch;
+      for (size_t j = k; j < 80; ++j) b += ch;
+      const std::string src = "import torch\n" + std::string(k % 37, '#') + "\ns = '" + a +
+                              "'; torch.cuda.synchronize(); t = '" + b +
+                              "'; torch.cuda.synchronize()\n";
+      const std::string first = std::to_string(k + 9);
+      EXPECT_EQ(Py(src), (V{"3:" + first + "-3:" + std::to_string(k + 31) +
+                                " AD107 call `torch.cuda.synchronize`",
+                            "3:123-3:145 AD107 call `torch.cuda.synchronize`"}))
+          << k << " of " << ::testing::PrintToString(ch);
+    }
+  }
+}
 
 // --- Python -------------------------------------------------------------------
 

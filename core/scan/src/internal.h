@@ -35,9 +35,14 @@ struct NibbleClass {
 
 #if defined(ANYDEV_SCAN_NIBBLE_AVX2)
 // Bit k of the result: s[k] is in `c`, for the 64 bytes at s (all readable).
-// With kMarks, bit k of *marked: s[k]'s class has one of the bits kMarks (the
-// C++ skim's '(' and the Python skeleton's brackets have class bits of their
-// own, so one classification answers both).
+// With kMarks, bit k of *marked: s[k]'s class has one of the bits kMarks. The
+// plain form of the two fast paths' classifiers, which neither calls now:
+// the C++ skim classifies with ClassifySkimAvx2 (cpp_scan.cc: its '(' by the
+// top bit of the class, a class that is not zero by one movemask of a
+// saturated sum) and the Python skeleton with ClassifyWith (python_scan.cc:
+// kSpecial's tables built once a file and kept in registers, the brackets by
+// the top bit of m | (m + m)), since building the tables here at every block
+// cost ten of its instructions where a call in the loop clobbered them.
 template <uint8_t kMarks = 0>
 __attribute__((target("avx2"))) inline uint64_t ClassifyAvx2(const NibbleClass& c,
                                                              const unsigned char* s,
@@ -143,6 +148,8 @@ class NeedleSearch {
   // non-identifier byte before and after it.
   uint8_t word_bits_[3] = {};
   int8_t bucket_class_[8] = {};  // -1 empty, 0 other, 1-3 word length, 4 mixed
+  int built_ = 0;         // the needles the tables hold (Build goes on from there)
+  bool rebuild_ = false;  // an Add changed a needle built: Build starts over
   bool avx2_ = false;
 };
 
@@ -213,8 +220,11 @@ struct LexOutput {
   }
 };
 
-// Lexes and resolves `src[begin, end)` (begin skips a BOM).
-void ScanPython(const RuleSet& rules, std::string_view src, size_t begin, LexOutput* out);
+// Lexes and resolves `src[begin, end)` (begin skips a BOM). `has_cr`: whether
+// src holds a '\r' (ScanPadded's text check finds it in the same pass as the
+// NUL and UTF-8 checks; the Python skeleton would read the file again).
+void ScanPython(const RuleSet& rules, std::string_view src, size_t begin, bool has_cr,
+                LexOutput* out);
 void ScanCpp(const RuleSet& rules, std::string_view src, size_t begin, LexOutput* out);
 
 // Records the marker if the comment `text` (starting at `offset`) holds one.

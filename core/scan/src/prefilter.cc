@@ -181,7 +181,10 @@ bool NeedleSearch::Add(std::string_view needle, bool word) {
   if (needle.empty() || count_ == kMax) return false;
   for (int k = 0; k < count_; ++k) {
     if (needles_[k].text == needle) {
-      needles_[k].word = needles_[k].word && word;  // the weaker test serves both
+      if (needles_[k].word && !word) {
+        needles_[k].word = false;  // the weaker test serves both
+        rebuild_ = true;           // its bucket may change: Build starts over
+      }
       return true;
     }
   }
@@ -228,16 +231,25 @@ bool NeedleSearch::Add(std::string_view needle, bool word) {
 // IsIdentChar) drop the candidates of those buckets that have an identifier
 // byte before them or right after their last byte. Verify still checks
 // every candidate whole; the masks only spare it the ones that must fail.
+//
+// A needle's bucket and bits depend only on the needles before it, so a
+// Build after more Adds goes on from the first needle not built (the fast
+// path's first search adds the names each import binds, and builds again),
+// unless an Add weakened a needle built already (its class may change).
 void NeedleSearch::Build() {
-  for (int t = 0; t < 16; ++t) lo0_[t] = hi0_[t] = lo1_[t] = hi1_[t] = lo2_[t] = hi2_[t] = 0;
-  for (int b = 0; b < 8; ++b) {
-    bucket_size_[b] = 0;
-    bucket_class_[b] = -1;
+  if (rebuild_ || built_ == 0) {
+    for (int t = 0; t < 16; ++t) lo0_[t] = hi0_[t] = lo1_[t] = hi1_[t] = lo2_[t] = hi2_[t] = 0;
+    for (int b = 0; b < 8; ++b) {
+      bucket_size_[b] = 0;
+      bucket_class_[b] = -1;
+    }
+    static const IdentTables ident = MakeIdentTables();
+    std::memcpy(ident_lo_, ident.lo, 16);
+    std::memcpy(ident_hi_, ident.hi, 16);
+    built_ = 0;
+    rebuild_ = false;
   }
-  static const IdentTables ident = MakeIdentTables();
-  std::memcpy(ident_lo_, ident.lo, 16);
-  std::memcpy(ident_hi_, ident.hi, 16);
-  for (int k = 0; k < count_; ++k) {
+  for (int k = built_; k < count_; ++k) {
     const std::string_view n = needles_[k].text.substr(needles_[k].off);
     const int cls = needles_[k].word && needles_[k].off == 0 && n.size() <= 3
                         ? static_cast<int>(n.size())
@@ -289,6 +301,7 @@ void NeedleSearch::Build() {
       }
     }
   }
+  built_ = count_;
   for (int q = 0; q < 3; ++q) word_bits_[q] = 0;
   for (int b = 0; b < 8; ++b) {
     if (bucket_class_[b] >= 1 && bucket_class_[b] <= 3) {

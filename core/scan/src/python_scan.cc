@@ -924,15 +924,23 @@ class Resolver {
     if (t_[j].type != kName) return false;
     const std::string* root = Lookup(Text(j));
     if (root == nullptr) return false;
-    size_t last = j;
-    std::string q = *root;
+    // The chain's end and its qualified name's size first: most such lines
+    // go on past the chain (a call), and are no alias.
+    size_t last = j, size = root->size();
     while (t_[last + 1].type == kDot && t_[last + 2].type == kName) {
       last += 2;
-      q += '.';
-      q.append(Text(last));
+      size += 1 + (t_[last].end - t_[last].start);
     }
     const uint8_t after = t_[last + 1].type;
     if (after != kNewline && after != kSemi && after != kEnd) return false;
+    std::string q(size, '.');
+    std::memcpy(q.data(), root->data(), root->size());
+    char* w = q.data() + root->size();
+    for (size_t k = j + 2; k <= last; k += 2) {
+      const size_t len = t_[k].end - t_[k].start;
+      std::memcpy(w + 1, src_.data() + t_[k].start, len);  // after the '.' there
+      w += 1 + len;
+    }
     pending_name_ = Text(i);
     pending_target_ = std::move(q);
     return true;
@@ -974,19 +982,32 @@ class Resolver {
   // A dotted chain whose first name (token i) is bound to `target`. Returns
   // the index of its last token.
   size_t Chain(size_t i, const std::string& target) {
-    size_t last = i;
-    std::string& q = chain_q_;  // reused: no allocation per chain
-    q.assign(target);
     const int target_components = Components(target);
     const int max = rules_.MaxComponents(Language::kPython);
+    // The chain's names, and the size of its qualified name: the target,
+    // then the names after the first while no spelling is too short for
+    // them. It is then written with one resize and copies (a `+=` and an
+    // `append` a name were two calls into libstdc++ each).
+    size_t last = i, size = target.size(), kept = i;
     int names = 1;
     while (t_[last + 1].type == kDot && t_[last + 2].type == kName) {
       last += 2;
       ++names;
       if (target_components + names - 1 <= max) {
-        q += '.';
-        q.append(Text(last));
+        size += 1 + (t_[last].end - t_[last].start);
+        kept = last;
       }
+    }
+    std::string& q = chain_q_;  // reused: no allocation per chain
+    q.resize(size);
+    char* w = q.data();
+    std::memcpy(w, target.data(), target.size());
+    w += target.size();
+    for (size_t k = i + 2; k <= kept; k += 2) {
+      const size_t len = t_[k].end - t_[k].start;
+      *w++ = '.';
+      std::memcpy(w, src_.data() + t_[k].start, len);
+      w += len;
     }
     if (chains_ != nullptr) NoteChain(i, last, q, chains_);
     const RuleSet::Spelling* s = nullptr;
@@ -1112,11 +1133,17 @@ class Resolver {
     return i + 1;
   }
 
+  // The names of `parts` joined by '.', with one allocation and no append
+  // calls.
   std::string Join(const std::vector<size_t>& parts) const {
-    std::string q;
+    size_t size = parts.empty() ? 0 : parts.size() - 1;
+    for (size_t k : parts) size += t_[k].end - t_[k].start;
+    std::string q(size, '.');
+    char* w = q.data();
     for (size_t k = 0; k < parts.size(); ++k) {
-      if (k) q += '.';
-      q.append(Text(parts[k]));
+      const size_t len = t_[parts[k]].end - t_[parts[k]].start;
+      std::memcpy(w, src_.data() + t_[parts[k]].start, len);
+      w += len + 1;  // past the '.' already there
     }
     return q;
   }
@@ -1195,7 +1222,11 @@ class Resolver {
           i += 2;
         }
         if (torch) {
-          std::string q = m + "." + std::string(Text(name_tok));
+          // m + "." + the name, with one allocation and no append calls.
+          const std::string_view name = Text(name_tok);
+          std::string q(m.size() + 1 + name.size(), '.');
+          std::memcpy(q.data(), m.data(), m.size());
+          std::memcpy(q.data() + m.size() + 1, name.data(), name.size());
           const RuleSet::Spelling* s = nullptr;
           const int matched = LongestPrefix(q, &s);
           if (matched > m_components) {
@@ -1920,15 +1951,15 @@ class PyLiterals {
 //
 // Its costs, on the Python files of the 20 MB generated GPU tree (13.6 MB,
 // 232k lines, 614k brackets; `bench_vs_rg.py --size-mb 20 --callgrind
-// --language python`, callgrind over scan_native): 13.8 instructions a byte
-// in all, of which the skeleton 3.6 (its loop with the classification 2.6,
+// --language python`, callgrind over scan_native): 13.1 instructions a byte
+// in all, of which the skeleton 3.4 (its loop with the classification 2.6,
 // Note [Skeleton loop]; 0.8 the strings and comments it passes), the
-// needle search 2.0, the resolver 2.5, the lexer 1.7 and the literal rules
+// needle search 1.9, the resolver 2.2, the lexer 1.7 and the literal rules
 // 0.8 over the 8% of the bytes that are lexed (22.8k of the lines, 240k
 // tokens), the bookkeeping of the marked lines (the first search's loop,
 // LexMarked, the walks to enclosing lines) 1.4, and the driver's checks, line
 // numbers, the walk and start-up 1.7. The skeleton is the largest single
-// part, but even at nothing it would leave 10.2; the rest is spread over work
+// part, but even at nothing it would leave 9.7; the rest is spread over work
 // per line, per marked line and per token, with no one hot spot
 // (docs/scan.md, "Fast path costs").
 
@@ -1940,6 +1971,10 @@ constexpr int32_t kParentUnknown = -2;  // Region::parent not asked for yet (Par
 // One logical line: [start, end) from the start of its first physical line
 // to just past its newline.
 struct Region {
+  // Not zeroed: the skeleton grows its regions by resize and writes every
+  // field of each it keeps (a zeroing resize cost 1M instructions on the
+  // Python files of the 20 MB GPU tree).
+  Region() {}
   uint32_t start, end;
   uint32_t first;   // offset of its first token; kNoToken for a blank or comment line
   uint16_t indent;  // of its first token, as the lexer counts it; 0xFFFF for no token
@@ -2055,10 +2090,9 @@ __attribute__((target("avx2"))) inline SpecialTablesAvx2 MakeSpecialTablesAvx2()
       _mm256_set1_epi8(0x0F)};
 }
 
-// The masks of s[0, 64) (ClassifyScalar's, as ClassifyAvx2 in internal.h
-// finds them), from the kept tables. A bracket's class has
-// bit 6 or 7 (kBracketBits): the top bit of m | (m + m) says so, read by
-// one movemask.
+// The masks of s[0, 64) (ClassifyScalar's), from the kept tables. A
+// bracket's class has bit 6 or 7 (kBracketBits): the top bit of m | (m + m)
+// says so, read by one movemask.
 __attribute__((target("avx2"))) inline BlockMasks ClassifyWith(
     const SpecialTablesAvx2& t, const unsigned char* s) {
   static_assert(kBracketBits == 0xC0, "the brackets' bits are the top two");
@@ -2493,7 +2527,9 @@ __attribute__((always_inline)) inline bool SkeletonLoop(std::string_view src, si
           // The logical line ends. Where the next one starts as most do
           // (spaces, then a token), its region is begun here, without
           // leaving the loop; else the outer loop takes the line start.
-          if (p >= n || out + 1 == out_end) break;
+          // (At p == n the padding's NUL starts no token: the test below
+          // ends the line there, with no test of its own for the end.)
+          if (out + 1 == out_end) break;
           const size_t q = FirstNonSpace(s, p);
           if (!kStartsToken.yes[u[q]]) break;
           out->end = static_cast<uint32_t>(p);
@@ -2534,13 +2570,13 @@ __attribute__((noinline, target("avx2,bmi"))) bool SkeletonLoopAvx2(
 #endif
 
 // Out of line (it costs the same inlined), so that a profile shows its share.
-__attribute__((noinline)) bool SkeletonPass(std::string_view src, size_t begin, Lexer* strings,
-                                             TokenBuffer<Tok>* scratch, LexOutput* scratch_out,
-                                             std::vector<Region>* regions,
+// `has_cr`: whether src holds a '\r' (ScanSource's text check found it).
+__attribute__((noinline)) bool SkeletonPass(std::string_view src, size_t begin, bool has_cr,
+                                             Lexer* strings, TokenBuffer<Tok>* scratch,
+                                             LexOutput* scratch_out, std::vector<Region>* regions,
                                              std::vector<uint32_t>* dead) {
   const char* s = src.data();
   const size_t n = src.size();
-  const bool has_cr = std::memchr(s, '\r', n) != nullptr;
   const SkeletonState st{s, n, begin, has_cr, strings, scratch, scratch_out, dead};
   dead->clear();
 #if defined(ANYDEV_SCAN_NIBBLE_AVX2)
@@ -2707,6 +2743,7 @@ struct FastScratch {
 
 // Lexes the marked regions into `toks` (Note [Fast path], step 2). Returns
 // false if the lexer fails (the skeleton would have given up first).
+// `marked` has one entry more than `regions`, set (a sentinel).
 bool LexMarked(std::string_view src, const std::vector<Region>& regions,
                const std::vector<uint8_t>& marked, TokenBuffer<Tok>* toks, LexOutput* out) {
   toks->clear();
@@ -2729,9 +2766,9 @@ bool LexMarked(std::string_view src, const std::vector<Region>& regions,
         gap_at = rs[i].start;
       }
       uint16_t least = gap_indent;  // a blank line's indent is 0xFFFF
-      do {
+      do {  // to the next marked line, or the one past the last (marked)
         if (rs[i].indent < least) least = rs[i].indent;
-      } while (++i < count && !ms[i]);
+      } while (!ms[++i]);
       gap_indent = least;
       continue;
     }
@@ -2802,15 +2839,15 @@ bool HasImport(std::string_view src, const Region& region) {
 
 // The fast path (Note [Fast path]). Returns false, having written nothing
 // to `out`, when the file must take the full path.
-bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, LexOutput* out,
-                    TokenBuffer<Tok>* toks, FastScratch* scratch) {
+bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bool has_cr,
+                    LexOutput* out, TokenBuffer<Tok>* toks, FastScratch* scratch) {
   const std::vector<std::string>* statics = rules.FastPathNeedles(Language::kPython);
   if (statics == nullptr) return false;
   FastScratch& fs = *scratch;
   LexOutput scratch_out;
   {
     Lexer strings(src, begin, &fs.scratch_toks, &scratch_out);
-    if (!SkeletonPass(src, begin, &strings, &fs.scratch_toks, &scratch_out, &fs.regions,
+    if (!SkeletonPass(src, begin, has_cr, &strings, &fs.scratch_toks, &scratch_out, &fs.regions,
                       &fs.dead)) {
       return false;
     }
@@ -2824,7 +2861,9 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, Le
   }
   const std::vector<Region>& regions = fs.regions;
   Parents parents(&fs.regions, &fs.open, &fs.same);
-  fs.marked.assign(regions.size(), 0);
+  // One more, marked: LexMarked's walk over the lines left out stops there.
+  fs.marked.assign(regions.size() + 1, 0);
+  fs.marked[regions.size()] = 1;
   fs.names.clear();
   // One pass over the file for the needles and the names the file binds:
   // a line with `import` is lexed and resolved on its own as soon as it is
@@ -2983,14 +3022,15 @@ void SetParentWalkBudgetForTesting(int per_line) {
   parent_walk_budget.store(per_line < 0 ? 4 : per_line, std::memory_order_relaxed);
 }
 
-void ScanPython(const RuleSet& rules, std::string_view src, size_t begin, LexOutput* out) {
+void ScanPython(const RuleSet& rules, std::string_view src, size_t begin, bool has_cr,
+                LexOutput* out) {
   struct Scratch {  // Note [Thread-local scratch] in internal.h
     TokenBuffer<Tok> toks;
     FastScratch fast;
   };
   Scratch& scratch = ThreadScratch<Scratch>();
   TokenBuffer<Tok>& toks = scratch.toks;
-  if (FastPathEnabled() && ScanPythonFast(rules, src, begin, out, &toks, &scratch.fast)) {
+  if (FastPathEnabled() && ScanPythonFast(rules, src, begin, has_cr, out, &toks, &scratch.fast)) {
     CountFastPathFile();
   } else {
     ScanPythonFull(rules, src, begin, out, &toks);

@@ -38,6 +38,10 @@ struct RuleSet::Index {
     std::unordered_set<std::string_view> components;
     // A quick filter before hashing, by first byte and length.
     uint32_t first_bytes[256] = {};  // bit min(len, 31) for each component's length
+    // Find's: by a spelling's last byte, bit min(len, 63) for its length. Most
+    // of what Find is asked (every prefix of a chain, longest first) is no
+    // spelling, and this answers most of those without hashing.
+    uint64_t last_bytes[256] = {};
     int max_components = 0;
     internal::NeedleSet needles;
   };
@@ -63,6 +67,10 @@ RuleSet::RuleSet(std::vector<Rule> rules) : rules_(std::move(rules)), index_(new
       const std::string_view text = s;  // owned by rules_, which never moves again
       const int n = CountComponents(text, sep);
       li.spellings.try_emplace(text, Spelling{static_cast<int>(i), text, n});
+      if (!text.empty()) {
+        li.last_bytes[static_cast<unsigned char>(text.back())] |=
+            uint64_t{1} << (text.size() < 63 ? text.size() : 63);
+      }
       li.max_components = std::max(li.max_components, n);
       li.roots.insert(text.substr(0, text.find(sep)));
       for (size_t b = 0;;) {
@@ -208,7 +216,14 @@ const std::vector<std::string>& RuleSet::DetectorNeedles(Language language) cons
 }
 
 const RuleSet::Spelling* RuleSet::Find(Language language, std::string_view qualified) const {
-  const auto& m = index_->lang[static_cast<int>(language)].spellings;
+  const Index::PerLanguage& li = index_->lang[static_cast<int>(language)];
+  if (!qualified.empty() &&
+      !(li.last_bytes[static_cast<unsigned char>(qualified.back())] >>
+            (qualified.size() < 63 ? qualified.size() : 63) &
+        1)) {
+    return nullptr;
+  }
+  const auto& m = li.spellings;
   auto it = m.find(qualified);
   return it == m.end() ? nullptr : &it->second;
 }

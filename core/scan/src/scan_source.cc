@@ -220,9 +220,13 @@ bool HasNonUtf8Cookie(std::string_view s, size_t begin) {
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define ANYDEV_SCAN_COUNT_AVX2 1
-// The '\n' in p[0, n) 128 bytes at a time, then 32; sets *done to the bytes
-// counted (a multiple of 32).
-__attribute__((target("avx2"))) size_t CountNewlinesAvx2(const char* p, size_t n, size_t* done) {
+// The '\n' in p[0, n) (n > 0) 128 bytes at a time, then 32, then the last
+// n % 32 as the top bits of a mask of the 32 bytes that end at p + n (none
+// past the range; those before p must be readable: n plus the bytes
+// readable before p is at least 32); one call per span between two
+// findings, most of them short, where the SSE2, 8-byte and byte loops of
+// CountNewlines took the tail.
+__attribute__((target("avx2,popcnt"))) size_t CountNewlinesAvx2(const char* p, size_t n) {
   const __m256i nl = _mm256_set1_epi8('\n');
   const __m256i zero = _mm256_setzero_si256();
   __m256i total = zero;
@@ -250,25 +254,53 @@ __attribute__((target("avx2"))) size_t CountNewlinesAvx2(const char* p, size_t n
   total = _mm256_add_epi64(total, _mm256_sad_epu8(acc, zero));
   alignas(32) uint64_t lanes[4];
   _mm256_store_si256(reinterpret_cast<__m256i*>(lanes), total);
-  *done = i;
-  return static_cast<size_t>(lanes[0] + lanes[1] + lanes[2] + lanes[3]);
+  size_t count = static_cast<size_t>(lanes[0] + lanes[1] + lanes[2] + lanes[3]);
+  if (i < n) {  // the last n - i (< 32): the top bits of the last 32 bytes' mask
+    const uint32_t last = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(
+        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p + n - 32)), nl)));
+    count += static_cast<size_t>(__builtin_popcount(last >> (32 - (n - i))));
+  }
+  return count;
+}
+
+// Bit k: at[k] is a UTF-8 continuation byte (10xxxxxx).
+__attribute__((target("avx2"))) inline uint32_t Continuations(const char* at) {
+  const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at));
+  return static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(
+      _mm256_and_si256(v, _mm256_set1_epi8(static_cast<char>(0xC0))),
+      _mm256_set1_epi8(static_cast<char>(0x80)))));
+}
+
+// The bytes of p[0, n) (n > 0) that start a UTF-8 sequence (are not
+// 10xxxxxx), 32 at a time and the rest from the 32 that end at p + n, as
+// CountNewlinesAvx2 counts (the same bytes must be readable).
+__attribute__((target("avx2,popcnt"))) size_t CountCodePointsAvx2(const char* p, size_t n) {
+  size_t count = 0, i = 0;
+  for (; i + 32 <= n; i += 32) {
+    count += 32 - static_cast<size_t>(__builtin_popcount(Continuations(p + i)));
+  }
+  if (i < n) {
+    const size_t rest = n - i;
+    const uint32_t last = Continuations(p + n - 32) >> (32 - rest);
+    count += rest - static_cast<size_t>(__builtin_popcount(last));
+  }
+  return count;
 }
 #endif
 
 // Returns the number of '\n' in p[0, n): 128 and 32 bytes at a time with AVX2
-// where the CPU has it, else 16 (SSE2) and eight at a time.
-size_t CountNewlines(const char* p, size_t n) {
+// where the CPU has it, else 16 (SSE2) and eight at a time. `before`: the
+// bytes readable before p (the AVX2 path reads back from p + n - 32).
+size_t CountNewlines(const char* p, size_t n, size_t before) {
   constexpr uint64_t kLow7 = 0x7F7F7F7F7F7F7F7FULL;
   constexpr uint64_t kNewlines = 0x0A0A0A0A0A0A0A0AULL;
   size_t count = 0, i = 0;
 #if defined(ANYDEV_SCAN_COUNT_AVX2)
   static const bool avx2 = __builtin_cpu_supports("avx2");
-  if (avx2 && n >= 32) {
-    count = CountNewlinesAvx2(p, n, &i);
-    p += i;
-    n -= i;
-    i = 0;
-  }
+  if (n == 0) return 0;
+  if (avx2 && n + before >= 32) return CountNewlinesAvx2(p, n);
+#else
+  (void)before;
 #endif
 #if defined(__SSE2__)
   // 16 at a time: each '\n' subtracts -1 from a byte counter, summed (psadbw)
@@ -299,9 +331,17 @@ size_t CountNewlines(const char* p, size_t n) {
 }
 
 // Returns the number of bytes of p[0, n) that start a UTF-8 sequence (are not
-// 10xxxxxx), eight at a time.
-size_t CountCodePoints(const char* p, size_t n) {
+// 10xxxxxx): with AVX2 as CountCodePointsAvx2 (`before` as for
+// CountNewlines), else eight at a time.
+size_t CountCodePoints(const char* p, size_t n, size_t before) {
   constexpr uint64_t kHigh = 0x8080808080808080ULL;
+#if defined(ANYDEV_SCAN_COUNT_AVX2)
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (n == 0) return 0;
+  if (avx2 && n + before >= 32) return CountCodePointsAvx2(p, n);
+#else
+  (void)before;
+#endif
   size_t count = 0, i = 0;
   for (; i + 8 <= n; i += 8) {
     uint64_t v;
@@ -336,7 +376,7 @@ class LineMap {
       if (off > pos_) {
         const char* b = p + pos_;
         const size_t n = off - pos_;
-        const size_t lines = CountNewlines(b, n);
+        const size_t lines = CountNewlines(b, n, pos_);
         if (lines != 0) {
           line_ += static_cast<int>(lines);
           const void* last = memrchr(b, '\n', n);
@@ -368,7 +408,7 @@ class LineMap {
       col_line_ = col_pos_ = line_start_;
       col_ = 1;
     }
-    col_ += static_cast<int>(CountCodePoints(s_.data() + col_pos_, off - col_pos_));
+    col_ += static_cast<int>(CountCodePoints(s_.data() + col_pos_, off - col_pos_, col_pos_));
     col_pos_ = off;
     return col_;
   }
@@ -463,7 +503,7 @@ FileResult internal::ScanPadded(const RuleSet& rules, Language language, std::st
 
   LexOutput out;
   if (python) {
-    internal::ScanPython(rules, src, begin, &out);
+    internal::ScanPython(rules, src, begin, has_cr, &out);
   } else {
     internal::ScanCpp(rules, src, begin, &out);
   }
