@@ -462,35 +462,52 @@ bool Overlapping(const std::vector<std::pair<std::string, bool>>& needles) {
   return false;
 }
 
+// The random needle sets and texts of the kernel tests below: needles of one
+// to five bytes (now and then up to fourteen) from a few letters, half of them
+// whole words, none overlapping another; texts of up to 260 bytes that hold
+// some of them among the same letters and a few separators.
+constexpr char kNeedleLetters[] = "abcdeuxpnmsgCUDA_9";
+constexpr char kTextOthers[] = " .(\n;\xC3";
+
+std::vector<std::pair<std::string, bool>> RandomNeedles(std::mt19937& rng, int count) {
+  const std::string letters = kNeedleLetters;
+  std::vector<std::pair<std::string, bool>> needles;
+  for (int k = 0; k < count; ++k) {
+    std::string n;
+    const int len = 1 + static_cast<int>(rng() % (rng() % 4 == 0 ? 14 : 5));
+    for (int j = 0; j < len; ++j) n += letters[rng() % letters.size()];
+    needles.emplace_back(n, rng() % 2 == 0);
+  }
+  return needles;
+}
+
+std::string RandomText(std::mt19937& rng,
+                       const std::vector<std::pair<std::string, bool>>& needles) {
+  const std::string letters = kNeedleLetters, others = kTextOthers;
+  std::string text;
+  const size_t len = rng() % 260;
+  while (text.size() < len) {
+    const unsigned r = rng() % 10;
+    if (r < 3) {
+      text += needles[rng() % needles.size()].first;
+    } else if (r < 7) {
+      text += letters[rng() % letters.size()];
+    } else {
+      text += others[rng() % others.size()];
+    }
+  }
+  return text;
+}
+
 TEST(NeedleSearchKernel, RandomNeedlesAndTexts) {
   std::mt19937 rng(20261202);
-  const std::string letters = "abcdeuxpnmsgCUDA_9";
-  const std::string others = " .(\n;\xC3";
   int sets = 0;
   while (sets < 120) {
-    std::vector<std::pair<std::string, bool>> needles;
-    const int count = 1 + static_cast<int>(rng() % 10);
-    for (int k = 0; k < count; ++k) {
-      std::string n;
-      const int len = 1 + static_cast<int>(rng() % (rng() % 4 == 0 ? 14 : 5));
-      for (int j = 0; j < len; ++j) n += letters[rng() % letters.size()];
-      needles.emplace_back(n, rng() % 2 == 0);
-    }
+    const auto needles = RandomNeedles(rng, 1 + static_cast<int>(rng() % 10));
     if (Overlapping(needles)) continue;
     ++sets;
     for (int t = 0; t < 6; ++t) {
-      std::string text;
-      const size_t len = rng() % 260;
-      while (text.size() < len) {
-        const unsigned r = rng() % 10;
-        if (r < 3) {
-          text += needles[rng() % needles.size()].first;
-        } else if (r < 7) {
-          text += letters[rng() % letters.size()];
-        } else {
-          text += others[rng() % others.size()];
-        }
-      }
+      const std::string text = RandomText(rng, needles);
       CheckSearch(needles, text, 0);
       if (!text.empty()) CheckSearch(needles, text, 0, rng() % text.size());
     }
@@ -504,18 +521,9 @@ TEST(NeedleSearchKernel, RandomNeedlesAndTexts) {
 // steps, with and without a weakened needle.
 TEST(NeedleSearchKernel, BuildAfterMoreAddsGoesOn) {
   std::mt19937 rng(20261204);
-  const std::string letters = "abcdeuxpnmsgCUDA_9";
-  const std::string others = " .(\n;\xC3";
   int sets = 0;
   while (sets < 150) {
-    std::vector<std::pair<std::string, bool>> needles;
-    const int count = 2 + static_cast<int>(rng() % 12);
-    for (int k = 0; k < count; ++k) {
-      std::string n;
-      const int len = 1 + static_cast<int>(rng() % (rng() % 4 == 0 ? 14 : 5));
-      for (int j = 0; j < len; ++j) n += letters[rng() % letters.size()];
-      needles.emplace_back(n, rng() % 2 == 0);
-    }
+    const auto needles = RandomNeedles(rng, 2 + static_cast<int>(rng() % 12));
     if (Overlapping(needles)) continue;
     ++sets;
     internal::NeedleSearch search;
@@ -542,18 +550,7 @@ TEST(NeedleSearchKernel, BuildAfterMoreAddsGoesOn) {
       search.Build();
       if (added.empty()) continue;
       for (int t = 0; t < 3; ++t) {
-        std::string text;
-        const size_t len = rng() % 260;
-        while (text.size() < len) {
-          const unsigned r = rng() % 10;
-          if (r < 3) {
-            text += needles[rng() % needles.size()].first;
-          } else if (r < 7) {
-            text += letters[rng() % letters.size()];
-          } else {
-            text += others[rng() % others.size()];
-          }
-        }
+        const std::string text = RandomText(rng, needles);
         CheckBuiltSearch(search, added, text, 0);
         if (HasFailure()) return;
       }
