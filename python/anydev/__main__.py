@@ -2,6 +2,8 @@
 
 import sys
 
-from .cli import main
+from .cli import finish, main
 
-sys.exit(main())
+# Note [Exit without teardown] in cli.py: only where Python was started as
+# `python -m anydev` (not under cProfile, coverage or a test's runpy).
+finish(main(), getattr(sys, "orig_argv", [])[1:3] == ["-m", "anydev"])
