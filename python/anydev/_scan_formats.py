@@ -127,12 +127,34 @@ def _joined_in_batches(items: Iterable[str], first: str, sep: str, last: str, em
     yield last
 
 
-def render_json(findings, errors) -> Iterator[str]:
-    import json
+def _json_dumps():
+    """json.JSONEncoder(ensure_ascii=False).encode, without importing json
+    (its decoder imports re: 30M instructions of `anydev scan`'s start-up)
+    for a str, which is what the findings' fields are: for a str the encoder
+    returns _json's encode_basestring of it."""
+    try:
+        from _json import encode_basestring
+    except ImportError:  # pragma: no cover - a Python without _json
+        encode_basestring = None
+    encode = None
 
+    def dumps(o) -> str:
+        nonlocal encode
+        if encode_basestring is not None and isinstance(o, str):
+            return encode_basestring(o)
+        if encode is None:
+            import json
+
+            encode = json.JSONEncoder(ensure_ascii=False).encode
+        return encode(o)
+
+    return dumps
+
+
+def render_json(findings, errors) -> Iterator[str]:
     # One finding per line, assembled from JSON fragments cached per path and
     # per (rule, symbol): a report can hold hundreds of thousands of findings.
-    dumps = json.JSONEncoder(ensure_ascii=False).encode
+    dumps = _json_dumps()
     paths: dict = {}
     tails: dict = {}
 

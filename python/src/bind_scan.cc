@@ -388,24 +388,27 @@ class Renderer {
 
   // The next `n` findings left (or fewer at the end), joined by `sep`, as
   // UTF-8 bytes (what the report's file gets: no str to decode and encode
-  // again); None after the last.
+  // again); None after the last. The findings are written into the bytes
+  // object itself, made with room for the most the chunk can take and cut to
+  // what was written: a buffer of the Renderer's own, copied into a new bytes
+  // object per chunk, copied every byte of the report once more. What is
+  // not written is never touched, so it costs no memory, and cutting it off
+  // copies nothing (malloc shrinks a block in place, mremap an mmapped one).
   py::object Next(size_t n) {
-    size_t len = 0;  // bytes written to buf_
-    size_t done = 0;
     const size_t total = report_->size();
-    // Room for the most the chunk can take, at once: growing the buffer
-    // finding by finding copied it over and over, once per Renderer, and a
-    // streamed report makes one per batch. What is not written is never
-    // touched, so it costs no memory.
-    Reserve(std::min(n, total - std::min(at_, total)) * most_, 0);
+    // most_ bounds what one finding takes: its literal text and numbers, the
+    // longest file and key pieces, `sep`.
+    const size_t room = std::min(n, total - std::min(at_, total)) * most_;
+    PyObject* chunk = PyBytes_FromStringAndSize(nullptr, static_cast<Py_ssize_t>(room));
+    if (chunk == nullptr) throw py::error_already_set();
+    char* const start = PyBytes_AS_STRING(chunk);
+    char* out = start;
+    size_t done = 0;
     while (done < n && at_ < total) {
       const size_t g = report_->Nth(at_++);
       if (report_->Dropped(g)) continue;
       const std::string& file = file_[report_->FileOf(g)];
       const std::string& key = key_[report_->KeyOf(g)];
-      // At most: the literal text and numbers, the pieces, `sep`.
-      Reserve(len + fixed_ + files_in_ * file.size() + keys_in_ * key.size() + sep_.size(), len);
-      char* out = buf_.get() + len;
       if (done++ > 0) out = Put(out, sep_);
       const sc::Finding& f = report_->At(g);
       for (const auto& [op, text] : ops_) {
@@ -419,10 +422,15 @@ class Renderer {
           case kEndColumn: out = Int(out, f.end_column); break;
         }
       }
-      len = static_cast<size_t>(out - buf_.get());
     }
-    if (done == 0) return py::none();
-    return py::bytes(buf_.get(), len);
+    if (done == 0) {
+      Py_DECREF(chunk);
+      return py::none();
+    }
+    if (_PyBytes_Resize(&chunk, static_cast<Py_ssize_t>(out - start)) != 0) {
+      throw py::error_already_set();  // chunk is freed and NULL
+    }
+    return py::reinterpret_steal<py::object>(chunk);
   }
 
  private:
@@ -432,16 +440,6 @@ class Renderer {
   }
   static char* Int(char* out, int v) { return std::to_chars(out, out + 11, v).ptr; }
 
-  // Makes buf_ hold at least `need` bytes, keeping the `used` it holds.
-  void Reserve(size_t need, size_t used) {
-    if (need <= cap_) return;
-    const size_t cap = std::max(need, cap_ * 2 + 4096);
-    std::unique_ptr<char[]> bigger(new char[cap]);  // not zeroed: written before read
-    if (used > 0) std::memcpy(bigger.get(), buf_.get(), used);
-    buf_ = std::move(bigger);
-    cap_ = cap;
-  }
-
   std::shared_ptr<Report> report_;
   std::vector<std::pair<int, std::string>> ops_;
   size_t fixed_ = 0;  // the most bytes of the template's literal text and numbers
@@ -449,8 +447,6 @@ class Renderer {
   size_t most_ = 0;  // the most bytes one finding takes
   std::vector<std::string> file_, key_;
   std::string sep_;
-  std::unique_ptr<char[]> buf_;  // kept from chunk to chunk: grown once
-  size_t cap_ = 0;
   size_t at_ = 0;
 };
 

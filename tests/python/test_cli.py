@@ -179,3 +179,33 @@ def test_readme_python_example():
     ms = float(lines[2].removesuffix(" ms"))
     assert 8.0 <= ms <= 1000.0
     assert lines[3] == "0"
+
+
+@pytest.mark.parametrize("threads", [False, True])
+def test_finish_runs_atexit_and_flushes(threads):
+    # Note [Exit without teardown]: the scan's fast exit still runs the atexit
+    # functions and flushes stdout and stderr, and gives the status; with
+    # threading imported it is the normal exit, with the same outcome.
+    rc, out, err = run_python(f"""
+        import atexit, sys
+        if {threads}:
+            import threading
+        sys.argv = ["anydev", "scan"]
+        atexit.register(lambda: print("bye", end=""))
+        sys.stdout.write("hi ")
+        sys.stderr.write("err")
+        from anydev.cli import finish
+        finish(3, True)
+        print("not reached")
+    """)
+    assert (rc, out, err) == (3, "hi bye", "err")
+
+
+def test_module_exit_status(tmp_path):
+    # `python -m anydev scan` exits with the scan's status (1: findings).
+    src = tmp_path / "a.py"
+    src.write_text("import torch\ntorch.cuda.synchronize()\n")
+    rc, out, err = run_command([sys.executable, "-m", "anydev", "scan", "--no-config",
+                                "--format", "json", str(src)])
+    assert rc == 1, err
+    assert '"rule": "AD107"' in out
