@@ -42,8 +42,9 @@ def fingerprint_keys(findings: Sequence[_scan.Finding], *, relative_to: str = ".
 
 
 def _fingerprint_keys(findings: Iterable[_scan.Finding], relative_to: str,
-                      lines: Optional[_Lines]) -> Iterator[tuple]:
-    """fingerprint_keys, one at a time (a report need not hold them all)."""
+                      lines: Optional[_Lines], digests: bool = False) -> Iterator:
+    """fingerprint_keys, one at a time (a report need not hold them all); with
+    `digests`, the _fingerprint of each instead."""
     lines = lines or _Lines()
     base = os.path.abspath(relative_to)
     relative: dict = {}  # per path: a file's findings come together, and are many
@@ -79,6 +80,7 @@ def _fingerprint_keys(findings: Iterable[_scan.Finding], relative_to: str,
             if path is None:
                 path = relative_path(last)
             hashes = {}
+            pre = None
             if grouped:
                 seen = {}
         t = text(f)
@@ -87,8 +89,17 @@ def _fingerprint_keys(findings: Iterable[_scan.Finding], relative_to: str,
             h = hashes[t] = sha256(t.encode("utf-8")).hexdigest()[:16]
         k = (path, f.rule, f.symbol, h)
         n = seen.get(k, 0)
-        yield (path, f.rule, f.symbol, h, n)
         seen[k] = n + 1
+        if not digests:
+            yield (path, f.rule, f.symbol, h, n)
+            continue
+        # _fingerprint(k + (n,)), from a copy of the digest of the path's
+        # share, made once per file (a path is often a block of SHA-256).
+        if pre is None:
+            pre = sha256(f"{path}\0".encode("utf-8"))
+        d = pre.copy()
+        d.update(f"{f.rule}\0{f.symbol}\0{h}\0{n}".encode("utf-8"))
+        yield d.hexdigest()[:32]
 
 
 def _fingerprint(key: tuple) -> str:
@@ -392,9 +403,8 @@ def render_sarif(findings, errors, keep, *, version: str,
                  lines: Optional[_Lines] = None) -> Iterator[str]:
     rules = sarif_rules(keep)
     index = {r["id"]: i for i, r in enumerate(rules)}
-    keys = _fingerprint_keys(findings, ".", lines)
+    fingerprints = _fingerprint_keys(findings, ".", lines, digests=True)
     dumps = _json_dumps()
-    sha256 = _sha256()
 
     def results() -> Iterator[str]:
         # What json's dumps makes of each result's dict (default separators),
@@ -404,7 +414,7 @@ def render_sarif(findings, errors, keep, *, version: str,
         heads: dict = {}
         uris: dict = {}
         tails: dict = {}
-        for f, k in zip(findings, keys):
+        for f, fp in zip(findings, fingerprints):
             h = heads.get((f.rule, f.message))
             if h is None:
                 h = heads[(f.rule, f.message)] = (
@@ -420,11 +430,9 @@ def render_sarif(findings, errors, keep, *, version: str,
                 t = tails[(f.symbol, f.replacement, f.fix)] = (
                     f'}}, "properties": {{"symbol": {dumps(f.symbol)}, "replacement": '
                     f'{dumps(f.replacement)}, "fix": {dumps(f.fix)}}}}}')
-            # _fingerprint(k), its str fields joined here
-            fp = sha256(f"{k[0]}\0{k[1]}\0{k[2]}\0{k[3]}\0{k[4]}".encode("utf-8")).hexdigest()
             yield (f'{h}{u}{f.line}, "startColumn": {f.column}, "endLine": {f.end_line}, '
                    f'"endColumn": {f.end_column}}}}}}}], "partialFingerprints": '
-                   f'{{"anydevFingerprint/v1": "{fp[:32]}"{t}')
+                   f'{{"anydevFingerprint/v1": "{fp}"{t}')
 
     notifications = []
     for e in errors:
