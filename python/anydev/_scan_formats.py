@@ -19,36 +19,91 @@ if TYPE_CHECKING:  # pragma: no cover
     from . import scan as _scan
 
 
+def _sha256():
+    """hashlib.sha256 without importing hashlib: its OpenSSL costs 11M
+    instructions to load, and a digest of a short text costs more through it
+    than through the built-in _sha256 module (the same digests)."""
+    try:
+        from _sha256 import sha256
+    except ImportError:  # pragma: no cover - a Python without it (3.12 has _sha2)
+        try:
+            from _sha2 import sha256  # type: ignore[no-redef]
+        except ImportError:
+            from hashlib import sha256
+    return sha256
+
+
 def fingerprint_keys(findings: Sequence[_scan.Finding], *, relative_to: str = ".",
                      lines: Optional[_Lines] = None) -> list[tuple]:
     """The key of each finding that survives edits elsewhere in its file:
     (path relative to `relative_to`, rule, symbol, hash of the stripped line,
     occurrence of that quadruple so far in the file)."""
-    import hashlib
-    from collections import Counter
+    return list(_fingerprint_keys(findings, relative_to, lines))
 
+
+def _fingerprint_keys(findings: Iterable[_scan.Finding], relative_to: str,
+                      lines: Optional[_Lines], digests: bool = False) -> Iterator:
+    """fingerprint_keys, one at a time (a report need not hold them all); with
+    `digests`, the _fingerprint of each instead."""
     lines = lines or _Lines()
-    seen: Counter = Counter()
-    keys = []
     base = os.path.abspath(relative_to)
     relative: dict = {}  # per path: a file's findings come together, and are many
-    sha256, text = hashlib.sha256, lines.text
+
+    def relative_path(p: str) -> str:
+        r = relative[p] = os.path.relpath(os.path.abspath(p), base).replace(os.sep, "/")
+        return r
+
+    # The occurrences counted so far, per key; where each file's findings
+    # come together (a report's do), only the current file's are kept: a
+    # tree's keys were 20 MB of a 200 MB tree's SARIF report.
+    grouped = False
+    if isinstance(findings, list):
+        grouped, done, last = True, set(), None
+        for f in findings:
+            p = f.path
+            if p != last:
+                if p in done:
+                    grouped = False
+                    break
+                done.add(p)
+                last = p
+        grouped = grouped and len({relative_path(p) for p in done}) == len(done)
+        done = None
+    seen: dict = {}
+    hashes: dict = {}  # per line text of the current file: findings share lines
+    sha256, text = _sha256(), lines.text
+    last = path = None
     for f in findings:
-        path = relative.get(f.path)
-        if path is None:
-            path = relative[f.path] = os.path.relpath(os.path.abspath(f.path),
-                                                      base).replace(os.sep, "/")
-        k = (path, f.rule, f.symbol, sha256(text(f).encode("utf-8")).hexdigest()[:16])
-        n = seen[k]
-        keys.append(k + (n,))
+        if f.path != last:
+            last = f.path
+            path = relative.get(last)
+            if path is None:
+                path = relative_path(last)
+            hashes = {}
+            pre = None
+            if grouped:
+                seen = {}
+        t = text(f)
+        h = hashes.get(t)
+        if h is None:
+            h = hashes[t] = sha256(t.encode("utf-8")).hexdigest()[:16]
+        k = (path, f.rule, f.symbol, h)
+        n = seen.get(k, 0)
         seen[k] = n + 1
-    return keys
+        if not digests:
+            yield (path, f.rule, f.symbol, h, n)
+            continue
+        # _fingerprint(k + (n,)), from a copy of the digest of the path's
+        # share, made once per file (a path is often a block of SHA-256).
+        if pre is None:
+            pre = sha256(f"{path}\0".encode("utf-8"))
+        d = pre.copy()
+        d.update(f"{f.rule}\0{f.symbol}\0{h}\0{n}".encode("utf-8"))
+        yield d.hexdigest()[:32]
 
 
 def _fingerprint(key: tuple) -> str:
-    import hashlib
-
-    return hashlib.sha256("\0".join(map(str, key)).encode("utf-8")).hexdigest()[:32]
+    return _sha256()("\0".join(map(str, key)).encode("utf-8")).hexdigest()[:32]
 
 
 def write_baseline(path: str, findings: Sequence[_scan.Finding]) -> None:
@@ -282,28 +337,88 @@ def sarif_rules(keep) -> list:
     return out
 
 
-def render_sarif(findings, errors, keep, *, version: str,
-                 lines: Optional[_Lines] = None) -> Iterator[str]:
+def _json_indented(o, dumps, indent: str = "\n") -> str:
+    """json.dumps(o, indent=1, ensure_ascii=False) with every line after the
+    first indented as `indent` says, for the dicts, lists, str, int and bool
+    of a SARIF report's head, without importing json (which imports re):
+    anything else goes to json."""
+    if o.__class__ is str:
+        return dumps(o)
+    if o is True:
+        return "true"
+    if o is False:
+        return "false"
+    if o is None:
+        return "null"
+    if o.__class__ is int:
+        return int.__repr__(o)
+    inner = indent + " "
+    if o.__class__ is dict:
+        if not o:
+            return "{}"
+        return ("{" + inner + ("," + inner).join(
+            f"{dumps(k)}: {_json_indented(v, dumps, inner)}" for k, v in o.items())
+            + indent + "}") if all(k.__class__ is str for k in o) else _json_other(o, indent)
+    if o.__class__ is list:
+        if not o:
+            return "[]"
+        return ("[" + inner + ("," + inner).join(_json_indented(v, dumps, inner) for v in o)
+                + indent + "]")
+    return _json_other(o, indent)
+
+
+def _sarif_rules_json(rules: list, dumps, indent: str) -> str:
+    """_json_indented(rules, dumps, indent) for what sarif_rules returns,
+    each rule written from one template of its members (the generic walk of
+    a report's 163 rules was 32M instructions)."""
+    if not rules:
+        return "[]"
+    i1 = indent + " "
+    k, n = i1 + " ", i1 + "  "
+    out = []
+    for r in rules:
+        help_, props = r["help"], r["properties"]
+        out.append(
+            f'{{{k}"id": {dumps(r["id"])},{k}"name": {dumps(r["name"])},'
+            f'{k}"shortDescription": {{{n}"text": {dumps(r["shortDescription"]["text"])}{k}}},'
+            f'{k}"fullDescription": {{{n}"text": {dumps(r["fullDescription"]["text"])}{k}}},'
+            f'{k}"help": {{{n}"text": {dumps(help_["text"])},'
+            f'{n}"markdown": {dumps(help_["markdown"])}{k}}},'
+            f'{k}"defaultConfiguration": {{{n}"level": '
+            f'{dumps(r["defaultConfiguration"]["level"])}{k}}},'
+            f'{k}"properties": {{{n}"tags": {_json_indented(props["tags"], dumps, n)},'
+            f'{n}"precision": {dumps(props["precision"])},'
+            f'{n}"deprecated_in": {_json_indented(props["deprecated_in"], dumps, n)}{k}}}'
+            f'{i1}}}')
+    return "[" + i1 + ("," + i1).join(out) + indent + "]"
+
+
+def _json_other(o, indent: str) -> str:  # pragma: no cover - not in a SARIF head today
     import json
 
+    return json.dumps(o, indent=1, ensure_ascii=False).replace("\n", indent)
+
+
+def render_sarif(findings, errors, keep, *, version: str,
+                 lines: Optional[_Lines] = None) -> Iterator[str]:
     rules = sarif_rules(keep)
     index = {r["id"]: i for i, r in enumerate(rules)}
-    keys = fingerprint_keys(findings, lines=lines)
-    dumps = json.JSONEncoder(ensure_ascii=False).encode
+    fingerprints = _fingerprint_keys(findings, ".", lines, digests=True)
+    dumps = _json_dumps()
 
     def results() -> Iterator[str]:
-        # What dumps makes of each result's dict (default separators), from
-        # fragments cached per rule and message, per path and per (symbol,
-        # replacement, fix): one dumps of a nested dict per finding was a
-        # third of a large report's time.
+        # What json's dumps makes of each result's dict (default separators),
+        # from fragments cached per rule and message, per path and per
+        # (symbol, replacement, fix): one dumps of a nested dict per finding
+        # was a third of a large report's time.
         heads: dict = {}
         uris: dict = {}
         tails: dict = {}
-        for f, k in zip(findings, keys):
+        for f, fp in zip(findings, fingerprints):
             h = heads.get((f.rule, f.message))
             if h is None:
                 h = heads[(f.rule, f.message)] = (
-                    f'{{"ruleId": {dumps(f.rule)}, "ruleIndex": {dumps(index[f.rule])}, '
+                    f'{{"ruleId": {dumps(f.rule)}, "ruleIndex": {int.__repr__(index[f.rule])}, '
                     f'"level": "warning", "message": {{"text": {dumps(f.message)}}}, '
                     f'"locations": [{{"physicalLocation": {{"artifactLocation": {{"uri": ')
             u = uris.get(f.path)
@@ -315,9 +430,9 @@ def render_sarif(findings, errors, keep, *, version: str,
                 t = tails[(f.symbol, f.replacement, f.fix)] = (
                     f'}}, "properties": {{"symbol": {dumps(f.symbol)}, "replacement": '
                     f'{dumps(f.replacement)}, "fix": {dumps(f.fix)}}}}}')
-            yield (f'{h}{u}{f.line:d}, "startColumn": {f.column:d}, "endLine": {f.end_line:d}, '
-                   f'"endColumn": {f.end_column:d}}}}}}}], "partialFingerprints": '
-                   f'{{"anydevFingerprint/v1": "{_fingerprint(k)}"{t}')
+            yield (f'{h}{u}{f.line}, "startColumn": {f.column}, "endLine": {f.end_line}, '
+                   f'"endColumn": {f.end_column}}}}}}}], "partialFingerprints": '
+                   f'{{"anydevFingerprint/v1": "{fp}"{t}')
 
     notifications = []
     for e in errors:
@@ -329,10 +444,6 @@ def render_sarif(findings, errors, keep, *, version: str,
                               "locations": [loc],
                               "properties": {"kind": error_kind(e)}})
     root = os.getcwd().rstrip("/") + "/"
-    head = {
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-    }
     run_head = {
         "tool": {"driver": {"name": "anydev", "informationUri": INFORMATION_URI,
                             "version": version, "semanticVersion": version, "rules": rules}},
@@ -342,20 +453,34 @@ def render_sarif(findings, errors, keep, *, version: str,
                                                         for e in errors),
                          "toolExecutionNotifications": notifications}],
     }
-    # The run's small members indented, its results one per line.
-    import textwrap
-
-    yield json.dumps(head, indent=1, ensure_ascii=False)[:-2] + ',\n "runs": [\n  '
-    yield textwrap.indent(json.dumps(run_head, indent=1, ensure_ascii=False)[:-2],
-                          "  ").lstrip() + ',\n   "results": '
+    # The run's small members indented, its results one per line: what
+    # json.dumps(indent=1) and textwrap.indent made of them.
+    yield ('{\n "$schema": "https://json.schemastore.org/sarif-2.1.0.json",\n'
+           ' "version": "2.1.0",\n "runs": [\n  ')
+    # The rules written apart, from a template: the driver's members are at
+    # 5 spaces, and `"rules": []` is nowhere else (a string's quotes are escaped).
+    run_head["tool"]["driver"]["rules"] = []
+    head = _json_indented(run_head, dumps, "\n  ")[:-4]
+    if rules:
+        head = head.replace('"rules": []', '"rules": ' + _sarif_rules_json(
+            rules, dumps, "\n     "), 1)
+    yield head + ',\n   "results": '
     yield from _joined_in_batches(results(), "[\n    ", ",\n    ", "\n   ]", "[]")
     yield "\n  }\n ]\n}\n"
 
 
-def _uri(path: str) -> str:
-    from urllib.parse import quote
+# What urllib.parse.quote(s) keeps (its default safe "/" and the unreserved
+# characters of RFC 3986): the rest is %XX per byte of UTF-8.
+_URI_SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-~/")
 
-    return quote(path.replace(os.sep, "/"))
+
+def _uri(path: str) -> str:
+    """urllib.parse.quote(path with "/" for os.sep), without importing
+    urllib.parse (which imports re)."""
+    b = path.replace(os.sep, "/").encode("utf-8")
+    if b.translate(None, bytes(_URI_SAFE)):
+        return "".join(chr(c) if c in _URI_SAFE else f"%{c:02X}" for c in b)
+    return b.decode("ascii")
 
 
 def render_unlocks(findings, target: Optional[str] = None) -> list[str]:
