@@ -2806,22 +2806,10 @@ bool LexMarked(std::string_view src, const std::vector<Region>& regions,
   return true;
 }
 
-// Whether token k is an `if` that starts a line and whose line holds a
-// chain asking torch for a device. *chain: a cursor into `chains`.
-bool IsAvailabilityIf(const TokenBuffer<Tok>& t, std::string_view src, size_t k,
-                      const std::vector<ResolvedChain>& chains, size_t* chain) {
-  const Tok& tok = t[k];
-  if (!(tok.first && tok.type == kName && tok.end - tok.start == 2 && src[tok.start] == 'i' &&
-        src[tok.start + 1] == 'f')) {
-    return false;
-  }
-  size_t end = k + 1;
-  while (t[end].type != kNewline && t[end].type != kEnd) ++end;
-  while (*chain < chains.size() && chains[*chain].first < k) ++(*chain);
-  for (size_t c = *chain; c < chains.size() && chains[c].first < end; ++c) {
-    if (chains[c].kind == kChainAvailability) return true;
-  }
-  return false;
+// Whether the token is an `if` that starts a line.
+bool IsLineIf(const Tok& tok, std::string_view src) {
+  return tok.first && tok.type == kName && tok.end - tok.start == 2 && src[tok.start] == 'i' &&
+         src[tok.start + 1] == 'f';
 }
 
 // Whether the line holds the word `import`. Called for every line with a
@@ -2992,21 +2980,25 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
         fs.marked[static_cast<size_t>(r)] = 2;
       }
     }
-    // The lines after an `if` that asks torch for a device.
+    // The lines after an `if` that asks torch for a device: found from the
+    // chains that ask (few), each walked back to its line's start, where a
+    // pass over every token had asked each line's first whether it was such
+    // an `if`. An `if` counts when no newline lies between it and the chain.
     if (literals) {
-      size_t chain = 0;
-      const size_t count = toks->size() - kSentinels;
       const Tok* const tk = &(*toks)[0];
-      for (size_t k = 0; k < count; ++k) {
-        if (!tk[k].first) continue;  // a cheap test first: most tokens start no line
-        if (!IsAvailabilityIf(*toks, src, k, fs.chains, &chain)) continue;
-        size_t r = RegionOf(regions, (*toks)[k].start);
-        for (int lines = 0; lines < 4 && ++r < regions.size();) {
-          if (regions[r].first == kNoToken) continue;
-          ++lines;
-          if (!fs.marked[r]) {
-            fs.marked[r] = 1;
-            more = true;
+      for (const ResolvedChain& c : fs.chains) {
+        if (c.kind != kChainAvailability) continue;
+        for (size_t k = size_t{c.first} + 1; k-- > 0;) {
+          if (tk[k].type == kNewline || tk[k].type == kEnd) break;
+          if (!IsLineIf(tk[k], src)) continue;
+          size_t r = RegionOf(regions, tk[k].start);
+          for (int lines = 0; lines < 4 && ++r < regions.size();) {
+            if (regions[r].first == kNoToken) continue;
+            ++lines;
+            if (!fs.marked[r]) {
+              fs.marked[r] = 1;
+              more = true;
+            }
           }
         }
       }
