@@ -657,7 +657,7 @@ class Resolver {
     for (size_t i = 0; i < n; ++i) {
       const Tok& tok = t[i];
       const uint8_t type = tok.type;
-      cur_ = tok.type == kNewline && tok.start > 0 ? tok.start - 1 : tok.start;
+      cur_ = static_cast<uint32_t>(i);
       if (tok.first) {
         while (scopes_.size() > 1 && static_cast<int>(tok.indent) <= scopes_.back().indent) {
           bindings_.resize(scopes_.back().bindings_begin);
@@ -872,14 +872,14 @@ class Resolver {
     bound_first_[static_cast<unsigned char>(name[0])] = true;
     if (bound_names_ != nullptr) {
       if (!target.empty()) bound_names_->push_back(name);
-      binding_offsets_->push_back(cur_);
+      binding_offsets_->push_back(CurOffset());
     }
     bindings_.push_back(Binding{name, std::move(target)});
   }
   // Rebinding a name that resolves to the table's namespaces hides it.
   void Unbind(std::string_view name) {
     if (Lookup(name) != nullptr) {
-      if (binding_offsets_ != nullptr) binding_offsets_->push_back(cur_);
+      if (binding_offsets_ != nullptr) binding_offsets_->push_back(CurOffset());
       bindings_.push_back(Binding{name, std::string()});
     }
   }
@@ -1280,7 +1280,14 @@ class Resolver {
   std::vector<uint32_t>* binding_offsets_ = nullptr;
 
  private:
-  uint32_t cur_ = 0;  // offset of the token being read (a newline's: its last byte)
+  // The index of the token being read: a store of the loop's index at each
+  // token, where its offset was worked out at each (read only by a binding).
+  uint32_t cur_ = 0;
+  // The offset of the token being read (a newline's: its last byte).
+  uint32_t CurOffset() const {
+    const Tok& tok = t_[cur_];
+    return tok.type == kNewline && tok.start > 0 ? tok.start - 1 : tok.start;
+  }
   std::vector<Scope> scopes_;
   std::vector<Binding> bindings_;
   bool bound_first_[256] = {};  // first bytes of the names ever bound
