@@ -949,27 +949,30 @@ class Resolver {
   // Returns the end offset of the bracket that closes the one at token i
   // (-1 if none). The first call matches every bracket of the buffer (each
   // close with the nearest open before it still open: what counting the
-  // depth forwards finds), so nested calls cost no rescan each.
+  // depth forwards finds), so nested calls cost no rescan each. The matches
+  // are the closers' indices (the first sentinel's where none), as
+  // PyLiterals::Close keeps them: it takes them over (TakeMatches).
   int64_t MatchingEnd(size_t i) const {
     if (IsOpen(t_[i].type)) {
+      const size_t n = t_.size() - kSentinels;
       if (match_.empty()) {
-        const size_t n = t_.size();
-        match_.assign(n, -1);
+        match_.assign(t_.size(), static_cast<uint32_t>(n));
         std::vector<uint32_t> opens;
         // Through raw pointers: the push_back may allocate, a call after
         // which GCC reloaded the buffer's pointers at every token.
         const Tok* const t = &t_[0];
-        int64_t* const match = match_.data();
+        uint32_t* const match = match_.data();
         for (size_t k = 0; k < n; ++k) {
           if (IsOpen(t[k].type)) {
             opens.push_back(static_cast<uint32_t>(k));
           } else if (IsClose(t[k].type) && !opens.empty()) {
-            match[opens.back()] = t[k].end;
+            match[opens.back()] = static_cast<uint32_t>(k);
             opens.pop_back();
           }
         }
       }
-      return match_[i];
+      const size_t j = match_[i];
+      return j == n ? -1 : static_cast<int64_t>(t_[j].end);
     }
     int d = 0;
     for (size_t k = i; k < t_.size(); ++k) {
@@ -1253,7 +1256,7 @@ class Resolver {
   std::string_view src_;
   const TokenBuffer<Tok>& t_;
   LexOutput* out_;
-  mutable std::vector<int64_t> match_;  // see MatchingEnd; empty until its first call
+  mutable std::vector<uint32_t> match_;  // see MatchingEnd; empty until its first call
 
  public:
   // Forgets what Run read, for a Run over new tokens of the same buffer
@@ -1269,6 +1272,11 @@ class Resolver {
     pending_name_ = {};
     pending_target_.clear();
   }
+
+  // The brackets' matches of the last Run, empty where it asked for none
+  // (see MatchingEnd): PyLiterals, run over the same tokens, need not match
+  // them again.
+  std::vector<uint32_t> TakeMatches() { return std::move(match_); }
 
   // Where the chains the literal rules ask about are recorded; null when no
   // literal rule is on (see PyLiterals).
@@ -1311,9 +1319,13 @@ class Resolver {
 
 class PyLiterals {
  public:
+  // `matches`: the resolver's of the same tokens (Resolver::TakeMatches), or
+  // empty.
   PyLiterals(const RuleSet& rules, std::string_view src, const TokenBuffer<Tok>& toks,
-             const std::vector<ResolvedChain>& chains, LexOutput* out)
-      : rules_(rules), src_(src), t_(toks), chains_(chains), out_(out) {
+             const std::vector<ResolvedChain>& chains, LexOutput* out,
+             std::vector<uint32_t> matches = {})
+      : rules_(rules), src_(src), t_(toks), chains_(chains), out_(out),
+        match_(std::move(matches)) {
     for (const ResolvedChain& c : chains_) {
       if (c.kind == kChainAvailability) availability_first_.push_back(c.first);
     }
@@ -2958,12 +2970,14 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
     fs.bound.clear();
     fs.binding_offsets.clear();
     fs.chains.clear();
+    std::vector<uint32_t> matches;
     {
       Resolver resolver(rules, src, *toks, &pass);
       resolver.chains_ = &fs.chains;
       resolver.bound_names_ = &fs.bound;
       resolver.binding_offsets_ = &fs.binding_offsets;
       resolver.Run();
+      matches = resolver.TakeMatches();
     }
     bool more = false;
     // Names bound to a target: their lines.
@@ -3011,7 +3025,7 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
       }
     }
     if (more) continue;
-    if (literals) PyLiterals(rules, src, *toks, fs.chains, &pass).Run();
+    if (literals) PyLiterals(rules, src, *toks, fs.chains, &pass, std::move(matches)).Run();
     *out = std::move(pass);
     return true;
   }
@@ -3032,7 +3046,7 @@ void ScanPythonFull(const RuleSet& rules, std::string_view src, size_t begin, Le
     Resolver resolver(rules, src, toks, out);
     resolver.chains_ = &chains;
     resolver.Run();
-    PyLiterals(rules, src, toks, chains, out).Run();
+    PyLiterals(rules, src, toks, chains, out, resolver.TakeMatches()).Run();
   } else {
     Resolver(rules, src, toks, out).Run();
   }
