@@ -2963,9 +2963,21 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
     }
   }
   const bool literals = rules.HasDetectors(Language::kPython);
+  // One output for every round, emptied at each, and room for the findings
+  // of most files from the start: a fresh one at each round grew its
+  // findings one reallocation at a time.
+  LexOutput pass;
+  pass.findings.reserve(32);
   for (int round = 0;; ++round) {
     if (round == 64) return false;  // does not settle: cannot happen, but be safe
-    LexOutput pass;
+    if (round > 0) {
+      pass.findings.clear();
+      pass.suppressions.clear();
+      pass.noqa_comment = false;
+      pass.has_error = false;
+      pass.error_offset = 0;
+      pass.error.clear();
+    }
     if (!LexMarked(src, regions, fs.marked, toks, &pass)) return false;
     fs.bound.clear();
     fs.binding_offsets.clear();
