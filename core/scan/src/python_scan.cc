@@ -657,7 +657,7 @@ class Resolver {
     for (size_t i = 0; i < n; ++i) {
       const Tok& tok = t[i];
       const uint8_t type = tok.type;
-      cur_ = tok.type == kNewline && tok.start > 0 ? tok.start - 1 : tok.start;
+      cur_ = static_cast<uint32_t>(i);
       if (tok.first) {
         while (scopes_.size() > 1 && static_cast<int>(tok.indent) <= scopes_.back().indent) {
           bindings_.resize(scopes_.back().bindings_begin);
@@ -872,14 +872,14 @@ class Resolver {
     bound_first_[static_cast<unsigned char>(name[0])] = true;
     if (bound_names_ != nullptr) {
       if (!target.empty()) bound_names_->push_back(name);
-      binding_offsets_->push_back(cur_);
+      binding_offsets_->push_back(CurOffset());
     }
     bindings_.push_back(Binding{name, std::move(target)});
   }
   // Rebinding a name that resolves to the table's namespaces hides it.
   void Unbind(std::string_view name) {
     if (Lookup(name) != nullptr) {
-      if (binding_offsets_ != nullptr) binding_offsets_->push_back(cur_);
+      if (binding_offsets_ != nullptr) binding_offsets_->push_back(CurOffset());
       bindings_.push_back(Binding{name, std::string()});
     }
   }
@@ -949,27 +949,30 @@ class Resolver {
   // Returns the end offset of the bracket that closes the one at token i
   // (-1 if none). The first call matches every bracket of the buffer (each
   // close with the nearest open before it still open: what counting the
-  // depth forwards finds), so nested calls cost no rescan each.
+  // depth forwards finds), so nested calls cost no rescan each. The matches
+  // are the closers' indices (the first sentinel's where none), as
+  // PyLiterals::Close keeps them: it takes them over (TakeMatches).
   int64_t MatchingEnd(size_t i) const {
     if (IsOpen(t_[i].type)) {
+      const size_t n = t_.size() - kSentinels;
       if (match_.empty()) {
-        const size_t n = t_.size();
-        match_.assign(n, -1);
+        match_.assign(t_.size(), static_cast<uint32_t>(n));
         std::vector<uint32_t> opens;
         // Through raw pointers: the push_back may allocate, a call after
         // which GCC reloaded the buffer's pointers at every token.
         const Tok* const t = &t_[0];
-        int64_t* const match = match_.data();
+        uint32_t* const match = match_.data();
         for (size_t k = 0; k < n; ++k) {
           if (IsOpen(t[k].type)) {
             opens.push_back(static_cast<uint32_t>(k));
           } else if (IsClose(t[k].type) && !opens.empty()) {
-            match[opens.back()] = t[k].end;
+            match[opens.back()] = static_cast<uint32_t>(k);
             opens.pop_back();
           }
         }
       }
-      return match_[i];
+      const size_t j = match_[i];
+      return j == n ? -1 : static_cast<int64_t>(t_[j].end);
     }
     int d = 0;
     for (size_t k = i; k < t_.size(); ++k) {
@@ -1253,7 +1256,7 @@ class Resolver {
   std::string_view src_;
   const TokenBuffer<Tok>& t_;
   LexOutput* out_;
-  mutable std::vector<int64_t> match_;  // see MatchingEnd; empty until its first call
+  mutable std::vector<uint32_t> match_;  // see MatchingEnd; empty until its first call
 
  public:
   // Forgets what Run read, for a Run over new tokens of the same buffer
@@ -1270,6 +1273,11 @@ class Resolver {
     pending_target_.clear();
   }
 
+  // The brackets' matches of the last Run, empty where it asked for none
+  // (see MatchingEnd): PyLiterals, run over the same tokens, need not match
+  // them again.
+  std::vector<uint32_t> TakeMatches() { return std::move(match_); }
+
   // Where the chains the literal rules ask about are recorded; null when no
   // literal rule is on (see PyLiterals).
   std::vector<ResolvedChain>* chains_ = nullptr;
@@ -1280,7 +1288,14 @@ class Resolver {
   std::vector<uint32_t>* binding_offsets_ = nullptr;
 
  private:
-  uint32_t cur_ = 0;  // offset of the token being read (a newline's: its last byte)
+  // The index of the token being read: a store of the loop's index at each
+  // token, where its offset was worked out at each (read only by a binding).
+  uint32_t cur_ = 0;
+  // The offset of the token being read (a newline's: its last byte).
+  uint32_t CurOffset() const {
+    const Tok& tok = t_[cur_];
+    return tok.type == kNewline && tok.start > 0 ? tok.start - 1 : tok.start;
+  }
   std::vector<Scope> scopes_;
   std::vector<Binding> bindings_;
   bool bound_first_[256] = {};  // first bytes of the names ever bound
@@ -1304,9 +1319,13 @@ class Resolver {
 
 class PyLiterals {
  public:
+  // `matches`: the resolver's of the same tokens (Resolver::TakeMatches), or
+  // empty.
   PyLiterals(const RuleSet& rules, std::string_view src, const TokenBuffer<Tok>& toks,
-             const std::vector<ResolvedChain>& chains, LexOutput* out)
-      : rules_(rules), src_(src), t_(toks), chains_(chains), out_(out) {
+             const std::vector<ResolvedChain>& chains, LexOutput* out,
+             std::vector<uint32_t> matches = {})
+      : rules_(rules), src_(src), t_(toks), chains_(chains), out_(out),
+        match_(std::move(matches)) {
     for (const ResolvedChain& c : chains_) {
       if (c.kind == kChainAvailability) availability_first_.push_back(c.first);
     }
@@ -2806,34 +2825,45 @@ bool LexMarked(std::string_view src, const std::vector<Region>& regions,
   return true;
 }
 
-// Whether token k is an `if` that starts a line and whose line holds a
-// chain asking torch for a device. *chain: a cursor into `chains`.
-bool IsAvailabilityIf(const TokenBuffer<Tok>& t, std::string_view src, size_t k,
-                      const std::vector<ResolvedChain>& chains, size_t* chain) {
-  const Tok& tok = t[k];
-  if (!(tok.first && tok.type == kName && tok.end - tok.start == 2 && src[tok.start] == 'i' &&
-        src[tok.start + 1] == 'f')) {
-    return false;
-  }
-  size_t end = k + 1;
-  while (t[end].type != kNewline && t[end].type != kEnd) ++end;
-  while (*chain < chains.size() && chains[*chain].first < k) ++(*chain);
-  for (size_t c = *chain; c < chains.size() && chains[c].first < end; ++c) {
-    if (chains[c].kind == kChainAvailability) return true;
-  }
-  return false;
+// Whether the token is an `if` that starts a line.
+bool IsLineIf(const Tok& tok, std::string_view src) {
+  return tok.first && tok.type == kName && tok.end - tok.start == 2 && src[tok.start] == 'i' &&
+         src[tok.start + 1] == 'f';
 }
 
-// Whether the line holds the word `import`.
+// Whether the line holds the word `import`. Called for every line with a
+// match of the first search, most of which hold no `import`: the pairs "im"
+// are found 16 positions at a time (SSE2), and only they are checked, where
+// `find` called `memchr` for each `i` of the line. The loads read at most
+// 11 bytes past the line's last possible start of the word, which the
+// padding covers (kPadding).
 bool HasImport(std::string_view src, const Region& region) {
-  const std::string_view text = src.substr(region.start, region.end - region.start);
-  for (size_t at = text.find("import"); at != std::string_view::npos;
-       at = text.find("import", at + 1)) {
-    if ((at == 0 || !IsIdentChar(static_cast<unsigned char>(text[at - 1]))) &&
-        !IsIdentChar(static_cast<unsigned char>(src[region.start + at + 6]))) {
-      return true;
+  const char* const s = src.data();
+  const size_t start = region.start;
+  if (region.end < start + 6) return false;
+  const size_t last = region.end - 6;  // the last offset the word can start at
+  const auto word_at = [&](size_t at) {
+    return std::memcmp(s + at + 2, "port", 4) == 0 &&
+           (at == start || !IsIdentChar(static_cast<unsigned char>(s[at - 1]))) &&
+           !IsIdentChar(static_cast<unsigned char>(s[at + 6]));
+  };
+#if defined(__SSE2__)
+  const __m128i ci = _mm_set1_epi8('i'), cm = _mm_set1_epi8('m');
+  for (size_t p = start; p <= last; p += 16) {
+    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + p));
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + p + 1));
+    uint32_t mask = static_cast<uint32_t>(
+        _mm_movemask_epi8(_mm_and_si128(_mm_cmpeq_epi8(a, ci), _mm_cmpeq_epi8(b, cm))));
+    if (last - p < 15) mask &= (2u << (last - p)) - 1;
+    for (; mask != 0; mask &= mask - 1) {
+      if (word_at(p + static_cast<size_t>(__builtin_ctz(mask)))) return true;
     }
   }
+#else
+  for (size_t at = start; at <= last; ++at) {
+    if (s[at] == 'i' && s[at + 1] == 'm' && word_at(at)) return true;
+  }
+#endif
   return false;
 }
 
@@ -2933,19 +2963,33 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
     }
   }
   const bool literals = rules.HasDetectors(Language::kPython);
+  // One output for every round, emptied at each, and room for the findings
+  // of most files from the start: a fresh one at each round grew its
+  // findings one reallocation at a time.
+  LexOutput pass;
+  pass.findings.reserve(32);
   for (int round = 0;; ++round) {
     if (round == 64) return false;  // does not settle: cannot happen, but be safe
-    LexOutput pass;
+    if (round > 0) {
+      pass.findings.clear();
+      pass.suppressions.clear();
+      pass.noqa_comment = false;
+      pass.has_error = false;
+      pass.error_offset = 0;
+      pass.error.clear();
+    }
     if (!LexMarked(src, regions, fs.marked, toks, &pass)) return false;
     fs.bound.clear();
     fs.binding_offsets.clear();
     fs.chains.clear();
+    std::vector<uint32_t> matches;
     {
       Resolver resolver(rules, src, *toks, &pass);
       resolver.chains_ = &fs.chains;
       resolver.bound_names_ = &fs.bound;
       resolver.binding_offsets_ = &fs.binding_offsets;
       resolver.Run();
+      matches = resolver.TakeMatches();
     }
     bool more = false;
     // Names bound to a target: their lines.
@@ -2969,27 +3013,31 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
         fs.marked[static_cast<size_t>(r)] = 2;
       }
     }
-    // The lines after an `if` that asks torch for a device.
+    // The lines after an `if` that asks torch for a device: found from the
+    // chains that ask (few), each walked back to its line's start, where a
+    // pass over every token had asked each line's first whether it was such
+    // an `if`. An `if` counts when no newline lies between it and the chain.
     if (literals) {
-      size_t chain = 0;
-      const size_t count = toks->size() - kSentinels;
       const Tok* const tk = &(*toks)[0];
-      for (size_t k = 0; k < count; ++k) {
-        if (!tk[k].first) continue;  // a cheap test first: most tokens start no line
-        if (!IsAvailabilityIf(*toks, src, k, fs.chains, &chain)) continue;
-        size_t r = RegionOf(regions, (*toks)[k].start);
-        for (int lines = 0; lines < 4 && ++r < regions.size();) {
-          if (regions[r].first == kNoToken) continue;
-          ++lines;
-          if (!fs.marked[r]) {
-            fs.marked[r] = 1;
-            more = true;
+      for (const ResolvedChain& c : fs.chains) {
+        if (c.kind != kChainAvailability) continue;
+        for (size_t k = size_t{c.first} + 1; k-- > 0;) {
+          if (tk[k].type == kNewline || tk[k].type == kEnd) break;
+          if (!IsLineIf(tk[k], src)) continue;
+          size_t r = RegionOf(regions, tk[k].start);
+          for (int lines = 0; lines < 4 && ++r < regions.size();) {
+            if (regions[r].first == kNoToken) continue;
+            ++lines;
+            if (!fs.marked[r]) {
+              fs.marked[r] = 1;
+              more = true;
+            }
           }
         }
       }
     }
     if (more) continue;
-    if (literals) PyLiterals(rules, src, *toks, fs.chains, &pass).Run();
+    if (literals) PyLiterals(rules, src, *toks, fs.chains, &pass, std::move(matches)).Run();
     *out = std::move(pass);
     return true;
   }
@@ -3010,7 +3058,7 @@ void ScanPythonFull(const RuleSet& rules, std::string_view src, size_t begin, Le
     Resolver resolver(rules, src, toks, out);
     resolver.chains_ = &chains;
     resolver.Run();
-    PyLiterals(rules, src, toks, chains, out).Run();
+    PyLiterals(rules, src, toks, chains, out, resolver.TakeMatches()).Run();
   } else {
     Resolver(rules, src, toks, out).Run();
   }

@@ -551,24 +551,16 @@ FileResult internal::ScanPadded(const RuleSet& rules, Language language, std::st
   r.findings.reserve(raw.size());
   for (const RawFinding& f : raw) {
     if (f.start >= limit) break;
-    Finding out_f;
-    out_f.rule = f.rule;
-    out_f.kind = f.kind;
-    out_f.symbol = f.symbol;
-    out_f.start = f.start;
-    out_f.end = f.end;
-    out_f.call_end = f.call_end;
-    out_f.line = starts.Line(f.start);
-    out_f.column = starts.Column(f.start);
-    while (next_sup < suppressed.size() && suppressed[next_sup].first < out_f.line) ++next_sup;
-    if (next_sup < suppressed.size() && suppressed[next_sup].first == out_f.line) {
-      if (quiet_line != out_f.line) {  // the first finding on this line: which rules it quiets
-        quiet_line = out_f.line;
+    const int line = starts.Line(f.start);
+    const int column = starts.Column(f.start);
+    while (next_sup < suppressed.size() && suppressed[next_sup].first < line) ++next_sup;
+    if (next_sup < suppressed.size() && suppressed[next_sup].first == line) {
+      if (quiet_line != line) {  // the first finding on this line: which rules it quiets
+        quiet_line = line;
         quiet.assign(rules.rules().size(), false);
         quiet_all = false;
         std::vector<std::string_view> seen;
-        for (size_t k = next_sup; k < suppressed.size() && suppressed[k].first == out_f.line;
-             ++k) {
+        for (size_t k = next_sup; k < suppressed.size() && suppressed[k].first == line; ++k) {
           const std::string_view codes = suppressed[k].second;
           if (codes.empty()) quiet_all = true;
           if (quiet_all) break;
@@ -582,10 +574,13 @@ FileResult internal::ScanPadded(const RuleSet& rules, Language language, std::st
       if (quiet_all || quiet[static_cast<size_t>(f.rule)]) continue;
     }
     LineMap ends = starts;
-    out_f.end_line = ends.Line(f.end);
-    out_f.end_column = ends.Column(f.end);
-    out_f.text.assign(src.substr(f.start, f.end - f.start));
-    r.findings.push_back(std::move(out_f));
+    const int end_line = ends.Line(f.end);
+    const int end_column = ends.Column(f.end);
+    // Built in one go: its text constructed from the source, where an empty
+    // one was assigned to (std::string::_M_replace) and the finding moved.
+    r.findings.push_back(Finding{f.rule, f.kind, f.symbol, f.start, f.end, f.call_end, line,
+                                 column, end_line, end_column,
+                                 std::string(src.substr(f.start, f.end - f.start))});
   }
   return r;
 }
