@@ -790,12 +790,8 @@ def _scan_report(paths: Sequence[str], *, select=None, ignore=None,
                  keep: Optional[Callable[[str], bool]] = None) -> _Report:
     """_scan_paths, its findings kept native (a _Report): `# noqa` applied,
     Finding objects made only when asked for."""
-    if isinstance(paths, str):
-        paths = [paths]
     if keep is None:
         keep = rule_filter(select, ignore)
-    if jobs is not None and jobs < 0:
-        raise ValueError("jobs must be >= 0")
     # The files a stream would scan, in one batch: so that a file two paths
     # reach is scanned, counted and read once here too.
     return _Stream(paths, keep, excludes, jobs, respect_gitignore, max_file_size, None).whole()
@@ -835,10 +831,6 @@ def _scan_stream(paths: Sequence[str], *, keep: Callable[[str], bool],
     """_scan_report in batches (Note [Streamed reports]): the tree is walked
     now, and scanned as _Stream.batches() is iterated. ``drop``: as
     _Report.drop_where's predicate (per-file-ignores)."""
-    if isinstance(paths, str):
-        paths = [paths]
-    if jobs is not None and jobs < 0:
-        raise ValueError("jobs must be >= 0")
     return _Stream(paths, keep, excludes, jobs, respect_gitignore, max_file_size, drop)
 
 
@@ -853,6 +845,10 @@ class _Stream:
                  excludes: Sequence[tuple[str, str]], jobs: Optional[int],
                  respect_gitignore: bool, max_file_size: int,
                  drop: Optional[Callable[[str, str], bool]]) -> None:
+        if isinstance(paths, str):
+            paths = [paths]
+        if jobs is not None and jobs < 0:
+            raise ValueError("jobs must be >= 0")
         self._rules, self.rows = _scan_rules(keep)
         self._keep_rows = _keep_rows(keep)
         self._jobs, self._max = _jobs(jobs), _size_limit(max_file_size)
@@ -892,47 +888,50 @@ class _Stream:
         n, nfiles, safe, unsafe = self._counts
         return n, nfiles, safe, unsafe
 
-    def whole(self) -> _Report:
-        """The whole tree in one _Report (what _scan_report returns)."""
+    def _take_names(self) -> list:
+        """The walk's names, for the one scan of them (whole() or batches())."""
         names, self._names = self._names, None
         if names is None:
             raise RuntimeError("a _Stream is scanned once")
+        return names
+
+    def _scan(self, names: list, errors: Sequence[ScanError] = ()) -> _Report:
+        """The files ``names`` scanned into one _Report, ordered and filtered as
+        the whole tree's report is; ``errors`` (the paths' own) come first, as
+        the walk gives them."""
         native, nfiles, nbytes = _native().scan_files_report(
             self._rules, names, self._jobs, self._max, self._keep_rows)
         report = _Report(native, nfiles, nbytes, self.rows, self._cwd)
-        report.ignored, report.tracked = self.ignored, self.tracked
-        report.errors[:0] = self.errors  # the paths' own errors first, as the walk gives them
+        report.errors[:0] = errors
         # The walk yields the files of a folder sorted by name, each file's
         # findings by position: sort only what several paths may have mixed.
         if self._sorted:
             report.sort()
         report.drop_noqa()
+        if self._drop is not None:
+            report.drop_where(self._drop)
+        return report
+
+    def whole(self) -> _Report:
+        """The whole tree in one _Report (what _scan_report returns)."""
+        report = self._scan(self._take_names(), self.errors)
+        report.ignored, report.tracked = self.ignored, self.tracked
         return report
 
     def batches(self) -> Iterator[_Report]:
         """The scan's _Reports, a batch of files each (once: the names go as
         they are scanned). A caller holds each only until it asks for the
         next, so that one batch's findings are held at a time."""
-        names, self._names = self._names, None
-        if names is None:
-            raise RuntimeError("a _Stream is iterated once")
+        names = self._take_names()
         lo, size, hi = _STREAM_FILES
         at = 0
         counts = self._counts
         while at < len(names):
             part = names[at:at + size]
             at += len(part)
-            native, nfiles, nbytes = _native().scan_files_report(
-                self._rules, part, self._jobs, self._max, self._keep_rows)
+            report = self._scan(part)
             part = None
-            found = len(native)
-            report = _Report(native, nfiles, nbytes, self.rows, self._cwd)
-            native = None
-            if self._sorted:
-                report.sort()
-            report.drop_noqa()
-            if self._drop is not None:
-                report.drop_where(self._drop)
+            found = len(report.native)
             self.files += report.files
             self.bytes += report.bytes
             self.errors += report.errors

@@ -463,6 +463,24 @@ sc::ScanOptions Options(const std::vector<std::string>& paths, const Excludes& e
   return o;
 }
 
+// The walk of a scan of `paths` (sc::ListFiles, without the GIL): its files
+// as bytes, and its path errors as FileTuples; `ignored` as ListFiles's.
+std::pair<py::list, py::list> WalkLists(const std::vector<std::string>& paths,
+                                        const Excludes& excludes, bool respect_gitignore,
+                                        uint64_t* ignored) {
+  const sc::ScanOptions o = Options(paths, excludes, respect_gitignore, 1, 0);
+  std::vector<sc::FileResult> errors;
+  std::vector<std::string> files;
+  {
+    py::gil_scoped_release release;
+    files = sc::ListFiles(o, &errors, ignored);
+  }
+  py::list names, path_errors;
+  for (const std::string& f : files) names.append(py::bytes(f));
+  for (const sc::FileResult& r : errors) path_errors.append(FileTuple(r));
+  return {names, path_errors};
+}
+
 }  // namespace
 
 void BindScan(py::module_& m) {
@@ -718,16 +736,7 @@ void BindScan(py::module_& m) {
   s.def(
       "list_files",
       [](const std::vector<std::string>& paths, const Excludes& excludes, bool respect_gitignore) {
-        const sc::ScanOptions o = Options(paths, excludes, respect_gitignore, 1, 0);
-        std::vector<sc::FileResult> errors;
-        std::vector<std::string> files;
-        {
-          py::gil_scoped_release release;
-          files = sc::ListFiles(o, &errors);
-        }
-        py::list names, path_errors;
-        for (const std::string& f : files) names.append(py::bytes(f));
-        for (const sc::FileResult& r : errors) path_errors.append(FileTuple(r));
+        auto [names, path_errors] = WalkLists(paths, excludes, respect_gitignore, nullptr);
         return py::make_tuple(names, path_errors);
       },
       py::arg("paths"), py::arg("excludes"), py::arg("respect_gitignore"),
@@ -737,17 +746,8 @@ void BindScan(py::module_& m) {
   s.def(
       "walk_files",
       [](const std::vector<std::string>& paths, const Excludes& excludes, bool respect_gitignore) {
-        const sc::ScanOptions o = Options(paths, excludes, respect_gitignore, 1, 0);
-        std::vector<sc::FileResult> errors;
-        std::vector<std::string> files;
         uint64_t ignored = 0;
-        {
-          py::gil_scoped_release release;
-          files = sc::ListFiles(o, &errors, &ignored);
-        }
-        py::list names, path_errors;
-        for (const std::string& f : files) names.append(py::bytes(f));
-        for (const sc::FileResult& r : errors) path_errors.append(FileTuple(r));
+        auto [names, path_errors] = WalkLists(paths, excludes, respect_gitignore, &ignored);
         return py::make_tuple(names, path_errors, ignored);
       },
       py::arg("paths"), py::arg("excludes"), py::arg("respect_gitignore"),
