@@ -251,6 +251,20 @@ def finish(code: int, direct: bool) -> None:
     sys.exit(code)
 
 
+def command(direct: bool) -> None:
+    """The `anydev` command, from its entry points (`python -m anydev`,
+    python/bin/anydev). ``direct``: Python was started as that entry point
+    (not under cProfile, coverage or a test's runpy); then the objects of the
+    start-up (site, runpy, the imports so far), which live as long as the
+    process, are frozen out of the cyclic collector's walks (gc.freeze), and a
+    scan ends without the interpreter's teardown (Note [Exit without teardown])."""
+    if direct:
+        import gc
+
+        gc.freeze()
+    finish(main(), direct)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     try:
