@@ -239,15 +239,18 @@ def finish(code: int, direct: bool) -> None:
         import atexit
         import os
 
-        atexit._run_exitfuncs()
-        try:
-            for out in (sys.stdout, sys.stderr):
-                if out is not None:
-                    out.flush()
-        except Exception:  # the normal exit flushes again and reports it
-            pass
-        else:
-            os._exit(code & 0xFF)
+        # CPython's own (3.9 to 3.13); another Python without it exits normally
+        run_exitfuncs = getattr(atexit, "_run_exitfuncs", None)
+        if run_exitfuncs is not None:
+            run_exitfuncs()
+            try:
+                for out in (sys.stdout, sys.stderr):
+                    if out is not None:
+                        out.flush()
+            except Exception:  # the normal exit flushes again and reports it
+                pass
+            else:
+                os._exit(code & 0xFF)
     sys.exit(code)
 
 
