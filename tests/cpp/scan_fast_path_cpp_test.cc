@@ -16,6 +16,8 @@
 #include <algorithm>
 #include <random>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "anydev/scan.h"
@@ -554,6 +556,74 @@ TEST(NeedleSearchKernel, BuildAfterMoreAddsGoesOn) {
         CheckBuiltSearch(search, added, text, 0);
         if (HasFailure()) return;
       }
+    }
+  }
+}
+
+// NoteComment (scan_source.cc, Note [Comment markers in one pass]: one pass
+// 16 bytes a step for the bytes that may end `noq` or `anydev:`) against the
+// plain searches it replaced, on comments of every length to 80 made of the
+// markers' pieces (so a marker, a `noqa` or a near miss falls across each
+// 16-byte step and at both ends), with the padding the lexers' input has.
+struct PlainMarks {
+  bool noqa = false;
+  std::vector<std::pair<uint32_t, std::string>> suppressions;
+};
+
+PlainMarks PlainNoteComment(std::string_view text, uint32_t offset) {
+  PlainMarks m;
+  for (size_t q = 2; q + 1 < text.size(); ++q) {
+    if ((text[q] | 0x20) == 'q' && (text[q - 2] | 0x20) == 'n' && (text[q - 1] | 0x20) == 'o' &&
+        (text[q + 1] | 0x20) == 'a') {
+      m.noqa = true;
+    }
+  }
+  const size_t at = text.find("anydev:");
+  if (at == std::string_view::npos) return m;
+  size_t p = at + 7;
+  while (p < text.size() && (text[p] == ' ' || text[p] == '\t')) ++p;
+  if (text.compare(p, 6, "ignore") != 0) return m;
+  p += 6;
+  std::string codes;
+  if (p < text.size() && text[p] == '[') {
+    const size_t close = text.find(']', p + 1);
+    if (close == std::string_view::npos) return m;
+    codes = std::string(text.substr(p + 1, close - p - 1));
+    if (codes.find_first_not_of(" \t,") == std::string::npos) return m;
+  } else if (p < text.size() && internal::IsIdentChar(static_cast<unsigned char>(text[p]))) {
+    return m;
+  }
+  m.suppressions.emplace_back(static_cast<uint32_t>(offset + at), codes);
+  return m;
+}
+
+TEST(CommentMarks, MatchesThePlainSearches) {
+  const std::vector<std::string> pieces = {
+      "noqa", "NoQA", "no", "q", "Q", "a", "nOq", "anydev:", "anydev: ignore", "anydev: ignore[AD601]",
+      "anydev:ignored", "anydev: ignore[]", "anydev", "v:", "::", ":", " ", "x", "// ", "*/", "\n"};
+  std::mt19937 rng(1414);
+  for (int round = 0; round < 4000; ++round) {
+    std::string text = round % 2 ? "//" : "/*";
+    const size_t len = static_cast<size_t>(round % 81);
+    while (text.size() < len) text += pieces[rng() % pieces.size()];
+    text.resize(std::max<size_t>(len, 2));
+    for (const size_t before : {size_t{0}, size_t{5}}) {
+      // The comment in a buffer as the lexers have it: text before it, then
+      // the padding (zero bytes) right after it.
+      std::string buffer(before, 'v');
+      buffer += text;
+      buffer.append(internal::kPadding, '\0');
+      const std::string_view view(buffer.data() + before, text.size());
+      internal::LexOutput out;
+      internal::NoteComment(view, static_cast<uint32_t>(before), &out);
+      const PlainMarks want = PlainNoteComment(view, static_cast<uint32_t>(before));
+      EXPECT_EQ(out.noqa_comment, want.noqa) << text;
+      ASSERT_EQ(out.suppressions.size(), want.suppressions.size()) << text;
+      for (size_t k = 0; k < want.suppressions.size(); ++k) {
+        EXPECT_EQ(out.suppressions[k].offset, want.suppressions[k].first) << text;
+        EXPECT_EQ(std::string(out.suppressions[k].codes), want.suppressions[k].second) << text;
+      }
+      if (HasFailure()) return;
     }
   }
 }
