@@ -365,6 +365,42 @@ TEST(ScanPython, TextChecksAtBlockBoundaries) {
   }
 }
 
+// The ASCII check goes 128 bytes a step while there is no '\r' (a NUL and
+// a '\r' are one minimum: Note [Text check without a '\r'] in
+// scan_source.cc), then 64: a NUL, a lone CR, a CRLF and an invalid byte at
+// every offset of the first three steps, after lines of every length, and
+// each of them after a '\r' earlier in the file (the check then goes on 64
+// bytes a step), with the line each error and finding is on.
+TEST(ScanSource, TextChecksAcrossTheWideSteps) {
+  for (size_t pos = 0; pos < 400; ++pos) {
+    SCOPED_TRACE(pos);
+    std::string head;
+    for (int k = 0; head.size() < pos; ++k) head += "# " + std::string(k % 9, 'x') + "\n";
+    head.resize(pos);
+    const int line = 1 + static_cast<int>(std::count(head.begin(), head.end(), '\n'));
+    const auto at = [](int n) { return std::to_string(n) + ":1-" + std::to_string(n) + ":23"; };
+    const std::string tail = "\nimport torch\ntorch.cuda.synchronize()\n";
+    const std::string call = " AD107 call `torch.cuda.synchronize`";
+    for (const std::string& before : {std::string(), std::string("#\r")}) {
+      const int shift = before.empty() ? 0 : 1;
+      const std::string ls = std::to_string(line + shift);
+      EXPECT_EQ(Py(before + head + std::string("\0", 1) + tail),
+                V({"! " + ls + " binary file (a NUL byte); skipped"}));
+      EXPECT_EQ(Py(before + head + "\r#" + tail), V({at(line + shift + 3) + call}));
+      EXPECT_EQ(Py(before + head + "\r\n#" + tail), V({at(line + shift + 3) + call}));
+      EXPECT_EQ(Py(before + head + "\x9B" + tail),
+                V({"! " + ls + " invalid UTF-8 (byte 0x9B); not scanned from there on"}));
+      EXPECT_EQ(Py(before + head + "#\xC3\xA9" + tail), V({at(line + shift + 2) + call}));
+      EXPECT_EQ(Cpp(before + head + std::string("\0", 1) + "\nint n = c10::cuda::device_count();\n"),
+                V({"! " + ls + " binary file (a NUL byte); skipped"}));
+      EXPECT_EQ(Cpp(before + head + "\r\nint n = c10::cuda::device_count();\n"),
+                V({std::to_string(line + shift + 1) + ":9-" + std::to_string(line + shift + 1) +
+                   ":32 AD601 call `c10::cuda::device_count`"}));
+    }
+    if (HasFailure()) return;
+  }
+}
+
 // --- C++ ----------------------------------------------------------------------
 
 TEST(ScanCpp, QualifiedNames) {
