@@ -323,6 +323,53 @@ TEST(CppFastPath, LazyLineStartsAndRunsOfSemicolons) {
   }
 }
 
+// A division does not stop the skim (Note [Divisions in the skim]): it
+// leaves line_start_ and in_directive_ to be settled where they are asked,
+// so a '#' after one on the same line is no directive and one on the next
+// line is, a division in a directive's line keeps the line the directive's,
+// and a "//" or "/*" after a division (or split by one) is still a comment;
+// at every offset of a block, and right before a needle or the file's end.
+TEST(CppFastPath, DivisionsInTheSkim) {
+  const std::string pad = "int pad1 = f(1) / 2; int pad2 = (2); int pad3 = g(h(3) / 4);\n";
+  std::vector<std::string> cases = {
+      "int a = b / c; # define X c10::cuda::device_count()\nint b = c10::cuda::device_count();\n",
+      "int a = b / c;\n# define X c10::cuda::device_count()\nint b = c10::cuda::device_count();\n",
+      "int a = b /\n#if 0\nc10::cuda::device_count(); {\n#endif\nc;\nc10::cuda::set_device(0);\n",
+      "#define D a / b; { \\\n c / d; } c10::cuda::device_count()\nint b = c10::cuda::device_count();\n",
+      "#define E a / b\n; { c10::cuda::device_count(); }\n",
+      "a = b / /* c10::cuda::device_count() */ c; # x\nc10::cuda::set_device(0);\n",
+      "a = b / // c10::cuda::device_count()\n c; # x\nc10::cuda::set_device(0);\n",
+      "a = b // c / d\n; c10::cuda::device_count();\n",
+      "a = b / * c; /\\\n/ c10::cuda::device_count()\nc10::cuda::set_device(0);\n",
+      "a = b /\\\n* c10::cuda::device_count() */ c;\nc10::cuda::set_device(0);\n",
+      "a = b / 'c'; d = e / \"c10::cuda::device_count()\"; c10::cuda::set_device(0);\n",
+      "/ / / ;\n  / # define F c10::cuda::device_count()\nint b = c10::cuda::device_count();\n",
+      "a;\r/ b;\r#define G c10::cuda::device_count()\rint b = c10::cuda::device_count();\r",
+      "x = y /c10::cuda::device_count();\n",
+      "x = y /",
+      // Braces in a comment after a division are the comment's.
+      "namespace c10 {\n" + pad + "a = b / 2; /* } } { */ x = y / 3;\n" + pad +
+          "int e = cuda::device_count();\n}\nint c = cuda::device_count();\n",
+      "namespace c10 {\n" + pad + "a = b / 2; // } } {\n x = y / 3;\n" + pad +
+          "int e = cuda::device_count();\n}\nint c = cuda::device_count();\n",
+  };
+  for (size_t k = 0; k < 70; ++k) {
+    cases.push_back(pad + std::string(k, ' ') + "a / b;\n#define J c10::cuda::device_count()\n" +
+                    std::string(k, '/').replace(0, k / 2, std::string(k / 2, ' ')) +
+                    " c10::cuda::device_count();\n" + std::string(k % 5, ' ') + "/ x; #if 0\n" +
+                    pad + "c10::cuda::set_device(0);\n");
+    cases.push_back(pad + std::string(k, 'x') + " / c10::cuda::device_count() / 2;");
+    cases.push_back(pad + std::string(k, 'x') + " /");
+  }
+  for (const std::string& src : cases) {
+    Both(src);
+    if (HasFailure()) break;
+  }
+  // A '#' after a division on its line is no directive; on the next line it is.
+  EXPECT_TRUE(Has(Both("int a = b / c; # if 0\nc10::cuda::device_count();\n"), "AD601"));
+  EXPECT_FALSE(Has(Both("int a = b / c;\n# if 0\nc10::cuda::device_count();\n#endif\n"), "AD601"));
+}
+
 // The skim's 64-byte blocks end where the next needle or the end of the
 // file is (one test a block), and the lexer skips the spaces after each
 // token it lexes: needles and file ends at every offset of a block from

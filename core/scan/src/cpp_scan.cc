@@ -651,6 +651,9 @@ class Lexer {
           }
           continue;
         }
+        // A '/' that opens no comment (a division): nothing to keep, and
+        // line_start_ is lazy (Note [Divisions in the skim]).
+        if (c == '/' && s[q + 1] != '/' && s[q + 1] != '*') continue;
         leave();
         p_ = q;
         SkimSpecial(q, entry);
@@ -671,6 +674,19 @@ class Lexer {
     }
   }
 
+  // Note [Divisions in the skim]: a '/' is a skim byte, as it may open a
+  // comment, but most are divisions (14k of the 19k skim bytes that left
+  // the skim's loop on the C/C++ files of the 20 MB tree, each a return to
+  // Run, a SkimSpecial and a new Skim: about 120 instructions). One that
+  // opens no comment (the next byte is neither '/' nor '*') is passed in
+  // the loop: it keeps no token, and what SkimSpecial did with it (set
+  // line_start_ false, settle in_directive_ to it, move ls_from_ past it)
+  // Settle does where either is asked: from ls_from_, at or before the
+  // '/', it finds the same last '\n' and, with none after the '/', passes
+  // the '/' itself, not a space. (Previous, for a quote's prefix, finds the
+  // '/' as a skim byte either way.) 51.81M to 50.76M instructions on
+  // those files.
+  //
   // Brings line_start_ and in_directive_ (lazy while skimming: see Skim)
   // up to q: the last '\n' in [ls_from_, q), then the bytes after it.
   void Settle(size_t q) {
