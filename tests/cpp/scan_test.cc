@@ -453,6 +453,40 @@ TEST(ScanCpp, PreprocessorGroups) {
 // '#' and the directive's name is a space, and so is a continuation; in a
 // group that is not compiled too (the nested `#if`, its `#endif`, the
 // `#else`), and before the '#' of a line there.
+// A directive's line, and each line of a group not compiled, is passed a
+// run at a time up to its next '\n', '\r', backslash or '/' (Note
+// [Directive lines a run at a time] in cpp_scan.cc): those at every offset
+// of the first 16-byte steps, in conditions, includes and skipped lines.
+TEST(ScanCpp, DirectiveLinesAtEveryOffset) {
+  const std::string call = "int b = c10::cuda::device_count();\n";
+  const auto at = [](int line) {
+    return std::to_string(line) + ":9-" + std::to_string(line) +
+           ":32 AD601 call `c10::cuda::device_count`";
+  };
+  for (size_t k = 0; k < 40; ++k) {
+    SCOPED_TRACE(k);
+    const std::string sp(k, ' '), x(k, 'x');
+    const std::string hidden = "int a = c10::cuda::device_count();\n#endif\n" + call;
+    EXPECT_EQ(Cpp("#if" + sp + " 0" + std::string(k % 3, ' ') + "\n" + hidden), V({at(4)}));
+    EXPECT_EQ(Cpp("#if" + sp + " /* c */ 0\n" + hidden), V({at(4)}));
+    EXPECT_EQ(Cpp("#if 0 // " + x + "\n" + hidden), V({at(4)}));
+    EXPECT_EQ(Cpp("#if \\\n" + sp + "0\n" + hidden), V({at(5)}));
+    EXPECT_EQ(Cpp("#if" + sp + " \\ 0\n" + hidden), V({"2:9-2:32 AD601 call `c10::cuda::device_count`", at(4)}));
+    EXPECT_EQ(Cpp("#if 1" + sp + "/ 2\n" + hidden),
+              V({"2:9-2:32 AD601 call `c10::cuda::device_count`", at(4)}));
+    EXPECT_EQ(Cpp("#if 0\r" + x + "/ y\r#endif\r" + call), V({at(4)}));
+    EXPECT_EQ(Cpp("#include <" + x + "a/b.h> // c10::cuda::device_count()\n" + call), V({at(2)}));
+    // (A comment over two lines does not end the directive's line.)
+    EXPECT_EQ(Cpp("#include \"" + x + "\" /* c10::cuda::device_count()\n */ " + call), V());
+    // In a group not compiled: a '/' that opens no comment, a comment that
+    // hides an #endif, a continuation that does.
+    EXPECT_EQ(Cpp("#if 0\n" + x + " / y; /* c10\n#endif\n */ z;\n#endif\n" + call), V({at(6)}));
+    EXPECT_EQ(Cpp("#if 0\n" + x + " \\\n#endif\n#endif\n" + call), V({at(5)}));
+    EXPECT_EQ(Cpp("#if 0\n" + x + "/\n#endif\n" + call), V({at(4)}));
+    if (HasFailure()) return;
+  }
+}
+
 TEST(ScanCpp, CommentsBetweenTheHashAndTheDirective) {
   EXPECT_EQ(Cpp("#/**/if 0\nc10::cuda::device_count();\n#endif\n"
                 "# /* x */ if 0\nc10::cuda::device_count();\n#/**/else\n"

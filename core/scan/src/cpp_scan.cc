@@ -71,6 +71,9 @@
 #include <string_view>
 #include <vector>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "internal.h"
 #include "literal_rules.h"
@@ -841,12 +844,41 @@ class Lexer {
     Emit(kLiteral, start, p_);
   }
 
+  // Note [Directive lines a run at a time]: the rest of a directive's line
+  // (and each line of a group not compiled) went byte by byte, about ten
+  // instructions a byte for an `#include <c10/cuda/CUDAStream.h>`, and its
+  // text, where kept, a `+=` a byte. What stops that walk is a '\n', a
+  // '\r', a backslash (a continuation) or a '/' (a comment): the first of
+  // them at or after k (or n_), 16 bytes a step (the padding makes the reads
+  // past n_ safe), and the bytes before it are passed, or appended, whole.
+  size_t DirectiveStop(size_t k) const {
+#if defined(__SSE2__)
+    const __m128i nl = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r');
+    const __m128i bs = _mm_set1_epi8('\\'), slash = _mm_set1_epi8('/');
+    for (; k < n_; k += 16) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s_ + k));
+      const uint32_t m = static_cast<uint32_t>(_mm_movemask_epi8(
+          _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, nl), _mm_cmpeq_epi8(v, cr)),
+                       _mm_or_si128(_mm_cmpeq_epi8(v, bs), _mm_cmpeq_epi8(v, slash)))));
+      if (m != 0) return std::min(k + static_cast<size_t>(__builtin_ctz(m)), n_);
+    }
+    return n_;
+#else
+    while (k < n_ && !IsNewline(k) && s_[k] != '\\' && s_[k] != '/') ++k;
+    return k;
+#endif
+  }
+
   // Skips to the end of the directive line (continuations and comments
   // included) and returns its text, comments cut out, trimmed (`keep`
   // false: the empty string, for the directives whose text is not read).
   std::string DirectiveRest(bool keep = true) {
     std::string text;
     while (p_ < n_) {
+      const size_t stop = DirectiveStop(p_);  // Note [Directive lines a run at a time]
+      if (keep) text.append(s_ + p_, stop - p_);
+      p_ = stop;
+      if (p_ >= n_) break;
       const char c = s_[p_];
       if (IsNewline(p_)) break;
       if (c == '\\' && p_ + 1 < n_ && IsNewline(p_ + 1)) {
@@ -1019,6 +1051,8 @@ class Lexer {
       }
       // The rest of the line, with its continuations and comments.
       while (p_ < n_ && !IsNewline(p_)) {
+        p_ = DirectiveStop(p_);
+        if (p_ >= n_ || IsNewline(p_)) break;
         if (s_[p_] == '\\' && p_ + 1 < n_ && IsNewline(p_ + 1)) {
           p_ = SkipNewlineAt(p_ + 1);
           continue;
