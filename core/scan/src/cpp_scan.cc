@@ -1803,31 +1803,42 @@ class CppLiterals {
 
   void Run() {
     const size_t n = t_.size() - kSentinels;
+    // Through raw pointers: with t_[k] (a unique_ptr's get() behind a
+    // reference) and src_[...], GCC loaded both again for every token
+    // (about a million instructions on the C/C++ files of the 20 MB tree).
+    const Tok* const toks = &t_[0];
+    const char* const src = src_.data();
     for (size_t k = 0; k < n; ++k) {
-      if (t_[k].type != kName) continue;
-      const uint32_t len = t_[k].end - t_[k].start;
+      const Tok& tok = toks[k];
+      if (tok.type != kName) continue;
+      const uint32_t len = tok.end - tok.start;
       if (len != 4 && len != 5 && len != 7) continue;  // cuda CUDA kCUDA is_cuda
-      const char c0 = src_[t_[k].start];
+      const char c0 = src[tok.start];
       if (c0 != 'c' && c0 != 'C' && c0 != 'k' && c0 != 'i') continue;
-      const std::string_view w = Text(k);
-      if (w == "kCUDA") {
-        Add(kCppDeviceType, RefKind::kLiteral, QualifiedStart(k), t_[k].end, -1);
-      } else if (w == "CUDA") {
-        // DeviceType::CUDA, optionally qualified (c10::DeviceType::CUDA).
-        if (k >= 2 && t_[k - 1].type == kColon2 && t_[k - 2].type == kName &&
-            Text(k - 2) == "DeviceType") {
-          Add(kCppDeviceType, RefKind::kLiteral, QualifiedStart(k), t_[k].end, -1);
-        }
-      } else if ((w == "cuda" || w == "is_cuda") && k > 0 &&
-                 (t_[k - 1].type == kDot || t_[k - 1].type == kArrow) &&
-                 t_[k + 1].type == kLParen) {
-        Add(w == "cuda" ? kCppCudaMethod : kCppIsCuda, RefKind::kCall, t_[k].start, t_[k].end,
-            MatchingParen(k + 1, n));
-      }
+      Candidate(k, n);
     }
   }
 
  private:
+  // A name of the literal rules' lengths and first bytes at token k.
+  void Candidate(size_t k, size_t n) {
+    const std::string_view w = Text(k);
+    if (w == "kCUDA") {
+      Add(kCppDeviceType, RefKind::kLiteral, QualifiedStart(k), t_[k].end, -1);
+    } else if (w == "CUDA") {
+      // DeviceType::CUDA, optionally qualified (c10::DeviceType::CUDA).
+      if (k >= 2 && t_[k - 1].type == kColon2 && t_[k - 2].type == kName &&
+          Text(k - 2) == "DeviceType") {
+        Add(kCppDeviceType, RefKind::kLiteral, QualifiedStart(k), t_[k].end, -1);
+      }
+    } else if ((w == "cuda" || w == "is_cuda") && k > 0 &&
+               (t_[k - 1].type == kDot || t_[k - 1].type == kArrow) &&
+               t_[k + 1].type == kLParen) {
+      Add(w == "cuda" ? kCppCudaMethod : kCppIsCuda, RefKind::kCall, t_[k].start, t_[k].end,
+          MatchingParen(k + 1, n));
+    }
+  }
+
   std::string_view Text(size_t k) const {
     return src_.substr(t_[k].start, t_[k].end - t_[k].start);
   }
