@@ -1120,14 +1120,23 @@ class ParenMatch {
     }
     if (end_.size() < n) {
       end_.resize(n, -1);
+      // The '(' open on a stack as deep as the tokens, read and written
+      // through raw pointers (a push_back and a pointer reload a token were
+      // most of this loop).
+      if (opens_.size() < n) opens_.resize(n);
+      const Tok* const toks = &t[0];
+      int64_t* const ends = end_.data();
+      uint32_t* const opens = opens_.data();
+      size_t top = top_;
       for (size_t k = end_done_; k < n; ++k) {
-        if (t[k].type == kLParen) {
-          opens_.push_back(static_cast<uint32_t>(k));
-        } else if (t[k].type == kRParen && !opens_.empty()) {
-          end_[opens_.back()] = t[k].end;
-          opens_.pop_back();
+        const Tk type = toks[k].type;
+        if (type == kLParen) {
+          opens[top++] = static_cast<uint32_t>(k);
+        } else if (type == kRParen && top != 0) {
+          ends[opens[--top]] = toks[k].end;
         }
       }
+      top_ = top;
       end_done_ = n;
     }
     return end_[i];
@@ -1136,7 +1145,7 @@ class ParenMatch {
   // For the next file.
   void Reset() {
     end_.clear();
-    opens_.clear();
+    top_ = 0;
     end_done_ = 0;
   }
   // Frees what a huge file made it take.
@@ -1149,7 +1158,8 @@ class ParenMatch {
 
  private:
   std::vector<int64_t> end_;
-  std::vector<uint32_t> opens_;
+  std::vector<uint32_t> opens_;  // a stack: opens_[0, top_)
+  size_t top_ = 0;
   size_t end_done_ = 0;
 };
 
