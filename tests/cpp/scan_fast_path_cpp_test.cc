@@ -675,5 +675,68 @@ TEST(CommentMarks, MatchesThePlainSearches) {
   }
 }
 
+// NoteBlockComment and NoteLineComment (Note [Comments in one pass with
+// their end] in scan_source.cc: the end and the markers in one pass) against
+// a plain search for the end and PlainNoteComment: comments of the markers'
+// pieces, "*/", "/*/", continued lines (LF, CRLF), CR and LF ends, unclosed
+// comments and comments at the input's end, at every length to 90 and with
+// text before them.
+TEST(CommentMarks, CppCommentsWithTheirEnds) {
+  const std::vector<std::string> pieces = {
+      "noqa", "NoQA", "no", "q", "a", "anydev:", "anydev: ignore", "anydev: ignore[AD601]",
+      "anydev:ignored", "v:", "::", " ", "x", "*", "/", "*/", "/*", "\\\n", "\\\r\n", "\\",
+      "\n", "\r", "\r\n", "**/", "noq*/"};
+  std::mt19937 rng(2014);
+  for (int round = 0; round < 6000; ++round) {
+    const bool block = round % 2 == 0;
+    std::string body;
+    const size_t len = static_cast<size_t>(round % 91);
+    while (body.size() < len) body += pieces[rng() % pieces.size()];
+    body.resize(len);
+    for (const std::string& head : {std::string(), std::string("int x; ")}) {
+      std::string input = head + (block ? "/*" : "//") + body;
+      if (round % 3 == 0) input += block ? "*/ int y;\n" : "\nint y;\n";
+      const size_t start = head.size();
+      std::string buffer = input;
+      buffer.append(internal::kPadding, '\0');
+      const char* s = buffer.data();
+      const size_t n = input.size();
+      // The plain way: the end first, then the comment's text.
+      size_t want_end;
+      if (block) {
+        const size_t close = std::string_view(s + start + 2, n - start - 2).find("*/");
+        want_end = close == std::string_view::npos ? close : start + 2 + close + 2;
+      } else {
+        want_end = n;
+        for (size_t k = start; k < n; ++k) {
+          if (s[k] != '\n' && s[k] != '\r') continue;
+          if (k > start && s[k - 1] == '\\') {
+            if (s[k] == '\r' && k + 1 < n && s[k + 1] == '\n') ++k;
+            continue;
+          }
+          want_end = k;
+          break;
+        }
+      }
+      PlainMarks want;
+      if (want_end != std::string_view::npos) {
+        want = PlainNoteComment(std::string_view(s + start, want_end - start),
+                                static_cast<uint32_t>(start));
+      }
+      internal::LexOutput out;
+      const size_t end = block ? internal::NoteBlockComment(s, start, n, &out)
+                               : internal::NoteLineComment(s, start, n, &out);
+      ASSERT_EQ(end, want_end) << input;
+      EXPECT_EQ(out.noqa_comment, want.noqa) << input;
+      ASSERT_EQ(out.suppressions.size(), want.suppressions.size()) << input;
+      for (size_t k = 0; k < want.suppressions.size(); ++k) {
+        EXPECT_EQ(out.suppressions[k].offset, want.suppressions[k].first) << input;
+        EXPECT_EQ(std::string(out.suppressions[k].codes), want.suppressions[k].second) << input;
+      }
+      if (HasFailure()) return;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace anydev::scan

@@ -337,51 +337,19 @@ class Lexer {
     in_directive_ = false;
   }
 
-  // The first '\n' or '\r' at or after k, or n_: eight bytes a step (the
-  // padding makes the reads past n_ safe).
-  size_t LineEnd(size_t k) const {
-#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-    while (k < n_ && !IsNewline(k)) ++k;
-    return k;
-#endif
-    constexpr uint64_t kOnes = 0x0101010101010101ULL, kHigh = 0x8080808080808080ULL;
-    for (; k < n_; k += 8) {
-      uint64_t v;
-      std::memcpy(&v, s_ + k, 8);
-      const uint64_t lf = v ^ 0x0A0A0A0A0A0A0A0AULL, cr = v ^ 0x0D0D0D0D0D0D0D0DULL;
-      // The lowest set bit is exact: a borrow only sets bits above a zero byte.
-      const uint64_t zero = (((lf - kOnes) & ~lf) | ((cr - kOnes) & ~cr)) & kHigh;
-      if (zero != 0) return std::min(k + static_cast<size_t>(__builtin_ctzll(zero)) / 8, n_);
-    }
-    return n_;
-  }
-
   // A `//` comment (a backslash-newline continues it). p_ at the first '/'.
-  void LineComment() {
-    const size_t start = p_;
-    for (;;) {
-      p_ = LineEnd(p_);
-      size_t k = p_;
-      if (p_ < n_ && k > start && s_[k - 1] == '\\') {
-        p_ = SkipNewlineAt(p_);
-        continue;
-      }
-      break;
-    }
-    NoteComment(std::string_view(s_ + start, p_ - start), static_cast<uint32_t>(start), out_);
-  }
+  // (Its end and its markers in one pass: Note [Comments in one pass with
+  // their end] in scan_source.cc.)
+  void LineComment() { p_ = NoteLineComment(s_, p_, n_, out_); }
 
   // A `/* */` comment; p_ at the '/'. Returns false if it is not closed.
   bool BlockComment() {
-    const size_t start = p_;
-    const std::string_view rest(s_ + p_ + 2, n_ - p_ - 2);
-    const size_t close = rest.find("*/");
-    if (close == std::string_view::npos) {
-      Fail(start, "unterminated comment");
+    const size_t end = NoteBlockComment(s_, p_, n_, out_);
+    if (end == std::string_view::npos) {
+      Fail(p_, "unterminated comment");
       return false;
     }
-    p_ = p_ + 2 + close + 2;
-    NoteComment(std::string_view(s_ + start, p_ - start), static_cast<uint32_t>(start), out_);
+    p_ = end;
     return true;
   }
 

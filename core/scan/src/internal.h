@@ -228,7 +228,16 @@ void ScanPython(const RuleSet& rules, std::string_view src, size_t begin, bool h
 void ScanCpp(const RuleSet& rules, std::string_view src, size_t begin, LexOutput* out);
 
 // Records the marker if the comment `text` (starting at `offset`) holds one.
+// Reads up to 15 bytes past the text: it must lie in a lexer's input (which
+// kPadding bytes follow).
 void NoteComment(std::string_view text, uint32_t offset, LexOutput* out);
+// The C++ comments, noted as NoteComment notes them, in the pass that finds
+// their end: the `/*` comment at s + start (of the input s[0, n)), whose end
+// (past its `*/`) it returns, or npos where it is not closed (noted
+// nowhere); the `//` comment at s + start, whose end (its line's '\n' or
+// '\r' not after a backslash, or n) it returns.
+size_t NoteBlockComment(const char* s, size_t start, size_t n, LexOutput* out);
+size_t NoteLineComment(const char* s, size_t start, size_t n, LexOutput* out);
 
 // The lexers read past the end of their input: `src` must be followed by
 // kPadding zero bytes (which the input itself never contains: a file with a

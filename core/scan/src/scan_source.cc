@@ -91,13 +91,11 @@ size_t CommentMarks(std::string_view text, bool* noqa) {
 
 }  // namespace
 
-void NoteComment(std::string_view text, uint32_t offset, LexOutput* out) {
-  // `# noqa` directives are read in Python (anydev/_noqa.py), in the files
-  // whose comments mention one: every comment on a line with a finding is
-  // lexed, so a file none of whose lexed comments does has no directive that
-  // could drop a finding, and is not read again.
-  const size_t at = CommentMarks(text, &out->noqa_comment);
-  if (at == std::string_view::npos) return;
+namespace {
+
+// The suppression of the `anydev:` at `at` in the comment `text` (starting
+// at `offset`), if the marker is one.
+void Suppress(std::string_view text, uint32_t offset, size_t at, LexOutput* out) {
   size_t p = at + 7;
   while (p < text.size() && (text[p] == ' ' || text[p] == '\t')) ++p;
   if (text.compare(p, 6, "ignore") != 0) return;
@@ -112,6 +110,141 @@ void NoteComment(std::string_view text, uint32_t offset, LexOutput* out) {
     return;  // `ignored`, not the marker
   }
   out->suppressions.push_back(Suppression{static_cast<uint32_t>(offset + at), codes});
+}
+
+#if defined(__SSE2__)
+// What the fused comment scans (Note [Comments in one pass with their end])
+// found so far: the first `anydev:` (its offset in the comment), a `noqa`.
+struct Marks {
+  size_t at = std::string_view::npos;
+  bool noqa = false;
+};
+
+// The candidates of m (bit j: s[base + j] is a 'q'/'Q', or a ':' after a
+// 'v') in the comment that starts at `start`, checked as CommentMarks
+// checks them. (A candidate's next byte may be the comment's end, which
+// is no 'a': a '\n', a '\r', a '*' or the padding's NUL.)
+inline void CheckMarks(const char* s, size_t start, size_t base, uint32_t m, Marks* marks) {
+  for (; m != 0; m &= m - 1) {
+    const size_t c = base + static_cast<size_t>(__builtin_ctz(m));
+    if (s[c] == ':') {
+      if (marks->at == std::string_view::npos && c >= start + 6 &&
+          std::memcmp(s + c - 6, "anydev", 6) == 0) {
+        marks->at = c - 6 - start;
+      }
+    } else if (!marks->noqa && c >= start + 2 && (s[c - 2] | 0x20) == 'n' &&
+               (s[c - 1] | 0x20) == 'o' && (s[c + 1] | 0x20) == 'a') {
+      marks->noqa = true;
+    }
+  }
+}
+
+// The candidates among the 16 bytes at s + k, whose byte before is b.
+inline uint32_t MarkBits(__m128i v, __m128i b) {
+  return static_cast<uint32_t>(_mm_movemask_epi8(_mm_or_si128(
+      _mm_cmpeq_epi8(_mm_or_si128(v, _mm_set1_epi8(0x20)), _mm_set1_epi8('q')),
+      _mm_and_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(':')), _mm_cmpeq_epi8(b, _mm_set1_epi8('v'))))));
+}
+#endif
+
+}  // namespace
+
+void NoteComment(std::string_view text, uint32_t offset, LexOutput* out) {
+  // `# noqa` directives are read in Python (anydev/_noqa.py), in the files
+  // whose comments mention one: every comment on a line with a finding is
+  // lexed, so a file none of whose lexed comments does has no directive that
+  // could drop a finding, and is not read again.
+  const size_t at = CommentMarks(text, &out->noqa_comment);
+  if (at != std::string_view::npos) Suppress(text, offset, at, out);
+}
+
+// Note [Comments in one pass with their end]: the C++ lexer found a
+// comment's end (a memchr-based find of "*/", eight bytes a step to the
+// line's end) and then NoteComment read it again. Here one pass, 16 bytes a
+// step (SSE2), reads each 16 bytes and the 16 one byte before (so a
+// candidate's byte before, and the '*' before a '/', are in the same lane)
+// for both the end and the marks; a block comment's "*/" must not use the
+// opening "/*"'s '*'. The noqa flag and the suppression are noted only for
+// a comment that ends (an unterminated one is an error, noted nowhere).
+// Reads up to 15 bytes past n: the lexers' input is followed by kPadding.
+size_t NoteBlockComment(const char* s, size_t start, size_t n, LexOutput* out) {
+#if defined(__SSE2__)
+  Marks marks;
+  marks.noqa = out->noqa_comment;
+  const __m128i star = _mm_set1_epi8('*'), slash = _mm_set1_epi8('/');
+  for (size_t k = start + 1; k < n; k += 16) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + k));
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + k - 1));
+    uint32_t ends = static_cast<uint32_t>(
+        _mm_movemask_epi8(_mm_and_si128(_mm_cmpeq_epi8(b, star), _mm_cmpeq_epi8(v, slash))));
+    if (k == start + 1) ends &= ~2u;  // "/*/": the '*' is the opening's
+    const uint32_t m = MarkBits(v, b);
+    if (ends != 0) {
+      const size_t e = k + static_cast<size_t>(__builtin_ctz(ends));  // the closing '/'
+      CheckMarks(s, start, k, m & ((1u << (e - k)) - 1), &marks);
+      out->noqa_comment = marks.noqa;
+      if (marks.at != std::string_view::npos) {
+        Suppress(std::string_view(s + start, e + 1 - start), static_cast<uint32_t>(start), marks.at,
+                 out);
+      }
+      return e + 1;
+    }
+    CheckMarks(s, start, k, m, &marks);
+  }
+  return std::string_view::npos;
+#else
+  const size_t close = std::string_view(s + start + 2, n - start - 2).find("*/");
+  if (close == std::string_view::npos) return close;
+  const size_t end = start + 2 + close + 2;
+  NoteComment(std::string_view(s + start, end - start), static_cast<uint32_t>(start), out);
+  return end;
+#endif
+}
+
+size_t NoteLineComment(const char* s, size_t start, size_t n, LexOutput* out) {
+  size_t end = n;
+#if defined(__SSE2__)
+  Marks marks;
+  marks.noqa = out->noqa_comment;
+  const __m128i lf = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r');
+  for (size_t k = start + 1; k < n;) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + k));
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + k - 1));
+    const uint32_t nl = static_cast<uint32_t>(
+        _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(v, lf), _mm_cmpeq_epi8(v, cr))));
+    const uint32_t m = MarkBits(v, b);
+    if (nl == 0) {
+      CheckMarks(s, start, k, m, &marks);
+      k += 16;
+      continue;
+    }
+    const size_t e = k + static_cast<size_t>(__builtin_ctz(nl));  // (< n: the padding is NULs)
+    CheckMarks(s, start, k, m & ((1u << (e - k)) - 1), &marks);
+    if (s[e - 1] != '\\') {
+      end = e;
+      break;
+    }
+    // A continued line: the comment goes on after the newline.
+    k = s[e] == '\r' && e + 1 < n && s[e + 1] == '\n' ? e + 2 : e + 1;
+  }
+  out->noqa_comment = marks.noqa;
+  if (marks.at != std::string_view::npos) {
+    Suppress(std::string_view(s + start, end - start), static_cast<uint32_t>(start), marks.at, out);
+  }
+#else
+  for (size_t k = start;; ++k) {
+    if (k >= n) break;
+    if (s[k] != '\n' && s[k] != '\r') continue;
+    if (k > start && s[k - 1] == '\\') {
+      if (s[k] == '\r' && k + 1 < n && s[k + 1] == '\n') ++k;
+      continue;
+    }
+    end = k;
+    break;
+  }
+  NoteComment(std::string_view(s + start, end - start), static_cast<uint32_t>(start), out);
+#endif
+  return end;
 }
 
 }  // namespace internal
