@@ -487,6 +487,23 @@ TEST(ScanCpp, DirectiveLinesAtEveryOffset) {
   }
 }
 
+// A file with no byte over 0x7F counts its columns in bytes (Note [Columns
+// of an ASCII file] in scan_source.cc); one with such a byte anywhere, even
+// after the finding or on another line, counts code points, which are the
+// same bytes where the line is ASCII.
+TEST(ScanCpp, ColumnsOfAsciiAndOtherFiles) {
+  const std::string at = "1:9-1:32 AD601 call `c10::cuda::device_count`";
+  EXPECT_EQ(Cpp("int n = c10::cuda::device_count();\n"), V({at}));
+  EXPECT_EQ(Cpp("\xEF\xBB\xBFint n = c10::cuda::device_count();\n"), V({at}));
+  EXPECT_EQ(Cpp("int n = c10::cuda::device_count(); // \xC3\xA9\n"), V({at}));
+  EXPECT_EQ(Cpp("// \xC3\xA9\nint n = c10::cuda::device_count();\n"),
+            V({"2:9-2:32 AD601 call `c10::cuda::device_count`"}));
+  EXPECT_EQ(Cpp("int \xC3\xA9 = 1; int n = c10::cuda::device_count();\n"),
+            V({"1:20-1:43 AD601 call `c10::cuda::device_count`"}));
+  EXPECT_EQ(Cpp("int \xE2\x82\xAC = 1; int n = c10::cuda::device_count();\n"),
+            V({"1:20-1:43 AD601 call `c10::cuda::device_count`"}));
+}
+
 TEST(ScanCpp, CommentsBetweenTheHashAndTheDirective) {
   EXPECT_EQ(Cpp("#/**/if 0\nc10::cuda::device_count();\n#endif\n"
                 "# /* x */ if 0\nc10::cuda::device_count();\n#/**/else\n"

@@ -304,14 +304,16 @@ __attribute__((target("avx2"))) size_t AsciiRunAvx2(const unsigned char* p, size
 #endif
 
 // Finds the first NUL byte and the first byte that does not start a valid
-// UTF-8 sequence, from `begin`, and whether there is a '\r' from there on
-// (known only when there is no NUL: the scan stops at the first). ASCII goes
-// 64 bytes at a time with AVX2 (32 with SSE2, else 8); only the stretches
-// with a high byte are decoded byte by byte.
-void CheckText(std::string_view s, size_t begin, size_t* nul, size_t* invalid, bool* has_cr) {
+// UTF-8 sequence, from `begin`, and whether there is a '\r' and a byte over
+// 0x7F from there on (known only when there is no NUL: the scan stops at the
+// first). ASCII goes 64 bytes at a time with AVX2 (32 with SSE2, else 8);
+// only the stretches with a high byte are decoded byte by byte.
+void CheckText(std::string_view s, size_t begin, size_t* nul, size_t* invalid, bool* has_cr,
+               bool* has_high) {
   *nul = kNone;
   *invalid = kNone;
   *has_cr = false;
+  *has_high = false;
   bool cr = false;
   const unsigned char* p = reinterpret_cast<const unsigned char*>(s.data());
   const size_t n = s.size();
@@ -363,6 +365,7 @@ void CheckText(std::string_view s, size_t begin, size_t* nul, size_t* invalid, b
       ++i;
       continue;
     }
+    *has_high = true;
     size_t len = 0;
     unsigned char lo = 0x80, hi = 0xBF;
     if (c >= 0xC2 && c <= 0xDF) {
@@ -686,8 +689,8 @@ FileResult internal::ScanPadded(const RuleSet& rules, Language language, std::st
   const bool python = language == Language::kPython;
   const bool bytes_mode = python && HasNonUtf8Cookie(src, begin);
   size_t nul, invalid;
-  bool has_cr;
-  CheckText(src, begin, &nul, &invalid, &has_cr);
+  bool has_cr, has_high;
+  CheckText(src, begin, &nul, &invalid, &has_cr, &has_high);
   if (nul != kNone) {
     LineMap lines(src, begin, true, std::memchr(src.data(), '\r', src.size()) != nullptr);
     r.errors.push_back({"binary file (a NUL byte); skipped", lines.Line(nul)});
@@ -758,7 +761,10 @@ FileResult internal::ScanPadded(const RuleSet& rules, Language language, std::st
   bool quiet_all = false;
   // Starts ascend: one cursor walks them; each end is counted on from its
   // start (a copy of the cursor there), so the file is counted once.
-  LineMap starts(src, begin, bytes_mode, has_cr);
+  // Note [Columns of an ASCII file]: where no byte is over 0x7F (and the
+  // BOM, before `begin`, starts no line), a column counts bytes: each is a
+  // code point, and CountCodePoints need not look.
+  LineMap starts(src, begin, bytes_mode || !has_high, has_cr);
   r.findings.reserve(raw.size());
   for (const RawFinding& f : raw) {
     if (f.start >= limit) break;
