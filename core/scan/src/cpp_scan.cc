@@ -126,6 +126,13 @@ constexpr std::array<bool, 256> MakeCppIdent() {
   return t;
 }
 constexpr std::array<bool, 256> kCppIdent = MakeCppIdent();
+// The bytes that start one: IsIdentStart's and '$'.
+constexpr std::array<bool, 256> MakeCppIdentStart() {
+  std::array<bool, 256> t{};
+  for (int c = 0; c < 256; ++c) t[c] = kBytes.ident_start[c] || c == '$';
+  return t;
+}
+constexpr std::array<bool, 256> kCppIdentStart = MakeCppIdentStart();
 
 // The bytes the skim (Note [Fast path for C++]) stops at: parentheses, ';',
 // braces, quotes, '/', '#', backslash and '\r' (a '\n' is not one: the skim
@@ -285,6 +292,19 @@ class Lexer {
 #endif
         Skim();
       } else {
+        // A name not before a quote (which may make it a literal's prefix:
+        // Step decides) here, not in a call of Step: half the tokens lexed.
+        const unsigned char c = static_cast<unsigned char>(s_[p_]);
+        if (kCppIdentStart[c]) {
+          size_t q = p_ + 1;
+          while (kCppIdent[static_cast<unsigned char>(s_[q])]) ++q;  // padding stops it
+          if (s_[q] != '"' && s_[q] != '\'') {
+            EmitAlways(kName, p_, q);
+            p_ = q;
+            while (s_[p_] == ' ') ++p_;
+            continue;
+          }
+        }
         Step();
         while (s_[p_] == ' ') ++p_;  // (a Step less a run of spaces; the padding stops it)
       }
