@@ -335,7 +335,8 @@ TEST(CppFastPath, DivisionsInTheSkim) {
       "int a = b / c; # define X c10::cuda::device_count()\nint b = c10::cuda::device_count();\n",
       "int a = b / c;\n# define X c10::cuda::device_count()\nint b = c10::cuda::device_count();\n",
       "int a = b /\n#if 0\nc10::cuda::device_count(); {\n#endif\nc;\nc10::cuda::set_device(0);\n",
-      "#define D a / b; { \\\n c / d; } c10::cuda::device_count()\nint b = c10::cuda::device_count();\n",
+      "#define D a / b; { \\\n c / d; } c10::cuda::device_count()\n"
+      "int b = c10::cuda::device_count();\n",
       "#define E a / b\n; { c10::cuda::device_count(); }\n",
       "a = b / /* c10::cuda::device_count() */ c; # x\nc10::cuda::set_device(0);\n",
       "a = b / // c10::cuda::device_count()\n c; # x\nc10::cuda::set_device(0);\n",
@@ -646,7 +647,8 @@ PlainMarks PlainNoteComment(std::string_view text, uint32_t offset) {
 
 TEST(CommentMarks, MatchesThePlainSearches) {
   const std::vector<std::string> pieces = {
-      "noqa", "NoQA", "no", "q", "Q", "a", "nOq", "anydev:", "anydev: ignore", "anydev: ignore[AD601]",
+      "noqa", "NoQA", "no", "q", "Q", "a", "nOq", "anydev:", "anydev: ignore",
+      "anydev: ignore[AD601]",
       "anydev:ignored", "anydev: ignore[]", "anydev", "v:", "::", ":", " ", "x", "// ", "*/", "\n"};
   std::mt19937 rng(1414);
   for (int round = 0; round < 4000; ++round) {

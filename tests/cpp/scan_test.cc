@@ -391,8 +391,9 @@ TEST(ScanSource, TextChecksAcrossTheWideSteps) {
       EXPECT_EQ(Py(before + head + "\x9B" + tail),
                 V({"! " + ls + " invalid UTF-8 (byte 0x9B); not scanned from there on"}));
       EXPECT_EQ(Py(before + head + "#\xC3\xA9" + tail), V({at(line + shift + 2) + call}));
-      EXPECT_EQ(Cpp(before + head + std::string("\0", 1) + "\nint n = c10::cuda::device_count();\n"),
-                V({"! " + ls + " binary file (a NUL byte); skipped"}));
+      EXPECT_EQ(
+          Cpp(before + head + std::string("\0", 1) + "\nint n = c10::cuda::device_count();\n"),
+          V({"! " + ls + " binary file (a NUL byte); skipped"}));
       EXPECT_EQ(Cpp(before + head + "\r\nint n = c10::cuda::device_count();\n"),
                 V({std::to_string(line + shift + 1) + ":9-" + std::to_string(line + shift + 1) +
                    ":32 AD601 call `c10::cuda::device_count`"}));
@@ -471,7 +472,8 @@ TEST(ScanCpp, DirectiveLinesAtEveryOffset) {
     EXPECT_EQ(Cpp("#if" + sp + " /* c */ 0\n" + hidden), V({at(4)}));
     EXPECT_EQ(Cpp("#if 0 // " + x + "\n" + hidden), V({at(4)}));
     EXPECT_EQ(Cpp("#if \\\n" + sp + "0\n" + hidden), V({at(5)}));
-    EXPECT_EQ(Cpp("#if" + sp + " \\ 0\n" + hidden), V({"2:9-2:32 AD601 call `c10::cuda::device_count`", at(4)}));
+    EXPECT_EQ(Cpp("#if" + sp + " \\ 0\n" + hidden),
+              V({"2:9-2:32 AD601 call `c10::cuda::device_count`", at(4)}));
     EXPECT_EQ(Cpp("#if 1" + sp + "/ 2\n" + hidden),
               V({"2:9-2:32 AD601 call `c10::cuda::device_count`", at(4)}));
     EXPECT_EQ(Cpp("#if 0\r" + x + "/ y\r#endif\r" + call), V({at(4)}));

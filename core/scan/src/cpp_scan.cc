@@ -1383,6 +1383,19 @@ class Resolver {
   }
 
   bool IsBound(std::string_view name) const {
+    // Most names asked are no bound name's length (a bit a length mod 64,
+    // made again when the entries change): the entries' loop compared
+    // every such name with each alias and using-declaration in scope.
+    if (bound_version_ != version_) {
+      bound_lengths_ = 0;
+      for (const Entry& e : entries_) {
+        if (e.kind == kAlias || e.kind == kUsingDecl) {
+          bound_lengths_ |= uint64_t{1} << (e.name.size() & 63);
+        }
+      }
+      bound_version_ = version_;
+    }
+    if ((bound_lengths_ >> (name.size() & 63) & 1) == 0) return false;
     for (const Entry& e : entries_) {
       if ((e.kind == kAlias || e.kind == kUsingDecl) && e.name == name) return true;
     }
@@ -1784,6 +1797,8 @@ class Resolver {
   mutable std::string scratch_;  // Try's candidate
   mutable FollowerCache cache_[4] = {};  // Lookup's last lookups
   mutable uint64_t cache_version_ = 0;
+  mutable uint64_t bound_version_ = ~uint64_t{0};  // bound_lengths_ is of this version_
+  mutable uint64_t bound_lengths_ = 0;
   mutable size_t cache_next_ = 0;
   bool has_lookup_entries_ = false;  // an alias, using-declaration or -directive was seen
   std::vector<std::string_view> shims_;  // spellings the file defines (Note [Shim namespaces])

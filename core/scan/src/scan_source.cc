@@ -28,11 +28,12 @@ namespace {
 // 45 a line comment on the generated GPU tree), so what a comment cost was
 // the three searches' calls (a memchr for 'q', one for 'Q', one for ':',
 // with string_view::find around each: about 330 instructions a comment, 1.6M
-// of the 53M on the C/C++ files of the 20 MB tree), not their bytes. One pass,
-// 16 bytes a step (SSE2), marks the bytes that may end `noq` ('q' or 'Q') or
-// `anydev:` (a ':' after a 'v': most comments' ':' are a `::`), and each mark is checked as the searches checked their
-// hits (the first `anydev:`; a `noqa` anywhere). It reads up to 15 bytes past the
-// comment: the lexers' input is followed by kPadding bytes.
+// of the 53M on the C/C++ files of the 20 MB tree), not their bytes. One
+// pass, 16 bytes a step (SSE2), marks the bytes that may end `noq` ('q' or
+// 'Q') or `anydev:` (a ':' after a 'v': most comments' ':' are a `::`), and
+// each mark is checked as the searches checked their hits (the first
+// `anydev:`; a `noqa` anywhere). It reads up to 15 bytes past the comment:
+// the lexers' input is followed by kPadding bytes.
 //
 // Returns the offset in `text` of the first `anydev:` (kNone: none), and
 // sets *noqa where a `noqa` (any case) is in it.
@@ -141,9 +142,10 @@ inline void CheckMarks(const char* s, size_t start, size_t base, uint32_t m, Mar
 
 // The candidates among the 16 bytes at s + k, whose byte before is b.
 inline uint32_t MarkBits(__m128i v, __m128i b) {
-  return static_cast<uint32_t>(_mm_movemask_epi8(_mm_or_si128(
-      _mm_cmpeq_epi8(_mm_or_si128(v, _mm_set1_epi8(0x20)), _mm_set1_epi8('q')),
-      _mm_and_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(':')), _mm_cmpeq_epi8(b, _mm_set1_epi8('v'))))));
+  const __m128i q = _mm_cmpeq_epi8(_mm_or_si128(v, _mm_set1_epi8(0x20)), _mm_set1_epi8('q'));
+  const __m128i colon =
+      _mm_and_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(':')), _mm_cmpeq_epi8(b, _mm_set1_epi8('v')));
+  return static_cast<uint32_t>(_mm_movemask_epi8(_mm_or_si128(q, colon)));
 }
 #endif
 
