@@ -1444,6 +1444,12 @@ class Resolver {
       }
     }
     ends[n++] = q.size();
+    return LongestPrefix(q, ends, n, match);
+  }
+
+  // The same, with the ends of q's n components given (the last q.size()).
+  int LongestPrefix(std::string_view q, const size_t* ends, int n,
+                    const RuleSet::Spelling** match) const {
     for (int m = n < max_ ? n : max_; m >= 1; --m) {
       if (const RuleSet::Spelling* s = rules_.Find(Language::kCpp, q.substr(0, ends[m - 1]))) {
         *match = s;
@@ -1491,14 +1497,21 @@ class Resolver {
     // The candidate: the source's own bytes where the names are written
     // `a::b::c` with nothing between (the common case), else built.
     std::string_view q;
+    // Where q is the source's, its components' ends are the names' (no
+    // scan of q for its "::"), for at most 15 "::" as LongestPrefix finds.
+    size_t ends[16];
+    int n = 0;
     if (prefix.empty() && from < names.size() && max_ > 0) {
       const size_t last = std::min(names.size(), from + static_cast<size_t>(max_)) - 1;
+      const uint32_t start = t_[names[from]].start;
       bool joined = true;
       for (size_t k = from + 1; k <= last && joined; ++k) {
         joined = t_[names[k]].start == t_[names[k - 1]].end + 2;
+        if (n < 15) ends[n++] = t_[names[k - 1]].end - start;
       }
       if (joined) {
-        q = src_.substr(t_[names[from]].start, t_[names[last]].end - t_[names[from]].start);
+        q = src_.substr(start, t_[names[last]].end - start);
+        ends[n++] = q.size();
       }
     }
     if (q.empty()) {
@@ -1509,7 +1522,8 @@ class Resolver {
     if (keep) r->qualified.assign(q);
     if (!follows) return false;
     const RuleSet::Spelling* s = nullptr;
-    const int m = LongestPrefix(q, &s);
+    const int m =
+        q.data() == scratch_.data() ? LongestPrefix(q, &s) : LongestPrefix(q, ends, n, &s);
     const int used = m - (prefix.empty() ? 0 : Components(prefix)) + static_cast<int>(from);
     if (m == 0 || used < 1) return false;
     r->spelling = s;
