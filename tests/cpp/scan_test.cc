@@ -66,7 +66,7 @@ std::vector<std::string> Cpp(std::string_view src) { return Scan(Language::kCpp,
 
 using V = std::vector<std::string>;
 
-// The lines between two findings are counted 128 and 32 bytes a step, the
+// The lines between two findings are counted 256 and 32 bytes a step, the
 // last n % 32 from a mask of the 32 bytes that end at the finding
 // (CountNewlines in scan_source.cc): a span of every length up to 200, with
 // its newlines at every offset of the last block, and the span after it.
@@ -83,6 +83,27 @@ TEST(ScanLines, LineNumbersAfterSpansOfEveryLength) {
       const std::string a = std::to_string(first), b = std::to_string(second);
       EXPECT_EQ(Py(src), (V{a + ":1-" + a + ":23 AD107 call `torch.cuda.synchronize`",
                             b + ":3-" + b + ":25 AD107 call `torch.cuda.synchronize`"}))
+          << "gap " << gap << ", a newline every " << period;
+    }
+  }
+}
+
+// Long spans go 256 bytes a round, 31 rounds before the byte counters are
+// summed (Note [Newlines 256 bytes a round]): spans around the multiples of
+// 256 and of the 31 rounds' 7936 bytes, with a newline every byte (each
+// counter at its most), every other byte and every 255th.
+TEST(ScanLines, LineNumbersAfterLongSpans) {
+  for (const size_t gap : {255u, 256u, 257u, 511u, 512u, 7935u, 7936u, 7937u, 8191u, 8192u,
+                           15872u, 16131u, 40000u}) {
+    for (const size_t period : {1u, 2u, 255u}) {
+      std::string filler;
+      for (size_t k = 0; k < gap; ++k) filler += k % period == period - 1 ? '\n' : '#';
+      const std::string src =
+          "import torch\n" + filler + "\ntorch.cuda.synchronize()\ntorch.cuda.synchronize()\n";
+      const int first = 3 + static_cast<int>(std::count(filler.begin(), filler.end(), '\n'));
+      const std::string a = std::to_string(first), b = std::to_string(first + 1);
+      EXPECT_EQ(Py(src), (V{a + ":1-" + a + ":23 AD107 call `torch.cuda.synchronize`",
+                            b + ":1-" + b + ":23 AD107 call `torch.cuda.synchronize`"}))
           << "gap " << gap << ", a newline every " << period;
     }
   }
