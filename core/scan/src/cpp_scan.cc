@@ -35,7 +35,11 @@
 //      nothing kept between as one token) and the preprocessor tokens, and
 //      drops the rest. A '\n' stops nothing: whether a '#' or a "/*" is at a
 //      line start, and whether a directive has ended, is found where asked,
-//      from the last '\n' before it (Lexer::Settle);
+//      from the last '\n' before it (Lexer::Settle); nor does a '/' that
+//      opens no comment (Note [Divisions in the skim]). A comment the skim
+//      stops at is read once, for its end and its markers together
+//      (NoteBlockComment, NoteLineComment in scan_source.cc), a directive's
+//      line a run at a time (Note [Directive lines a run at a time]);
 //   2. ends a stretch at each '{', '}' or ';' outside parentheses (a
 //      boundary), remembering its state there; where the next needle
 //      (NeedleSearch over the file) comes before the next skim byte, it goes
