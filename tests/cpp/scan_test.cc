@@ -386,8 +386,8 @@ TEST(ScanPython, TextChecksAtBlockBoundaries) {
   }
 }
 
-// The ASCII check goes 128 bytes a step while there is no '\r' (a NUL and
-// a '\r' are one minimum: Note [Text check without a '\r'] in
+// The ASCII check goes 256 and 128 bytes a step while there is no '\r' (a
+// NUL and a '\r' are one minimum: Note [Text check without a '\r'] in
 // scan_source.cc), then 64: a NUL, a lone CR, a CRLF and an invalid byte at
 // every offset of the first three steps, after lines of every length, and
 // each of them after a '\r' earlier in the file (the check then goes on 64
@@ -400,8 +400,11 @@ TEST(ScanSource, TextChecksAcrossTheWideSteps) {
     head.resize(pos);
     const int line = 1 + static_cast<int>(std::count(head.begin(), head.end(), '\n'));
     const auto at = [](int n) { return std::to_string(n) + ":1-" + std::to_string(n) + ":23"; };
-    const std::string tail = "\nimport torch\ntorch.cuda.synchronize()\n";
+    // (A long comment last, so that the wide steps reach the byte at pos.)
+    const std::string tail =
+        "\nimport torch\ntorch.cuda.synchronize()\n#" + std::string(600, 'x') + "\n";
     const std::string call = " AD107 call `torch.cuda.synchronize`";
+    const std::string cpp_tail = "\nint n = c10::cuda::device_count();\n//" + std::string(600, 'x');
     for (const std::string& before : {std::string(), std::string("#\r")}) {
       const int shift = before.empty() ? 0 : 1;
       const std::string ls = std::to_string(line + shift);
@@ -412,10 +415,9 @@ TEST(ScanSource, TextChecksAcrossTheWideSteps) {
       EXPECT_EQ(Py(before + head + "\x9B" + tail),
                 V({"! " + ls + " invalid UTF-8 (byte 0x9B); not scanned from there on"}));
       EXPECT_EQ(Py(before + head + "#\xC3\xA9" + tail), V({at(line + shift + 2) + call}));
-      EXPECT_EQ(
-          Cpp(before + head + std::string("\0", 1) + "\nint n = c10::cuda::device_count();\n"),
-          V({"! " + ls + " binary file (a NUL byte); skipped"}));
-      EXPECT_EQ(Cpp(before + head + "\r\nint n = c10::cuda::device_count();\n"),
+      EXPECT_EQ(Cpp(before + head + std::string("\0", 1) + cpp_tail),
+                V({"! " + ls + " binary file (a NUL byte); skipped"}));
+      EXPECT_EQ(Cpp(before + head + "\r" + cpp_tail),
                 V({std::to_string(line + shift + 1) + ":9-" + std::to_string(line + shift + 1) +
                    ":32 AD601 call `c10::cuda::device_count`"}));
     }
