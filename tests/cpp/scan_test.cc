@@ -350,6 +350,41 @@ TEST(ScanPython, NotTextIsReported) {
             V({"3:10-3:32 AD107 call `torch.cuda.synchronize`"}));
 }
 
+// A coding declaration counts in the first two lines, in a comment that is
+// the line's first byte but spaces (a line of code before it ends the
+// search); a latin-1 one makes the byte 0xE9 on line 4 fine (and its
+// columns bytes), where without one it is invalid UTF-8.
+TEST(ScanPython, CodingDeclarations) {
+  const std::string rest = "import torch\ns = '\xe9'; torch.cuda.synchronize()\n";
+  const std::string latin = "4:10-4:32 AD107 call `torch.cuda.synchronize`";
+  const std::string invalid = "! 4 invalid UTF-8 (byte 0xE9); not scanned from there on";
+  const std::vector<std::pair<std::string, bool>> heads = {
+      {"#!/usr/bin/env python\n# -*- coding: latin-1 -*-\n", true},
+      {"\n# coding=latin-1\n", true},
+      {" \t\f# vim: set fileencoding=latin-1 :\n\n", true},
+      {"#!python\r# coding: latin-1\r", true},
+      {"#!python\r\n# coding: latin-1\r\n", true},
+      {"# coding: utf-8\n# coding: latin-1\n", false},
+      {"# coding: UTF_8-sig\n\n", false},
+      {"x = 1\n# coding: latin-1\n", false},
+      {"  x = 1 # coding: latin-1\n\n", false},
+      {"# a comment\n# another\n", false},
+      {"#\n#\n", false},
+      {"   \n\t\n", false},
+      {"# coding latin-1\n\n", false},
+      {"# coding:\n\n", true},  // (an empty name is no UTF-8)
+  };
+  for (const auto& [head, bytes] : heads) {
+    EXPECT_EQ(Py(head + rest), V({bytes ? latin : invalid})) << head;
+  }
+  // On the third line, or after a BOM and code: no declaration.
+  EXPECT_EQ(Py("#\n#\n# coding: latin-1\nimport torch\ns = '\xe9'\n"),
+            V({"! 5 invalid UTF-8 (byte 0xE9); not scanned from there on"}));
+  EXPECT_EQ(Py("\xEF\xBB\xBF# coding: latin-1\n\n" + rest), V({latin}));
+  EXPECT_EQ(Py("# coding: latin-1"), V());
+  EXPECT_EQ(Py("  "), V());
+}
+
 // The text checks (NUL, UTF-8, '\r') go 64, 32 and 8 bytes at a time over
 // ASCII: the byte that matters at each offset around those blocks, at the
 // start of the file, after a non-ASCII byte and at the end.
