@@ -810,7 +810,8 @@ FileResult internal::ScanPadded(const RuleSet& rules, Language language, std::st
   // Note [Columns of an ASCII file]: where no byte is over 0x7F (and the
   // BOM, before `begin`, starts no line), a column counts bytes: each is a
   // code point, and CountCodePoints need not look.
-  LineMap starts(src, begin, bytes_mode || !has_high, has_cr);
+  const bool byte_columns = bytes_mode || !has_high;
+  LineMap starts(src, begin, byte_columns, has_cr);
   r.findings.reserve(raw.size());
   for (const RawFinding& f : raw) {
     if (f.start >= limit) break;
@@ -836,9 +837,16 @@ FileResult internal::ScanPadded(const RuleSet& rules, Language language, std::st
       }
       if (quiet_all || quiet[static_cast<size_t>(f.rule)]) continue;
     }
-    LineMap ends = starts;
-    const int end_line = ends.Line(f.end);
-    const int end_column = ends.Column(f.end);
+    // A finding's end is most often on its line: with byte columns and no
+    // '\r' in the file, one memchr of its text says so, and the end's
+    // column is its start's plus the text's bytes (no copy of the line map,
+    // no count of the text's newlines).
+    int end_line = line, end_column = column + static_cast<int>(f.end - f.start);
+    if (!byte_columns || has_cr || std::memchr(src.data() + f.start, '\n', f.end - f.start)) {
+      LineMap ends = starts;
+      end_line = ends.Line(f.end);
+      end_column = ends.Column(f.end);
+    }
     // Built in one go: its text constructed from the source, where an empty
     // one was assigned to (std::string::_M_replace) and the finding moved.
     r.findings.push_back(Finding{f.rule, f.kind, f.symbol, f.start, f.end, f.call_end, line,
