@@ -899,8 +899,13 @@ class _Stream:
         """The files ``names`` scanned into one _Report, ordered and filtered as
         the whole tree's report is; ``errors`` (the paths' own) come first, as
         the walk gives them."""
-        native, nfiles, nbytes = _native().scan_files_report(
-            self._rules, names, self._jobs, self._max, self._keep_rows)
+        return self._report(*_native().scan_files_report(
+            self._rules, names, self._jobs, self._max, self._keep_rows), errors)
+
+    def _report(self, native, nfiles: int, nbytes: int,
+                errors: Sequence[ScanError] = ()) -> _Report:
+        """A scan_files_report's (report, files, bytes) as a _Report, ordered
+        and filtered as the whole tree's report is."""
         report = _Report(native, nfiles, nbytes, self.rows, self._cwd)
         report.errors[:0] = errors
         # The walk yields the files of a folder sorted by name, each file's
@@ -921,17 +926,22 @@ class _Stream:
     def batches(self) -> Iterator[_Report]:
         """The scan's _Reports, a batch of files each (once: the names go as
         they are scanned). A caller holds each only until it asks for the
-        next, so that one batch's findings are held at a time."""
+        next, so that one batch's findings are held at a time, and one more
+        is scanned meanwhile (Note [Scan ahead] in bind_scan.cc)."""
         names = self._take_names()
-        lo, size, hi = _STREAM_FILES
-        at = 0
+        if not names:
+            return
+        lo, first, hi = _STREAM_FILES
+        queue = _native().ScanQueue(self._rules, names, self._jobs, self._max,
+                                    self._keep_rows, lo, first, hi, _STREAM_FINDINGS)
+        names = None
         counts = self._counts
-        while at < len(names):
-            part = names[at:at + size]
-            at += len(part)
-            report = self._scan(part)
-            part = None
-            found = len(report.native)
+        while True:
+            batch = queue.next()
+            if batch is None:
+                break
+            report = self._report(*batch)
+            batch = None
             self.files += report.files
             self.bytes += report.bytes
             self.errors += report.errors
@@ -940,11 +950,6 @@ class _Stream:
                     counts[k] += v
             yield report
             report = None
-            # The next batch's size: about _STREAM_FINDINGS findings, by this one's.
-            if found * 2 < _STREAM_FINDINGS:
-                size = min(hi, size * 2)
-            elif found > _STREAM_FINDINGS:
-                size = max(lo, size * _STREAM_FINDINGS // found)
         if self._sorted:
             self.errors.sort(key=lambda e: (e.path, e.line or 0))
 

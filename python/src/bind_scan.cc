@@ -5,15 +5,20 @@
 // them (Note [Native reports]).
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
+#include <condition_variable>
 #include <cstring>
+#include <exception>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -463,6 +468,122 @@ sc::ScanOptions Options(const std::vector<std::string>& paths, const Excludes& e
   return o;
 }
 
+// Note [Scan ahead]: a streamed report (Note [Streamed reports] in
+// anydev/scan.py) scans a batch of files, then renders it in Python, then
+// scans the next. While Python rendered, the scanner's threads waited: on
+// the 200 MB tree with 2 cores, `anydev scan --format json` took 0.27 s of
+// wall for 0.42 s of CPU, where the scan alone took 0.20 s for 0.36 s. A
+// ScanQueue scans the batches on a thread of its own, one batch ahead of the
+// one Python holds, so the rendering of one overlaps the scan of the next;
+// at most two batches' findings are held. The thread lives as long as the
+// queue, so its thread-local scratch (Note [Thread-local scratch]) is built
+// once, not per batch. The batches are the sizes _Stream chose one by one:
+// the first `first` files, then each about `findings` findings by the last
+// one's count, within [lo, hi]. It never takes the GIL: Python objects are
+// made in next(), on the caller's thread. A process forked while a queue
+// was alive has no copy of its thread: there the queue refuses next(), which
+// would wait for ever, and its end does not wait for that thread.
+class ScanQueue {
+ public:
+  struct Batch {
+    std::shared_ptr<Report> report;
+    uint64_t files = 0, bytes = 0;
+  };
+
+  ScanQueue(std::shared_ptr<sc::RuleSet> rules, std::vector<std::string> paths,
+            sc::ScanOptions options, size_t lo, size_t first, size_t hi, size_t findings)
+      : rules_(std::move(rules)), paths_(std::move(paths)), options_(std::move(options)),
+        lo_(std::max<size_t>(lo, 1)), size_(std::max<size_t>(first, 1)),
+        hi_(std::max(hi, std::max<size_t>(lo, 1))), findings_(std::max<size_t>(findings, 1)) {
+    size_ = std::clamp(size_, lo_, hi_);
+    thread_ = std::thread([this] { Drive(); });
+  }
+
+  bool Forked() const { return getpid() != owner_; }
+
+  ScanQueue(const ScanQueue&) = delete;
+  ScanQueue& operator=(const ScanQueue&) = delete;
+
+  // Stops after the batch being scanned (a caller that stopped reading).
+  ~ScanQueue() {
+    if (Forked()) {
+      thread_.detach();  // the parent's: not ours to wait for
+      return;
+    }
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    changed_.notify_all();
+    thread_.join();
+  }
+
+  // The next batch, waiting for it (without the GIL); nullopt after the last.
+  std::optional<Batch> Next() {
+    std::unique_lock<std::mutex> lock(mu_);
+    changed_.wait(lock, [this] { return ready_.has_value() || done_; });
+    if (failed_) std::rethrow_exception(std::exchange(failed_, nullptr));
+    if (!ready_) return std::nullopt;
+    std::optional<Batch> out = std::move(ready_);
+    ready_.reset();
+    changed_.notify_all();
+    return out;
+  }
+
+ private:
+  void Drive() {
+    try {
+      size_t at = 0;
+      while (at < paths_.size()) {
+        {  // one batch ahead of the caller's: scan when the last was taken
+          std::unique_lock<std::mutex> lock(mu_);
+          changed_.wait(lock, [this] { return !ready_.has_value() || stop_; });
+          if (stop_) break;
+        }
+        const size_t n = std::min(size_, paths_.size() - at);
+        std::vector<std::string> part(std::make_move_iterator(paths_.begin() + at),
+                                      std::make_move_iterator(paths_.begin() + at + n));
+        at += n;
+        sc::ScanSummary summary = sc::ScanFiles(*rules_, part, options_);
+        part = {};
+        std::vector<sc::FileResult> files = std::move(summary.files);
+        for (sc::FileResult& r : summary.path_errors) files.push_back(std::move(r));
+        Batch batch{std::make_shared<Report>(rules_, std::move(files)), summary.files_scanned,
+                    summary.bytes_scanned};
+        const size_t found = batch.report->size();
+        if (found * 2 < findings_) {
+          size_ = std::min(hi_, size_ * 2);
+        } else if (found > findings_) {
+          size_ = std::max(lo_, size_ * findings_ / found);
+        }
+        std::lock_guard<std::mutex> lock(mu_);
+        ready_ = std::move(batch);
+        changed_.notify_all();
+      }
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mu_);
+      failed_ = std::current_exception();
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    done_ = true;
+    changed_.notify_all();
+  }
+
+  const std::shared_ptr<sc::RuleSet> rules_;
+  std::vector<std::string> paths_;
+  const sc::ScanOptions options_;
+  const size_t lo_;
+  size_t size_;
+  const size_t hi_, findings_;
+  std::mutex mu_;
+  std::condition_variable changed_;
+  std::optional<Batch> ready_;
+  std::exception_ptr failed_;
+  bool stop_ = false, done_ = false;
+  const pid_t owner_ = getpid();
+  std::thread thread_;  // last: started once the rest is built
+};
+
 // The walk of a scan of `paths` (sc::ListFiles, without the GIL): its files
 // as bytes, and its path errors as FileTuples; `ignored` as ListFiles's.
 std::pair<py::list, py::list> WalkLists(const std::vector<std::string>& paths,
@@ -732,6 +853,40 @@ void BindScan(py::module_& m) {
       py::arg("keep") = std::vector<bool>(),
       "scan_files, its files (path errors last, as there) kept in a Report: (report, files "
       "scanned, bytes scanned).");
+
+  py::class_<ScanQueue>(s, "ScanQueue",
+                        "scan_files_report in batches, scanned one batch ahead on a thread of "
+                        "its own (Note [Scan ahead]).")
+      .def(py::init([](std::shared_ptr<sc::RuleSet> rules, std::vector<std::string> paths,
+                       int jobs, uint64_t max_file_size, const std::vector<bool>& keep,
+                       size_t lo, size_t first, size_t hi, size_t findings) {
+             if (!keep.empty() && keep.size() != rules->rules().size()) {
+               throw py::value_error("keep must have one entry per rule");
+             }
+             sc::ScanOptions o = Options({}, {}, false, jobs, max_file_size);
+             o.keep = keep;
+             return std::make_unique<ScanQueue>(std::move(rules), std::move(paths), std::move(o),
+                                                lo, first, hi, findings);
+           }),
+           py::arg("rules"), py::arg("paths"), py::arg("jobs"), py::arg("max_file_size"),
+           py::arg("keep"), py::arg("lo"), py::arg("first"), py::arg("hi"), py::arg("findings"))
+      .def(
+          "next",
+          [](ScanQueue& q) -> py::object {
+            if (q.Forked()) {
+              throw py::value_error("a ScanQueue cannot be read in a process forked from "
+                                    "the one that made it");
+            }
+            std::optional<ScanQueue::Batch> b;
+            {
+              py::gil_scoped_release release;
+              b = q.Next();
+            }
+            if (!b) return py::none();
+            return py::make_tuple(b->report, b->files, b->bytes);
+          },
+          "The next batch as scan_files_report gives it, (report, files scanned, bytes "
+          "scanned); None after the last.");
 
   s.def(
       "list_files",
