@@ -117,6 +117,13 @@ def write_atomic(path: str, text: "str | Iterable[str | bytes]", *,
     replace_atomically(path, _utf8(chunks), mode=mode, durable=durable)
 
 
+def _then(chunks: Iterable, last: Callable[[], str]) -> Iterator:
+    """``chunks``, then ``last()``, asked once they have all been given (a
+    stream's counts are known by then: Note [Streamed reports])."""
+    yield from chunks
+    yield last()
+
+
 def _utf8(chunks: Iterable) -> Iterator[bytes]:
     """The chunks of a report as UTF-8 bytes."""
     for c in chunks:
@@ -702,8 +709,8 @@ def _scan_main(args: argparse.Namespace) -> int:
             colour = not args.output and use_colour(sys.stdout)
             text = render_text(findings, result.errors, result.files, colour=colour,
                                summary=not args.quiet, show_fixes=args.show_fixes)
-        text = (c for p in (text, [] if args.quiet else [_scanner().ignore_summary(result)])
-                for c in p)
+        if not args.quiet:
+            text = _then(text, lambda: _scanner().ignore_summary(result))
     elif fmt == "json":
         from ._scan_formats import render_json
 

@@ -348,7 +348,10 @@ def test_streamed_reports_are_those_of_the_whole_tree(tree, small_batches, paths
         assert stream.bytes == want.bytes
     if paths != ["sub/notes.txt"]:
         assert len(batches) > 3 * len(_STREAM_RENDERS)  # many batches, not one
-    assert scan._scan_stream(paths, keep=scan.rule_filter()).errors[-1:] == (
+    stream = scan._scan_stream(paths, keep=scan.rule_filter())
+    for _batch in stream.batches():  # the walk's errors are known when it has ended
+        pass
+    assert [e for e in stream.errors if e.path == "sub/notes.txt"] == (
         [scan.ScanError("sub/notes.txt", "not a Python or C/C++/CUDA/HIP source (by its "
                         "extension); skipped", None)] if "sub/notes.txt" in paths else [])
 
@@ -438,6 +441,40 @@ def test_a_scan_ahead_queue_left_half_read_ends_without_waiting_for_the_rest(tmp
     del queue  # joins its thread: one more batch at most is scanned
     empty = _queue([])
     assert empty.next() is None and empty.next() is None
+
+
+def test_a_walking_queue_scans_what_the_walk_finds_as_walk_files_gives_it(tree):
+    """ScanQueue.walking scans the files of a walk as it finds them: the same
+    files, in the same order, with the same path errors and ignored count at
+    the walk's end, as walk_files and a queue of its names."""
+    (tree / ".gitignore").write_text("sub/clean.py\n")
+    rules, _rows = scan._scan_rules(scan.rule_filter())
+    for paths in ([b"."], [b"sub", b"missing", b"a.py"], [b"sub/deep/d.cc"], [b"missing"]):
+        names, path_errors, ignored = scan._native().walk_files(paths, [], True)
+        given = _drain(scan._native().ScanQueue(rules, names, 1, 20 << 20, [], 1, 1, 2, 1))
+        queue = scan._native().ScanQueue.walking(rules, paths, [], True, 2, 20 << 20, [],
+                                                 1, 1, 2, 1)
+        walked = _drain(queue)
+        assert [f for b in walked for f in b[0].files()] == \
+            [f for b in given for f in b[0].files()], paths
+        assert [b[1:] for b in walked] == [b[1:] for b in given]
+        assert queue.walked() == (path_errors, ignored)
+        assert queue.walked() == ([], ignored)  # the errors are given once
+    assert ignored == 0 and path_errors[0][3][0][0].startswith("cannot read")
+
+
+def test_a_walking_queue_dropped_early_stops_its_walk(tmp_path):
+    """A walking queue dropped after one batch stops the walk at the next
+    file it finds, rather than walking the rest of the tree first."""
+    for d in range(60):
+        (tmp_path / f"d{d:02}").mkdir()
+        for i in range(50):
+            (tmp_path / f"d{d:02}" / f"m{i}.py").write_bytes(b"torch.cuda.synchronize()\n")
+    rules, _rows = scan._scan_rules(scan.rule_filter())
+    queue = scan._native().ScanQueue.walking(rules, [os.fsencode(tmp_path)], [], True, 1,
+                                             20 << 20, [], 1, 1, 1, 1)
+    assert queue.next()[1] == 1
+    del queue  # no hang, no crash: the threads end and are joined
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
