@@ -801,13 +801,15 @@ def _scan_report(paths: Sequence[str], *, select=None, ignore=None,
 # are written as the tree is scanned, a batch of files at a time, so that the
 # run's memory follows one batch's findings and not the tree's (issue 14: it
 # grew by about 0.2 KB a finding when the whole tree's Report was held, and
-# the report of a large tree was mostly that). The tree is walked first
-# (walk_files: the files' names, a few bytes each, are all that is held of
-# it), the names are put in the order the whole-tree report has (the walk's,
-# or with several paths or tracked files the shown paths sorted, a file that
-# two paths reach kept once, as _Report does), and scan_files_report scans
-# them in batches whose size follows the findings they hold (about
-# _STREAM_FINDINGS each, within the bounds of _STREAM_FILES). Each batch is a
+# the report of a large tree was mostly that). The files are scanned in the
+# order the whole-tree report has: with one path the walk's, scanned as the
+# walk finds them; with several paths or tracked files the tree is walked
+# first (walk_files: the files' names, a few bytes each, are all that is held
+# of it) and the shown paths sorted, a file that two paths reach kept once, as
+# _Report does. A ScanQueue scans them in batches whose size follows the
+# findings they hold (about _STREAM_FINDINGS each, within the bounds of
+# _STREAM_FILES), one batch ahead of the one being rendered (Note [Scan
+# ahead] in python/src/bind_scan.cc). Each batch is a
 # _Report, filtered as the whole tree's is (`# noqa`, per-file-ignores); the
 # renderers write its findings and let it go before the next is scanned, and
 # the _Stream keeps what the end of a report needs: the counts of the summary
