@@ -2021,10 +2021,9 @@ uint16_t IndentBetween(const char* s, size_t line_start, size_t at) {
 // The bytes the skeleton stops at in code: control bytes (newlines among
 // them), ! " # $ % & ' ( ), ?, [ \ ], `, { | } ~ and DEL. Classified by
 // nibble (NibbleClass): kSpecial.lo[b & 15] & kSpecial.hi[b >> 4] is not 0.
-// The brackets ( ) [ ] { } have a bit of their own besides (kBracketBits):
-// the skeleton's cursor matches them itself, in a tight loop over their bits,
-// and stops only at the other specials.
-constexpr uint8_t kBracketBits = 0xC0;
+// (The brackets ( ) [ ] { } have bits 0x40 and 0x80 of their own, which no
+// classifier reads apart: the skeleton's loop tells the special bytes apart
+// by kStopCode.)
 
 constexpr NibbleClass MakeSpecialTables() {
   NibbleClass t{};
@@ -2051,46 +2050,43 @@ constexpr NibbleClass MakeSpecialTables() {
 
 constexpr NibbleClass kSpecial = MakeSpecialTables();
 
-// A bracket's code (1 '(', 2 '[', 3 '{'; a closing one's with 0x80 added),
-// 0 for any other byte.
-struct BracketCodes {
+// What the skeleton's loop does at a special byte (Note [Skeleton loop]): an
+// opening bracket's code is 1 '(', 2 '[', 3 '{', a closing one's that with
+// 0x80 added, a '\n''s kNewlineCode; any other special byte's is 0 (the rare
+// stops: SkeletonStop, or the end of the input at the padding's NUL).
+constexpr uint8_t kNewlineCode = 0x40;
+
+struct StopCodes {
   uint8_t code[256];
 };
 
-constexpr BracketCodes MakeBracketCodes() {
-  BracketCodes t{};
+constexpr StopCodes MakeStopCodes() {
+  StopCodes t{};
   t.code[static_cast<int>('(')] = 1;
   t.code[static_cast<int>('[')] = 2;
   t.code[static_cast<int>('{')] = 3;
   t.code[static_cast<int>(')')] = 0x81;
   t.code[static_cast<int>(']')] = 0x82;
   t.code[static_cast<int>('}')] = 0x83;
+  t.code[static_cast<int>('\n')] = kNewlineCode;
   return t;
 }
 
-constexpr BracketCodes kBracketCode = MakeBracketCodes();
+constexpr StopCodes kStopCode = MakeStopCodes();
 
-// A 64-byte block's special bytes (bit k: s[p + k]) and those of them that
-// are brackets; returned by value, so that the cursor's copy of them can stay
-// in registers (an out-parameter would keep them in memory).
-struct BlockMasks {
-  uint64_t special, brackets;
-};
-
-// The masks of s[p, p + 64). Reads s[p, p + 64), which the caller keeps
-// inside the padding; bytes at or past n are special (the padding's NUL is,
-// and the caller stops at n), and no bracket.
-BlockMasks ClassifyScalar(const unsigned char* s, size_t p, size_t n) {
-  uint64_t m = 0, b = 0;
+// The special bytes of s[p, p + 64) (bit k: s[p + k]). Reads s[p, p + 64),
+// which the caller keeps inside the padding; bytes at or past n are special
+// (the padding's NUL is, and the caller stops at n).
+uint64_t ClassifyScalar(const unsigned char* s, size_t p, size_t n) {
+  uint64_t m = 0;
   for (size_t k = 0; k < 64; ++k) {
     if (p + k >= n) {
       m |= ~uint64_t{0} << k;
       break;
     }
-    m |= static_cast<uint64_t>(kSpecial.byte[s[p + k]]) << k;
-    b |= static_cast<uint64_t>(kBracketCode.code[s[p + k]] != 0) << k;
+    m |= static_cast<uint64_t>(kSpecial.byte[s[p + k]] != 0) << k;
   }
-  return BlockMasks{m, b};
+  return m;
 }
 
 #if defined(ANYDEV_SCAN_NIBBLE_AVX2)
@@ -2109,26 +2105,21 @@ __attribute__((target("avx2"))) inline SpecialTablesAvx2 MakeSpecialTablesAvx2()
       _mm256_set1_epi8(0x0F)};
 }
 
-// The masks of s[0, 64) (ClassifyScalar's), from the kept tables. A
-// bracket's class has bit 6 or 7 (kBracketBits): the top bit of m | (m + m)
-// says so, read by one movemask.
-__attribute__((target("avx2"))) inline BlockMasks ClassifyWith(
+// The special bytes of s[0, 64) (ClassifyScalar's), from the kept tables.
+__attribute__((target("avx2"))) inline uint64_t ClassifyWith(
     const SpecialTablesAvx2& t, const unsigned char* s) {
-  static_assert(kBracketBits == 0xC0, "the brackets' bits are the top two");
   const __m256i zero = _mm256_setzero_si256();
-  uint64_t special = 0, brackets = 0;
+  uint64_t none = 0;
   for (int h = 0; h < 2; ++h) {
     const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + 32 * h));
     const __m256i m = _mm256_and_si256(
         _mm256_shuffle_epi8(t.lo, _mm256_and_si256(v, t.nib)),
         _mm256_shuffle_epi8(t.hi, _mm256_and_si256(_mm256_srli_epi16(v, 4), t.nib)));
-    const uint32_t none = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(m, zero)));
-    const uint32_t br =
-        static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_or_si256(m, _mm256_add_epi8(m, m))));
-    special |= static_cast<uint64_t>(~none) << (32 * h);
-    brackets |= static_cast<uint64_t>(br) << (32 * h);
+    none |= static_cast<uint64_t>(
+                static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(m, zero))))
+            << (32 * h);
   }
-  return BlockMasks{special, brackets};
+  return ~none;
 }
 #endif
 
@@ -2395,42 +2386,6 @@ __attribute__((always_inline)) inline size_t FirstNonSpace(const char* s, size_t
   }
 }
 
-// Matches the brackets at the bits of b in block (their stack: slots[1, top],
-// slots[0] a sentinel that no closing bracket matches). Returns the new top,
-// or kBracketFail where one does not match or they nest too deep (the full
-// lexer fails there).
-constexpr size_t kBracketFail = ~size_t{0};
-
-__attribute__((always_inline)) inline size_t MatchBrackets(const unsigned char* block,
-                                                           uint64_t b, uint8_t* slots,
-                                                           size_t top) {
-  if (top + 64 > kMaxBrackets) {  // 64 brackets more may nest too deep
-    do {
-      const uint8_t code = kBracketCode.code[block[static_cast<unsigned>(__builtin_ctzll(b))]];
-      b &= b - 1;
-      if (code < 0x80) {
-        if (top == kMaxBrackets) return kBracketFail;
-        slots[++top] = code;
-      } else {
-        if (slots[top] != (code & 0x7F)) return kBracketFail;  // slots[0] for top 0
-        --top;
-      }
-    } while (b != 0);
-    return top;
-  }
-  do {
-    const uint8_t code = kBracketCode.code[block[static_cast<unsigned>(__builtin_ctzll(b))]];
-    b &= b - 1;
-    if (code < 0x80) {
-      slots[++top] = code;
-    } else {
-      if (slots[top] != (code & 0x7F)) return kBracketFail;
-      --top;
-    }
-  } while (b != 0);
-  return top;
-}
-
 // The skeleton's loop (step 1 of Note [Fast path]), for one classifier:
 // kAvx2 classifies with ClassifyWith and the tables its AVX2 clone built.
 //
@@ -2465,7 +2420,7 @@ __attribute__((always_inline)) inline bool SkeletonLoop(std::string_view src, si
   slots[0] = 0xFF;
   size_t top = 0;
   size_t base = ~size_t{0} / 2;  // far from any p: the first stop classifies
-  uint64_t other = 0, brk = 0;   // the block's specials other than brackets; its brackets
+  uint64_t bits = 0;             // the block's special bytes not passed yet
   // The regions are written through a raw pointer, grown by doubling (a
   // push_back would reload and store the vector's end).
   if (regions->size() < 64) regions->resize(64);
@@ -2500,54 +2455,50 @@ __attribute__((always_inline)) inline bool SkeletonLoop(std::string_view src, si
     out->indent = indent;
     out->parent = kParentUnknown;
     if (first != kNoToken) {
+      // The special bytes at or after p (Note [Skeleton loop]); past the
+      // block, the loop's head classifies the block at p.
+      if (p - base >= 64) {
+        base = p - 64;
+        bits = 0;
+      } else {
+        bits &= ~uint64_t{0} << (p - base);
+      }
       for (;;) {  // to the newline that ends the logical line
-        size_t off = p - base;
-        if (off >= 64) {  // classify the block at p: all of it is at or after p
+        if (bits == 0) {  // the next block (what lies before it is passed)
+          p = base + 64;
           if (p >= n) {
             p = n;
             break;
           }
           base = p;
-          off = 0;
-          BlockMasks m;
           if constexpr (kAvx2) {
 #if defined(ANYDEV_SCAN_NIBBLE_AVX2)
             // s[p, p + 64) lies in the input and its 16 bytes of padding
             // while p + 48 <= n; past that the scalar classifier stops at n.
-            if (p + 48 <= n) {
-              m = ClassifyWith(tables, u + p);
-            } else {
-              m = ClassifyScalar(u, p, n);
-            }
+            bits = p + 48 <= n ? ClassifyWith(tables, u + p) : ClassifyScalar(u, p, n);
 #endif
           } else {
             (void)tables;
-            m = ClassifyScalar(u, p, n);
+            bits = ClassifyScalar(u, p, n);
           }
-          other = m.special & ~m.brackets;
-          brk = m.brackets;
-        }
-        const uint64_t from = ~uint64_t{0} << off;
-        const uint64_t o = other & from;
-        const uint64_t b = brk & from & ((o & (0 - o)) - 1);  // those before it
-        if (b != 0) {
-          top = MatchBrackets(u + base, b, slots, top);
-          if (top == kBracketFail) return false;
-        }
-        if (o == 0) {
-          p = base + 64;
           continue;
         }
-        p = base + static_cast<unsigned>(__builtin_ctzll(o));
-        if (p >= n) break;
-        if (s[p] == '\n') {
-          ++p;
+        const size_t at = base + static_cast<unsigned>(__builtin_ctzll(bits));
+        bits &= bits - 1;
+        const uint8_t code = kStopCode.code[u[at]];
+        if (code > kNewlineCode) {  // a closing bracket: slots[0] matches none
+          if (slots[top] != (code & 0x7F)) return false;
+          --top;
+          continue;
+        }
+        if (code == kNewlineCode) {
           if (top != 0) continue;
           // The logical line ends. Where the next one starts as most do
           // (spaces, then a token), its region is begun here, without
           // leaving the loop; else the outer loop takes the line start.
-          // (At p == n the padding's NUL starts no token: the test below
-          // ends the line there, with no test of its own for the end.)
+          // (The bytes up to its token are spaces, no special byte among
+          // them; at n the padding's NUL starts no token.)
+          p = at + 1;
           if (out + 1 == out_end) break;
           const size_t q = FirstNonSpace(s, p);
           if (!kStartsToken.yes[u[q]]) break;
@@ -2557,13 +2508,26 @@ __attribute__((always_inline)) inline bool SkeletonLoop(std::string_view src, si
           out->first = static_cast<uint32_t>(q);
           out->indent = static_cast<uint16_t>(std::min<size_t>(q - p, 0xFFFF));
           out->parent = kParentUnknown;
-          p = q;
           continue;
         }
+        if (code != 0) {  // an opening bracket
+          if (top == kMaxBrackets) return false;
+          slots[++top] = code;
+          continue;
+        }
+        // The rare stops: strings, comments, continuations, '\r', the end.
+        p = at;
+        if (p >= n) break;
         const bool newline = s[p] == '\r';
         p = SkeletonStop(st, p);
         if (p == 0) return false;
         if (newline && top == 0) break;
+        if (p - base >= 64) {  // the head classifies the block at p
+          base = p - 64;
+          bits = 0;
+        } else {
+          bits &= ~uint64_t{0} << (p - base);
+        }
       }
       if (p >= n && top != 0) return false;
     }
