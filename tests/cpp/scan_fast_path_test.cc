@@ -362,6 +362,62 @@ TEST(ScanFastPath, SkeletonBracketDepthLimit) {
   }
 }
 
+// The skeleton ends a plain f-string by a scan of its own (Note [Plain
+// f-strings] in python_scan.cc) and hands the others to the lexer's code:
+// where it says plain, its end must be the lexer's, on chosen bodies and on
+// random ones of the bytes that matter (fields, conversions, specs, nested
+// fields, '=', quotes, backslashes, newlines, brackets, a NUL), with either
+// quote and prefix; then whole files with f-strings across the skeleton's
+// blocks, both paths.
+TEST(ScanFastPath, PlainFStringsEndAsTheLexerEndsThem) {
+  size_t plain_seen = 0;
+  const auto check = [&plain_seen](const std::string& src, size_t start, size_t quote) {
+    size_t plain = 0, lexed = 0;
+    internal::FStringEndsForTesting(src, start, quote, &plain, &lexed);
+    if (plain != 0) {
+      ++plain_seen;
+      EXPECT_EQ(plain, lexed) << src;
+    }
+  };
+  const char* bodies[] = {
+      "", "a", "{x}", "{x!r}", "{x!r:>10}", "{x:.3f}", "{{x}}", "}", "{x:{w}}", "{x=}",
+      "{x:=3}", "{x!=y}", "{ }", "{}", "{x", "{x:", "{1.e5}", "{x!r :>3}", "{x!r\t}",
+      "{x.y.z:>{w}.{p}f}", "{a b}", "{x!}", "{x!:}", "{x::}", "{x:}}", "{x}}", "{{", "{x!r!s}",
+      "{x:\\n}", "a\\nb", "{x:a\nb}", "{x[0]}", "{f(x)}", "{'a'}", "{x:'}", "{x # c}",
+      "{\xc3\xa9}", "{x!\xc3\xa9}", "{x:\xc3\xa9}", "{x!r:}", "{ x . y }", "{0x1f}", "{1e+5}",
+  };
+  for (const char* body : bodies) {
+    for (const char* prefix : {"f", "rf", "F", "fR"}) {
+      for (const char* quote : {"\"", "'"}) {
+        const std::string head = std::string("x = ") + prefix;
+        check(head + quote + body + quote + " + 1\n", 4, head.size());
+        check(head + quote + body, 4, head.size());  // unterminated
+      }
+    }
+  }
+  const std::string alphabet = "ab_9. {}{}!:=rs'\"\\\n\t(#,>\r";
+  uint32_t seed = 7;
+  for (int round = 0; round < 20000; ++round) {
+    std::string body;
+    seed = seed * 1103515245u + 12345u;
+    const int len = static_cast<int>((seed >> 16) % 16);
+    for (int j = 0; j < len; ++j) {
+      seed = seed * 1103515245u + 12345u;
+      body += alphabet[(seed >> 16) % alphabet.size()];
+    }
+    if (round % 50 == 0) body += '\0';
+    const char quote = round % 2 ? '"' : '\'';
+    check("f" + std::string(1, quote) + body + quote + body + quote + "\n", 0, 1);
+  }
+  EXPECT_GT(plain_seen, 2000u);
+  for (int pad = 0; pad < 130; ++pad) {
+    const std::string fill(static_cast<size_t>(pad), 'a');
+    Both("import torch\nv = " + fill + " + 1\nx = f\"{a.b:.3f} on torch.cuda {c!r}\" + (\n" +
+         "  f'{d}}}{{'); torch.cuda.synchronize()\ny = f\"{e:{w}}\" + f'''{x}\n'''\n" +
+         "z = f\"cuda:{rank}\"\ntorch.cuda.synchronize()\n");
+  }
+}
+
 // NeedleSearch (prefilter.cc) against a plain search of every offset: whole
 // words and not, short aliases that occur inside words (Note [Word
 // boundaries]), needles at the text's start, after a non-ASCII byte, across
