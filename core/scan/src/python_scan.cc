@@ -2105,15 +2105,26 @@ __attribute__((target("avx2"))) inline SpecialTablesAvx2 MakeSpecialTablesAvx2()
       _mm256_set1_epi8(0x0F)};
 }
 
+constexpr bool NoHighByteIsSpecial() {
+  for (int h = 8; h < 16; ++h) {
+    if (kSpecial.hi[h] != 0) return false;
+  }
+  return true;
+}
+
 // The special bytes of s[0, 64) (ClassifyScalar's), from the kept tables.
+// The low nibble's lookup takes the byte as it is: a byte with its top bit
+// set looks up 0 (vpshufb), as its high nibble does (no byte of 0x80 or
+// more is special), so the mask that clears the top bit is not needed.
 __attribute__((target("avx2"))) inline uint64_t ClassifyWith(
     const SpecialTablesAvx2& t, const unsigned char* s) {
+  static_assert(NoHighByteIsSpecial(), "the low nibble's lookup relies on it");
   const __m256i zero = _mm256_setzero_si256();
   uint64_t none = 0;
   for (int h = 0; h < 2; ++h) {
     const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + 32 * h));
     const __m256i m = _mm256_and_si256(
-        _mm256_shuffle_epi8(t.lo, _mm256_and_si256(v, t.nib)),
+        _mm256_shuffle_epi8(t.lo, v),
         _mm256_shuffle_epi8(t.hi, _mm256_and_si256(_mm256_srli_epi16(v, 4), t.nib)));
     none |= static_cast<uint64_t>(
                 static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(m, zero))))
