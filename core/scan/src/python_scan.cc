@@ -2617,7 +2617,11 @@ __attribute__((always_inline)) inline bool SkeletonLoop(std::string_view src, si
         // The rare stops: strings, comments, continuations, '\r', the end.
         p = at;
         if (p >= n) break;
-        const bool newline = s[p] == '\r';
+        // (The byte read again: kept from the code's lookup, it held a
+        // register through the loop.)
+        const char* again = s;
+        __asm__("" : "+r"(again));
+        const bool newline = again[p] == '\r';
         p = SkeletonStop(st, p);
         if (p == 0) return false;
         if (newline && top == 0) break;
