@@ -2281,8 +2281,33 @@ constexpr FieldExprBytes kFieldExpr = MakeFieldExprBytes();
 size_t PlainFStringEnd(const char* s, size_t q, char quote) {
   const unsigned char* u = reinterpret_cast<const unsigned char*>(s);
   const bool* stop = kStringStop[(quote == '"' ? 1 : 0) + 2];
+#if defined(__SSE2__)
+  const __m128i vq = _mm_set1_epi8(quote), bs = _mm_set1_epi8('\\');
+  const __m128i lf = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r');
+  const __m128i ob = _mm_set1_epi8('{'), cb = _mm_set1_epi8('}');
+  const __m128i nul = _mm_setzero_si128();
+#endif
   for (;;) {
+#if defined(__SSE2__)
+    // The literal text, 16 bytes a step: s[q, q + 16) is in the input or
+    // its padding while q <= n, and the padding's NUL stops the search.
+    for (;;) {
+      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + q));
+      const __m128i hit = _mm_or_si128(
+          _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, vq), _mm_cmpeq_epi8(v, bs)),
+                       _mm_or_si128(_mm_cmpeq_epi8(v, ob), _mm_cmpeq_epi8(v, cb))),
+          _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, lf), _mm_cmpeq_epi8(v, cr)),
+                       _mm_cmpeq_epi8(v, nul)));
+      const unsigned m = static_cast<unsigned>(_mm_movemask_epi8(hit));
+      if (m != 0) {
+        q += static_cast<size_t>(__builtin_ctz(m));
+        break;
+      }
+      q += 16;
+    }
+#else
     while (!stop[u[q]]) ++q;  // literal text
+#endif
     char c = s[q];
     if (c == quote) return q + 1;
     if (c != '{' && c != '}') return 0;  // a backslash, a newline, a NUL
