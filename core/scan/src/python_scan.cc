@@ -271,9 +271,13 @@ class Lexer {
   // Lexes code. At top level (in_field false) it runs to the end of the
   // input; in an f-string replacement field it returns with p_ at the '}',
   // '!' or ':' that ends the field's expression.
+  // failed_ is asked where it can have changed (after a string, whose body
+  // may fail), not at every token: a token's store may alias it (a bool), so
+  // the loop read it from memory each time.
   void LexCode(bool in_field) {
     const size_t base = brackets_.size();
-    while (!failed_) {
+    if (failed_) return;
+    for (;;) {
       if (p_ >= n_) {
         if (in_field) Fail(p_, "unterminated f-string replacement field");
         return;
@@ -288,6 +292,7 @@ class Lexer {
           const size_t start = p_;
           p_ = q;
           String(start, raw, fmt);
+          if (failed_) return;
           continue;
         }
         Emit(kName, p_, q);
@@ -324,6 +329,7 @@ class Lexer {
         case '"':
         case '\'':
           String(p_, false, false);
+          if (failed_) return;
           continue;
         case '(':
         case '[':
