@@ -302,10 +302,14 @@ class Lexer {
       switch (c) {
         case ' ':
         case '\t':
-        case '\f':
-          ++p_;
-          while (s_[p_] == ' ') ++p_;
+        case '\f': {
+          // In a local: a byte's load may alias p_, so a loop on p_ itself
+          // stored it at every byte.
+          size_t q = p_ + 1;
+          while (s_[q] == ' ') ++q;
+          p_ = q;
           continue;
+        }
         case '\n':
         case '\r':
           SkipNewline();
