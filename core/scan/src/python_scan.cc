@@ -264,7 +264,9 @@ class Lexer {
 
   void Comment() {
     const size_t start = p_;
-    while (!kCommentStop[static_cast<unsigned char>(s_[p_])]) ++p_;
+    size_t q = p_;  // a local (see LexCode's spaces)
+    while (!kCommentStop[static_cast<unsigned char>(s_[q])]) ++q;
+    p_ = q;
     NoteComment(std::string_view(s_ + start, p_ - start), static_cast<uint32_t>(start), out_);
   }
 
@@ -460,18 +462,19 @@ class Lexer {
 
   void Number() {
     const size_t start = p_;
-    ++p_;
-    while (p_ < n_) {
-      const unsigned char c = static_cast<unsigned char>(s_[p_]);
+    size_t q = p_ + 1;  // a local (see LexCode's spaces)
+    while (q < n_) {
+      const unsigned char c = static_cast<unsigned char>(s_[q]);
       if (IsIdentChar(c) || c == '.') {
-        ++p_;
-      } else if ((c == '+' || c == '-') && (s_[p_ - 1] == 'e' || s_[p_ - 1] == 'E') &&
-                 !(s_[start] == '0' && p_ - start > 1 && (s_[start + 1] | 0x20) == 'x')) {
-        ++p_;
+        ++q;
+      } else if ((c == '+' || c == '-') && (s_[q - 1] == 'e' || s_[q - 1] == 'E') &&
+                 !(s_[start] == '0' && q - start > 1 && (s_[start + 1] | 0x20) == 'x')) {
+        ++q;
       } else {
         break;
       }
     }
+    p_ = q;
     Emit(kNumber, start, p_);
   }
 
@@ -492,7 +495,9 @@ class Lexer {
       // The fast path: bytes that cannot end or escape anything (the
       // padding's NUL stops it at the end).
       const bool* stop = kStringStop[(quote == '"' ? 1 : 0) + (fmt ? 2 : 0)];
-      while (!stop[static_cast<unsigned char>(s_[p_])]) ++p_;
+      size_t at = p_;  // a local (see LexCode's spaces)
+      while (!stop[static_cast<unsigned char>(s_[at])]) ++at;
+      p_ = at;
       if (p_ >= n_) {
         Fail(start, triple ? "unterminated triple-quoted string literal"
                            : "unterminated string literal");
