@@ -617,6 +617,26 @@ class Lexer {
   bool failed_ = false;
 };
 
+// Matches every bracket of t[0, n) as counting the depth forwards does (each
+// close with the nearest open before it still open): match[open] becomes its
+// closer's index; the others are left as they are. The stack of opens is an
+// array as deep as there are tokens, with no call in the loop: with a
+// vector's push_back (which may allocate) GCC kept the loop's pointers on
+// the stack, 13 instructions a token.
+void MatchAllBrackets(const Tok* t, size_t n, uint32_t* match) {
+  std::unique_ptr<uint32_t[]> stack(new uint32_t[n + 1]);
+  uint32_t* const opens = stack.get();
+  size_t top = 0;
+  for (size_t k = 0; k < n; ++k) {
+    const uint8_t type = t[k].type;
+    if (IsOpen(type)) {
+      opens[top++] = static_cast<uint32_t>(k);
+    } else if (IsClose(type) && top != 0) {
+      match[opens[--top]] = static_cast<uint32_t>(k);
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------
 // What the resolver tells the literal rules: the chains that resolve to the
 // few torch names their positions depend on.
@@ -987,19 +1007,7 @@ class Resolver {
       const size_t n = t_.size() - kSentinels;
       if (match_.empty()) {
         match_.assign(t_.size(), static_cast<uint32_t>(n));
-        std::vector<uint32_t> opens;
-        // Through raw pointers: the push_back may allocate, a call after
-        // which GCC reloaded the buffer's pointers at every token.
-        const Tok* const t = &t_[0];
-        uint32_t* const match = match_.data();
-        for (size_t k = 0; k < n; ++k) {
-          if (IsOpen(t[k].type)) {
-            opens.push_back(static_cast<uint32_t>(k));
-          } else if (IsClose(t[k].type) && !opens.empty()) {
-            match[opens.back()] = static_cast<uint32_t>(k);
-            opens.pop_back();
-          }
-        }
+        MatchAllBrackets(&t_[0], n, match_.data());
       }
       const size_t j = match_[i];
       return j == n ? -1 : static_cast<int64_t>(t_[j].end);
@@ -1486,20 +1494,7 @@ class PyLiterals {
 
   void MatchBrackets() const {
     match_.assign(n_ + 1, static_cast<uint32_t>(n_));
-    std::vector<uint32_t> opens;
-    // Through raw pointers: the push_back may allocate, a call after which
-    // GCC reloaded the buffer's pointer at every token.
-    const Tok* const t = &t_[0];
-    uint32_t* const match = match_.data();
-    for (size_t j = 0; j < n_; ++j) {
-      const uint8_t type = t[j].type;
-      if (IsOpen(type)) {
-        opens.push_back(static_cast<uint32_t>(j));
-      } else if (IsClose(type) && !opens.empty()) {
-        match[opens.back()] = static_cast<uint32_t>(j);
-        opens.pop_back();
-      }
-    }
+    MatchAllBrackets(&t_[0], n_, match_.data());
   }
 
   // The chain whose first token is k, or null.
