@@ -128,6 +128,35 @@ TEST(ScanFastPath, DeadTextAndTheStringsRulesRead) {
   EXPECT_NE(out.find("AD107 call 14:"), std::string::npos) << out;    // after a continued string
 }
 
+// A match in dead text sends the searches on from the end of its span (a
+// match that starts in a span ends in it): spans with several needles and
+// aliases, over several lines, with a live needle or an alias right after
+// them on the same line and on the next, at every offset across the
+// search's 32-byte blocks, and a span that ends the file.
+TEST(ScanFastPath, DeadSpansAreSkippedWhole) {
+  const std::string body = Lines({
+      "import torch", "import torch.cuda as tc",
+      "\"\"\"cuda cuda tc", "tc cuda\"\"\"; tc.synchronize(); x = 1  # cuda tc cuda",
+      "y = b'cuda tc cuda'+tc.current_device() + torch.cuda.current_device()",
+      "# tc cuda tc", "tc.set_device(0)  # tc", "z = '''tc'''  # cuda",
+      "torch.cuda.synchronize()  # tc cuda tc", "w = '''cuda tc'''tc.synchronize()"});
+  for (int pad = 0; pad < 70; ++pad) {
+    const std::string fill(static_cast<size_t>(pad), 'a');
+    for (const std::string& tail : {std::string(), std::string("# cuda tc"),
+                                    std::string("'''tc\ncuda'''")}) {
+      bool taken = false;
+      const std::string out = Both("v = " + fill + "\n" + body + tail, &taken);
+      EXPECT_TRUE(taken);
+      EXPECT_NE(out.find("AD107 call 5:"), std::string::npos) << out;
+      EXPECT_NE(out.find("AD103 call 6:21"), std::string::npos) << out;
+      EXPECT_NE(out.find("AD103 call 6:43"), std::string::npos) << out;
+      EXPECT_NE(out.find("AD110 call 8:"), std::string::npos) << out;
+      EXPECT_NE(out.find("AD107 call 10:"), std::string::npos) << out;
+      EXPECT_NE(out.find("AD107 call 11:"), std::string::npos) << out;  // right after a span
+    }
+  }
+}
+
 TEST(ScanFastPath, CallsOverLinesSuppressionsAndLineEnds) {
   const std::vector<std::string> lines = {
       "import torch", "torch.cuda.set_device(", "    rank)", "x = torch.zeros(", "    4,",

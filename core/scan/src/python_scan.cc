@@ -2825,8 +2825,8 @@ size_t MarkHits(const NeedleSearch& search, std::string_view src, size_t begin,
   const size_t n = src.size();
   size_t r = 0, added = 0, span = 0;
   for (size_t at = search.Next(src.data(), begin, begin, n); at < n;) {
-    if (InDeadText(dead, &span, at)) {
-      at = search.Next(src.data(), begin, at + 1, n);
+    if (InDeadText(dead, &span, at)) {  // on from the span's end
+      at = search.Next(src.data(), begin, dead[span + 1], n);
       continue;
     }
     r = RegionFrom(regions, r, at);
@@ -3026,7 +3026,8 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
     resolver.binding_offsets_ = &fs.binding_offsets;
     for (size_t at = search.Next(src.data(), begin, begin, n); at < n;) {
       if (InDeadText(fs.dead, &span, at)) {
-        at = search.Next(src.data(), begin, at + 1, n);
+        // On from the span's end: a match that starts in it ends in it.
+        at = search.Next(src.data(), begin, fs.dead[span + 1], n);
         continue;
       }
       r = RegionFrom(regions, r, at);
