@@ -221,14 +221,28 @@ TEST(ScanFastPath, HugeLinesAndDeepBrackets) {
   Both(deep);  // deeper than the skeleton tracks: the full path
 }
 
-// The skeleton classifies 64 bytes at a time and matches the brackets of a
-// block from its bit mask, stopping only at the other special bytes: every
-// construct is shifted across the blocks' boundaries (offsets 31, 32, 63, 64
-// among them) by a prefix of 0 to 129 bytes, as code, as a string the
-// skeleton jumps over, as a comment line and as a bracket over two lines.
-// Well-formed inputs must take the fast path; a mismatched bracket, at
-// whatever offset, must not.
-TEST(ScanFastPath, SkeletonBlockBoundaries) {
+// The skeleton classifies 64 bytes at a time and walks the special bytes of
+// a block from its bit mask (brackets and newlines by a table, the others
+// out of line; Note [Skeleton loop]): every construct is shifted across the
+// blocks' boundaries (offsets 31, 32, 63, 64 among them) by a prefix of 0 to
+// 129 bytes, as code, as a string the skeleton jumps over, as a comment line
+// and as a bracket over two lines. Well-formed inputs must take the fast
+// path; a mismatched bracket, at whatever offset, must not. Then files of
+// lines 60 to 68 bytes long (so that newlines, brackets and line starts fall
+// at every offset of a block), with indents that cross a block.
+void CheckSkeletonBlockBoundaries();
+
+TEST(ScanFastPath, SkeletonBlockBoundaries) { CheckSkeletonBlockBoundaries(); }
+
+// The same with the skeleton's scalar classifier, which a CPU without AVX2
+// takes (and the AVX2 loop near a file's end).
+TEST(ScanFastPath, SkeletonBlockBoundariesScalar) {
+  internal::SetSkeletonScalarForTesting(true);
+  CheckSkeletonBlockBoundaries();
+  internal::SetSkeletonScalarForTesting(false);
+}
+
+void CheckSkeletonBlockBoundaries() {
   struct Body {
     const char* text;
     bool fast;  // the fast path takes it
@@ -287,6 +301,23 @@ TEST(ScanFastPath, SkeletonBlockBoundaries) {
             "import torch\nv = [" + fill + ",\n  " + fill + "]\n"}) {
         Both(prefix + body);
       }
+    }
+  }
+  for (int len = 60; len <= 68; ++len) {
+    for (const char* nl : {"\n", "\r\n"}) {
+      std::string src = "import torch\n";
+      for (int k = 0; k < 12; ++k) {
+        // A call that fills the line, one open over the line's end, and a
+        // line whose indent runs into the next block.
+        const size_t fill = static_cast<size_t>(len) - 24 - std::string(nl).size();
+        src += "torch.cuda.synchronize(" + std::string(fill, 'b') + ")" + nl;  // len bytes
+        src += "x = (" + std::string(static_cast<size_t>(k * 5), 'c') + nl + "  1)" + nl;
+        src += "if x:" + std::string(nl) + std::string(static_cast<size_t>(60 + k), ' ') +
+               "torch.cuda.synchronize()" + nl;
+      }
+      bool taken = false;
+      Both(src, &taken);
+      EXPECT_TRUE(taken) << src;
     }
   }
 }

@@ -2690,6 +2690,8 @@ __attribute__((noinline, target("avx2,bmi"))) bool SkeletonLoopAvx2(
 }
 #endif
 
+std::atomic<int> skeleton_scalar{0};  // SetSkeletonScalarForTesting
+
 // Out of line (it costs the same inlined), so that a profile shows its share.
 // `has_cr`: whether src holds a '\r' (ScanSource's text check found it).
 __attribute__((noinline)) bool SkeletonPass(std::string_view src, size_t begin, bool has_cr,
@@ -2701,7 +2703,9 @@ __attribute__((noinline)) bool SkeletonPass(std::string_view src, size_t begin, 
   const SkeletonState st{s, n, begin, has_cr, strings, scratch, scratch_out, dead};
   dead->clear();
 #if defined(ANYDEV_SCAN_NIBBLE_AVX2)
-  if (HaveAvx2()) return SkeletonLoopAvx2(src, begin, st, regions);
+  if (HaveAvx2() && skeleton_scalar.load(std::memory_order_relaxed) == 0) {
+    return SkeletonLoopAvx2(src, begin, st, regions);
+  }
 #endif
   return SkeletonLoopScalar(src, begin, st, regions);
 }
@@ -3181,6 +3185,10 @@ void ScanPythonFull(const RuleSet& rules, std::string_view src, size_t begin, Le
 }
 
 }  // namespace
+
+void SetSkeletonScalarForTesting(bool scalar) {
+  skeleton_scalar.store(scalar ? 1 : 0, std::memory_order_relaxed);
+}
 
 void SetParentWalkBudgetForTesting(int per_line) {
   parent_walk_budget.store(per_line < 0 ? 4 : per_line, std::memory_order_relaxed);
