@@ -2628,19 +2628,22 @@ __attribute__((always_inline)) inline bool SkeletonLoop(std::string_view src, si
         if (code == kNewlineCode) {
           if (top != 0) continue;
           // The logical line ends. Where the next one starts as most do
-          // (spaces, then a token), its region is begun here, without
-          // leaving the loop; else the outer loop takes the line start.
-          // (The bytes up to its token are spaces, no special byte among
-          // them; at n the padding's NUL starts no token.)
+          // (spaces, then a token), or is blank (spaces, then '\n'), its
+          // region is begun here, without leaving the loop (a blank line's
+          // region is ended by its '\n', which comes next); else the outer
+          // loop takes the line start. (The bytes up to its token are
+          // spaces, no special byte among them; at n the padding's NUL
+          // starts no token.)
           p = at + 1;
           if (out + 1 == out_end) break;
           const size_t q = FirstNonSpace(s, p);
-          if (!kStartsToken.yes[u[q]]) break;
+          const bool blank = u[q] == '\n';
+          if (!kStartsToken.yes[u[q]] && !blank) break;
           out->end = static_cast<uint32_t>(p);
           ++out;
           out->start = static_cast<uint32_t>(p);
-          out->first = static_cast<uint32_t>(q);
-          out->indent = static_cast<uint16_t>(std::min<size_t>(q - p, 0xFFFF));
+          out->first = blank ? kNoToken : static_cast<uint32_t>(q);
+          out->indent = blank ? 0xFFFF : static_cast<uint16_t>(std::min<size_t>(q - p, 0xFFFF));
           out->parent = kParentUnknown;
           continue;
         }
