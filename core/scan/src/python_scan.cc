@@ -1962,9 +1962,11 @@ class PyLiterals {
 //   1. runs a skeleton pass over the file (SkeletonPass): it finds the
 //      logical lines (a vectorised scan, 64 bytes a step classified by
 //      nibble, for the bytes that can end one or open a string, bracket,
-//      comment or continuation; the brackets are matched from their own bit
-//      mask in the cursor, which stops only at the others; each string is
-//      ended as the full lexer's own code ends it, an f-string by that code),
+//      comment or continuation; one loop walks a block's special bytes from
+//      its mask, the brackets and newlines by a table and the others out of
+//      line, Note [Skeleton loop]; each string is ended as the full lexer's
+//      own code ends it, an f-string by that code unless its fields are
+//      plain, Note [Plain f-strings]),
 //      with their indents (their nearest enclosing line, the previous one of
 //      a smaller indent, is found on demand by Parents, for the lines that
 //      enclose a binding), and gives up on anything the full lexer would
@@ -1995,17 +1997,18 @@ class PyLiterals {
 //
 // Its costs, on the Python files of the 20 MB generated GPU tree (13.6 MB,
 // 232k lines, 614k brackets; `bench_vs_rg.py --size-mb 20 --callgrind
-// --language python`, callgrind over scan_native): 13.1 instructions a byte
-// in all, of which the skeleton 3.4 (its loop with the classification 2.6,
-// Note [Skeleton loop]; 0.8 the strings and comments it passes), the
-// needle search 1.9, the resolver 2.2, the lexer 1.7 and the literal rules
-// 0.8 over the 8% of the bytes that are lexed (22.8k of the lines, 240k
-// tokens), the bookkeeping of the marked lines (the first search's loop,
-// LexMarked, the walks to enclosing lines) 1.4, and the driver's checks, line
-// numbers, the walk and start-up 1.7. The skeleton is the largest single
-// part, but even at nothing it would leave 9.7; the rest is spread over work
-// per line, per marked line and per token, with no one hot spot
-// (docs/scan.md, "Fast path costs").
+// --language python`, callgrind over scan_native): 11.28 instructions a byte
+// in all (154.0M), of which the skeleton 2.8 (its loop with the
+// classification 2.3, Note [Skeleton loop]; 0.5 the strings and comments it
+// passes), the needle searches 1.6 (a match in dead text sends them on from
+// the end of its span: docstrings hold many), the resolver 2.0, the lexer
+// 1.6 and the literal rules 0.5 over the 8% of the bytes that are lexed
+// (22.8k of the lines, 240k tokens), the bookkeeping of the marked lines (the
+// first search's loop, LexMarked, the walks to enclosing lines) 0.9, and the
+// driver's checks, line numbers, the walk and start-up 1.8. The skeleton is
+// the largest single part, but even at nothing it would leave 8.5; the rest
+// is spread over work per line, per marked line and per token, with no one
+// hot spot (docs/scan.md, "Fast path costs").
 
 namespace {
 
@@ -2524,24 +2527,35 @@ __attribute__((always_inline)) inline size_t FirstNonSpace(const char* s, size_t
 // kAvx2 classifies with ClassifyWith and the tables its AVX2 clone built.
 //
 // Note [Skeleton loop]: the loop keeps all of its state in locals (the
-// classified block's base and masks, the bracket stack's top, the regions'
-// cursor), not in a cursor object and a stack struct, so that GCC keeps them
-// in registers; its AVX2 clone inlines the classification, from tables built
-// once a file (a call there clobbered the vector and caller-saved registers,
-// and the tables were built again at every block). What would spill them is
-// kept out of line: the rare stops in code (SkeletonStop) and the rare line
-// starts (LineStartRare: a tab or form feed, a comment, a continuation, a
-// blank line), which return what they find by value. A region's start, first
-// token and indent are written as soon as they are known, its end when the
-// line ends, and where the next line starts as most do (spaces, then a
-// token) the loop begins its region without leaving. On the Python files of
-// the 20 MB GPU tree it takes 35.3M instructions: 7M classifying 200k
-// blocks (about 36 each), 7M matching 614k brackets on the stack (about 11
-// each), and about 90 a line for the lines' starts and ends and the stops
-// at strings, comments and continuations. What the masks do not give yet is
-// the lines' ends and depths without a stop at each newline, and the
-// brackets' matching without a step per bracket (docs/scan.md, "Fast path
-// costs").
+// classified block's base and the special bytes of it not passed yet, the
+// bracket stack's top, the regions' cursor), not in a cursor object and a
+// stack struct, so that GCC keeps them in registers; its AVX2 clone inlines
+// the classification, from tables built once a file (a call there clobbered
+// the vector and caller-saved registers, and the tables were built again at
+// every block). One loop walks the special bytes of a block in order from
+// its one mask, each looked up in kStopCode: an opening bracket is pushed, a
+// closing one matched, a newline at depth 0 ends the logical line, and
+// where the next line starts as most do (spaces, then a token or a blank
+// line's '\n') the loop writes the line's end and begins the next region
+// without leaving; the block after is classified when the mask is empty.
+// What would spill the state is kept out of line: the rare stops in code
+// (SkeletonStop: strings, comments, continuations, '\r', tabs, operators
+// that are special) and the rare line starts (LineStartRare: a tab or form
+// feed, a comment, a continuation), which return what they find by value;
+// after a rare stop the mask's bits before its end are cleared, or the
+// block at its end classified. On the Python files of the 20 MB GPU tree
+// it takes 31.0M instructions (35.3M when it stopped at each newline and
+// special, matching the brackets before it from a second mask, and
+// recomputed the masks from the stop at each): about 36 a block for 202k
+// blocks, 11 a special byte for 817k (289k opening and 289k closing
+// brackets, 210k newlines) and 20 a line begun in the loop. What the masks
+// do not give: the depths at the newlines without a step per bracket. A
+// block whose special bytes are only parentheses and newlines, where depths
+// could come from popcounts of an open and a close mask, is 42% of this
+// tree's blocks (32% of its brackets, 45% of its newlines), and the masks
+// (parentheses, odd bytes, newlines) would cost about 16 instructions a
+// block: about 3.2M more for about 3.7M less, not worth the code
+// (docs/scan.md, "Fast path costs").
 template <bool kAvx2, class Tables>
 __attribute__((always_inline)) inline bool SkeletonLoop(std::string_view src, size_t begin,
                                                         const SkeletonState& st,
