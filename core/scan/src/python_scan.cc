@@ -2833,12 +2833,34 @@ size_t RegionOf(const std::vector<Region>& regions, uint32_t off) {
 
 // The region holding offset `at`, from region r on (at is at or past r's
 // start: the matches ascend). The last region's start is asked first, so
-// that the walk needs no test for the end.
+// that the walk needs no test for the end. The next four regions are asked
+// in turn, then it gallops (steps of 8, 16, ...) and halves: a hit of the
+// first search lies about eleven regions on from the last one on the
+// Python files of the 20 MB GPU tree, where a walk cost 2.0M instructions.
 size_t RegionFrom(const std::vector<Region>& regions, size_t r, size_t at) {
   const Region* const rs = regions.data();
-  if (at >= rs[regions.size() - 1].start) return regions.size() - 1;
-  while (rs[r + 1].start <= at) ++r;
-  return r;
+  const size_t last = regions.size() - 1;
+  if (at >= rs[last].start) return last;
+  for (int k = 0; k < 4; ++k) {
+    if (rs[r + 1].start > at) return r;
+    ++r;
+  }
+  // rs[r].start <= at < rs[last].start: the region is in [r, last).
+  size_t lo = r, hi = r + 8;
+  for (size_t step = 8; hi < last && rs[hi].start <= at; step *= 2) {
+    lo = hi;
+    hi += step;
+  }
+  if (hi > last) hi = last;
+  while (hi - lo > 1) {  // rs[lo].start <= at < rs[hi].start
+    const size_t mid = lo + (hi - lo) / 2;
+    if (rs[mid].start <= at) {
+      lo = mid;
+    } else {
+      hi = mid;
+    }
+  }
+  return lo;
 }
 
 // Marks the regions that hold a match of `search`; returns how many were
