@@ -219,6 +219,12 @@ TEST(ScanFastPath, HugeLinesAndDeepBrackets) {
   const std::string deep = "import torch\nx = " + std::string(300, '(') +
                            "torch.cuda.synchronize()" + std::string(300, ')') + "\n";
   Both(deep);  // deeper than the skeleton tracks: the full path
+  // Indents of 0xFFFF spaces and more (kept as 0xFFFF), after a line that
+  // the skeleton's loop ends itself.
+  for (size_t spaces : {size_t{65534}, size_t{65535}, size_t{65536}, size_t{70000}}) {
+    Both("import torch\nif x:\n" + std::string(spaces, ' ') + "torch.cuda.synchronize()\n" +
+         std::string(spaces, ' ') + "y = 1\ntorch.cuda.synchronize()\n");
+  }
 }
 
 // The skeleton classifies 64 bytes at a time and walks the special bytes of

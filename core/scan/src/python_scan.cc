@@ -2655,13 +2655,24 @@ __attribute__((always_inline)) inline bool SkeletonLoop(std::string_view src, si
           p = at + 1;
           if (out + 1 == out_end) break;
           const size_t q = FirstNonSpace(s, p);
-          const bool blank = u[q] == '\n';
-          if (!kStartsToken.yes[u[q]] && !blank) break;
+          uint32_t next_first;
+          uint16_t next_indent;
+          if (kStartsToken.yes[u[q]]) {
+            // (An indent of 0xFFFF spaces or more is the outer loop's.)
+            if (q - p >= 0xFFFF) break;
+            next_first = static_cast<uint32_t>(q);
+            next_indent = static_cast<uint16_t>(q - p);
+          } else if (u[q] == '\n') {
+            next_first = kNoToken;
+            next_indent = 0xFFFF;
+          } else {
+            break;
+          }
           out->end = static_cast<uint32_t>(p);
           ++out;
           out->start = static_cast<uint32_t>(p);
-          out->first = blank ? kNoToken : static_cast<uint32_t>(q);
-          out->indent = blank ? 0xFFFF : static_cast<uint16_t>(std::min<size_t>(q - p, 0xFFFF));
+          out->first = next_first;
+          out->indent = next_indent;
           out->parent = kParentUnknown;
           continue;
         }
