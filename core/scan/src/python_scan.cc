@@ -1997,18 +1997,20 @@ class PyLiterals {
 //
 // Its costs, on the Python files of the 20 MB generated GPU tree (13.6 MB,
 // 232k lines, 614k brackets; `bench_vs_rg.py --size-mb 20 --callgrind
-// --language python`, callgrind over scan_native): 11.28 instructions a byte
-// in all (154.0M), of which the skeleton 2.8 (its loop with the
-// classification 2.3, Note [Skeleton loop]; 0.5 the strings and comments it
+// --language python`, callgrind over scan_native): 11.20 instructions a byte
+// in all (152.8M), of which the skeleton 2.75 (its loop with the
+// classification 2.2, Note [Skeleton loop]; 0.5 the strings and comments it
 // passes), the needle searches 1.6 (a match in dead text sends them on from
 // the end of its span: docstrings hold many), the resolver 2.0, the lexer
 // 1.6 and the literal rules 0.5 over the 8% of the bytes that are lexed
-// (22.8k of the lines, 240k tokens), the bookkeeping of the marked lines (the
-// first search's loop, LexMarked, the walks to enclosing lines) 0.9, and the
-// driver's checks, line numbers, the walk and start-up 1.8. The skeleton is
-// the largest single part, but even at nothing it would leave 8.5; the rest
-// is spread over work per line, per marked line and per token, with no one
-// hot spot (docs/scan.md, "Fast path costs").
+// (22.8k of the lines, 240k tokens; the import lines the first search
+// resolves one by one are 0.5 of the lexer's and resolver's 3.6), the
+// bookkeeping of the marked lines (the first search's loop, LexMarked, the
+// walks to enclosing lines) 0.8, and the driver's checks, line numbers, the
+// searches' builds, the walk and start-up 1.9. The skeleton is the largest
+// single part, but even at nothing it would leave 8.5; the rest is spread
+// over work per line, per marked line and per token, with no one hot spot
+// (docs/scan.md, "Fast path costs").
 
 namespace {
 
@@ -2548,11 +2550,11 @@ __attribute__((always_inline)) inline size_t FirstNonSpace(const char* s, size_t
 // feed, a comment, a continuation), which return what they find by value;
 // after a rare stop the mask's bits before its end are cleared, or the
 // block at its end classified. On the Python files of the 20 MB GPU tree
-// it takes 31.0M instructions (35.3M when it stopped at each newline and
+// it takes 30.4M instructions (35.3M when it stopped at each newline and
 // special, matching the brackets before it from a second mask, and
-// recomputed the masks from the stop at each): about 36 a block for 202k
-// blocks, 11 a special byte for 817k (289k opening and 289k closing
-// brackets, 210k newlines) and 20 a line begun in the loop. What the masks
+// recomputed the masks from the stop at each): about 33 a block for 202k
+// blocks, 11 a special byte for 835k (289k opening and 289k closing
+// brackets, 228k newlines) and 20 a line begun in the loop. What the masks
 // do not give: the depths at the newlines without a step per bracket. A
 // block whose special bytes are only parentheses and newlines, where depths
 // could come from popcounts of an open and a close mask, is 42% of this
