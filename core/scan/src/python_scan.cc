@@ -1998,8 +1998,8 @@ class PyLiterals {
 //
 // Its costs, on the Python files of the 20 MB generated GPU tree (13.6 MB,
 // 232k lines, 614k brackets; `bench_vs_rg.py --size-mb 20 --callgrind
-// --language python`, callgrind over scan_native): 11.20 instructions a byte
-// in all (152.8M), of which the skeleton 2.75 (its loop with the
+// --language python`, callgrind over scan_native): 11.17 instructions a byte
+// in all (152.4M), of which the skeleton 2.75 (its loop with the
 // classification 2.2, Note [Skeleton loop]; 0.5 the strings and comments it
 // passes), the needle searches 1.6 (a match in dead text sends them on from
 // the end of its span: docstrings hold many), the resolver 2.0, the lexer
