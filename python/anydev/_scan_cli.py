@@ -94,11 +94,13 @@ class _Lines:
 # --- output ------------------------------------------------------------------------
 
 
-def write_atomic(path: str, text: "str | Iterable[str | bytes]") -> None:
+def write_atomic(path: str, text: "str | Iterable[str | bytes]", *,
+                 durable: bool = True) -> None:
     """Writes `text` (a string or chunks of one: str, or bytes of UTF-8 from
     the native renderer) to `path` through a temporary file and a rename,
     keeping the mode of a file it replaces (a device such as /dev/null or a
-    pipe is written directly)."""
+    pipe is written directly). ``durable=False``: not flushed to the disk
+    before the rename (a report; Note [Replacing a file] in _files.py)."""
     from ._files import replace_atomically
 
     chunks = [text] if isinstance(text, str) else text
@@ -112,7 +114,14 @@ def write_atomic(path: str, text: "str | Iterable[str | bytes]") -> None:
         umask = os.umask(0)
         os.umask(umask)
         mode = 0o666 & ~umask
-    replace_atomically(path, _utf8(chunks), mode=mode)
+    replace_atomically(path, _utf8(chunks), mode=mode, durable=durable)
+
+
+def _then(chunks: Iterable, last: Callable[[], str]) -> Iterator:
+    """``chunks``, then ``last()``, asked once they have all been given (a
+    stream's counts are known by then: Note [Streamed reports])."""
+    yield from chunks
+    yield last()
 
 
 def _utf8(chunks: Iterable) -> Iterator[bytes]:
@@ -700,8 +709,8 @@ def _scan_main(args: argparse.Namespace) -> int:
             colour = not args.output and use_colour(sys.stdout)
             text = render_text(findings, result.errors, result.files, colour=colour,
                                summary=not args.quiet, show_fixes=args.show_fixes)
-        text = (c for p in (text, [] if args.quiet else [_scanner().ignore_summary(result)])
-                for c in p)
+        if not args.quiet:
+            text = _then(text, lambda: _scanner().ignore_summary(result))
     elif fmt == "json":
         from ._scan_formats import render_json
 
@@ -725,7 +734,7 @@ def _scan_main(args: argparse.Namespace) -> int:
 
     if args.output:
         try:
-            write_atomic(args.output, text)
+            write_atomic(args.output, text, durable=False)
         except OSError as e:
             raise UsageError(f"{args.output}: cannot write: {e.strerror}") from None
     else:

@@ -801,13 +801,15 @@ def _scan_report(paths: Sequence[str], *, select=None, ignore=None,
 # are written as the tree is scanned, a batch of files at a time, so that the
 # run's memory follows one batch's findings and not the tree's (issue 14: it
 # grew by about 0.2 KB a finding when the whole tree's Report was held, and
-# the report of a large tree was mostly that). The tree is walked first
-# (walk_files: the files' names, a few bytes each, are all that is held of
-# it), the names are put in the order the whole-tree report has (the walk's,
-# or with several paths or tracked files the shown paths sorted, a file that
-# two paths reach kept once, as _Report does), and scan_files_report scans
-# them in batches whose size follows the findings they hold (about
-# _STREAM_FINDINGS each, within the bounds of _STREAM_FILES). Each batch is a
+# the report of a large tree was mostly that). The files are scanned in the
+# order the whole-tree report has: with one path the walk's, scanned as the
+# walk finds them; with several paths or tracked files the tree is walked
+# first (walk_files: the files' names, a few bytes each, are all that is held
+# of it) and the shown paths sorted, a file that two paths reach kept once, as
+# _Report does. A ScanQueue scans them in batches whose size follows the
+# findings they hold (about _STREAM_FINDINGS each, within the bounds of
+# _STREAM_FILES), one batch ahead of the one being rendered (Note [Scan
+# ahead] in python/src/bind_scan.cc). Each batch is a
 # _Report, filtered as the whole tree's is (`# noqa`, per-file-ignores); the
 # renderers write its findings and let it go before the next is scanned, and
 # the _Stream keeps what the end of a report needs: the counts of the summary
@@ -838,8 +840,9 @@ class _Stream:
     """A tree's scan as a sequence of _Reports (batches()), in the order and
     with the filters of _scan_report's; once they have all been given, its
     totals: ``files``, ``bytes``, ``errors`` (the same list object all along,
-    filled as the batches come), ``len()`` and summary_counts() (what is left
-    after the filters). ``ignored`` and ``tracked`` are known from the start."""
+    filled as the batches come, the walk's own errors first), ``ignored``,
+    ``len()`` and summary_counts() (what is left after the filters).
+    ``tracked`` is known from the start."""
 
     def __init__(self, paths: Sequence[str], keep: Callable[[str], bool],
                  excludes: Sequence[tuple[str, str]], jobs: Optional[int],
@@ -854,31 +857,46 @@ class _Stream:
         self._jobs, self._max = _jobs(jobs), _size_limit(max_file_size)
         self._drop = drop
         self._cwd = cwd = os.getcwd()
+        self._show = _shower(cwd)
         tracked = _tracked_ignored([os.fspath(p) for p in paths]) if respect_gitignore else []
-        names, path_errors, self.ignored = _native().walk_files(
-            [os.fsencode(p) for p in [*paths, *tracked]],
-            [(os.fsencode(p), os.fsencode(b or cwd)) for p, b in excludes], respect_gitignore)
+        self._walk = ([os.fsencode(p) for p in [*paths, *tracked]],
+                      [(os.fsencode(p), os.fsencode(b or cwd)) for p, b in excludes],
+                      respect_gitignore)
         self.tracked = len(tracked)
-        self.files = self.bytes = 0
+        self.files = self.bytes = self.ignored = 0
         self._counts = [0, 0, 0, 0]  # as summary_counts
-        show = _shower(cwd)
-        self.errors: list[ScanError] = [
-            ScanError(show(path), message, line)
-            for path, _lang, _n, errs, _noqa in path_errors for message, line in errs]
-        # As _scan_report: one path is the walk's order; several are sorted by
-        # the path shown (stably), a file two of them reach scanned once.
+        self.errors: list[ScanError] = []
+        # As _scan_report: one path is the walk's order, and batches() scans
+        # the files as the walk finds them (Note [Scan ahead] in bind_scan.cc);
+        # several are sorted by the path shown (stably), a file two of them
+        # reach scanned once, so they are walked first.
         self._sorted = len(paths) + len(tracked) > 1
-        if self._sorted:
-            seen: set[str] = set()
-            named = []
-            for name in names:
-                shown = show(name)
-                if shown not in seen:
-                    seen.add(shown)
-                    named.append((shown, name))
-            named.sort(key=_at(0))
-            names = [name for _shown, name in named]
-        self._names: Optional[list] = names
+        self._names: Optional[list] = self._walked() if self._sorted else None
+        self._scanned = False
+
+    def _walked(self) -> list:
+        """The walk's files (sorted and each once where several paths were
+        given); its errors and ignored count go into ``errors`` and ``ignored``."""
+        names, path_errors, self.ignored = _native().walk_files(*self._walk)
+        self._path_errors(path_errors)
+        if not self._sorted:
+            return names
+        show = self._show
+        seen: set[str] = set()
+        named = []
+        for name in names:
+            shown = show(name)
+            if shown not in seen:
+                seen.add(shown)
+                named.append((shown, name))
+        named.sort(key=_at(0))
+        return [name for _shown, name in named]
+
+    def _path_errors(self, path_errors) -> None:
+        show = self._show
+        self.errors[:0] = [ScanError(show(path), message, line)
+                           for path, _lang, _n, errs, _noqa in path_errors
+                           for message, line in errs]
 
     def __len__(self) -> int:
         return self._counts[0]
@@ -890,17 +908,23 @@ class _Stream:
 
     def _take_names(self) -> list:
         """The walk's names, for the one scan of them (whole() or batches())."""
-        names, self._names = self._names, None
-        if names is None:
+        if self._scanned:
             raise RuntimeError("a _Stream is scanned once")
-        return names
+        self._scanned = True
+        names, self._names = self._names, None
+        return self._walked() if names is None else names
 
     def _scan(self, names: list, errors: Sequence[ScanError] = ()) -> _Report:
         """The files ``names`` scanned into one _Report, ordered and filtered as
         the whole tree's report is; ``errors`` (the paths' own) come first, as
         the walk gives them."""
-        native, nfiles, nbytes = _native().scan_files_report(
-            self._rules, names, self._jobs, self._max, self._keep_rows)
+        return self._report(*_native().scan_files_report(
+            self._rules, names, self._jobs, self._max, self._keep_rows), errors)
+
+    def _report(self, native, nfiles: int, nbytes: int,
+                errors: Sequence[ScanError] = ()) -> _Report:
+        """A scan_files_report's (report, files, bytes) as a _Report, ordered
+        and filtered as the whole tree's report is."""
         report = _Report(native, nfiles, nbytes, self.rows, self._cwd)
         report.errors[:0] = errors
         # The walk yields the files of a folder sorted by name, each file's
@@ -921,17 +945,27 @@ class _Stream:
     def batches(self) -> Iterator[_Report]:
         """The scan's _Reports, a batch of files each (once: the names go as
         they are scanned). A caller holds each only until it asks for the
-        next, so that one batch's findings are held at a time."""
-        names = self._take_names()
-        lo, size, hi = _STREAM_FILES
-        at = 0
+        next, so that one batch's findings are held at a time, and one more
+        is scanned meanwhile (Note [Scan ahead] in bind_scan.cc): of one path,
+        as the walk finds its files."""
+        if self._scanned:
+            raise RuntimeError("a _Stream is scanned once")
+        self._scanned = True
+        names, self._names = self._names, None
+        lo, first, hi = _STREAM_FILES
+        scan = (self._rules, self._jobs, self._max, self._keep_rows, lo, first, hi,
+                _STREAM_FINDINGS)
+        ScanQueue = _native().ScanQueue
+        queue = ScanQueue(self._rules, names, *scan[1:]) if names is not None \
+            else ScanQueue.walking(self._rules, *self._walk, *scan[1:])
+        names = None
         counts = self._counts
-        while at < len(names):
-            part = names[at:at + size]
-            at += len(part)
-            report = self._scan(part)
-            part = None
-            found = len(report.native)
+        while True:
+            batch = queue.next()
+            if batch is None:
+                break
+            report = self._report(*batch)
+            batch = None
             self.files += report.files
             self.bytes += report.bytes
             self.errors += report.errors
@@ -940,11 +974,9 @@ class _Stream:
                     counts[k] += v
             yield report
             report = None
-            # The next batch's size: about _STREAM_FINDINGS findings, by this one's.
-            if found * 2 < _STREAM_FINDINGS:
-                size = min(hi, size * 2)
-            elif found > _STREAM_FINDINGS:
-                size = max(lo, size * _STREAM_FINDINGS // found)
+        if not self._sorted:
+            path_errors, self.ignored = queue.walked()
+            self._path_errors(path_errors)
         if self._sorted:
             self.errors.sort(key=lambda e: (e.path, e.line or 0))
 

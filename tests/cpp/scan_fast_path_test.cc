@@ -128,6 +128,35 @@ TEST(ScanFastPath, DeadTextAndTheStringsRulesRead) {
   EXPECT_NE(out.find("AD107 call 14:"), std::string::npos) << out;    // after a continued string
 }
 
+// A match in dead text sends the searches on from the end of its span (a
+// match that starts in a span ends in it): spans with several needles and
+// aliases, over several lines, with a live needle or an alias right after
+// them on the same line and on the next, at every offset across the
+// search's 32-byte blocks, and a span that ends the file.
+TEST(ScanFastPath, DeadSpansAreSkippedWhole) {
+  const std::string body = Lines({
+      "import torch", "import torch.cuda as tc",
+      "\"\"\"cuda cuda tc", "tc cuda\"\"\"; tc.synchronize(); x = 1  # cuda tc cuda",
+      "y = b'cuda tc cuda'+tc.current_device() + torch.cuda.current_device()",
+      "# tc cuda tc", "tc.set_device(0)  # tc", "z = '''tc'''  # cuda",
+      "torch.cuda.synchronize()  # tc cuda tc", "w = '''cuda tc'''tc.synchronize()"});
+  for (int pad = 0; pad < 70; ++pad) {
+    const std::string fill(static_cast<size_t>(pad), 'a');
+    for (const std::string& tail : {std::string(), std::string("# cuda tc"),
+                                    std::string("'''tc\ncuda'''")}) {
+      bool taken = false;
+      const std::string out = Both("v = " + fill + "\n" + body + tail, &taken);
+      EXPECT_TRUE(taken);
+      EXPECT_NE(out.find("AD107 call 5:"), std::string::npos) << out;
+      EXPECT_NE(out.find("AD103 call 6:21"), std::string::npos) << out;
+      EXPECT_NE(out.find("AD103 call 6:43"), std::string::npos) << out;
+      EXPECT_NE(out.find("AD110 call 8:"), std::string::npos) << out;
+      EXPECT_NE(out.find("AD107 call 10:"), std::string::npos) << out;
+      EXPECT_NE(out.find("AD107 call 11:"), std::string::npos) << out;  // right after a span
+    }
+  }
+}
+
 TEST(ScanFastPath, CallsOverLinesSuppressionsAndLineEnds) {
   const std::vector<std::string> lines = {
       "import torch", "torch.cuda.set_device(", "    rank)", "x = torch.zeros(", "    4,",
@@ -190,16 +219,36 @@ TEST(ScanFastPath, HugeLinesAndDeepBrackets) {
   const std::string deep = "import torch\nx = " + std::string(300, '(') +
                            "torch.cuda.synchronize()" + std::string(300, ')') + "\n";
   Both(deep);  // deeper than the skeleton tracks: the full path
+  // Indents of 0xFFFF spaces and more (kept as 0xFFFF), after a line that
+  // the skeleton's loop ends itself.
+  for (size_t spaces : {size_t{65534}, size_t{65535}, size_t{65536}, size_t{70000}}) {
+    Both("import torch\nif x:\n" + std::string(spaces, ' ') + "torch.cuda.synchronize()\n" +
+         std::string(spaces, ' ') + "y = 1\ntorch.cuda.synchronize()\n");
+  }
 }
 
-// The skeleton classifies 64 bytes at a time and matches the brackets of a
-// block from its bit mask, stopping only at the other special bytes: every
-// construct is shifted across the blocks' boundaries (offsets 31, 32, 63, 64
-// among them) by a prefix of 0 to 129 bytes, as code, as a string the
-// skeleton jumps over, as a comment line and as a bracket over two lines.
-// Well-formed inputs must take the fast path; a mismatched bracket, at
-// whatever offset, must not.
-TEST(ScanFastPath, SkeletonBlockBoundaries) {
+// The skeleton classifies 64 bytes at a time and walks the special bytes of
+// a block from its bit mask (brackets and newlines by a table, the others
+// out of line; Note [Skeleton loop]): every construct is shifted across the
+// blocks' boundaries (offsets 31, 32, 63, 64 among them) by a prefix of 0 to
+// 129 bytes, as code, as a string the skeleton jumps over, as a comment line
+// and as a bracket over two lines. Well-formed inputs must take the fast
+// path; a mismatched bracket, at whatever offset, must not. Then files of
+// lines 60 to 68 bytes long (so that newlines, brackets and line starts fall
+// at every offset of a block), with indents that cross a block.
+void CheckSkeletonBlockBoundaries();
+
+TEST(ScanFastPath, SkeletonBlockBoundaries) { CheckSkeletonBlockBoundaries(); }
+
+// The same with the skeleton's scalar classifier, which a CPU without AVX2
+// takes (and the AVX2 loop near a file's end).
+TEST(ScanFastPath, SkeletonBlockBoundariesScalar) {
+  internal::SetSkeletonScalarForTesting(true);
+  CheckSkeletonBlockBoundaries();
+  internal::SetSkeletonScalarForTesting(false);
+}
+
+void CheckSkeletonBlockBoundaries() {
   struct Body {
     const char* text;
     bool fast;  // the fast path takes it
@@ -258,6 +307,23 @@ TEST(ScanFastPath, SkeletonBlockBoundaries) {
             "import torch\nv = [" + fill + ",\n  " + fill + "]\n"}) {
         Both(prefix + body);
       }
+    }
+  }
+  for (int len = 60; len <= 68; ++len) {
+    for (const char* nl : {"\n", "\r\n"}) {
+      std::string src = "import torch\n";
+      for (int k = 0; k < 12; ++k) {
+        // A call that fills the line, one open over the line's end, and a
+        // line whose indent runs into the next block.
+        const size_t fill = static_cast<size_t>(len) - 24 - std::string(nl).size();
+        src += "torch.cuda.synchronize(" + std::string(fill, 'b') + ")" + nl;  // len bytes
+        src += "x = (" + std::string(static_cast<size_t>(k * 5), 'c') + nl + "  1)" + nl;
+        src += "if x:" + std::string(nl) + std::string(static_cast<size_t>(60 + k), ' ') +
+               "torch.cuda.synchronize()" + nl;
+      }
+      bool taken = false;
+      Both(src, &taken);
+      EXPECT_TRUE(taken) << src;
     }
   }
 }
@@ -359,6 +425,62 @@ TEST(ScanFastPath, SkeletonBracketDepthLimit) {
     std::string wrong = nest;
     wrong[wrong.size() - static_cast<size_t>(depth)] = ']';
     Both("import torch\nx = " + wrong + "\n");
+  }
+}
+
+// The skeleton ends a plain f-string by a scan of its own (Note [Plain
+// f-strings] in python_scan.cc) and hands the others to the lexer's code:
+// where it says plain, its end must be the lexer's, on chosen bodies and on
+// random ones of the bytes that matter (fields, conversions, specs, nested
+// fields, '=', quotes, backslashes, newlines, brackets, a NUL), with either
+// quote and prefix; then whole files with f-strings across the skeleton's
+// blocks, both paths.
+TEST(ScanFastPath, PlainFStringsEndAsTheLexerEndsThem) {
+  size_t plain_seen = 0;
+  const auto check = [&plain_seen](const std::string& src, size_t start, size_t quote) {
+    size_t plain = 0, lexed = 0;
+    internal::FStringEndsForTesting(src, start, quote, &plain, &lexed);
+    if (plain != 0) {
+      ++plain_seen;
+      EXPECT_EQ(plain, lexed) << src;
+    }
+  };
+  const char* bodies[] = {
+      "", "a", "{x}", "{x!r}", "{x!r:>10}", "{x:.3f}", "{{x}}", "}", "{x:{w}}", "{x=}",
+      "{x:=3}", "{x!=y}", "{ }", "{}", "{x", "{x:", "{1.e5}", "{x!r :>3}", "{x!r\t}",
+      "{x.y.z:>{w}.{p}f}", "{a b}", "{x!}", "{x!:}", "{x::}", "{x:}}", "{x}}", "{{", "{x!r!s}",
+      "{x:\\n}", "a\\nb", "{x:a\nb}", "{x[0]}", "{f(x)}", "{'a'}", "{x:'}", "{x # c}",
+      "{\xc3\xa9}", "{x!\xc3\xa9}", "{x:\xc3\xa9}", "{x!r:}", "{ x . y }", "{0x1f}", "{1e+5}",
+  };
+  for (const char* body : bodies) {
+    for (const char* prefix : {"f", "rf", "F", "fR"}) {
+      for (const char* quote : {"\"", "'"}) {
+        const std::string head = std::string("x = ") + prefix;
+        check(head + quote + body + quote + " + 1\n", 4, head.size());
+        check(head + quote + body, 4, head.size());  // unterminated
+      }
+    }
+  }
+  const std::string alphabet = "ab_9. {}{}!:=rs'\"\\\n\t(#,>\r";
+  uint32_t seed = 7;
+  for (int round = 0; round < 20000; ++round) {
+    std::string body;
+    seed = seed * 1103515245u + 12345u;
+    const int len = static_cast<int>((seed >> 16) % 16);
+    for (int j = 0; j < len; ++j) {
+      seed = seed * 1103515245u + 12345u;
+      body += alphabet[(seed >> 16) % alphabet.size()];
+    }
+    if (round % 50 == 0) body += '\0';
+    const char quote = round % 2 ? '"' : '\'';
+    check("f" + std::string(1, quote) + body + quote + body + quote + "\n", 0, 1);
+  }
+  EXPECT_GT(plain_seen, 2000u);
+  for (int pad = 0; pad < 130; ++pad) {
+    const std::string fill(static_cast<size_t>(pad), 'a');
+    Both("import torch\nv = " + fill + " + 1\nx = f\"{a.b:.3f} on torch.cuda {c!r}\" + (\n" +
+         "  f'{d}}}{{'); torch.cuda.synchronize()\ny = f\"{e:{w}}\" + f'''{x}\n'''\n" +
+         "z = f\"cuda:{rank}\"\ntorch.cuda.synchronize()\n");
   }
 }
 

@@ -32,6 +32,30 @@ def test_a_file_with_one_name_is_renamed_over(tmp_path):
     assert _names(tmp_path) == ["a.py"]
 
 
+def test_sources_and_baselines_are_flushed_before_the_rename_and_scan_reports_are_not(
+        tmp_path, monkeypatch):
+    """Note [Replacing a file]: what the user keeps (a fixed source, a
+    baseline) reaches the disk before it replaces the old file; a report the
+    next run writes again (`anydev scan -o`) is renamed over unflushed."""
+    monkeypatch.chdir(tmp_path)
+    real_fsync, flushed = os.fsync, []
+
+    def fsync(fd):
+        flushed.append(os.readlink(f"/proc/self/fd/{fd}") if sys.platform == "linux" else fd)
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    (tmp_path / "x.py").write_text("import torch\ntorch.cuda.synchronize()\n")
+    replace_atomically("a.py", [b"new\n"])
+    assert len(flushed) == 1
+    rc, _, err = run_cli("scan", "x.py", "--output-format", "json", "-o", "out.json")
+    assert rc == 1 and "AD" in (tmp_path / "out.json").read_text(), err
+    assert len(flushed) == 1 and _names(tmp_path) == ["a.py", "out.json", "x.py"]
+    rc, _, err = run_cli("scan", "x.py", "--write-baseline", "base.json")
+    assert (tmp_path / "base.json").exists(), err
+    assert len(flushed) == 2
+
+
 def test_hard_links_keep_one_inode_and_all_see_the_new_text(tmp_path):
     a, b = tmp_path / "a.py", tmp_path / "sub" / "b.py"
     b.parent.mkdir()

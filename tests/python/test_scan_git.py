@@ -80,6 +80,24 @@ def test_outside_a_work_tree_only_the_rules_count(tmp_path, monkeypatch):
     assert (result.ignored, result.tracked) == (1, 0)
 
 
+def test_the_summary_counts_what_a_walk_skipped_while_it_was_scanned(tmp_path, monkeypatch):
+    """One path outside git: the tree is scanned as it is walked (Note [Scan
+    ahead]), and the walk's count of what it skipped, known at its end, is
+    in the summary at the end of the report."""
+    (tmp_path / ".gitignore").write_text("x.py\ngen/\n")
+    (tmp_path / "gen").mkdir()
+    (tmp_path / "gen" / "z.py").write_text(CODE)
+    (tmp_path / "x.py").write_text(CODE)
+    (tmp_path / "y.py").write_text(CODE)
+    monkeypatch.chdir(tmp_path)
+    rc, out, _ = run_cli("scan", ".")
+    assert rc == 1 and out.splitlines()[0].startswith("y.py:")
+    assert out.splitlines()[-1] == ("Ignore rules skipped 2 source files or folders "
+                                    "(--no-gitignore scans everything).")
+    rc, out, _ = run_cli("scan", "-q", ".")
+    assert rc == 1 and "Ignore rules" not in out
+
+
 def test_text_summary_says_what_ignore_rules_skipped(repo, monkeypatch):
     monkeypatch.chdir(repo)
     rc, out, _ = run_cli("scan", ".")

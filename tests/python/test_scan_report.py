@@ -348,7 +348,10 @@ def test_streamed_reports_are_those_of_the_whole_tree(tree, small_batches, paths
         assert stream.bytes == want.bytes
     if paths != ["sub/notes.txt"]:
         assert len(batches) > 3 * len(_STREAM_RENDERS)  # many batches, not one
-    assert scan._scan_stream(paths, keep=scan.rule_filter()).errors[-1:] == (
+    stream = scan._scan_stream(paths, keep=scan.rule_filter())
+    for _batch in stream.batches():  # the walk's errors are known when it has ended
+        pass
+    assert [e for e in stream.errors if e.path == "sub/notes.txt"] == (
         [scan.ScanError("sub/notes.txt", "not a Python or C/C++/CUDA/HIP source (by its "
                         "extension); skipped", None)] if "sub/notes.txt" in paths else [])
 
@@ -376,6 +379,122 @@ def test_a_stream_holds_one_batch_at_a_time(tree, small_batches, monkeypatch, re
     assert len(before) > 3 and set(before) == {0} and most == 1
     with pytest.raises(RuntimeError):  # a stream is scanned once
         list(stream.batches())
+
+
+def _queue(names, lo=1, first=1, hi=2, findings=1):
+    rules, _rows = scan._scan_rules(scan.rule_filter())
+    return scan._native().ScanQueue(rules, [os.fsencode(n) for n in names], 1, 20 << 20, [],
+                                    lo, first, hi, findings)
+
+
+def _drain(queue):
+    batches = []
+    while (batch := queue.next()) is not None:
+        batches.append(batch)
+    return batches
+
+
+def test_the_scan_ahead_queue_gives_the_batches_of_one_scan_in_order(tmp_path):
+    """Note [Scan ahead]: the batches a ScanQueue scans on its own thread are
+    those of one scan of all the files, in their order, sized as _Stream
+    sized them (the next by the last one's findings, within the bounds)."""
+    names = []
+    for i in range(40):
+        name = tmp_path / f"m{i:02}.py"
+        name.write_bytes(b"import torch\n" + b"torch.cuda.synchronize()\n" * (i % 5))
+        names.append(str(name))
+    names.append(str(tmp_path / "gone.py"))  # vanished since the walk: an error, in its place
+    rules, _rows = scan._scan_rules(scan.rule_filter())
+    whole, nfiles, nbytes = scan._native().scan_files_report(rules, [os.fsencode(n) for n in names],
+                                                               1, 20 << 20, [])
+    batches = _drain(_queue(names, lo=2, first=3, hi=8, findings=6))
+    assert sum(b[1] for b in batches) == nfiles == 40
+    assert sum(b[2] for b in batches) == nbytes
+    files = [f for b in batches for f in b[0].files()]
+    assert [f[0] for f in files] == [f[0] for f in whole.files()]
+    assert [f[2] for f in files] == [f[2] for f in whole.files()]
+    assert files[-1][0] == os.fsencode(names[-1]) and files[-1][3]  # its error
+    per_file = {f[0]: f[2] for f in whole.files()}
+    sizes, size, at = [], 3, 0  # _Stream's rule, batch by batch
+    while at < len(names):
+        part = names[at:at + size]
+        at += len(part)
+        sizes.append(len(part))
+        found = sum(per_file.get(os.fsencode(n), 0) for n in part)
+        if found * 2 < 6:
+            size = min(8, size * 2)
+        elif found > 6:
+            size = max(2, size * 6 // found)
+    assert [b[1] + len(b[0].files()) - sum(1 for f in b[0].files() if not f[3])
+            for b in batches] == sizes
+
+
+def test_a_scan_ahead_queue_left_half_read_ends_without_waiting_for_the_rest(tmp_path):
+    """A caller that stops reading (a failed write) drops the queue: it ends
+    after the batch it is scanning, and the one it holds, and does not hang."""
+    names = []
+    for i in range(300):
+        (tmp_path / f"m{i}.py").write_bytes(b"import torch\ntorch.cuda.synchronize()\n")
+        names.append(str(tmp_path / f"m{i}.py"))
+    queue = _queue(names)
+    assert queue.next() is not None
+    del queue  # joins its thread: one more batch at most is scanned
+    empty = _queue([])
+    assert empty.next() is None and empty.next() is None
+
+
+def test_a_walking_queue_scans_what_the_walk_finds_as_walk_files_gives_it(tree):
+    """ScanQueue.walking scans the files of a walk as it finds them: the same
+    files, in the same order, with the same path errors and ignored count at
+    the walk's end, as walk_files and a queue of its names."""
+    (tree / ".gitignore").write_text("sub/clean.py\n")
+    rules, _rows = scan._scan_rules(scan.rule_filter())
+    for paths in ([b"."], [b"sub", b"missing", b"a.py"], [b"sub/deep/d.cc"], [b"missing"]):
+        names, path_errors, ignored = scan._native().walk_files(paths, [], True)
+        given = _drain(scan._native().ScanQueue(rules, names, 1, 20 << 20, [], 1, 1, 2, 1))
+        queue = scan._native().ScanQueue.walking(rules, paths, [], True, 2, 20 << 20, [],
+                                                 1, 1, 2, 1)
+        walked = _drain(queue)
+        assert [f for b in walked for f in b[0].files()] == \
+            [f for b in given for f in b[0].files()], paths
+        assert [b[1:] for b in walked] == [b[1:] for b in given]
+        assert queue.walked() == (path_errors, ignored)
+        assert queue.walked() == ([], ignored)  # the errors are given once
+    assert ignored == 0 and path_errors[0][3][0][0].startswith("cannot read")
+
+
+def test_a_walking_queue_dropped_early_stops_its_walk(tmp_path):
+    """A walking queue dropped after one batch stops the walk at the next
+    file it finds, rather than walking the rest of the tree first."""
+    for d in range(60):
+        (tmp_path / f"d{d:02}").mkdir()
+        for i in range(50):
+            (tmp_path / f"d{d:02}" / f"m{i}.py").write_bytes(b"torch.cuda.synchronize()\n")
+    rules, _rows = scan._scan_rules(scan.rule_filter())
+    queue = scan._native().ScanQueue.walking(rules, [os.fsencode(tmp_path)], [], True, 1,
+                                             20 << 20, [], 1, 1, 1, 1)
+    assert queue.next()[1] == 1
+    del queue  # no hang, no crash: the threads end and are joined
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
+def test_a_scan_ahead_queue_is_refused_in_a_forked_child(tmp_path):
+    """A child forked while a queue is alive has no copy of its thread: its
+    next() would wait for ever, so it raises, and dropping it does not wait."""
+    (tmp_path / "a.py").write_bytes(b"import torch\ntorch.cuda.synchronize()\n")
+    queue = _queue([str(tmp_path / "a.py")] * 3)
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        code = 3
+        try:
+            queue.next()
+        except ValueError as e:
+            code = 0 if "forked" in str(e) else 4
+        del queue
+        os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert len(_drain(queue)) == 3
 
 
 @pytest.mark.parametrize("fmt", ["text", "json", "github"])

@@ -185,6 +185,15 @@ void CountFastPathFile();
 // past it every parent is set in one pass. 4 unless a test sets it (0: the
 // pass at the first walk); -1 restores it.
 void SetParentWalkBudgetForTesting(int per_line);
+// Whether the Python skeleton's loop classifies with its scalar code even
+// where the CPU has AVX2 (python_scan.cc, SkeletonPass), for tests.
+void SetSkeletonScalarForTesting(bool scalar);
+// The end of the f-string whose prefix starts at `start` and whose opening
+// quote is at `quote` in `src` (python_scan.cc, Note [Plain f-strings]): in
+// *plain as the skeleton's scan of a plain one finds it (0: not plain), in
+// *lexed as the lexer's code finds it (0: the lexer fails on it).
+void FStringEndsForTesting(std::string_view src, size_t start, size_t quote, size_t* plain,
+                           size_t* lexed);
 
 // A finding before its line and column are known.
 struct RawFinding {

@@ -15,6 +15,7 @@
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <exception>
 #include <functional>
 #include <memory>
@@ -396,6 +397,28 @@ class Walker {
   uint64_t ignored() const { return ignored_; }
 
   std::vector<WalkedFile> Run() {
+    WalkPaths();
+    return std::move(files_);
+  }
+
+  // Run, giving each file to `sink` as it is found instead (Note [Walk
+  // while scanning]).
+  void Run(const std::function<void(WalkedFile&&)>& sink) {
+    sink_ = &sink;
+    WalkPaths();
+    sink_ = nullptr;
+  }
+
+ private:
+  void Emit(WalkedFile f) {
+    if (sink_ != nullptr) {
+      (*sink_)(std::move(f));
+    } else {
+      files_.push_back(std::move(f));
+    }
+  }
+
+  void WalkPaths() {
     for (const std::string& given : options_.paths) {
       std::string path = given;
       while (path.size() > 1 && path.back() == '/') path.pop_back();
@@ -419,7 +442,7 @@ class Walker {
           PathError(given, "not a Python or C/C++/CUDA/HIP source (by its extension); skipped");
           continue;
         }
-        files_.push_back({path, lang});
+        Emit({path, lang});
         continue;
       }
       root_real_ = RealPath(path);
@@ -428,10 +451,8 @@ class Walker {
       ancestors_.assign(1, {st.st_dev, st.st_ino});
       Walk(path, abs, &ignores);
     }
-    return std::move(files_);
   }
 
- private:
   void PathError(const std::string& path, std::string message) {
     FileResult r;
     r.path = path;
@@ -549,7 +570,7 @@ class Walker {
         Language lang;
         if (!LanguageOfPath(name, &lang)) continue;
         if (Ignored(child_abs, false, *ignores)) continue;
-        files_.push_back({path, lang});
+        Emit({path, lang});
       }
     }
   }
@@ -560,6 +581,7 @@ class Walker {
   std::string root_real_;
   std::vector<std::pair<dev_t, ino_t>> ancestors_;  // the folders being walked, for cycles
   std::vector<WalkedFile> files_;
+  const std::function<void(WalkedFile&&)>* sink_ = nullptr;
   uint64_t ignored_ = 0;
 };
 
@@ -703,6 +725,13 @@ std::vector<std::string> ListFiles(const ScanOptions& options,
   return out;
 }
 
+void WalkFiles(const ScanOptions& options, std::vector<FileResult>* path_errors,
+               const std::function<void(std::string&&)>& sink, uint64_t* ignored) {
+  Walker walker(options, path_errors);
+  walker.Run(std::function<void(WalkedFile&&)>([&](WalkedFile&& f) { sink(std::move(f.path)); }));
+  if (ignored != nullptr) *ignored = walker.ignored();
+}
+
 namespace {
 
 bool KeepMismatch(const RuleSet& rules, const ScanOptions& options, ScanSummary* summary) {
@@ -795,24 +824,75 @@ class ScanThreads {
   size_t next_ = 0, end_ = 0, pending_ = 0;
 };
 
-void ScanWalked(const RuleSet& rules, const std::vector<WalkedFile>& files,
-                const ScanOptions& options, ScanSummary* out) {
-  ScanSummary& summary = *out;
-  int jobs = options.jobs > 0 ? options.jobs : static_cast<int>(std::thread::hardware_concurrency());
-  if (jobs < 1) jobs = 1;
-  if (static_cast<size_t>(jobs) > files.size()) jobs = static_cast<int>(std::max<size_t>(files.size(), 1));
+// Note [Walk while scanning]: the walk of the 200 MB tree (6,157 files in
+// 924 folders) takes 12.6 ms, almost all of it system calls per folder
+// (getdents, the .gitignore looked for, a stat), and the scan waited for it.
+// Now share 0 of the scan walks, handing the files to a FileFeed as it finds
+// them, while the other shares scan them from the first on, and then scans
+// with the others; a file's index is its place in the walk, as before, so
+// the results are in the walk's order. With one thread there is no one to
+// scan meanwhile: the walk comes first, as it did.
+class FileFeed {
+ public:
+  void Add(WalkedFile f) {
+    std::lock_guard<std::mutex> lock(mu_);
+    files_.push_back(std::move(f));
+    if (waiting_ > 0) more_.notify_all();
+  }
 
+  void Finish() {
+    std::lock_guard<std::mutex> lock(mu_);
+    done_ = true;
+    more_.notify_all();
+  }
+
+  // The i-th file of the walk, waiting until the walk has found it; null
+  // when the walk ended before it. (A deque: its elements stay put.)
+  const WalkedFile* Get(size_t i) {
+    std::unique_lock<std::mutex> lock(mu_);
+    while (i >= files_.size() && !done_) {
+      ++waiting_;
+      more_.wait(lock);
+      --waiting_;
+    }
+    return i < files_.size() ? &files_[i] : nullptr;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable more_;
+  std::deque<WalkedFile> files_;
+  int waiting_ = 0;
+  bool done_ = false;
+};
+
+int Jobs(const ScanOptions& options) {
+  const int jobs =
+      options.jobs > 0 ? options.jobs : static_cast<int>(std::thread::hardware_concurrency());
+  return std::max(jobs, 1);
+}
+
+// Scans the files `file(0)`, `file(1)`, ... (up to the first null) on
+// `jobs` threads, share 0 running `first` before it scans (the walk that
+// feeds the others, or nothing); results in the files' order.
+void ScanEach(const RuleSet& rules, size_t jobs,
+              const std::function<const WalkedFile*(size_t)>& file,
+              const std::function<void()>& first, const ScanOptions& options,
+              ScanSummary* out) {
+  ScanSummary& summary = *out;
   std::atomic<size_t> next{0};
   std::atomic<uint64_t> scanned{0}, bytes{0};
-  std::vector<std::vector<std::pair<size_t, FileResult>>> per_thread(static_cast<size_t>(jobs));
+  std::vector<std::vector<std::pair<size_t, FileResult>>> per_thread(jobs);
   auto work = [&](size_t t) {
+    if (t == 0 && first) first();
     std::unique_ptr<char[]> buf;
     size_t cap = 0;
     auto& results = per_thread[t];
     for (;;) {
       const size_t i = next.fetch_add(1, std::memory_order_relaxed);
-      if (i >= files.size()) break;
-      const WalkedFile& f = files[i];
+      const WalkedFile* walked = file(i);
+      if (walked == nullptr) break;
+      const WalkedFile& f = *walked;
       size_t size = 0;
       std::string err = ReadFile(f.path, options.max_file_size, &buf, &cap, &size);
       FileResult r;
@@ -845,7 +925,7 @@ void ScanWalked(const RuleSet& rules, const std::vector<WalkedFile>& files,
   if (jobs == 1) {
     work(0);
   } else {
-    ScanThreads::Get().Run(static_cast<size_t>(jobs), work);  // Note [Scan threads]
+    ScanThreads::Get().Run(jobs, work);  // Note [Scan threads]
   }
   std::vector<std::pair<size_t, FileResult>> all;
   for (auto& v : per_thread) {
@@ -859,15 +939,38 @@ void ScanWalked(const RuleSet& rules, const std::vector<WalkedFile>& files,
   summary.bytes_scanned = bytes.load();
 }
 
+void ScanWalked(const RuleSet& rules, const std::vector<WalkedFile>& files,
+                const ScanOptions& options, ScanSummary* out) {
+  const size_t jobs = std::min(static_cast<size_t>(Jobs(options)), std::max<size_t>(files.size(), 1));
+  ScanEach(
+      rules, jobs, [&](size_t i) { return i < files.size() ? &files[i] : nullptr; }, nullptr,
+      options, out);
+}
+
 }  // namespace
 
 ScanSummary ScanPaths(const RuleSet& rules, const ScanOptions& options) {
   ScanSummary summary;
   if (KeepMismatch(rules, options, &summary)) return summary;
   Walker walker(options, &summary.path_errors);
-  const std::vector<WalkedFile> files = walker.Run();
+  const int jobs = Jobs(options);
+  if (jobs == 1) {
+    const std::vector<WalkedFile> files = walker.Run();
+    ScanWalked(rules, files, options, &summary);
+  } else {  // Note [Walk while scanning]
+    FileFeed feed;
+    const std::function<void(WalkedFile&&)> add = [&](WalkedFile&& f) { feed.Add(std::move(f)); };
+    auto walk = [&] {
+      struct Finished {  // the others wait on the feed: end it whatever happens
+        FileFeed& feed;
+        ~Finished() { feed.Finish(); }
+      } finished{feed};
+      walker.Run(add);
+    };
+    ScanEach(rules, static_cast<size_t>(jobs), [&](size_t i) { return feed.Get(i); }, walk,
+             options, &summary);
+  }
   summary.ignored = walker.ignored();
-  ScanWalked(rules, files, options, &summary);
   return summary;
 }
 

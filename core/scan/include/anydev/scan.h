@@ -20,6 +20,7 @@
 #define ANYDEV_SCAN_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -209,6 +210,12 @@ ScanSummary ScanFiles(const RuleSet& rules, const std::vector<std::string>& path
 std::vector<std::string> ListFiles(const ScanOptions& options,
                                    std::vector<FileResult>* path_errors,
                                    uint64_t* ignored = nullptr);
+
+// ListFiles, giving each file to `sink` as the walk finds it (in the same
+// order), for a caller that scans the first files while the walk goes on. An
+// exception `sink` throws ends the walk and is thrown on.
+void WalkFiles(const ScanOptions& options, std::vector<FileResult>* path_errors,
+               const std::function<void(std::string&&)>& sink, uint64_t* ignored = nullptr);
 
 struct CompiledGlob;  // walk.cc
 
