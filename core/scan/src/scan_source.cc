@@ -90,10 +90,6 @@ size_t CommentMarks(std::string_view text, bool* noqa) {
 #endif
 }
 
-}  // namespace
-
-namespace {
-
 // The suppression of the `anydev:` at `at` in the comment `text` (starting
 // at `offset`), if the marker is one.
 void Suppress(std::string_view text, uint32_t offset, size_t at, LexOutput* out) {
