@@ -2921,8 +2921,16 @@ struct FirstSearch {
   bool built = false, ok = false;
 };
 
+// An import line the first search lexed (Note [Import lines lexed once]):
+// its region and its tokens, [begin, end) of FastScratch::import_toks.
+struct LexedLine {
+  uint32_t region, begin, end;
+};
+
 struct FastScratch {
   FirstSearch first;
+  std::vector<LexedLine> lexed;  // in the order of their regions
+  std::vector<Tok> import_toks;
   std::vector<Region> regions;
   std::vector<uint32_t> dead;  // dead text: [start, end) pairs, in order
   std::vector<OpenLine> open;
@@ -2938,7 +2946,8 @@ struct FastScratch {
 // false if the lexer fails (the skeleton would have given up first).
 // `marked` has one entry more than `regions`, set (a sentinel).
 bool LexMarked(std::string_view src, const std::vector<Region>& regions,
-               const std::vector<uint8_t>& marked, TokenBuffer<Tok>* toks, LexOutput* out) {
+               const std::vector<uint8_t>& marked, const std::vector<LexedLine>& lexed,
+               const std::vector<Tok>& lexed_toks, TokenBuffer<Tok>* toks, LexOutput* out) {
   toks->clear();
   bool gap = false;
   uint16_t gap_indent = 0xFFFF;
@@ -2948,6 +2957,10 @@ bool LexMarked(std::string_view src, const std::vector<Region>& regions,
   // pointers, which the compiler would then reload at every region.
   const Region* const rs = regions.data();
   const uint8_t* const ms = marked.data();
+  // The import lines already lexed (all marked): copied, not lexed again.
+  const LexedLine* next = lexed.data();
+  const LexedLine* const lexed_end = next + lexed.size();
+  const Tok* const kept = lexed_toks.data();
   for (size_t i = 0; i < count;) {
     if (!ms[i]) {  // the lines left out, up to the next marked one
       if (!gap) {  // a gap starts at a line with a token
@@ -2986,9 +2999,24 @@ bool LexMarked(std::string_view src, const std::vector<Region>& regions,
       if (ms[j]) last = j;
       ++j;
     }
-    Lexer lexer(src, r.start, toks, out, rs[last].end);
-    lexer.Run();
-    if (out->has_error) return false;
+    // The run's bytes are lexed as one, except its import lines already
+    // lexed, whose tokens are copied: lexed from a line's start, the lexer
+    // gives the same tokens alone or in a run (the line ends at depth 0).
+    size_t from = r.start;
+    while (next != lexed_end && next->region < i) ++next;
+    for (; next != lexed_end && next->region <= last; ++next) {
+      const Region& line = rs[next->region];
+      if (line.start > from) {
+        Lexer(src, from, toks, out, line.start).Run();
+        if (out->has_error) return false;
+      }
+      for (uint32_t k = next->begin; k < next->end; ++k) *toks->Add() = kept[k];
+      from = line.end;
+    }
+    if (from < rs[last].end) {
+      Lexer(src, from, toks, out, rs[last].end).Run();
+      if (out->has_error) return false;
+    }
     i = last + 1;
   }
   if (gap) *toks->Add() = Tok{gap_at, gap_at, gap_indent, kNewline, true};
@@ -3096,6 +3124,8 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
     Resolver resolver(rules, src, one, &pass);
     resolver.bound_names_ = &fs.bound;
     resolver.binding_offsets_ = &fs.binding_offsets;
+    fs.lexed.clear();
+    fs.import_toks.clear();
     for (size_t at = search.Next(src.data(), begin, begin, n); at < n;) {
       if (InDeadText(fs.dead, &span, at)) {
         // On from the span's end: a match that starts in it ends in it.
@@ -3109,6 +3139,15 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
         one.clear();
         Lexer(src, region.start, &one, &pass, region.end).Run();
         if (pass.has_error) return false;
+        // Kept for the rounds where its comment (if any) noted nothing: a
+        // line whose lexing changed the output is lexed again there.
+        if (pass.suppressions.empty() && !pass.noqa_comment) {
+          const uint32_t at_tok = static_cast<uint32_t>(fs.import_toks.size());
+          fs.import_toks.insert(fs.import_toks.end(), &one[0], &one[0] + one.size());
+          fs.lexed.push_back(LexedLine{static_cast<uint32_t>(r), at_tok,
+                                       static_cast<uint32_t>(fs.import_toks.size())});
+        }
+        pass.noqa_comment = false;
         for (size_t k = 0; k < kSentinels; ++k) {
           *one.Add() = Tok{region.end, region.end, 0, kEnd, false};
         }
@@ -3153,7 +3192,7 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
       pass.error_offset = 0;
       pass.error.clear();
     }
-    if (!LexMarked(src, regions, fs.marked, toks, &pass)) return false;
+    if (!LexMarked(src, regions, fs.marked, fs.lexed, fs.import_toks, toks, &pass)) return false;
     fs.bound.clear();
     fs.binding_offsets.clear();
     fs.chains.clear();
