@@ -2921,10 +2921,11 @@ struct FirstSearch {
   bool built = false, ok = false;
 };
 
-// An import line the first search lexed (Note [Import lines lexed once]):
-// its region and its tokens, [begin, end) of FastScratch::import_toks.
+// A run of import lines the first search lexed (Note [Import lines lexed
+// once]): its first and last regions and its tokens, [begin, end) of
+// FastScratch::import_toks.
 struct LexedLine {
-  uint32_t region, begin, end;
+  uint32_t region, last, begin, end;
 };
 
 struct FastScratch {
@@ -3005,13 +3006,13 @@ bool LexMarked(std::string_view src, const std::vector<Region>& regions,
     size_t from = r.start;
     while (next != lexed_end && next->region < i) ++next;
     for (; next != lexed_end && next->region <= last; ++next) {
-      const Region& line = rs[next->region];
-      if (line.start > from) {
-        Lexer(src, from, toks, out, line.start).Run();
+      const uint32_t start = rs[next->region].start;
+      if (start > from) {
+        Lexer(src, from, toks, out, start).Run();
         if (out->has_error) return false;
       }
       for (uint32_t k = next->begin; k < next->end; ++k) *toks->Add() = kept[k];
-      from = line.end;
+      from = rs[next->last].end;
     }
     if (from < rs[last].end) {
       Lexer(src, from, toks, out, rs[last].end).Run();
@@ -3135,21 +3136,34 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
       r = RegionFrom(regions, r, at);
       const Region& region = regions[r];
       fs.marked[r] = 1;
+      size_t resume = region.end > at ? region.end : at + 1;
       if (region.first != kNoToken && HasImport(src, region)) {
+        // The import lines that follow it (blank and comment lines between)
+        // are lexed and resolved with it, as one run (Note [Import lines
+        // lexed once]).
+        const size_t block = r;
+        for (size_t j = r + 1; j < regions.size(); ++j) {
+          if (regions[j].first == kNoToken) continue;
+          if (!HasImport(src, regions[j])) break;
+          fs.marked[j] = 1;
+          r = j;
+        }
+        const uint32_t end = regions[r].end;
+        resume = end;
         one.clear();
-        Lexer(src, region.start, &one, &pass, region.end).Run();
+        Lexer(src, region.start, &one, &pass, end).Run();
         if (pass.has_error) return false;
-        // Kept for the rounds where its comment (if any) noted nothing: a
-        // line whose lexing changed the output is lexed again there.
+        // Kept for the rounds where its comments (if any) noted nothing: a
+        // run whose lexing changed the output is lexed again there.
         if (pass.suppressions.empty() && !pass.noqa_comment) {
           const uint32_t at_tok = static_cast<uint32_t>(fs.import_toks.size());
           fs.import_toks.insert(fs.import_toks.end(), &one[0], &one[0] + one.size());
-          fs.lexed.push_back(LexedLine{static_cast<uint32_t>(r), at_tok,
-                                       static_cast<uint32_t>(fs.import_toks.size())});
+          fs.lexed.push_back(LexedLine{static_cast<uint32_t>(block), static_cast<uint32_t>(r),
+                                       at_tok, static_cast<uint32_t>(fs.import_toks.size())});
         }
         pass.noqa_comment = false;
         for (size_t k = 0; k < kSentinels; ++k) {
-          *one.Add() = Tok{region.end, region.end, 0, kEnd, false};
+          *one.Add() = Tok{end, end, 0, kEnd, false};
         }
         fs.bound.clear();
         fs.binding_offsets.clear();
@@ -3166,14 +3180,18 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
           added = true;
         }
         if (added) search.Build();
-        if (!fs.bound.empty()) {  // its enclosing lines
-          for (int32_t e = static_cast<int32_t>(r); e >= 0 && fs.marked[static_cast<size_t>(e)] != 2;
-               e = parents.Of(static_cast<size_t>(e))) {
-            fs.marked[static_cast<size_t>(e)] = 2;
+        if (!fs.bound.empty()) {  // their enclosing lines
+          for (size_t k = block; k <= r; ++k) {
+            if (regions[k].first == kNoToken) continue;
+            for (int32_t e = static_cast<int32_t>(k);
+                 e >= 0 && fs.marked[static_cast<size_t>(e)] != 2;
+                 e = parents.Of(static_cast<size_t>(e))) {
+              fs.marked[static_cast<size_t>(e)] = 2;
+            }
           }
         }
       }
-      at = search.Next(src.data(), begin, region.end > at ? region.end : at + 1, n);
+      at = search.Next(src.data(), begin, resume, n);
     }
   }
   const bool literals = rules.HasDetectors(Language::kPython);
