@@ -3034,16 +3034,18 @@ bool IsLineIf(const Tok& tok, std::string_view src) {
          src[tok.start + 1] == 'f';
 }
 
-// Whether the line holds the word `import`. Called for every line with a
+// Where the line holds the word `import` first; kNoImport where it does not. Called for every line with a
 // match of the first search, most of which hold no `import`: the pairs "im"
 // are found 16 positions at a time (SSE2), and only they are checked, where
 // `find` called `memchr` for each `i` of the line. The loads read at most
 // 11 bytes past the line's last possible start of the word, which the
 // padding covers (kPadding).
-bool HasImport(std::string_view src, const Region& region) {
+constexpr size_t kNoImport = ~size_t{0};
+
+size_t ImportAt(std::string_view src, const Region& region) {
   const char* const s = src.data();
   const size_t start = region.start;
-  if (region.end < start + 6) return false;
+  if (region.end < start + 6) return kNoImport;
   const size_t last = region.end - 6;  // the last offset the word can start at
   const auto word_at = [&](size_t at) {
     return std::memcmp(s + at + 2, "port", 4) == 0 &&
@@ -3059,15 +3061,16 @@ bool HasImport(std::string_view src, const Region& region) {
         _mm_movemask_epi8(_mm_and_si128(_mm_cmpeq_epi8(a, ci), _mm_cmpeq_epi8(b, cm))));
     if (last - p < 15) mask &= (2u << (last - p)) - 1;
     for (; mask != 0; mask &= mask - 1) {
-      if (word_at(p + static_cast<size_t>(__builtin_ctz(mask)))) return true;
+      const size_t at = p + static_cast<size_t>(__builtin_ctz(mask));
+      if (word_at(at)) return at;
     }
   }
 #else
   for (size_t at = start; at <= last; ++at) {
-    if (s[at] == 'i' && s[at + 1] == 'm' && word_at(at)) return true;
+    if (s[at] == 'i' && s[at + 1] == 'm' && word_at(at)) return at;
   }
 #endif
-  return false;
+  return kNoImport;
 }
 
 // The fast path (Note [Fast path]). Returns false, having written nothing
@@ -3137,14 +3140,17 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
       const Region& region = regions[r];
       fs.marked[r] = 1;
       size_t resume = region.end > at ? region.end : at + 1;
-      if (region.first != kNoToken && HasImport(src, region)) {
+      if (region.first != kNoToken && ImportAt(src, region) != kNoImport) {
         // The import lines that follow it (blank and comment lines between)
         // are lexed and resolved with it, as one run (Note [Import lines
-        // lexed once]).
+        // lexed once]): those whose first `import` the search would find,
+        // outside dead text, so that the lines marked are the same.
         const size_t block = r;
         for (size_t j = r + 1; j < regions.size(); ++j) {
           if (regions[j].first == kNoToken) continue;
-          if (!HasImport(src, regions[j])) break;
+          const size_t word = ImportAt(src, regions[j]);
+          size_t cursor = span;
+          if (word == kNoImport || InDeadText(fs.dead, &cursor, word)) break;
           fs.marked[j] = 1;
           r = j;
         }
