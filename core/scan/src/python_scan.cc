@@ -1205,10 +1205,13 @@ class Resolver {
       const std::string_view root = Text(parts[0]);
       if (rules_.IsRoot(Language::kPython, root)) {
         std::string q = Join(parts);
-        const RuleSet::Spelling* s = nullptr;
-        const int m = LongestPrefix(q, &s);
-        if (m > 0 && !rules_.rules()[s->rule].kept) {
-          Add(s->rule, RefKind::kImport, s->text, parts[0], parts[static_cast<size_t>(m) - 1], -1);
+        if (report_imports_) {
+          const RuleSet::Spelling* s = nullptr;
+          const int m = LongestPrefix(q, &s);
+          if (m > 0 && !rules_.rules()[s->rule].kept) {
+            Add(s->rule, RefKind::kImport, s->text, parts[0], parts[static_cast<size_t>(m) - 1],
+                -1);
+          }
         }
         if (!alias.empty()) {
           Bind(alias, std::move(q));
@@ -1249,7 +1252,7 @@ class Resolver {
     };
     for (;;) {
       if (t_[i].type == kStar) {
-        if (torch) {
+        if (torch && report_imports_) {
           const RuleSet::Spelling* s = nullptr;
           const int matched = LongestPrefix(m, &s);
           if (matched > 0) report_module(s, matched);
@@ -1269,14 +1272,16 @@ class Resolver {
           std::string q(m.size() + 1 + name.size(), '.');
           std::memcpy(q.data(), m.data(), m.size());
           std::memcpy(q.data() + m.size() + 1, name.data(), name.size());
-          const RuleSet::Spelling* s = nullptr;
-          const int matched = LongestPrefix(q, &s);
-          if (matched > m_components) {
-            if (!rules_.rules()[s->rule].kept) {
-              Add(s->rule, RefKind::kImport, s->text, name_tok, name_tok, -1);
+          if (report_imports_) {
+            const RuleSet::Spelling* s = nullptr;
+            const int matched = LongestPrefix(q, &s);
+            if (matched > m_components) {
+              if (!rules_.rules()[s->rule].kept) {
+                Add(s->rule, RefKind::kImport, s->text, name_tok, name_tok, -1);
+              }
+            } else if (matched > 0) {
+              report_module(s, matched);
             }
-          } else if (matched > 0) {
-            report_module(s, matched);
           }
           Bind(local, std::move(q));
         } else {
@@ -1325,6 +1330,10 @@ class Resolver {
   // full path.
   std::vector<std::string_view>* bound_names_ = nullptr;
   std::vector<uint32_t>* binding_offsets_ = nullptr;
+  // False in the fast path's first search, which asks the import lines for
+  // the names they bind only: their spellings are not looked up (the
+  // rounds report them).
+  bool report_imports_ = true;
 
  private:
   // The index of the token being read: a store of the loop's index at each
@@ -3128,6 +3137,7 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
     Resolver resolver(rules, src, one, &pass);
     resolver.bound_names_ = &fs.bound;
     resolver.binding_offsets_ = &fs.binding_offsets;
+    resolver.report_imports_ = false;
     fs.lexed.clear();
     fs.import_toks.clear();
     for (size_t at = search.Next(src.data(), begin, begin, n); at < n;) {
