@@ -256,6 +256,8 @@ TEST(ScanFastPath, RunsOfImportLines) {
        "def g():", "    import torch.cuda as t2", "import sys", "    t2.synchronize()",
        "tc.synchronize()"},
       {"x = torch.cuda", "import torch", "import torch.cuda as tc", "from torch import cuda"},
+      {"import torch", "s = 'do import'; tc = torch.cuda", "tc.synchronize()", "def f():",
+       "    '''import'''; t2 = torch.cuda; t2.synchronize()", "    tc.current_device()"},
   };
   for (const auto& lines : files) {
     for (const char* nl : {"\n", "\r\n"}) {

@@ -3043,22 +3043,26 @@ bool IsLineIf(const Tok& tok, std::string_view src) {
          src[tok.start + 1] == 'f';
 }
 
-// Where the line holds the word `import` first; kNoImport where it does not. Called for every line with a
-// match of the first search, most of which hold no `import`: the pairs "im"
-// are found 16 positions at a time (SSE2), and only they are checked, where
-// `find` called `memchr` for each `i` of the line. The loads read at most
-// 11 bytes past the line's last possible start of the word, which the
-// padding covers (kPadding).
+// Where the line holds the word `import` first at or after `from` (in the
+// line); kNoImport where it does not. Called for every line with a match of
+// the first search, from the match (an `import` before it lies in dead
+// text, or the search would have found it first: such a line holds no
+// import statement, and an alias its assignment binds is found by the
+// rounds, Note [Fast path] step 3), most of which hold no `import`: the
+// pairs "im" are found 16 positions at a time (SSE2), and only they are
+// checked, where `find` called `memchr` for each `i` of the line. The
+// loads read at most 11 bytes past the line's last possible start of the
+// word, which the padding covers (kPadding).
 constexpr size_t kNoImport = ~size_t{0};
 
-size_t ImportAt(std::string_view src, const Region& region) {
+size_t ImportAt(std::string_view src, const Region& region, size_t from) {
   const char* const s = src.data();
-  const size_t start = region.start;
+  const size_t start = from;
   if (region.end < start + 6) return kNoImport;
   const size_t last = region.end - 6;  // the last offset the word can start at
   const auto word_at = [&](size_t at) {
     return std::memcmp(s + at + 2, "port", 4) == 0 &&
-           (at == start || !IsIdentChar(static_cast<unsigned char>(s[at - 1]))) &&
+           (at == region.start || !IsIdentChar(static_cast<unsigned char>(s[at - 1]))) &&
            !IsIdentChar(static_cast<unsigned char>(s[at + 6]));
   };
 #if defined(__SSE2__)
@@ -3150,7 +3154,7 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
       const Region& region = regions[r];
       fs.marked[r] = 1;
       size_t resume = region.end > at ? region.end : at + 1;
-      if (region.first != kNoToken && ImportAt(src, region) != kNoImport) {
+      if (region.first != kNoToken && ImportAt(src, region, at) != kNoImport) {
         // The import lines that follow it (blank and comment lines between)
         // are lexed and resolved with it, as one run (Note [Import lines
         // lexed once]): those whose first `import` the search would find,
@@ -3158,7 +3162,7 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
         const size_t block = r;
         for (size_t j = r + 1; j < regions.size(); ++j) {
           if (regions[j].first == kNoToken) continue;
-          const size_t word = ImportAt(src, regions[j]);
+          const size_t word = ImportAt(src, regions[j], regions[j].start);
           size_t cursor = span;
           if (word == kNoImport || InDeadText(fs.dead, &cursor, word)) break;
           fs.marked[j] = 1;
