@@ -2007,18 +2007,19 @@ class PyLiterals {
 //
 // Its costs, on the Python files of the 20 MB generated GPU tree (13.6 MB,
 // 232k lines, 614k brackets; `bench_vs_rg.py --size-mb 20 --callgrind
-// --language python`, callgrind over scan_native): 11.17 instructions a byte
-// in all (152.4M), of which the skeleton 2.75 (its loop with the
+// --language python`, callgrind over scan_native): 10.89 instructions a byte
+// in all (148.5M), of which the skeleton 2.75 (its loop with the
 // classification 2.2, Note [Skeleton loop]; 0.5 the strings and comments it
 // passes), the needle searches 1.6 (a match in dead text sends them on from
-// the end of its span: docstrings hold many), the resolver 2.0, the lexer
-// 1.6 and the literal rules 0.5 over the 8% of the bytes that are lexed
-// (22.8k of the lines, 240k tokens; the import lines the first search
-// resolves one by one are 0.5 of the lexer's and resolver's 3.6), the
-// bookkeeping of the marked lines (the first search's loop, LexMarked, the
-// walks to enclosing lines) 0.8, and the driver's checks, line numbers, the
+// the end of its span: docstrings hold many), the resolver 1.9, the lexer
+// 1.3 and the literal rules 0.5 over the 8% of the bytes that are lexed
+// (22.8k of the lines, 240k tokens; the import lines are lexed once, by the
+// first search, and resolved by it and by the rounds, Note [Import lines
+// lexed once]: 0.35 of the lexer's and resolver's 3.2), the bookkeeping of
+// the marked lines (the first search's loop, LexMarked, the walks to
+// enclosing lines) 0.8, and the driver's checks, line numbers, the
 // searches' builds, the walk and start-up 1.9. The skeleton is the largest
-// single part, but even at nothing it would leave 8.5; the rest is spread
+// single part, but even at nothing it would leave 8.1; the rest is spread
 // over work per line, per marked line and per token, with no one hot spot
 // (docs/scan.md, "Fast path costs").
 
@@ -2930,9 +2931,32 @@ struct FirstSearch {
   bool built = false, ok = false;
 };
 
-// A run of import lines the first search lexed (Note [Import lines lexed
-// once]): its first and last regions and its tokens, [begin, end) of
-// FastScratch::import_toks.
+// Note [Import lines lexed once]: the first search lexes and resolves the
+// lines it finds holding `import`, for the names they bind (searched for
+// from there on), and the rounds lexed and resolved the same lines again:
+// 7.5M instructions on the Python files of the 20 MB GPU tree (4,967 lines,
+// about 1,500 each), where the lines were taken one by one. Now
+//  - a run of import lines (those after the matched one whose first
+//    `import` lies outside dead text, so the lines the search would have
+//    marked one by one, with the blank and comment lines between) is lexed
+//    by one lexer and resolved by one resolver run (1,471 runs on that
+//    tree), with one search build and one restart after it;
+//  - its tokens are kept (FastScratch::import_toks), and LexMarked copies
+//    them where its run of marked lines reaches them, lexing the bytes
+//    around only: from a logical line's start the lexer gives the same
+//    tokens alone or in a longer run, since each line ends at depth 0. A
+//    run whose comments noted a suppression or `noqa` is not kept: the
+//    rounds' output must note them, so they lex it again;
+//  - the first search's resolver does not look up the spellings of what
+//    the lines import (Resolver::report_imports_): only findings need them.
+// A run resolved as one binds the names its lines bind one by one: an
+// import's target comes from its module's text and the rules' roots, never
+// from an earlier binding. (7.5M to 4.8M: the run's lexing 2.2M, now the
+// only one, and its resolver 2.6M; the rounds' copies of its tokens cost
+// little. tests/cpp/scan_fast_path_test.cc, RunsOfImportLines.)
+//
+// A run of import lines the first search lexed: its first and last regions
+// and its tokens, [begin, end) of FastScratch::import_toks.
 struct LexedLine {
   uint32_t region, last, begin, end;
 };
