@@ -234,7 +234,8 @@ TEST(ScanFastPath, HugeLinesAndDeepBrackets) {
 // lines between them, suppressions and `noqa` on them (whose runs are lexed
 // again), aliases bound and rebound within the run, imports at two indents,
 // a statement after `;`, an import over several lines, a line whose `import`
-// is in a comment or a string, and the run at the end of the file.
+// is in a comment or a string, and the run at the end of the file; with
+// LF, CRLF and CR line ends.
 TEST(ScanFastPath, RunsOfImportLines) {
   const std::vector<std::vector<const char*>> files = {
       {"import os", "from torch.cuda import current_device as cd", "", "# a comment",
@@ -260,7 +261,7 @@ TEST(ScanFastPath, RunsOfImportLines) {
        "    '''import'''; t2 = torch.cuda; t2.synchronize()", "    tc.current_device()"},
   };
   for (const auto& lines : files) {
-    for (const char* nl : {"\n", "\r\n"}) {
+    for (const char* nl : {"\n", "\r\n", "\r"}) {
       std::string src;
       for (const char* l : lines) src += std::string(l) + nl;
       bool taken = false;
