@@ -257,6 +257,9 @@ TEST(ScanFastPath, RunsOfImportLines) {
        "def g():", "    import torch.cuda as t2", "import sys", "    t2.synchronize()",
        "tc.synchronize()"},
       {"x = torch.cuda", "import torch", "import torch.cuda as tc", "from torch import cuda"},
+      {"def f():", "    import torch.cuda as tc", "import torch.cuda as t2", "tc.synchronize()",
+       "t2.synchronize()", "def g():", "    from torch.cuda import synchronize as sy",
+       "    import torch.cuda as tc", "    sy()", "    tc.current_device()", "sy()"},
       {"import torch", "s = 'do import'; tc = torch.cuda", "tc.synchronize()", "def f():",
        "    '''import'''; t2 = torch.cuda; t2.synchronize()", "    tc.current_device()"},
   };

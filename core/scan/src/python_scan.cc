@@ -682,6 +682,28 @@ void NoteChain(size_t first, size_t last, std::string_view q, std::vector<Resolv
 // ---------------------------------------------------------------------------
 // The resolver: walks the tokens, tracking bindings per scope.
 
+// What an import statement does to the resolver, as the fast path's first
+// search records it (Note [Import lines lexed once]): a name bound (to
+// `target`, or to nothing from the table where it is empty: an Unbind) at
+// `offset`, the offset of the statement's first token.
+struct ImportOp {
+  uint32_t offset;
+  bool bind;
+  std::string_view name;
+  std::string target;
+};
+
+// A run of import lines whose resolution the rounds replay: its tokens
+// [tok_begin, tok_end) in the round's buffer, and what the first search's
+// resolver did there.
+struct ImportReplay {
+  uint32_t tok_begin, tok_end;
+  const ImportOp* ops;
+  size_t op_count;
+  const RawFinding* findings;
+  size_t finding_count;
+};
+
 class Resolver {
  public:
   Resolver(const RuleSet& rules, std::string_view src, const TokenBuffer<Tok>& toks,
@@ -720,6 +742,10 @@ class Resolver {
         param_depth = -1;
         await_params = false;
         for_depth = -1;
+        if (i == replay_at_) {  // a run of import lines the first search resolved
+          i = Replay();
+          continue;
+        }
       }
       switch (type) {
         case kName:
@@ -1214,12 +1240,12 @@ class Resolver {
           }
         }
         if (!alias.empty()) {
-          Bind(alias, std::move(q));
+          ImportBind(alias, std::move(q));
         } else {
-          Bind(root, std::string(root));
+          ImportBind(root, std::string(root));
         }
       } else {
-        Unbind(alias.empty() ? root : alias);
+        ImportUnbind(alias.empty() ? root : alias);
       }
       if (t_[i].type != kComma) break;
       ++i;
@@ -1283,9 +1309,9 @@ class Resolver {
               report_module(s, matched);
             }
           }
-          Bind(local, std::move(q));
+          ImportBind(local, std::move(q));
         } else {
-          Unbind(local);
+          ImportUnbind(local);
         }
       } else {
         break;
@@ -1334,6 +1360,16 @@ class Resolver {
   // the names they bind only: their spellings are not looked up (the
   // rounds report them).
   bool report_imports_ = true;
+  // The first search's: where the import statements' binds are recorded
+  // (null elsewhere).
+  std::vector<ImportOp>* import_log_ = nullptr;
+  // The rounds': the runs of import lines to replay instead of resolving
+  // them again, in the order of their tokens (null: none).
+  void SetReplay(const std::vector<ImportReplay>* replay) {
+    replay_ = replay;
+    next_replay_ = 0;
+    replay_at_ = replay->empty() ? kNoReplay : (*replay)[0].tok_begin;
+  }
 
  private:
   // The index of the token being read: a store of the loop's index at each
@@ -1344,6 +1380,55 @@ class Resolver {
     const Tok& tok = t_[cur_];
     return tok.type == kNewline && tok.start > 0 ? tok.start - 1 : tok.start;
   }
+  static constexpr size_t kNoReplay = ~size_t{0};
+  const std::vector<ImportReplay>* replay_ = nullptr;
+  size_t next_replay_ = 0;
+  size_t replay_at_ = kNoReplay;  // the first token of the next run to replay
+
+  // Bind and Unbind from an import statement. Where they are recorded (a
+  // run of import statements alone: no later statement of the run looks a
+  // name up), the names bound to a target are all the first search needs.
+  void ImportBind(std::string_view name, std::string target) {
+    if (import_log_ != nullptr) {
+      if (!target.empty()) bound_names_->push_back(name);
+      import_log_->push_back(ImportOp{CurOffset(), true, name, std::move(target)});
+      return;
+    }
+    Bind(name, std::move(target));
+  }
+  void ImportUnbind(std::string_view name) {
+    if (import_log_ != nullptr) {
+      import_log_->push_back(ImportOp{CurOffset(), false, name, {}});
+      return;
+    }
+    Unbind(name);
+  }
+
+  // Does what resolving the run at replay_at_ would do (it holds import
+  // statements alone, one a line, its lines of one indent: no scope opens
+  // or closes in it); returns the index of its last token (its newline).
+  size_t Replay() {
+    const ImportReplay& run = (*replay_)[next_replay_];
+    out_->findings.insert(out_->findings.end(), run.findings, run.findings + run.finding_count);
+    for (size_t k = 0; k < run.op_count; ++k) {
+      const ImportOp& op = run.ops[k];
+      if (op.bind) {
+        bound_first_[static_cast<unsigned char>(op.name[0])] = true;
+        if (bound_names_ != nullptr) {
+          if (!op.target.empty()) bound_names_->push_back(op.name);
+          binding_offsets_->push_back(op.offset);
+        }
+        bindings_.push_back(Binding{op.name, op.target});
+      } else if (Lookup(op.name) != nullptr) {
+        if (binding_offsets_ != nullptr) binding_offsets_->push_back(op.offset);
+        bindings_.push_back(Binding{op.name, std::string()});
+      }
+    }
+    ++next_replay_;
+    replay_at_ = next_replay_ < replay_->size() ? (*replay_)[next_replay_].tok_begin : kNoReplay;
+    return run.tok_end - 1;
+  }
+
   std::vector<Scope> scopes_;
   std::vector<Binding> bindings_;
   bool bound_first_[256] = {};  // first bytes of the names ever bound
@@ -2959,12 +3044,19 @@ struct FirstSearch {
 // and its tokens, [begin, end) of FastScratch::import_toks.
 struct LexedLine {
   uint32_t region, last, begin, end;
+  // Where the rounds replay its resolution: its ops and findings, ranges
+  // of FastScratch::import_ops and import_findings.
+  bool replay;
+  uint32_t ops_begin, ops_end, findings_begin, findings_end;
 };
 
 struct FastScratch {
   FirstSearch first;
   std::vector<LexedLine> lexed;  // in the order of their regions
   std::vector<Tok> import_toks;
+  std::vector<ImportOp> import_ops;
+  std::vector<RawFinding> import_findings;
+  std::vector<ImportReplay> replay;  // a round's, from LexMarked
   std::vector<Region> regions;
   std::vector<uint32_t> dead;  // dead text: [start, end) pairs, in order
   std::vector<OpenLine> open;
@@ -2980,9 +3072,12 @@ struct FastScratch {
 // false if the lexer fails (the skeleton would have given up first).
 // `marked` has one entry more than `regions`, set (a sentinel).
 bool LexMarked(std::string_view src, const std::vector<Region>& regions,
-               const std::vector<uint8_t>& marked, const std::vector<LexedLine>& lexed,
-               const std::vector<Tok>& lexed_toks, TokenBuffer<Tok>* toks, LexOutput* out) {
+               const std::vector<uint8_t>& marked, const FastScratch& fs,
+               std::vector<ImportReplay>* replay, TokenBuffer<Tok>* toks, LexOutput* out) {
+  const std::vector<LexedLine>& lexed = fs.lexed;
+  const std::vector<Tok>& lexed_toks = fs.import_toks;
   toks->clear();
+  replay->clear();
   bool gap = false;
   uint16_t gap_indent = 0xFFFF;
   uint32_t gap_at = 0;
@@ -3044,7 +3139,15 @@ bool LexMarked(std::string_view src, const std::vector<Region>& regions,
         Lexer(src, from, toks, out, start).Run();
         if (out->has_error) return false;
       }
+      const uint32_t tok_begin = static_cast<uint32_t>(toks->size());
       for (uint32_t k = next->begin; k < next->end; ++k) *toks->Add() = kept[k];
+      if (next->replay) {
+        replay->push_back(ImportReplay{tok_begin, static_cast<uint32_t>(toks->size()),
+                                       fs.import_ops.data() + next->ops_begin,
+                                       next->ops_end - next->ops_begin,
+                                       fs.import_findings.data() + next->findings_begin,
+                                       next->findings_end - next->findings_begin});
+      }
       from = rs[next->last].end;
     }
     if (from < rs[last].end) {
@@ -3110,6 +3213,25 @@ size_t ImportAt(std::string_view src, const Region& region, size_t from) {
   return kNoImport;
 }
 
+// Whether the tokens of a run of import lines (`one`, no sentinels yet)
+// are import statements alone, one a line, the lines of one indent: the
+// resolver does nothing there but what Import and FromImport do, and no
+// scope opens or closes (Note [Import lines lexed once]).
+bool ImportStatementsAlone(std::string_view src, const TokenBuffer<Tok>& one) {
+  const size_t n = one.size();
+  if (n == 0) return false;
+  const Tok* const t = &one[0];
+  const uint16_t indent = t[0].indent;
+  for (size_t k = 0; k < n; ++k) {
+    if (t[k].type == kSemi) return false;
+    if (!t[k].first) continue;
+    if (t[k].type != kName || t[k].indent != indent) return false;
+    const std::string_view w = src.substr(t[k].start, t[k].end - t[k].start);
+    if (!Is(w, "import") && !Is(w, "from")) return false;
+  }
+  return t[0].first;
+}
+
 // The fast path (Note [Fast path]). Returns false, having written nothing
 // to `out`, when the file must take the full path.
 bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bool has_cr,
@@ -3162,12 +3284,14 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
     size_t r = 0, span = 0;
     TokenBuffer<Tok>& one = fs.scratch_toks;  // an import line's tokens
     LexOutput pass;
+    pass.findings.reserve(16);  // the import lines' (replayed by the rounds)
     Resolver resolver(rules, src, one, &pass);
     resolver.bound_names_ = &fs.bound;
     resolver.binding_offsets_ = &fs.binding_offsets;
-    resolver.report_imports_ = false;
     fs.lexed.clear();
     fs.import_toks.clear();
+    fs.import_ops.clear();
+    fs.import_findings.clear();
     for (size_t at = search.Next(src.data(), begin, begin, n); at < n;) {
       if (InDeadText(fs.dead, &span, at)) {
         // On from the span's end: a match that starts in it ends in it.
@@ -3198,12 +3322,17 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
         Lexer(src, region.start, &one, &pass, end).Run();
         if (pass.has_error) return false;
         // Kept for the rounds where its comments (if any) noted nothing: a
-        // run whose lexing changed the output is lexed again there.
-        if (pass.suppressions.empty() && !pass.noqa_comment) {
+        // run whose lexing changed the output is lexed again there. Its
+        // resolution is replayed there where it holds import statements
+        // alone, one a line, of one indent.
+        const bool kept = pass.suppressions.empty() && !pass.noqa_comment;
+        const bool replay = kept && ImportStatementsAlone(src, one);
+        if (kept) {
           const uint32_t at_tok = static_cast<uint32_t>(fs.import_toks.size());
           fs.import_toks.insert(fs.import_toks.end(), &one[0], &one[0] + one.size());
           fs.lexed.push_back(LexedLine{static_cast<uint32_t>(block), static_cast<uint32_t>(r),
-                                       at_tok, static_cast<uint32_t>(fs.import_toks.size())});
+                                       at_tok, static_cast<uint32_t>(fs.import_toks.size()),
+                                       replay, 0, 0, 0, 0});
         }
         pass.noqa_comment = false;
         for (size_t k = 0; k < kSentinels; ++k) {
@@ -3212,8 +3341,20 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
         fs.bound.clear();
         fs.binding_offsets.clear();
         resolver.Reset();
+        resolver.report_imports_ = replay;
+        resolver.import_log_ = replay ? &fs.import_ops : nullptr;
+        const size_t ops_begin = fs.import_ops.size();
         resolver.Run();
-        pass.findings.clear();  // what it found is found again below
+        if (replay) {
+          LexedLine& line = fs.lexed.back();
+          line.ops_begin = static_cast<uint32_t>(ops_begin);
+          line.ops_end = static_cast<uint32_t>(fs.import_ops.size());
+          line.findings_begin = static_cast<uint32_t>(fs.import_findings.size());
+          fs.import_findings.insert(fs.import_findings.end(), pass.findings.begin(),
+                                    pass.findings.end());
+          line.findings_end = static_cast<uint32_t>(fs.import_findings.size());
+        }
+        pass.findings.clear();  // what it found is found again below, or replayed
         pass.suppressions.clear();
         bool added = false;
         for (std::string_view name : fs.bound) {
@@ -3254,7 +3395,7 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
       pass.error_offset = 0;
       pass.error.clear();
     }
-    if (!LexMarked(src, regions, fs.marked, fs.lexed, fs.import_toks, toks, &pass)) return false;
+    if (!LexMarked(src, regions, fs.marked, fs, &fs.replay, toks, &pass)) return false;
     fs.bound.clear();
     fs.binding_offsets.clear();
     fs.chains.clear();
@@ -3264,6 +3405,7 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
       resolver.chains_ = &fs.chains;
       resolver.bound_names_ = &fs.bound;
       resolver.binding_offsets_ = &fs.binding_offsets;
+      if (!fs.replay.empty()) resolver.SetReplay(&fs.replay);
       resolver.Run();
       matches = resolver.TakeMatches();
     }
