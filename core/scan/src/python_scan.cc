@@ -2092,19 +2092,19 @@ class PyLiterals {
 //
 // Its costs, on the Python files of the 20 MB generated GPU tree (13.6 MB,
 // 232k lines, 614k brackets; `bench_vs_rg.py --size-mb 20 --callgrind
-// --language python`, callgrind over scan_native): 10.89 instructions a byte
-// in all (148.5M), of which the skeleton 2.75 (its loop with the
+// --language python`, callgrind over scan_native): 10.81 instructions a byte
+// in all (147.6M), of which the skeleton 2.75 (its loop with the
 // classification 2.2, Note [Skeleton loop]; 0.5 the strings and comments it
 // passes), the needle searches 1.6 (a match in dead text sends them on from
-// the end of its span: docstrings hold many), the resolver 1.9, the lexer
+// the end of its span: docstrings hold many), the resolver 1.8, the lexer
 // 1.3 and the literal rules 0.5 over the 8% of the bytes that are lexed
-// (22.8k of the lines, 240k tokens; the import lines are lexed once, by the
-// first search, and resolved by it and by the rounds, Note [Import lines
-// lexed once]: 0.35 of the lexer's and resolver's 3.2), the bookkeeping of
+// (22.8k of the lines, 240k tokens; the import lines are lexed and
+// resolved once, by the first search, Note [Import lines lexed once]: 0.4
+// of the lexer's and resolver's 3.1), the bookkeeping of
 // the marked lines (the first search's loop, LexMarked, the walks to
 // enclosing lines) 0.8, and the driver's checks, line numbers, the
 // searches' builds, the walk and start-up 1.9. The skeleton is the largest
-// single part, but even at nothing it would leave 8.1; the rest is spread
+// single part, but even at nothing it would leave 8.06; the rest is spread
 // over work per line, per marked line and per token, with no one hot spot
 // (docs/scan.md, "Fast path costs").
 
@@ -3032,13 +3032,22 @@ struct FirstSearch {
 //    tokens alone or in a longer run, since each line ends at depth 0. A
 //    run whose comments noted a suppression or `noqa` is not kept: the
 //    rounds' output must note them, so they lex it again;
-//  - the first search's resolver does not look up the spellings of what
-//    the lines import (Resolver::report_imports_): only findings need them.
+//  - where the run holds import statements alone, one a line, its lines of
+//    one indent (ImportStatementsAlone: the resolver does nothing there
+//    but what Import and FromImport do, and no scope opens or closes), the
+//    first search's resolver records what they do (their findings, and
+//    their binds and unbinds in order: ImportOp) instead of binding, and
+//    the rounds replay it (Resolver::Replay) where they would resolve the
+//    run again; an unbind is asked of the round's bindings, as Unbind asks;
+//  - elsewhere the first search's resolver does not look up the spellings
+//    of what the lines import (Resolver::report_imports_): only the
+//    findings need them, and the rounds find them.
 // A run resolved as one binds the names its lines bind one by one: an
 // import's target comes from its module's text and the rules' roots, never
-// from an earlier binding. (7.5M to 4.8M: the run's lexing 2.2M, now the
-// only one, and its resolver 2.6M; the rounds' copies of its tokens cost
-// little. tests/cpp/scan_fast_path_test.cc, RunsOfImportLines.)
+// from an earlier binding. (The import lines' 7.5M, and the rounds' lexing
+// and resolving of them again, to the run's lexing 2.2M, now the only one,
+// and the first search's resolver 3.6M; the rounds copy the tokens and
+// replay the records. tests/cpp/scan_fast_path_test.cc, RunsOfImportLines.)
 //
 // A run of import lines the first search lexed: its first and last regions
 // and its tokens, [begin, end) of FastScratch::import_toks.
