@@ -1218,7 +1218,10 @@ class Resolver {
 
   // `import a.b.c [as x], ...`; i is the token after `import`. Returns the
   // index of the statement's end.
-  size_t Import(size_t i) {
+  // Inlined: out of line (as GCC left it once the first search recorded
+  // its binds), the full path took 1.0M more instructions on the Python
+  // files of the 20 MB GPU tree.
+  __attribute__((always_inline)) size_t Import(size_t i) {
     std::vector<size_t>& parts = dotted_;  // reused (Import is not reentrant)
     for (;;) {
       i = Dotted(i, &parts);
