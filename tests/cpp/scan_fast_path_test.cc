@@ -228,6 +228,58 @@ TEST(ScanFastPath, HugeLinesAndDeepBrackets) {
 }
 
 // The skeleton classifies 64 bytes at a time and walks the special bytes of
+
+// The first search lexes and resolves a run of import lines as one, and the
+// rounds copy its tokens (Note [Import lines lexed once]): blank and comment
+// lines between them, suppressions and `noqa` on them (whose runs are lexed
+// again), aliases bound and rebound within the run, imports at two indents,
+// a statement after `;`, an import over several lines, a line whose `import`
+// is in a comment or a string, and the run at the end of the file; with
+// LF, CRLF and CR line ends.
+TEST(ScanFastPath, RunsOfImportLines) {
+  const std::vector<std::vector<const char*>> files = {
+      {"import os", "from torch.cuda import current_device as cd", "", "# a comment",
+       "import torch.cuda as tc", "x = 1", "cd()", "tc.synchronize()"},
+      {"import torch", "from torch.cuda import current_device  # anydev: ignore",
+       "from torch.cuda import synchronize as sy", "current_device()", "sy()"},
+      {"import torch", "# anydev: ignore", "from torch.cuda import set_device  # noqa: X",
+       "import torch.cuda as tc", "set_device(0)", "tc.current_device()"},
+      {"import torch.cuda as tc", "import os as tc", "tc.synchronize()", "import torch.cuda as tc",
+       "tc.synchronize()"},
+      {"try:", "    import torch.cuda as tc", "    from torch.cuda import set_device as sd",
+       "import os", "except ImportError:", "    tc = None", "tc.synchronize()", "sd(1)"},
+      {"import torch.cuda as tc; tc.synchronize()", "import os; tc.current_device()",
+       "from torch.cuda import (", "    current_device as cd,", "    synchronize,",
+       ")", "import sys", "cd()", "synchronize()"},
+      {"import torch", "x = 1  # import torch.cuda as tc", "y = 'import'", "import torch.cuda as tc",
+       "\"\"\"import torch.cuda as t2\"\"\"", "tc.synchronize()", "t2.synchronize()"},
+      {"def f():", "    import os", "    import torch.cuda as tc", "    return tc.synchronize()",
+       "def g():", "    import torch.cuda as t2", "import sys", "    t2.synchronize()",
+       "tc.synchronize()"},
+      {"x = torch.cuda", "import torch", "import torch.cuda as tc", "from torch import cuda"},
+      {"def f():", "    import torch.cuda as tc", "import torch.cuda as t2", "tc.synchronize()",
+       "t2.synchronize()", "def g():", "    from torch.cuda import synchronize as sy",
+       "    import torch.cuda as tc", "    sy()", "    tc.current_device()", "sy()"},
+      {"import torch", "s = 'do import'; tc = torch.cuda", "tc.synchronize()", "def f():",
+       "    '''import'''; t2 = torch.cuda; t2.synchronize()", "    tc.current_device()"},
+  };
+  for (const auto& lines : files) {
+    for (const char* nl : {"\n", "\r\n", "\r"}) {
+      std::string src;
+      for (const char* l : lines) src += std::string(l) + nl;
+      bool taken = false;
+      Both(src, &taken);
+      EXPECT_TRUE(taken) << src;
+      Both(src.substr(0, src.size() - std::string(nl).size()));  // no final newline
+    }
+  }
+  // Findings on the import lines, and those of the names they bind.
+  const std::string out = Both(Lines({"import os", "from torch.cuda import current_device as cd",
+                                      "", "import torch.cuda as tc", "cd()", "tc.synchronize()"}));
+  EXPECT_NE(out.find("AD103 call 5:1-5:3"), std::string::npos) << out;
+  EXPECT_NE(out.find("AD107 call 6:1-6:15"), std::string::npos) << out;
+  EXPECT_NE(out.find(" 2:"), std::string::npos) << out;
+}
 // a block from its bit mask (brackets and newlines by a table, the others
 // out of line; Note [Skeleton loop]): every construct is shifted across the
 // blocks' boundaries (offsets 31, 32, 63, 64 among them) by a prefix of 0 to

@@ -682,6 +682,28 @@ void NoteChain(size_t first, size_t last, std::string_view q, std::vector<Resolv
 // ---------------------------------------------------------------------------
 // The resolver: walks the tokens, tracking bindings per scope.
 
+// What an import statement does to the resolver, as the fast path's first
+// search records it (Note [Import lines lexed once]): a name bound (to
+// `target`, or to nothing from the table where it is empty: an Unbind) at
+// `offset`, the offset of the statement's first token.
+struct ImportOp {
+  uint32_t offset;
+  bool bind;
+  std::string_view name;
+  std::string target;
+};
+
+// A run of import lines whose resolution the rounds replay: its tokens
+// [tok_begin, tok_end) in the round's buffer, and what the first search's
+// resolver did there.
+struct ImportReplay {
+  uint32_t tok_begin, tok_end;
+  const ImportOp* ops;
+  size_t op_count;
+  const RawFinding* findings;
+  size_t finding_count;
+};
+
 class Resolver {
  public:
   Resolver(const RuleSet& rules, std::string_view src, const TokenBuffer<Tok>& toks,
@@ -720,6 +742,10 @@ class Resolver {
         param_depth = -1;
         await_params = false;
         for_depth = -1;
+        if (i == replay_at_) {  // a run of import lines the first search resolved
+          i = Replay();
+          continue;
+        }
       }
       switch (type) {
         case kName:
@@ -1192,7 +1218,10 @@ class Resolver {
 
   // `import a.b.c [as x], ...`; i is the token after `import`. Returns the
   // index of the statement's end.
-  size_t Import(size_t i) {
+  // Inlined: out of line (as GCC left it once the first search recorded
+  // its binds), the full path took 1.0M more instructions on the Python
+  // files of the 20 MB GPU tree.
+  __attribute__((always_inline)) size_t Import(size_t i) {
     std::vector<size_t>& parts = dotted_;  // reused (Import is not reentrant)
     for (;;) {
       i = Dotted(i, &parts);
@@ -1205,18 +1234,21 @@ class Resolver {
       const std::string_view root = Text(parts[0]);
       if (rules_.IsRoot(Language::kPython, root)) {
         std::string q = Join(parts);
-        const RuleSet::Spelling* s = nullptr;
-        const int m = LongestPrefix(q, &s);
-        if (m > 0 && !rules_.rules()[s->rule].kept) {
-          Add(s->rule, RefKind::kImport, s->text, parts[0], parts[static_cast<size_t>(m) - 1], -1);
+        if (report_imports_) {
+          const RuleSet::Spelling* s = nullptr;
+          const int m = LongestPrefix(q, &s);
+          if (m > 0 && !rules_.rules()[s->rule].kept) {
+            Add(s->rule, RefKind::kImport, s->text, parts[0], parts[static_cast<size_t>(m) - 1],
+                -1);
+          }
         }
         if (!alias.empty()) {
-          Bind(alias, std::move(q));
+          ImportBind(alias, std::move(q));
         } else {
-          Bind(root, std::string(root));
+          ImportBind(root, std::string(root));
         }
       } else {
-        Unbind(alias.empty() ? root : alias);
+        ImportUnbind(alias.empty() ? root : alias);
       }
       if (t_[i].type != kComma) break;
       ++i;
@@ -1249,7 +1281,7 @@ class Resolver {
     };
     for (;;) {
       if (t_[i].type == kStar) {
-        if (torch) {
+        if (torch && report_imports_) {
           const RuleSet::Spelling* s = nullptr;
           const int matched = LongestPrefix(m, &s);
           if (matched > 0) report_module(s, matched);
@@ -1269,18 +1301,20 @@ class Resolver {
           std::string q(m.size() + 1 + name.size(), '.');
           std::memcpy(q.data(), m.data(), m.size());
           std::memcpy(q.data() + m.size() + 1, name.data(), name.size());
-          const RuleSet::Spelling* s = nullptr;
-          const int matched = LongestPrefix(q, &s);
-          if (matched > m_components) {
-            if (!rules_.rules()[s->rule].kept) {
-              Add(s->rule, RefKind::kImport, s->text, name_tok, name_tok, -1);
+          if (report_imports_) {
+            const RuleSet::Spelling* s = nullptr;
+            const int matched = LongestPrefix(q, &s);
+            if (matched > m_components) {
+              if (!rules_.rules()[s->rule].kept) {
+                Add(s->rule, RefKind::kImport, s->text, name_tok, name_tok, -1);
+              }
+            } else if (matched > 0) {
+              report_module(s, matched);
             }
-          } else if (matched > 0) {
-            report_module(s, matched);
           }
-          Bind(local, std::move(q));
+          ImportBind(local, std::move(q));
         } else {
-          Unbind(local);
+          ImportUnbind(local);
         }
       } else {
         break;
@@ -1325,6 +1359,20 @@ class Resolver {
   // full path.
   std::vector<std::string_view>* bound_names_ = nullptr;
   std::vector<uint32_t>* binding_offsets_ = nullptr;
+  // False in the fast path's first search, which asks the import lines for
+  // the names they bind only: their spellings are not looked up (the
+  // rounds report them).
+  bool report_imports_ = true;
+  // The first search's: where the import statements' binds are recorded
+  // (null elsewhere).
+  std::vector<ImportOp>* import_log_ = nullptr;
+  // The rounds': the runs of import lines to replay instead of resolving
+  // them again, in the order of their tokens (null: none).
+  void SetReplay(const std::vector<ImportReplay>* replay) {
+    replay_ = replay;
+    next_replay_ = 0;
+    replay_at_ = replay->empty() ? kNoReplay : (*replay)[0].tok_begin;
+  }
 
  private:
   // The index of the token being read: a store of the loop's index at each
@@ -1335,6 +1383,55 @@ class Resolver {
     const Tok& tok = t_[cur_];
     return tok.type == kNewline && tok.start > 0 ? tok.start - 1 : tok.start;
   }
+  static constexpr size_t kNoReplay = ~size_t{0};
+  const std::vector<ImportReplay>* replay_ = nullptr;
+  size_t next_replay_ = 0;
+  size_t replay_at_ = kNoReplay;  // the first token of the next run to replay
+
+  // Bind and Unbind from an import statement. Where they are recorded (a
+  // run of import statements alone: no later statement of the run looks a
+  // name up), the names bound to a target are all the first search needs.
+  void ImportBind(std::string_view name, std::string target) {
+    if (import_log_ != nullptr) {
+      if (!target.empty()) bound_names_->push_back(name);
+      import_log_->push_back(ImportOp{CurOffset(), true, name, std::move(target)});
+      return;
+    }
+    Bind(name, std::move(target));
+  }
+  void ImportUnbind(std::string_view name) {
+    if (import_log_ != nullptr) {
+      import_log_->push_back(ImportOp{CurOffset(), false, name, {}});
+      return;
+    }
+    Unbind(name);
+  }
+
+  // Does what resolving the run at replay_at_ would do (it holds import
+  // statements alone, one a line, its lines of one indent: no scope opens
+  // or closes in it); returns the index of its last token (its newline).
+  size_t Replay() {
+    const ImportReplay& run = (*replay_)[next_replay_];
+    out_->findings.insert(out_->findings.end(), run.findings, run.findings + run.finding_count);
+    for (size_t k = 0; k < run.op_count; ++k) {
+      const ImportOp& op = run.ops[k];
+      if (op.bind) {
+        bound_first_[static_cast<unsigned char>(op.name[0])] = true;
+        if (bound_names_ != nullptr) {
+          if (!op.target.empty()) bound_names_->push_back(op.name);
+          binding_offsets_->push_back(op.offset);
+        }
+        bindings_.push_back(Binding{op.name, op.target});
+      } else if (Lookup(op.name) != nullptr) {
+        if (binding_offsets_ != nullptr) binding_offsets_->push_back(op.offset);
+        bindings_.push_back(Binding{op.name, std::string()});
+      }
+    }
+    ++next_replay_;
+    replay_at_ = next_replay_ < replay_->size() ? (*replay_)[next_replay_].tok_begin : kNoReplay;
+    return run.tok_end - 1;
+  }
+
   std::vector<Scope> scopes_;
   std::vector<Binding> bindings_;
   bool bound_first_[256] = {};  // first bytes of the names ever bound
@@ -1998,18 +2095,19 @@ class PyLiterals {
 //
 // Its costs, on the Python files of the 20 MB generated GPU tree (13.6 MB,
 // 232k lines, 614k brackets; `bench_vs_rg.py --size-mb 20 --callgrind
-// --language python`, callgrind over scan_native): 11.17 instructions a byte
-// in all (152.4M), of which the skeleton 2.75 (its loop with the
+// --language python`, callgrind over scan_native): 10.81 instructions a byte
+// in all (147.6M), of which the skeleton 2.75 (its loop with the
 // classification 2.2, Note [Skeleton loop]; 0.5 the strings and comments it
 // passes), the needle searches 1.6 (a match in dead text sends them on from
-// the end of its span: docstrings hold many), the resolver 2.0, the lexer
-// 1.6 and the literal rules 0.5 over the 8% of the bytes that are lexed
-// (22.8k of the lines, 240k tokens; the import lines the first search
-// resolves one by one are 0.5 of the lexer's and resolver's 3.6), the
-// bookkeeping of the marked lines (the first search's loop, LexMarked, the
-// walks to enclosing lines) 0.8, and the driver's checks, line numbers, the
+// the end of its span: docstrings hold many), the resolver 1.8, the lexer
+// 1.3 and the literal rules 0.5 over the 8% of the bytes that are lexed
+// (22.8k of the lines, 240k tokens; the import lines are lexed and
+// resolved once, by the first search, Note [Import lines lexed once]: 0.4
+// of the lexer's and resolver's 3.1), the bookkeeping of
+// the marked lines (the first search's loop, LexMarked, the walks to
+// enclosing lines) 0.8, and the driver's checks, line numbers, the
 // searches' builds, the walk and start-up 1.9. The skeleton is the largest
-// single part, but even at nothing it would leave 8.5; the rest is spread
+// single part, but even at nothing it would leave 8.06; the rest is spread
 // over work per line, per marked line and per token, with no one hot spot
 // (docs/scan.md, "Fast path costs").
 
@@ -2921,8 +3019,56 @@ struct FirstSearch {
   bool built = false, ok = false;
 };
 
+// Note [Import lines lexed once]: the first search lexes and resolves the
+// lines it finds holding `import`, for the names they bind (searched for
+// from there on), and the rounds lexed and resolved the same lines again:
+// 7.5M instructions on the Python files of the 20 MB GPU tree (4,967 lines,
+// about 1,500 each), where the lines were taken one by one. Now
+//  - a run of import lines (those after the matched one whose first
+//    `import` lies outside dead text, so the lines the search would have
+//    marked one by one, with the blank and comment lines between) is lexed
+//    by one lexer and resolved by one resolver run (1,471 runs on that
+//    tree), with one search build and one restart after it;
+//  - its tokens are kept (FastScratch::import_toks), and LexMarked copies
+//    them where its run of marked lines reaches them, lexing the bytes
+//    around only: from a logical line's start the lexer gives the same
+//    tokens alone or in a longer run, since each line ends at depth 0. A
+//    run whose comments noted a suppression or `noqa` is not kept: the
+//    rounds' output must note them, so they lex it again;
+//  - where the run holds import statements alone, one a line, its lines of
+//    one indent (ImportStatementsAlone: the resolver does nothing there
+//    but what Import and FromImport do, and no scope opens or closes), the
+//    first search's resolver records what they do (their findings, and
+//    their binds and unbinds in order: ImportOp) instead of binding, and
+//    the rounds replay it (Resolver::Replay) where they would resolve the
+//    run again; an unbind is asked of the round's bindings, as Unbind asks;
+//  - elsewhere the first search's resolver does not look up the spellings
+//    of what the lines import (Resolver::report_imports_): only the
+//    findings need them, and the rounds find them.
+// A run resolved as one binds the names its lines bind one by one: an
+// import's target comes from its module's text and the rules' roots, never
+// from an earlier binding. (The import lines' 7.5M, and the rounds' lexing
+// and resolving of them again, to the run's lexing 2.2M, now the only one,
+// and the first search's resolver 3.6M; the rounds copy the tokens and
+// replay the records. tests/cpp/scan_fast_path_test.cc, RunsOfImportLines.)
+//
+// A run of import lines the first search lexed: its first and last regions
+// and its tokens, [begin, end) of FastScratch::import_toks.
+struct LexedLine {
+  uint32_t region, last, begin, end;
+  // Where the rounds replay its resolution: its ops and findings, ranges
+  // of FastScratch::import_ops and import_findings.
+  bool replay;
+  uint32_t ops_begin, ops_end, findings_begin, findings_end;
+};
+
 struct FastScratch {
   FirstSearch first;
+  std::vector<LexedLine> lexed;  // in the order of their regions
+  std::vector<Tok> import_toks;
+  std::vector<ImportOp> import_ops;
+  std::vector<RawFinding> import_findings;
+  std::vector<ImportReplay> replay;  // a round's, from LexMarked
   std::vector<Region> regions;
   std::vector<uint32_t> dead;  // dead text: [start, end) pairs, in order
   std::vector<OpenLine> open;
@@ -2938,8 +3084,12 @@ struct FastScratch {
 // false if the lexer fails (the skeleton would have given up first).
 // `marked` has one entry more than `regions`, set (a sentinel).
 bool LexMarked(std::string_view src, const std::vector<Region>& regions,
-               const std::vector<uint8_t>& marked, TokenBuffer<Tok>* toks, LexOutput* out) {
+               const std::vector<uint8_t>& marked, const FastScratch& fs,
+               std::vector<ImportReplay>* replay, TokenBuffer<Tok>* toks, LexOutput* out) {
+  const std::vector<LexedLine>& lexed = fs.lexed;
+  const std::vector<Tok>& lexed_toks = fs.import_toks;
   toks->clear();
+  replay->clear();
   bool gap = false;
   uint16_t gap_indent = 0xFFFF;
   uint32_t gap_at = 0;
@@ -2948,6 +3098,10 @@ bool LexMarked(std::string_view src, const std::vector<Region>& regions,
   // pointers, which the compiler would then reload at every region.
   const Region* const rs = regions.data();
   const uint8_t* const ms = marked.data();
+  // The import lines already lexed (all marked): copied, not lexed again.
+  const LexedLine* next = lexed.data();
+  const LexedLine* const lexed_end = next + lexed.size();
+  const Tok* const kept = lexed_toks.data();
   for (size_t i = 0; i < count;) {
     if (!ms[i]) {  // the lines left out, up to the next marked one
       if (!gap) {  // a gap starts at a line with a token
@@ -2986,9 +3140,32 @@ bool LexMarked(std::string_view src, const std::vector<Region>& regions,
       if (ms[j]) last = j;
       ++j;
     }
-    Lexer lexer(src, r.start, toks, out, rs[last].end);
-    lexer.Run();
-    if (out->has_error) return false;
+    // The run's bytes are lexed as one, except its import lines already
+    // lexed, whose tokens are copied: lexed from a line's start, the lexer
+    // gives the same tokens alone or in a run (the line ends at depth 0).
+    size_t from = r.start;
+    while (next != lexed_end && next->region < i) ++next;
+    for (; next != lexed_end && next->region <= last; ++next) {
+      const uint32_t start = rs[next->region].start;
+      if (start > from) {
+        Lexer(src, from, toks, out, start).Run();
+        if (out->has_error) return false;
+      }
+      const uint32_t tok_begin = static_cast<uint32_t>(toks->size());
+      for (uint32_t k = next->begin; k < next->end; ++k) *toks->Add() = kept[k];
+      if (next->replay) {
+        replay->push_back(ImportReplay{tok_begin, static_cast<uint32_t>(toks->size()),
+                                       fs.import_ops.data() + next->ops_begin,
+                                       next->ops_end - next->ops_begin,
+                                       fs.import_findings.data() + next->findings_begin,
+                                       next->findings_end - next->findings_begin});
+      }
+      from = rs[next->last].end;
+    }
+    if (from < rs[last].end) {
+      Lexer(src, from, toks, out, rs[last].end).Run();
+      if (out->has_error) return false;
+    }
     i = last + 1;
   }
   if (gap) *toks->Add() = Tok{gap_at, gap_at, gap_indent, kNewline, true};
@@ -3005,20 +3182,26 @@ bool IsLineIf(const Tok& tok, std::string_view src) {
          src[tok.start + 1] == 'f';
 }
 
-// Whether the line holds the word `import`. Called for every line with a
-// match of the first search, most of which hold no `import`: the pairs "im"
-// are found 16 positions at a time (SSE2), and only they are checked, where
-// `find` called `memchr` for each `i` of the line. The loads read at most
-// 11 bytes past the line's last possible start of the word, which the
-// padding covers (kPadding).
-bool HasImport(std::string_view src, const Region& region) {
+// Where the line holds the word `import` first at or after `from` (in the
+// line); kNoImport where it does not. Called for every line with a match of
+// the first search, from the match (an `import` before it lies in dead
+// text, or the search would have found it first: such a line holds no
+// import statement, and an alias its assignment binds is found by the
+// rounds, Note [Fast path] step 3), most of which hold no `import`: the
+// pairs "im" are found 16 positions at a time (SSE2), and only they are
+// checked, where `find` called `memchr` for each `i` of the line. The
+// loads read at most 11 bytes past the line's last possible start of the
+// word, which the padding covers (kPadding).
+constexpr size_t kNoImport = ~size_t{0};
+
+size_t ImportAt(std::string_view src, const Region& region, size_t from) {
   const char* const s = src.data();
-  const size_t start = region.start;
-  if (region.end < start + 6) return false;
+  const size_t start = from;
+  if (region.end < start + 6) return kNoImport;
   const size_t last = region.end - 6;  // the last offset the word can start at
   const auto word_at = [&](size_t at) {
     return std::memcmp(s + at + 2, "port", 4) == 0 &&
-           (at == start || !IsIdentChar(static_cast<unsigned char>(s[at - 1]))) &&
+           (at == region.start || !IsIdentChar(static_cast<unsigned char>(s[at - 1]))) &&
            !IsIdentChar(static_cast<unsigned char>(s[at + 6]));
   };
 #if defined(__SSE2__)
@@ -3030,15 +3213,35 @@ bool HasImport(std::string_view src, const Region& region) {
         _mm_movemask_epi8(_mm_and_si128(_mm_cmpeq_epi8(a, ci), _mm_cmpeq_epi8(b, cm))));
     if (last - p < 15) mask &= (2u << (last - p)) - 1;
     for (; mask != 0; mask &= mask - 1) {
-      if (word_at(p + static_cast<size_t>(__builtin_ctz(mask)))) return true;
+      const size_t at = p + static_cast<size_t>(__builtin_ctz(mask));
+      if (word_at(at)) return at;
     }
   }
 #else
   for (size_t at = start; at <= last; ++at) {
-    if (s[at] == 'i' && s[at + 1] == 'm' && word_at(at)) return true;
+    if (s[at] == 'i' && s[at + 1] == 'm' && word_at(at)) return at;
   }
 #endif
-  return false;
+  return kNoImport;
+}
+
+// Whether the tokens of a run of import lines (`one`, no sentinels yet)
+// are import statements alone, one a line, the lines of one indent: the
+// resolver does nothing there but what Import and FromImport do, and no
+// scope opens or closes (Note [Import lines lexed once]).
+bool ImportStatementsAlone(std::string_view src, const TokenBuffer<Tok>& one) {
+  const size_t n = one.size();
+  if (n == 0) return false;
+  const Tok* const t = &one[0];
+  const uint16_t indent = t[0].indent;
+  for (size_t k = 0; k < n; ++k) {
+    if (t[k].type == kSemi) return false;
+    if (!t[k].first) continue;
+    if (t[k].type != kName || t[k].indent != indent) return false;
+    const std::string_view w = src.substr(t[k].start, t[k].end - t[k].start);
+    if (!Is(w, "import") && !Is(w, "from")) return false;
+  }
+  return t[0].first;
 }
 
 // The fast path (Note [Fast path]). Returns false, having written nothing
@@ -3093,9 +3296,14 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
     size_t r = 0, span = 0;
     TokenBuffer<Tok>& one = fs.scratch_toks;  // an import line's tokens
     LexOutput pass;
+    pass.findings.reserve(16);  // the import lines' (replayed by the rounds)
     Resolver resolver(rules, src, one, &pass);
     resolver.bound_names_ = &fs.bound;
     resolver.binding_offsets_ = &fs.binding_offsets;
+    fs.lexed.clear();
+    fs.import_toks.clear();
+    fs.import_ops.clear();
+    fs.import_findings.clear();
     for (size_t at = search.Next(src.data(), begin, begin, n); at < n;) {
       if (InDeadText(fs.dead, &span, at)) {
         // On from the span's end: a match that starts in it ends in it.
@@ -3105,18 +3313,60 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
       r = RegionFrom(regions, r, at);
       const Region& region = regions[r];
       fs.marked[r] = 1;
-      if (region.first != kNoToken && HasImport(src, region)) {
+      size_t resume = region.end > at ? region.end : at + 1;
+      if (region.first != kNoToken && ImportAt(src, region, at) != kNoImport) {
+        // The import lines that follow it (blank and comment lines between)
+        // are lexed and resolved with it, as one run (Note [Import lines
+        // lexed once]): those whose first `import` the search would find,
+        // outside dead text, so that the lines marked are the same.
+        const size_t block = r;
+        for (size_t j = r + 1; j < regions.size(); ++j) {
+          if (regions[j].first == kNoToken) continue;
+          const size_t word = ImportAt(src, regions[j], regions[j].start);
+          size_t cursor = span;
+          if (word == kNoImport || InDeadText(fs.dead, &cursor, word)) break;
+          fs.marked[j] = 1;
+          r = j;
+        }
+        const uint32_t end = regions[r].end;
+        resume = end;
         one.clear();
-        Lexer(src, region.start, &one, &pass, region.end).Run();
+        Lexer(src, region.start, &one, &pass, end).Run();
         if (pass.has_error) return false;
+        // Kept for the rounds where its comments (if any) noted nothing: a
+        // run whose lexing changed the output is lexed again there. Its
+        // resolution is replayed there where it holds import statements
+        // alone, one a line, of one indent.
+        const bool kept = pass.suppressions.empty() && !pass.noqa_comment;
+        const bool replay = kept && ImportStatementsAlone(src, one);
+        if (kept) {
+          const uint32_t at_tok = static_cast<uint32_t>(fs.import_toks.size());
+          fs.import_toks.insert(fs.import_toks.end(), &one[0], &one[0] + one.size());
+          fs.lexed.push_back(LexedLine{static_cast<uint32_t>(block), static_cast<uint32_t>(r),
+                                       at_tok, static_cast<uint32_t>(fs.import_toks.size()),
+                                       replay, 0, 0, 0, 0});
+        }
+        pass.noqa_comment = false;
         for (size_t k = 0; k < kSentinels; ++k) {
-          *one.Add() = Tok{region.end, region.end, 0, kEnd, false};
+          *one.Add() = Tok{end, end, 0, kEnd, false};
         }
         fs.bound.clear();
         fs.binding_offsets.clear();
         resolver.Reset();
+        resolver.report_imports_ = replay;
+        resolver.import_log_ = replay ? &fs.import_ops : nullptr;
+        const size_t ops_begin = fs.import_ops.size();
         resolver.Run();
-        pass.findings.clear();  // what it found is found again below
+        if (replay) {
+          LexedLine& line = fs.lexed.back();
+          line.ops_begin = static_cast<uint32_t>(ops_begin);
+          line.ops_end = static_cast<uint32_t>(fs.import_ops.size());
+          line.findings_begin = static_cast<uint32_t>(fs.import_findings.size());
+          fs.import_findings.insert(fs.import_findings.end(), pass.findings.begin(),
+                                    pass.findings.end());
+          line.findings_end = static_cast<uint32_t>(fs.import_findings.size());
+        }
+        pass.findings.clear();  // what it found is found again below, or replayed
         pass.suppressions.clear();
         bool added = false;
         for (std::string_view name : fs.bound) {
@@ -3127,14 +3377,18 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
           added = true;
         }
         if (added) search.Build();
-        if (!fs.bound.empty()) {  // its enclosing lines
-          for (int32_t e = static_cast<int32_t>(r); e >= 0 && fs.marked[static_cast<size_t>(e)] != 2;
-               e = parents.Of(static_cast<size_t>(e))) {
-            fs.marked[static_cast<size_t>(e)] = 2;
+        if (!fs.bound.empty()) {  // their enclosing lines
+          for (size_t k = block; k <= r; ++k) {
+            if (regions[k].first == kNoToken) continue;
+            for (int32_t e = static_cast<int32_t>(k);
+                 e >= 0 && fs.marked[static_cast<size_t>(e)] != 2;
+                 e = parents.Of(static_cast<size_t>(e))) {
+              fs.marked[static_cast<size_t>(e)] = 2;
+            }
           }
         }
       }
-      at = search.Next(src.data(), begin, region.end > at ? region.end : at + 1, n);
+      at = search.Next(src.data(), begin, resume, n);
     }
   }
   const bool literals = rules.HasDetectors(Language::kPython);
@@ -3153,7 +3407,7 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
       pass.error_offset = 0;
       pass.error.clear();
     }
-    if (!LexMarked(src, regions, fs.marked, toks, &pass)) return false;
+    if (!LexMarked(src, regions, fs.marked, fs, &fs.replay, toks, &pass)) return false;
     fs.bound.clear();
     fs.binding_offsets.clear();
     fs.chains.clear();
@@ -3163,6 +3417,7 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
       resolver.chains_ = &fs.chains;
       resolver.bound_names_ = &fs.bound;
       resolver.binding_offsets_ = &fs.binding_offsets;
+      if (!fs.replay.empty()) resolver.SetReplay(&fs.replay);
       resolver.Run();
       matches = resolver.TakeMatches();
     }
@@ -3181,9 +3436,15 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
       names.Build();
       if (MarkHits(names, src, begin, regions, fs.dead, &fs.marked) != 0) more = true;
     }
-    // The enclosing lines of a binding (2: marked, and its enclosing lines too).
+    // The enclosing lines of a binding (2: marked, and its enclosing lines
+    // too). Its region is found from the last binding's on (the resolver
+    // binds in the order of the tokens), where a binary search over every
+    // region took 100 instructions for each.
+    size_t last_region = 0;
     for (uint32_t off : fs.binding_offsets) {
-      for (int32_t r = static_cast<int32_t>(RegionOf(regions, off));
+      last_region = off >= regions[last_region].start ? RegionFrom(regions, last_region, off)
+                                                      : RegionOf(regions, off);
+      for (int32_t r = static_cast<int32_t>(last_region);
            r >= 0 && fs.marked[static_cast<size_t>(r)] != 2;
            r = parents.Of(static_cast<size_t>(r))) {
         if (!fs.marked[static_cast<size_t>(r)]) more = true;
