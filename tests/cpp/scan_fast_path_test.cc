@@ -536,6 +536,44 @@ TEST(ScanFastPath, PlainFStringsEndAsTheLexerEndsThem) {
   }
 }
 
+// The lexer records each bracket's closer as it lexes (Note [Brackets
+// matched as lexed] in python_scan.cc), where the resolver and the literal
+// rules matched them after: a call's end past nested brackets of every kind,
+// f-string fields (with nested fields in a format spec) and lines, the
+// brackets of an import run whose tokens the rounds copy, and the literal
+// rules' skip over an f-string's field to the availability idiom's `else`.
+TEST(ScanFastPath, BracketsMatchedAsLexed) {
+  const std::vector<std::string> calls = {
+      "import torch\nx = torch.cuda.set_device(f\"{a[(1)]:{w}>{v!r}}\", {'k': (2, [3])})\n",
+      "import torch\ny = torch.cuda.synchronize(\n  (1), f'{(b)}', [\n  {2}],\n)\nz = 1\n",
+      "from torch.cuda import (synchronize as s,\n    current_device)\nimport os\n"
+      "s([1], (2), {f'{c}': (3)})\n",
+      "import torch\nif x:\n    torch.cuda.set_device(f\"{a}{b:{c}{d}}\"[0], (1))\n",
+  };
+  for (const std::string& src : calls) {
+    for (int fast : {0, 1}) {
+      internal::SetFastPathForTesting(fast);
+      const FileResult r = ScanSource(Rules(), Language::kPython, src);
+      internal::SetFastPathForTesting(-1);
+      int calls_seen = 0;
+      for (const Finding& f : r.findings) {
+        if (f.kind != RefKind::kCall) continue;
+        ++calls_seen;  // the one call, whose ')' is the source's last
+        EXPECT_EQ(f.call_end, static_cast<int64_t>(src.rfind(')') + 1)) << src << fast;
+      }
+      EXPECT_EQ(calls_seen, 1) << src << fast;
+    }
+    Both(src);
+  }
+  const std::string idiom =
+      "import torch\ndev = \"cuda\" if f\"{x[(1)]}{y:{z}}\" and torch.cuda.is_available() "
+      "else \"cpu\"\n";
+  bool taken = false;
+  const std::string out = Both(idiom, &taken);
+  EXPECT_TRUE(taken);
+  EXPECT_NE(out.find("AD905"), std::string::npos) << out;
+}
+
 // NeedleSearch (prefilter.cc) against a plain search of every offset: whole
 // words and not, short aliases that occur inside words (Note [Word
 // boundaries]), needles at the text's start, after a non-ASCII byte, across

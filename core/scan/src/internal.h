@@ -272,6 +272,7 @@ class TokenBuffer {
   bool empty() const { return end_ == data_.get(); }
   T& back() { return end_[-1]; }
   const T& operator[](size_t i) const { return data_[i]; }
+  T& operator[](size_t i) { return data_[i]; }
   // Frees the memory one huge file made it take.
   void Trim(size_t keep) {
     if (cap_ > keep) {

@@ -65,6 +65,10 @@ struct Tok {
   uint16_t indent;  // for the first token of a logical line
   Tk type;
   bool first;  // the first token of a logical line
+  // An opening bracket's: how many tokens on its closer is (0 if the lexer
+  // closed none; every other token's is 0). Note [Brackets matched as
+  // lexed].
+  uint32_t span;
 };
 
 // Bytes that end a comment, and bytes that stop the fast path through a
@@ -134,8 +138,26 @@ bool IsStringPrefix(const char* p, size_t n, bool* raw, bool* fmt, bool* bytes) 
   return true;
 }
 
-// The lexer's stack of open brackets (their offsets): the first 64 in the
-// object itself, so that the lexer of a run of a few lines (the fast path
+// Note [Brackets matched as lexed]: the resolver (a call's end) and the
+// literal rules (a call's arguments, an expression's end) ask for the closer
+// of an opening bracket. They matched every bracket of the tokens in a pass
+// of their own (MatchAllBrackets, 2.8M instructions on the Python files of
+// the 20 MB GPU tree, about 11 a token, and an array as long as the tokens
+// for each resolver run). The lexer matches them anyway, to report a
+// mismatch: its stack now holds the opens' token indices, and a closer sets
+// its open's Tok::span, the distance in tokens. What the pass found is the
+// same: the lexer pops the nearest open still open (the fields of an
+// f-string are opens and closers too, matched by Field's recursion), and
+// where it fails it stops before the failing closer, so an open it leaves
+// unclosed (span 0) was unmatched by the pass as well. A distance, not an
+// index, since the fast path copies tokens lexed once into its buffer at
+// another place (Note [Import lines lexed once]) and lexes a file's marked
+// lines with several lexers into one buffer. (Those Python files: 143.66M
+// to 140.82M instructions; the full path 468.26M to 444.31M. A token is 16
+// bytes for it, not 12.)
+//
+// The lexer's stack of open brackets (their token indices): the first 64 in
+// the object itself, so that the lexer of a run of a few lines (the fast path
 // makes thousands per file) allocates nothing.
 class BracketStack {
  public:
@@ -193,8 +215,8 @@ class Lexer {
     LexCode(false);
     if (failed_) return;
     if (!brackets_.empty()) {
-      char open = s_[brackets_.back()];
-      Fail(brackets_.back(), std::string("'") + open + "' was never closed");
+      const size_t at = toks_[brackets_.back()].start;
+      Fail(at, std::string("'") + s_[at] + "' was never closed");
       return;
     }
     EmitNewline();
@@ -239,18 +261,20 @@ class Lexer {
       EmitFirst(type, start, end);
       return;
     }
-    *toks_.Add() = Tok{static_cast<uint32_t>(start), static_cast<uint32_t>(end), 0, type, false};
+    *toks_.Add() =
+        Tok{static_cast<uint32_t>(start), static_cast<uint32_t>(end), 0, type, false, 0};
   }
 
   __attribute__((noinline)) void EmitFirst(Tk type, size_t start, size_t end) {
     *toks_.Add() = Tok{static_cast<uint32_t>(start), static_cast<uint32_t>(end), IndentOf(start),
-                       type, true};
+                       type, true, 0};
     at_logical_start_ = false;
   }
 
   void EmitNewline() {
     if (!toks_.empty() && toks_.back().type != kNewline) {
-      *toks_.Add() = Tok{static_cast<uint32_t>(p_), static_cast<uint32_t>(p_), 0, kNewline, false};
+      *toks_.Add() =
+          Tok{static_cast<uint32_t>(p_), static_cast<uint32_t>(p_), 0, kNewline, false, 0};
     }
     at_logical_start_ = true;
   }
@@ -340,7 +364,7 @@ class Lexer {
         case '(':
         case '[':
         case '{':
-          brackets_.push_back(p_);
+          brackets_.push_back(toks_.size());
           Emit(c == '(' ? kLParen : c == '[' ? kLBrack : kLBrace, p_, p_ + 1);
           ++p_;
           continue;
@@ -353,7 +377,8 @@ class Lexer {
                          static_cast<char>(c) + "'");
             return;
           }
-          const char open = s_[brackets_.back()];
+          const size_t open_tok = brackets_.back();
+          const char open = s_[toks_[open_tok].start];
           const char want = open == '(' ? ')' : open == '[' ? ']' : '}';
           if (c != want) {
             Fail(p_, std::string("closing parenthesis '") + static_cast<char>(c) +
@@ -361,6 +386,7 @@ class Lexer {
             return;
           }
           brackets_.pop_back();
+          toks_[open_tok].span = static_cast<uint32_t>(toks_.size() - open_tok);
           Emit(c == ')' ? kRParen : c == ']' ? kRBrack : kRBrace, p_, p_ + 1);
           ++p_;
           continue;
@@ -565,6 +591,7 @@ class Lexer {
   // An f-string replacement field starting at the '{' at p_.
   void Field(char quote, bool triple) {
     const size_t open = p_;
+    const size_t open_tok = toks_.size();
     Emit(kFieldOpen, p_, p_ + 1);
     ++p_;
     LexCode(true);
@@ -599,6 +626,7 @@ class Lexer {
       if (failed_) return;
     }
     if (p_ < n_ && s_[p_] == '}') {
+      toks_[open_tok].span = static_cast<uint32_t>(toks_.size() - open_tok);
       Emit(kFieldClose, p_, p_ + 1);
       ++p_;
       return;
@@ -612,30 +640,10 @@ class Lexer {
   size_t line_start_;
   TokenBuffer<Tok>& toks_;
   LexOutput* out_;
-  BracketStack brackets_;  // offsets of the open brackets
+  BracketStack brackets_;  // the open brackets' token indices
   bool at_logical_start_ = true;
   bool failed_ = false;
 };
-
-// Matches every bracket of t[0, n) as counting the depth forwards does (each
-// close with the nearest open before it still open): match[open] becomes its
-// closer's index; the others are left as they are. The stack of opens is an
-// array as deep as there are tokens, with no call in the loop: with a
-// vector's push_back (which may allocate) GCC kept the loop's pointers on
-// the stack, 13 instructions a token.
-void MatchAllBrackets(const Tok* t, size_t n, uint32_t* match) {
-  std::unique_ptr<uint32_t[]> stack(new uint32_t[n + 1]);
-  uint32_t* const opens = stack.get();
-  size_t top = 0;
-  for (size_t k = 0; k < n; ++k) {
-    const uint8_t type = t[k].type;
-    if (IsOpen(type)) {
-      opens[top++] = static_cast<uint32_t>(k);
-    } else if (IsClose(type) && top != 0) {
-      match[opens[--top]] = static_cast<uint32_t>(k);
-    }
-  }
-}
 
 // ---------------------------------------------------------------------------
 // What the resolver tells the literal rules: the chains that resolve to the
@@ -1024,20 +1032,12 @@ class Resolver {
   }
 
   // Returns the end offset of the bracket that closes the one at token i
-  // (-1 if none). The first call matches every bracket of the buffer (each
-  // close with the nearest open before it still open: what counting the
-  // depth forwards finds), so nested calls cost no rescan each. The matches
-  // are the closers' indices (the first sentinel's where none), as
-  // PyLiterals::Close keeps them: it takes them over (TakeMatches).
+  // (-1 if none): an open's from the match the lexer recorded (Note
+  // [Brackets matched as lexed]).
   int64_t MatchingEnd(size_t i) const {
     if (IsOpen(t_[i].type)) {
-      const size_t n = t_.size() - kSentinels;
-      if (match_.empty()) {
-        match_.assign(t_.size(), static_cast<uint32_t>(n));
-        MatchAllBrackets(&t_[0], n, match_.data());
-      }
-      const size_t j = match_[i];
-      return j == n ? -1 : static_cast<int64_t>(t_[j].end);
+      const size_t span = t_[i].span;
+      return span == 0 ? -1 : static_cast<int64_t>(t_[i + span].end);
     }
     int d = 0;
     for (size_t k = i; k < t_.size(); ++k) {
@@ -1329,14 +1329,12 @@ class Resolver {
   std::string_view src_;
   const TokenBuffer<Tok>& t_;
   LexOutput* out_;
-  mutable std::vector<uint32_t> match_;  // see MatchingEnd; empty until its first call
 
  public:
   // Forgets what Run read, for a Run over new tokens of the same buffer
   // (the fast path resolves its import lines one by one with one resolver:
   // no allocation per line).
   void Reset() {
-    match_.clear();
     cur_ = 0;
     scopes_.clear();
     scopes_.push_back(Scope{-1, 0});
@@ -1345,11 +1343,6 @@ class Resolver {
     pending_name_ = {};
     pending_target_.clear();
   }
-
-  // The brackets' matches of the last Run, empty where it asked for none
-  // (see MatchingEnd): PyLiterals, run over the same tokens, need not match
-  // them again.
-  std::vector<uint32_t> TakeMatches() { return std::move(match_); }
 
   // Where the chains the literal rules ask about are recorded; null when no
   // literal rule is on (see PyLiterals).
@@ -1455,13 +1448,9 @@ class Resolver {
 
 class PyLiterals {
  public:
-  // `matches`: the resolver's of the same tokens (Resolver::TakeMatches), or
-  // empty.
   PyLiterals(const RuleSet& rules, std::string_view src, const TokenBuffer<Tok>& toks,
-             const std::vector<ResolvedChain>& chains, LexOutput* out,
-             std::vector<uint32_t> matches = {})
-      : rules_(rules), src_(src), t_(toks), chains_(chains), out_(out),
-        match_(std::move(matches)) {
+             const std::vector<ResolvedChain>& chains, LexOutput* out)
+      : rules_(rules), src_(src), t_(toks), chains_(chains), out_(out) {
     for (const ResolvedChain& c : chains_) {
       if (c.kind == kChainAvailability) availability_first_.push_back(c.first);
     }
@@ -1570,14 +1559,13 @@ class PyLiterals {
     return t_[k].type == kName && Text(k) == w;
   }
 
-  // The index of the bracket that closes the one at k (n_ if none). The
-  // first call matches every bracket of the buffer at once (each close with
-  // the nearest open before it that is still open: what counting the depth
-  // forwards from an open finds), so nested calls cost no rescan.
+  // The index of the bracket that closes the one at k (n_ if none): an
+  // open's from the match the lexer recorded (Note [Brackets matched as
+  // lexed]).
   size_t Close(size_t k) const {
     if (k < n_ && IsOpen(t_[k].type)) {
-      if (match_.empty()) MatchBrackets();
-      return match_[k];
+      const size_t span = t_[k].span;
+      return span == 0 ? n_ : k + span;
     }
     int d = 0;
     for (size_t j = k; j < n_; ++j) {
@@ -1588,11 +1576,6 @@ class PyLiterals {
       }
     }
     return n_;
-  }
-
-  void MatchBrackets() const {
-    match_.assign(n_ + 1, static_cast<uint32_t>(n_));
-    MatchAllBrackets(&t_[0], n_, match_.data());
   }
 
   // The chain whose first token is k, or null.
@@ -2028,7 +2011,6 @@ class PyLiterals {
   LexOutput* out_;
   size_t n_ = 0;
   std::vector<OpenBracket> open_;           // see ContextOf
-  mutable std::vector<uint32_t> match_;     // see Close; empty until the first call
   size_t chain_ = 0;  // the next chain NextDeviceChain looks at
   bool availability_ = false;  // some chain asks torch whether it has a device
   std::vector<uint32_t> availability_first_;  // the first tokens of those chains
@@ -3129,7 +3111,7 @@ bool LexMarked(std::string_view src, const std::vector<Region>& regions,
       // the first line lexed, so that no detector reads back past index 0.
       const int copies = toks->empty() ? static_cast<int>(kSentinels) : 1;
       for (int k = 0; k < copies; ++k) {
-        *toks->Add() = Tok{gap_at, gap_at, gap_indent, kNewline, true};
+        *toks->Add() = Tok{gap_at, gap_at, gap_indent, kNewline, true, 0};
       }
       gap = false;
       gap_indent = 0xFFFF;
@@ -3168,10 +3150,10 @@ bool LexMarked(std::string_view src, const std::vector<Region>& regions,
     }
     i = last + 1;
   }
-  if (gap) *toks->Add() = Tok{gap_at, gap_at, gap_indent, kNewline, true};
+  if (gap) *toks->Add() = Tok{gap_at, gap_at, gap_indent, kNewline, true, 0};
   for (size_t k = 0; k < kSentinels; ++k) {
     *toks->Add() = Tok{static_cast<uint32_t>(src.size()), static_cast<uint32_t>(src.size()), 0,
-                       kEnd, false};
+                       kEnd, false, 0};
   }
   return true;
 }
@@ -3348,7 +3330,7 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
         }
         pass.noqa_comment = false;
         for (size_t k = 0; k < kSentinels; ++k) {
-          *one.Add() = Tok{end, end, 0, kEnd, false};
+          *one.Add() = Tok{end, end, 0, kEnd, false, 0};
         }
         fs.bound.clear();
         fs.binding_offsets.clear();
@@ -3411,7 +3393,6 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
     fs.bound.clear();
     fs.binding_offsets.clear();
     fs.chains.clear();
-    std::vector<uint32_t> matches;
     {
       Resolver resolver(rules, src, *toks, &pass);
       resolver.chains_ = &fs.chains;
@@ -3419,7 +3400,6 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
       resolver.binding_offsets_ = &fs.binding_offsets;
       if (!fs.replay.empty()) resolver.SetReplay(&fs.replay);
       resolver.Run();
-      matches = resolver.TakeMatches();
     }
     bool more = false;
     // Names bound to a target: their lines. (The search is built only where
@@ -3475,7 +3455,7 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
       }
     }
     if (more) continue;
-    if (literals) PyLiterals(rules, src, *toks, fs.chains, &pass, std::move(matches)).Run();
+    if (literals) PyLiterals(rules, src, *toks, fs.chains, &pass).Run();
     *out = std::move(pass);
     return true;
   }
@@ -3489,14 +3469,14 @@ void ScanPythonFull(const RuleSet& rules, std::string_view src, size_t begin, Le
   // Sentinels: the resolver looks up to three tokens ahead.
   for (size_t k = 0; k < kSentinels; ++k) {
     *toks.Add() = Tok{static_cast<uint32_t>(src.size()), static_cast<uint32_t>(src.size()), 0,
-                      kEnd, false};
+                      kEnd, false, 0};
   }
   if (rules.HasDetectors(Language::kPython)) {
     std::vector<ResolvedChain> chains;
     Resolver resolver(rules, src, toks, out);
     resolver.chains_ = &chains;
     resolver.Run();
-    PyLiterals(rules, src, toks, chains, out, resolver.TakeMatches()).Run();
+    PyLiterals(rules, src, toks, chains, out).Run();
   } else {
     Resolver(rules, src, toks, out).Run();
   }
