@@ -574,6 +574,52 @@ TEST(ScanFastPath, BracketsMatchedAsLexed) {
   EXPECT_NE(out.find("AD905"), std::string::npos) << out;
 }
 
+// The fast path's lexer takes a line's indent from the skeleton's region
+// (Note [Indents from the skeleton] in python_scan.cc): scopes that open and
+// close by indents of spaces, tabs, form feeds, a continuation at a line's
+// start, blank and comment lines between, lines after an import run whose
+// tokens are copied, and CRLF; an alias bound in a function is no finding
+// after it.
+TEST(ScanFastPath, IndentsFromTheSkeleton) {
+  const std::vector<std::vector<std::string>> bodies = {
+      {"    ", "    "}, {"\t", "\t"}, {"  \t", "\t"}, {"\f    ", "    "},
+      {"\\\n    ", "    "}, {"        ", "        "}};
+  for (const auto& indents : bodies) {
+    for (const char* nl : {"\n", "\r\n"}) {
+      const std::string& a = indents[0];
+      const std::string& b = indents[1];
+      std::string src;
+      for (const std::string& l :
+           {std::string("import torch"), std::string("import os"), std::string(""),
+            std::string("def f():"), a + "import torch.cuda as tc", a + "import os",
+            std::string(""), a + "# a comment", b + "tc.synchronize()",
+            a + "x = (1,", std::string("  2)"), a + "tc.synchronize()",
+            std::string("tc.synchronize()"), std::string("class C:"),
+            a + "from torch.cuda import synchronize as s", b + "s()",
+            std::string("s()")}) {
+        src += l + nl;
+      }
+      bool taken = false;
+      const std::string out = Both(src, &taken);
+      EXPECT_TRUE(taken) << src;
+      size_t calls = 0;
+      for (size_t at = out.find("AD107 call"); at != std::string::npos;
+           at = out.find("AD107 call", at + 1)) {
+        ++calls;
+      }
+      EXPECT_EQ(calls, 3u) << src << out;  // those in the scopes of the aliases
+    }
+  }
+  // A tab is to the next multiple of 8: eight spaces close a scope opened
+  // at a tab (a count of bytes would keep it open).
+  const std::string out = Both(Lines({"import torch", "def f():", "\tdef g():",
+                                      "\t    import torch.cuda as tc", "\t    tc.synchronize()",
+                                      "        tc.synchronize()", "\f\ttc.synchronize()"}));
+  EXPECT_NE(out.find("AD107 call 5:"), std::string::npos) << out;
+  EXPECT_EQ(out.find("AD107 call 6:"), std::string::npos) << out;
+  EXPECT_EQ(out.find("AD107 call 7:"), std::string::npos) << out;
+}
+
 // NeedleSearch (prefilter.cc) against a plain search of every offset: whole
 // words and not, short aliases that occur inside words (Note [Word
 // boundaries]), needles at the text's start, after a non-ASCII byte, across
