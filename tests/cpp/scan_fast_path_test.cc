@@ -620,6 +620,32 @@ TEST(ScanFastPath, IndentsFromTheSkeleton) {
   EXPECT_EQ(out.find("AD107 call 7:"), std::string::npos) << out;
 }
 
+// A chain's qualified name is matched at its prefixes that end at a dot,
+// the target's dots and those between the chain's names (Chain gives
+// LongestPrefix their offsets as it writes the name): spellings of two and
+// four components, matched at a dot of the chain's or of its target's,
+// chains longer than any spelling, a call, and a target of more than 15
+// dots.
+TEST(ScanFastPath, ChainsMatchAtTheirPrefixes) {
+  std::vector<Rule> r;
+  r.push_back({"AD100", Language::kPython, false, {"torch.cuda"}});
+  r.push_back({"AD200", Language::kPython, false, {"torch.cuda.amp.GradScaler"}});
+  const RuleSet rules(std::move(r));
+  const std::string out = testing::BothPaths(
+      rules, Language::kPython,
+      Lines({"import torch.cuda as tc", "from torch import cuda as c",
+             "x = tc.synchronize.a.b", "y = c.amp.GradScaler.x", "z = c.amp.x",
+             "import torch.a.b.c.d.e.f.g.h.i.j.k.l.m.n.o.p as deep", "w = deep.x.y",
+             "v = tc.amp.GradScaler().scale", "import torch.cuda.amp as amp", "u = amp.x"}),
+      nullptr);
+  EXPECT_NE(out.find("AD100 reference 3:5-3:7"), std::string::npos) << out;
+  EXPECT_NE(out.find("AD200 reference 4:5-4:21"), std::string::npos) << out;
+  EXPECT_NE(out.find("AD100 reference 5:5-5:6"), std::string::npos) << out;
+  EXPECT_EQ(out.find(" 7:"), std::string::npos) << out;
+  EXPECT_NE(out.find("AD200 call 8:5-8:22"), std::string::npos) << out;
+  EXPECT_NE(out.find("AD100 reference 10:5-10:8"), std::string::npos) << out;
+}
+
 // NeedleSearch (prefilter.cc) against a plain search of every offset: whole
 // words and not, short aliases that occur inside words (Note [Word
 // boundaries]), needles at the text's start, after a non-ASCII byte, across
