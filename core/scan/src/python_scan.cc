@@ -989,6 +989,9 @@ class Resolver {
     // them): GCC called string_view's compare out of line for every one.
     const size_t size = name.size();
     const char head = name[0];
+    // A name whose first byte no Bind saw has no target (Unbind, from
+    // `x = ...` at depth 0 and the like, asked it of every binding).
+    if (!bound_first_[static_cast<unsigned char>(head)]) return nullptr;
     for (size_t k = bindings_.size(); k-- > 0;) {
       const std::string_view b = bindings_[k].name;
       if (b.size() == size && b[0] == head && std::memcmp(b.data(), name.data(), size) == 0) {
