@@ -147,6 +147,11 @@ class NeedleSearch {
   // so of that length), by length - 1: a candidate there needs a
   // non-identifier byte before and after it.
   uint8_t word_bits_[3] = {};
+  uint8_t words_ = 0;  // their union
+  // The bucket bits of all but those buckets, and word_bits_, in every
+  // byte (the AVX2 kernel's masks, loaded from here rather than made).
+  alignas(32) uint8_t other_[32] = {};
+  alignas(32) uint8_t word_v_[3][32] = {};
   int8_t bucket_class_[8] = {};  // -1 empty, 0 other, 1-3 word length, 4 mixed
   int built_ = 0;         // the needles the tables hold (Build goes on from there)
   bool rebuild_ = false;  // an Add changed a needle built: Build starts over

@@ -308,6 +308,9 @@ void NeedleSearch::Build() {
       word_bits_[bucket_class_[b] - 1] |= static_cast<uint8_t>(1u << b);
     }
   }
+  words_ = static_cast<uint8_t>(word_bits_[0] | word_bits_[1] | word_bits_[2]);
+  std::memset(other_, static_cast<uint8_t>(~words_), sizeof(other_));
+  for (int q = 0; q < 3; ++q) std::memset(word_v_[q], word_bits_[q], sizeof(word_v_[q]));
 #if defined(ANYDEV_SCAN_HAVE_AVX2_KERNEL)
   static const bool avx2 = __builtin_cpu_supports("avx2");
   avx2_ = avx2;
@@ -391,21 +394,27 @@ struct Classes {
   __m256i lo0, hi0, lo1, hi1, lo2, hi2, nib;
 };
 
-// The candidates of the 32 bytes at s (Note [Needle kernel]); *prev0 and
-// *prev1 become the block's own classes.
+// The candidates of the 32 bytes at s (Note [Needle kernel]) are the bits
+// of the result and *t2 together (vptest ANDs them: one vpand fewer a
+// block); *prev0 and *prev1 become the block's own classes.
 __attribute__((target("avx2"))) inline __m256i Candidates(const Classes& k, const char* s,
-                                                          __m256i* prev0, __m256i* prev1) {
+                                                          __m256i* prev0, __m256i* prev1,
+                                                          __m256i* t2) {
   const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s));
   const __m256i vlo = _mm256_and_si256(v, k.nib);
   const __m256i vhi = _mm256_and_si256(_mm256_srli_epi16(v, 4), k.nib);
   const __m256i t0 = _mm256_and_si256(_mm256_shuffle_epi8(k.lo0, vlo), _mm256_shuffle_epi8(k.hi0, vhi));
   const __m256i t1 = _mm256_and_si256(_mm256_shuffle_epi8(k.lo1, vlo), _mm256_shuffle_epi8(k.hi1, vhi));
-  const __m256i t2 = _mm256_and_si256(_mm256_shuffle_epi8(k.lo2, vlo), _mm256_shuffle_epi8(k.hi2, vhi));
-  const __m256i c =
-      _mm256_and_si256(_mm256_and_si256(ShiftIn<2>(*prev0, t0), ShiftIn<1>(*prev1, t1)), t2);
+  *t2 = _mm256_and_si256(_mm256_shuffle_epi8(k.lo2, vlo), _mm256_shuffle_epi8(k.hi2, vhi));
+  const __m256i c = _mm256_and_si256(ShiftIn<2>(*prev0, t0), ShiftIn<1>(*prev1, t1));
   *prev0 = t0;
   *prev1 = t1;
   return c;
+}
+
+// A 32-byte constant of the object, loaded where it is used.
+__attribute__((target("avx2"))) inline __m256i Vector(const uint8_t* v) {
+  return _mm256_load_si256(reinterpret_cast<const __m256i*>(v));
 }
 
 }  // namespace
@@ -445,76 +454,70 @@ __attribute__((target("avx2"))) size_t NeedleSearch::NextAvx2(const char* p, siz
                                                                 size_t from, size_t end) const {
   const Classes k{Table(lo0_), Table(hi0_), Table(lo1_), Table(hi1_), Table(lo2_), Table(hi2_),
                   _mm256_set1_epi8(0x0F)};
-  const unsigned words = static_cast<unsigned>(word_bits_[0] | word_bits_[1] | word_bits_[2]);
-  const unsigned char* u = reinterpret_cast<const unsigned char*>(p);
+  const unsigned words = words_;
   __m256i prev0 = _mm256_setzero_si256(), prev1 = _mm256_setzero_si256();
-  size_t i = from;
-  // Reads p[i, i + 32): within the padding while i + 16 <= end.
-  for (;; i += 32) {
+  // Reads s[0, 32): within the padding while s + 16 <= p + end. `two` and
+  // `one` are the last blocks that leave room for two and for one.
+  // (As addresses: p + end - 48 may lie before p.)
+  const char* s = p + from;
+  const uintptr_t last = reinterpret_cast<uintptr_t>(p) + end - 16;
+  const uintptr_t two = last - 32;
+  for (;; s += 32) {
     // The next block with a candidate: two a round while both are there,
     // each tested on its own (the round written out spares the copies of
     // prev0 and prev1 from one block to the next).
-    __m256i c;
+    __m256i c, t2;
     for (;;) {
-      if (i + 48 <= end) {
-        c = Candidates(k, p + i, &prev0, &prev1);
-        if (!_mm256_testz_si256(c, c)) break;
-        i += 32;
-        c = Candidates(k, p + i, &prev0, &prev1);
-        if (!_mm256_testz_si256(c, c)) break;
-        i += 32;
-      } else if (i + 16 <= end) {
-        c = Candidates(k, p + i, &prev0, &prev1);
-        if (!_mm256_testz_si256(c, c)) break;
-        i += 32;
+      if (reinterpret_cast<uintptr_t>(s) <= two) {
+        c = Candidates(k, s, &prev0, &prev1, &t2);
+        if (!_mm256_testz_si256(c, t2)) break;
+        c = Candidates(k, s + 32, &prev0, &prev1, &t2);
+        if (!_mm256_testz_si256(c, t2)) {
+          s += 32;
+          break;
+        }
+        s += 64;
+      } else if (reinterpret_cast<uintptr_t>(s) <= last) {
+        c = Candidates(k, s, &prev0, &prev1, &t2);
+        if (!_mm256_testz_si256(c, t2)) break;
+        s += 32;
       } else {
-        // The blocks covered the candidates before i - 2.
+        // The blocks covered the candidates before s - 2.
+        const size_t i = static_cast<size_t>(s - p);
         return NextScalar(p, begin, from, i > from + 2 ? i - 2 : from, end);
       }
     }
+    c = _mm256_and_si256(c, t2);
+    const size_t i = static_cast<size_t>(s - p);
     unsigned mask = NonZero(c);
     if (words != 0) {
-      // Note [Word boundaries]: bit j of id is set when p[i + j] is an
-      // identifier byte; `back` holds p[i - 3, i) the same way (what lies
-      // before `begin` counts as none, as no byte is there).
+      // Note [Word boundaries]: bit j of id is set when p[i + j - 3] is an
+      // identifier byte (what lies before `begin` counts as none, as no
+      // byte is there: the block is then read from `begin` and shifted).
       // (The block loaded again: kept from the loop above, GCC copies it
       // to the stack at every block.)
-      const char* at_i = p + i;
-      __asm__("" : "+r"(at_i));
-      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at_i));
+      const size_t at = i >= begin + 3 ? i - 3 : begin;
+      const char* at_p = p + at;
+      __asm__("" : "+r"(at_p));
+      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at_p));
       const unsigned id = NonZero(_mm256_and_si256(
           _mm256_shuffle_epi8(Table(ident_lo_), _mm256_and_si256(v, k.nib)),
-          _mm256_shuffle_epi8(Table(ident_hi_), _mm256_and_si256(_mm256_srli_epi16(v, 4), k.nib))));
-      unsigned back;
-      if (i >= begin + 3) {
-        back = static_cast<unsigned>(IsIdentChar(u[i - 3])) |
-               static_cast<unsigned>(IsIdentChar(u[i - 2])) << 1 |
-               static_cast<unsigned>(IsIdentChar(u[i - 1])) << 2;
-      } else {
-        back = 0;
-        for (unsigned q = 1; q <= 3; ++q) {
-          if (i >= begin + q && IsIdentChar(u[i - q])) back |= 4u >> (q - 1);
-        }
-      }
+          _mm256_shuffle_epi8(Table(ident_hi_), _mm256_and_si256(_mm256_srli_epi16(v, 4), k.nib))))
+          << (at + 3 - i);
       // The candidate of bit j starts at i + j - 2: an identifier byte
-      // before it (p[i + j - 3]), and after a needle of length 1, 2 and 3
-      // there (p[i + j - 1], p[i + j], p[i + j + 1]; p[i + 32] is unknown:
+      // before it (p[i + j - 3], bit j of id), and after a needle of length
+      // q + 1 there (p[i + j - 1 + q], bit j + q + 2; past the block:
       // taken as none).
-      const unsigned before = (id << 3) | back;
-      const unsigned after[3] = {(id << 1) | (back >> 2), id, id >> 1};
-      unsigned kept =
-          NonZero(_mm256_and_si256(c, _mm256_set1_epi8(static_cast<char>(~words & 0xFF))));
+      unsigned kept = NonZero(_mm256_and_si256(c, Vector(other_)));
       for (int q = 0; q < 3; ++q) {
         if (word_bits_[q] == 0) continue;
-        const unsigned at =
-            NonZero(_mm256_and_si256(c, _mm256_set1_epi8(static_cast<char>(word_bits_[q]))));
-        kept |= at & ~(before | after[q]);
+        kept |= NonZero(_mm256_and_si256(c, Vector(word_v_[q]))) & ~(id | id >> (q + 2));
       }
-      mask &= kept;
+      mask = kept;
       if (mask == 0) continue;
     }
-    alignas(32) uint8_t bytes[32];
-    _mm256_store_si256(reinterpret_cast<__m256i*>(bytes), c);
+    uint8_t bytes[32];
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(bytes), c);
     for (; mask != 0; mask &= mask - 1) {
       const unsigned j = static_cast<unsigned>(__builtin_ctz(mask));
       const size_t at = i + j - 2;  // (j >= 2 in the first block: prev0 is zero there)
