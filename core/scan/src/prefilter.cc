@@ -390,6 +390,15 @@ __attribute__((target("avx2"))) inline uint32_t NonZero(__m256i v) {
   return ~static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, _mm256_setzero_si256())));
 }
 
+// Bit j: byte j of v is zero.
+__attribute__((target("avx2"))) inline uint32_t Zero(__m256i v) {
+  return static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, _mm256_setzero_si256())));
+}
+
+alignas(32) constexpr uint8_t kNibbles[32] = {
+    15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15,
+    15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15};
+
 struct Classes {
   __m256i lo0, hi0, lo1, hi1, lo2, hi2, nib;
 };
@@ -455,6 +464,17 @@ __attribute__((target("avx2"))) size_t NeedleSearch::NextAvx2(const char* p, siz
   const Classes k{Table(lo0_), Table(hi0_), Table(lo1_), Table(hi1_), Table(lo2_), Table(hi2_),
                   _mm256_set1_epi8(0x0F)};
   const unsigned words = words_;
+  // Bit j: p[j] is an identifier byte, for the 32 bytes at p (the nibble
+  // mask read from memory: GCC would make it again at each use).
+  const auto IdentBits = [this](const char* at) __attribute__((target("avx2"))) {
+    const uint8_t* nibbles = kNibbles;
+    __asm__("" : "+r"(at), "+r"(nibbles));
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at));
+    const __m256i nib = Vector(nibbles);
+    return NonZero(_mm256_and_si256(
+        _mm256_shuffle_epi8(Table(ident_lo_), _mm256_and_si256(v, nib)),
+        _mm256_shuffle_epi8(Table(ident_hi_), _mm256_and_si256(_mm256_srli_epi16(v, 4), nib))));
+  };
   __m256i prev0 = _mm256_setzero_si256(), prev1 = _mm256_setzero_si256();
   // Reads s[0, 32): within the padding while s + 16 <= p + end. `two` and
   // `one` are the last blocks that leave room for two and for one.
@@ -489,31 +509,33 @@ __attribute__((target("avx2"))) size_t NeedleSearch::NextAvx2(const char* p, siz
     }
     c = _mm256_and_si256(c, t2);
     const size_t i = static_cast<size_t>(s - p);
-    unsigned mask = NonZero(c);
-    if (words != 0) {
+    unsigned mask;
+    if (words == 0) {
+      mask = NonZero(c);
+    } else {
       // Note [Word boundaries]: bit j of id is set when p[i + j - 3] is an
       // identifier byte (what lies before `begin` counts as none, as no
       // byte is there: the block is then read from `begin` and shifted).
       // (The block loaded again: kept from the loop above, GCC copies it
       // to the stack at every block.)
-      const size_t at = i >= begin + 3 ? i - 3 : begin;
-      const char* at_p = p + at;
-      __asm__("" : "+r"(at_p));
-      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at_p));
-      const unsigned id = NonZero(_mm256_and_si256(
-          _mm256_shuffle_epi8(Table(ident_lo_), _mm256_and_si256(v, k.nib)),
-          _mm256_shuffle_epi8(Table(ident_hi_), _mm256_and_si256(_mm256_srli_epi16(v, 4), k.nib))))
-          << (at + 3 - i);
+      unsigned id;
+      if (__builtin_expect(i >= begin + 3, 1)) {
+        id = IdentBits(s - 3);
+      } else {
+        id = IdentBits(p + begin) << (begin + 3 - i);
+      }
       // The candidate of bit j starts at i + j - 2: an identifier byte
       // before it (p[i + j - 3], bit j of id), and after a needle of length
       // q + 1 there (p[i + j - 1 + q], bit j + q + 2; past the block:
-      // taken as none).
-      unsigned kept = NonZero(_mm256_and_si256(c, Vector(other_)));
+      // taken as none). Kept: a candidate of the other buckets, or of a
+      // word bucket with neither; with Z(x) the bytes of x that are zero,
+      // the complement of Z(c & other) & AND_q (Z(c & word_q) | bad_q).
+      unsigned dropped = Zero(_mm256_and_si256(c, Vector(other_)));
       for (int q = 0; q < 3; ++q) {
         if (word_bits_[q] == 0) continue;
-        kept |= NonZero(_mm256_and_si256(c, Vector(word_v_[q]))) & ~(id | id >> (q + 2));
+        dropped &= Zero(_mm256_and_si256(c, Vector(word_v_[q]))) | id | id >> (q + 2);
       }
-      mask = kept;
+      mask = ~dropped;
       if (mask == 0) continue;
     }
     uint8_t bytes[32];
