@@ -587,5 +587,44 @@ TEST(NeedleSearch, WordsAtBlockBoundariesAndInsideWords) {
   CheckSearch(many, std::string(40, 'x') + " a bb ccc dddd e ff ggg h ii jjj kk zzz aa bbb", 0);
 }
 
+
+// Note [Raw low nibbles] (prefilter.cc): bytes >= 0x80 before, inside and
+// right after needles, at every offset around the 32- and 64-byte blocks
+// and at the text's end (then the padding, or, with `end` cut, more text),
+// for a needle set the AVX2 kernel searches without masking the low nibbles
+// (needles of 3 bytes or more, and whole words of 2) and for sets where it
+// must mask them: a whole word of 1 byte (its third fingerprint byte is not
+// the one after it), a 2-byte needle not a whole word, a needle whose
+// fingerprint holds bytes >= 0x80.
+TEST(NeedleSearch, BytesFrom0x80AroundNeedlesAtBlockEdges) {
+  using Needles = std::vector<std::pair<std::string, bool>>;
+  const Needles raw = {{"th", true}, {"tc", true}, {"cuda", false}, {"import", true}, {"xpu", false}};
+  const std::vector<Needles> sets = {
+      raw,
+      {{"th", true}, {"F", true}, {"cuda", false}},
+      {{"th", true}, {"ab", false}, {"cuda", false}},
+      {{"th", true}, {"\xC3\xA9t\xC3\xA9", false}, {"cuda", false}},
+  };
+  const char* words[] = {"th", "tc", "F", "ab", "cuda", "xpu", "import", "\xC3\xA9t\xC3\xA9"};
+  const char* afters[] = {"", "\xC3\xA9", " \xC3\xA9", "  \xC3\xA9", "\x80", " \xFF x", "_"};
+  for (const Needles& needles : sets) {
+    for (size_t at = 0; at < 100; at += (at < 24 || (at > 26 && at < 36) || at > 58 ? 1 : 5)) {
+      for (const char* w : words) {
+        for (const char* after : afters) {
+          std::string t(at, '\xC3');
+          for (size_t k = 1; k < at; k += 2) t[k] = static_cast<char>('\xA9');
+          if (at > 0 && at % 3 == 0) t[at - 1] = ' ';
+          t += w;
+          t += after;
+          CheckSearch(needles, t, 0);
+          // The text cut right after the needle: the byte after is text.
+          const size_t cut = at + std::string(w).size();
+          CheckSearch(needles, t, 0, cut);
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace anydev::scan

@@ -114,6 +114,7 @@ class NeedleSearch {
 
  private:
   size_t NextScalar(const char* p, size_t begin, size_t from, size_t i, size_t end) const;
+  template <bool kRaw>
   size_t NextAvx2(const char* p, size_t begin, size_t from, size_t end) const;
   // The start of a needle of `buckets` whose fingerprint is at `at` and
   // that matches in [from, end), or SIZE_MAX.
@@ -156,6 +157,7 @@ class NeedleSearch {
   int built_ = 0;         // the needles the tables hold (Build goes on from there)
   bool rebuild_ = false;  // an Add changed a needle built: Build starts over
   bool avx2_ = false;
+  bool raw_ = false;  // the AVX2 kernel may skip masking the low nibbles
 };
 
 // Whether the scanners may skip what cannot hold a finding (their fast
