@@ -626,5 +626,29 @@ TEST(NeedleSearch, BytesFrom0x80AroundNeedlesAtBlockEdges) {
   }
 }
 
+
+// The AVX2 kernel's rounds of four 32-byte blocks, then two, then one, then
+// the scalar loop: a needle at every offset of texts of 140 to 300 bytes
+// (each searched from every offset), so that each block of each round, and
+// each step down, holds the first match somewhere; the text cut right after
+// the needle and 0 to 40 bytes after it.
+TEST(NeedleSearch, MatchesInEachBlockOfARound) {
+  const std::vector<std::pair<std::string, bool>> needles = {
+      {"th", true}, {"cuda", false}, {"import", true}, {"xpu", false}};
+  for (const size_t len : {140, 191, 224, 300}) {
+    for (size_t at = 90; at + 6 <= len; at += (at % 32 < 4 || at % 32 > 28 ? 1 : 9)) {
+      for (const char* w : {"th", "cuda", "import"}) {
+        std::string t(len, 'w');
+        for (size_t k = 5; k < len; k += 6) t[k] = ' ';
+        t.replace(at, std::string(w).size(), w);
+        if (at > 0) t[at - 1] = ' ';
+        if (at + 2 < len) t[at + std::string(w).size()] = ' ';
+        CheckSearch(needles, t, 0);
+        CheckSearch(needles, t.substr(0, at + std::string(w).size()), 0);
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace anydev::scan

@@ -410,7 +410,8 @@ alignas(32) constexpr uint8_t kNibbles[32] = {
     15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15};
 
 struct Classes {
-  __m256i lo0, hi0, lo1, hi1, lo2, hi2, nib;
+  __m256i lo0, hi0, lo1, hi1, lo2, hi2;
+  const uint8_t* nib;  // kNibbles, read where used (a register fewer)
 };
 
 // The candidates of the 32 bytes at s (Note [Needle kernel]) are the bits
@@ -421,8 +422,9 @@ __attribute__((target("avx2"))) inline __m256i Candidates(const Classes& k, cons
                                                           __m256i* prev0, __m256i* prev1,
                                                           __m256i* t2) {
   const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s));
-  const __m256i vlo = kRaw ? v : _mm256_and_si256(v, k.nib);  // Note [Raw low nibbles]
-  const __m256i vhi = _mm256_and_si256(_mm256_srli_epi16(v, 4), k.nib);
+  const __m256i nib = _mm256_load_si256(reinterpret_cast<const __m256i*>(k.nib));
+  const __m256i vlo = kRaw ? v : _mm256_and_si256(v, nib);  // Note [Raw low nibbles]
+  const __m256i vhi = _mm256_and_si256(_mm256_srli_epi16(v, 4), nib);
   const __m256i t0 = _mm256_and_si256(_mm256_shuffle_epi8(k.lo0, vlo), _mm256_shuffle_epi8(k.hi0, vhi));
   const __m256i t1 = _mm256_and_si256(_mm256_shuffle_epi8(k.lo1, vlo), _mm256_shuffle_epi8(k.hi1, vhi));
   *t2 = _mm256_and_si256(_mm256_shuffle_epi8(k.lo2, vlo), _mm256_shuffle_epi8(k.hi2, vhi));
@@ -449,7 +451,7 @@ __attribute__((target("avx2"))) inline __m256i Vector(const uint8_t* v) {
 // "block before" is zero, so no candidate starts before `from`. Nothing in
 // the loop calls a function (Verify is inlined and calls nothing): a call
 // clobbers every vector register, and the compiler then keeps the tables on
-// the stack and loads them at each block; the loop is written out for two
+// the stack and loads them at each block; the loop is written out for four
 // blocks a round (each tested on its own), which spares the register copies
 // of the classes carried from block to block; a block with a candidate is
 // loaded again for its identifier bytes, as keeping it made GCC store it at
@@ -470,6 +472,20 @@ __attribute__((target("avx2"))) inline __m256i Vector(const uint8_t* v) {
 // the block loop in a function of its own (the call per candidate block:
 // 7.67M but 35.2M), two fingerprint bytes instead of three (the three
 // chosen are not the rarest pair: 21.0M, 39.9M).
+// Later (the same measure; C/C++ files 7.13M, Python files 21.66M before):
+// the loop walking a pointer against limits made once (p and end had been
+// kept on the stack: 50 instructions each 64 bytes, 42 after), vptest(c,
+// t2) doing the last AND (made only for a block with a candidate), the
+// word filter reading its identifier bits from p[i - 3, i + 29) and its
+// masks from the object rather than building them: 6.24M, 19.30M; the
+// filter's start-of-text case behind a branch and its kept mask as one
+// complement: 6.18M, 18.76M; Note [Raw low nibbles]: 6.00M, 18.40M; four
+// blocks a round, the 0x0F mask read from memory (for want of registers
+// GCC made it again with movabs/vmovq/vpbroadcastq at each round): 5.84M,
+// 17.98M. Dropped: Verify walking copies of the needles laid out bucket by
+// bucket (no index to follow): Next 0.22M fewer on the Python files, but
+// Build and the fast path's per-file copy of the search 0.24M more.
+//
 // Note [Raw low nibbles]: vpshufb reads the low four bits of each index
 // byte, and gives 0 where its top bit is set, so the low-nibble lookups may
 // take the bytes themselves (no vpand with 0x0F: 19 instructions a block
@@ -485,14 +501,16 @@ __attribute__((target("avx2"))) inline __m256i Vector(const uint8_t* v) {
 template <bool kRaw>
 __attribute__((target("avx2"))) size_t NeedleSearch::NextAvx2(const char* p, size_t begin,
                                                                 size_t from, size_t end) const {
+  // (kNibbles hidden from GCC, which would make the constant in a register
+  // at each round of the block loop.)
+  const uint8_t* nibbles = kNibbles;
+  __asm__("" : "+r"(nibbles));
   const Classes k{Table(lo0_), Table(hi0_), Table(lo1_), Table(hi1_), Table(lo2_), Table(hi2_),
-                  _mm256_set1_epi8(0x0F)};
+                  nibbles};
   const unsigned words = words_;
-  // Bit j: p[j] is an identifier byte, for the 32 bytes at p (the nibble
-  // mask read from memory: GCC would make it again at each use).
-  const auto IdentBits = [this](const char* at) __attribute__((target("avx2"))) {
-    const uint8_t* nibbles = kNibbles;
-    __asm__("" : "+r"(at), "+r"(nibbles));
+  // Bit j: p[j] is an identifier byte, for the 32 bytes at p.
+  const auto IdentBits = [this, nibbles](const char* at) __attribute__((target("avx2"))) {
+    __asm__("" : "+r"(at));
     const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at));
     const __m256i nib = Vector(nibbles);
     return NonZero(_mm256_and_si256(
@@ -500,19 +518,39 @@ __attribute__((target("avx2"))) size_t NeedleSearch::NextAvx2(const char* p, siz
         _mm256_shuffle_epi8(Table(ident_hi_), _mm256_and_si256(_mm256_srli_epi16(v, 4), nib))));
   };
   __m256i prev0 = _mm256_setzero_si256(), prev1 = _mm256_setzero_si256();
-  // Reads s[0, 32): within the padding while s + 16 <= p + end. `two` and
-  // `one` are the last blocks that leave room for two and for one.
+  // Reads s[0, 32): within the padding while s + 16 <= p + end. `four`,
+  // `two` and `last` are the last blocks that leave room for four, two and
+  // one.
   // (As addresses: p + end - 48 may lie before p.)
   const char* s = p + from;
   const uintptr_t last = reinterpret_cast<uintptr_t>(p) + end - 16;
-  const uintptr_t two = last - 32;
+  const uintptr_t two = last - 32, four = last - 96;
   for (;; s += 32) {
-    // The next block with a candidate: two a round while both are there,
+    // The next block with a candidate: four a round while they are there,
     // each tested on its own (the round written out spares the copies of
     // prev0 and prev1 from one block to the next).
     __m256i c, t2;
     for (;;) {
-      if (reinterpret_cast<uintptr_t>(s) <= two) {
+      if (reinterpret_cast<uintptr_t>(s) <= four) {
+        c = Candidates<kRaw>(k, s, &prev0, &prev1, &t2);
+        if (!_mm256_testz_si256(c, t2)) break;
+        c = Candidates<kRaw>(k, s + 32, &prev0, &prev1, &t2);
+        if (!_mm256_testz_si256(c, t2)) {
+          s += 32;
+          break;
+        }
+        c = Candidates<kRaw>(k, s + 64, &prev0, &prev1, &t2);
+        if (!_mm256_testz_si256(c, t2)) {
+          s += 64;
+          break;
+        }
+        c = Candidates<kRaw>(k, s + 96, &prev0, &prev1, &t2);
+        if (!_mm256_testz_si256(c, t2)) {
+          s += 96;
+          break;
+        }
+        s += 128;
+      } else if (reinterpret_cast<uintptr_t>(s) <= two) {
         c = Candidates<kRaw>(k, s, &prev0, &prev1, &t2);
         if (!_mm256_testz_si256(c, t2)) break;
         c = Candidates<kRaw>(k, s + 32, &prev0, &prev1, &t2);
