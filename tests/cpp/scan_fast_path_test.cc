@@ -650,5 +650,32 @@ TEST(NeedleSearch, MatchesInEachBlockOfARound) {
   }
 }
 
+
+// Note [Raw low nibbles] across Builds: a search built without masking the
+// low nibbles must mask them once a later Add (a Build that goes on from
+// the needles built) brings a 1-byte needle, or turns a whole-word 2-byte
+// needle into one that is not (a Build that starts over).
+TEST(NeedleSearch, RawLowNibblesAfterMoreAdds) {
+  using Needles = std::vector<std::pair<std::string, bool>>;
+  const std::string text =
+      "th F \xC3\xA9 ab\xC3\xA9 F\n\xC3\xA9 cuda F \xC3\xA9\xC3\xA9 ab \xC3\xA9 xab\xFF";
+  for (const auto& [first, more] : std::vector<std::pair<Needles, Needles>>{
+           {{{"th", true}, {"cuda", false}}, {{"F", true}}},
+           {{{"th", true}, {"ab", true}, {"cuda", false}}, {{"ab", false}}},
+       }) {
+    internal::NeedleSearch search;
+    for (const auto& [n, word] : first) ASSERT_TRUE(search.Add(n, word));
+    search.Build();
+    testing::CheckBuiltSearch(search, first, text, 0);
+    Needles all = first;
+    for (const auto& [n, word] : more) {
+      ASSERT_TRUE(search.Add(n, word));
+      all.emplace_back(n, word);
+    }
+    search.Build();
+    testing::CheckBuiltSearch(search, all, text, 0);
+  }
+}
+
 }  // namespace
 }  // namespace anydev::scan

@@ -248,8 +248,15 @@ void NeedleSearch::Build() {
     std::memcpy(ident_hi_, ident.hi, 16);
     built_ = 0;
     rebuild_ = false;
+    raw_ = true;
   }
   for (int k = built_; k < count_; ++k) {
+    // Note [Raw low nibbles].
+    const size_t len = needles_[k].text.size();
+    raw_ = raw_ && (len >= 3 || (len == 2 && needles_[k].word));
+    for (size_t q = 0; q < 3 && needles_[k].off + q < len; ++q) {
+      raw_ = raw_ && static_cast<unsigned char>(needles_[k].text[needles_[k].off + q]) < 0x80;
+    }
     const std::string_view n = needles_[k].text.substr(needles_[k].off);
     const int cls = needles_[k].word && needles_[k].off == 0 && n.size() <= 3
                         ? static_cast<int>(n.size())
@@ -309,16 +316,6 @@ void NeedleSearch::Build() {
     }
   }
   words_ = static_cast<uint8_t>(word_bits_[0] | word_bits_[1] | word_bits_[2]);
-  // Note [Raw low nibbles].
-  raw_ = true;
-  for (int k = 0; k < count_ && raw_; ++k) {
-    const Needle& n = needles_[k];
-    const size_t len = n.text.size();
-    raw_ = len >= 3 || (len == 2 && n.word);
-    for (size_t q = 0; q < 3 && n.off + q < len; ++q) {
-      raw_ = raw_ && static_cast<unsigned char>(n.text[n.off + q]) < 0x80;
-    }
-  }
   std::memset(other_, static_cast<uint8_t>(~words_), sizeof(other_));
   for (int q = 0; q < 3; ++q) std::memset(word_v_[q], word_bits_[q], sizeof(word_v_[q]));
 #if defined(ANYDEV_SCAN_HAVE_AVX2_KERNEL)
