@@ -598,7 +598,8 @@ TEST(NeedleSearch, WordsAtBlockBoundariesAndInsideWords) {
 // fingerprint holds bytes >= 0x80.
 TEST(NeedleSearch, BytesFrom0x80AroundNeedlesAtBlockEdges) {
   using Needles = std::vector<std::pair<std::string, bool>>;
-  const Needles raw = {{"th", true}, {"tc", true}, {"cuda", false}, {"import", true}, {"xpu", false}};
+  const Needles raw = {
+      {"th", true}, {"tc", true}, {"cuda", false}, {"import", true}, {"xpu", false}};
   const std::vector<Needles> sets = {
       raw,
       {{"th", true}, {"F", true}, {"cuda", false}},

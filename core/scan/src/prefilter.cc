@@ -506,7 +506,7 @@ __attribute__((target("avx2"))) size_t NeedleSearch::NextAvx2(const char* p, siz
                   nibbles};
   const unsigned words = words_;
   // Bit j: p[j] is an identifier byte, for the 32 bytes at p.
-  const auto IdentBits = [this, nibbles](const char* at) __attribute__((target("avx2"))) {
+  const auto ident_bits = [this, nibbles](const char* at) __attribute__((target("avx2"))) {
     __asm__("" : "+r"(at));
     const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at));
     const __m256i nib = Vector(nibbles);
@@ -579,9 +579,9 @@ __attribute__((target("avx2"))) size_t NeedleSearch::NextAvx2(const char* p, siz
       // to the stack at every block.)
       unsigned id;
       if (__builtin_expect(i >= begin + 3, 1)) {
-        id = IdentBits(s - 3);
+        id = ident_bits(s - 3);
       } else {
-        id = IdentBits(p + begin) << (begin + 3 - i);
+        id = ident_bits(p + begin) << (begin + 3 - i);
       }
       // The candidate of bit j starts at i + j - 2: an identifier byte
       // before it (p[i + j - 3], bit j of id), and after a needle of length
