@@ -158,6 +158,9 @@ class NeedleSearch {
   bool rebuild_ = false;  // an Add changed a needle built: Build starts over
   bool avx2_ = false;
   bool raw_ = false;  // the AVX2 kernel may skip masking the low nibbles
+  // What Next runs, chosen by Build: 0 nothing (no needle), 1 NextScalar,
+  // 2 NextAvx2<false>, 3 NextAvx2<true> (one test a call, not four).
+  uint8_t kernel_ = 0;
 };
 
 // Whether the scanners may skip what cannot hold a finding (their fast

@@ -322,6 +322,7 @@ void NeedleSearch::Build() {
   static const bool avx2 = __builtin_cpu_supports("avx2");
   avx2_ = avx2;
 #endif
+  kernel_ = static_cast<uint8_t>(count_ == 0 ? 0 : !avx2_ ? 1 : raw_ ? 3 : 2);
 }
 
 // Inline, and without a call (the bytes past the first 8 compared in a
@@ -616,9 +617,13 @@ size_t NeedleSearch::NextAvx2(const char* p, size_t begin, size_t from, size_t e
 #endif
 
 size_t NeedleSearch::Next(const char* p, size_t begin, size_t from, size_t end) const {
-  if (count_ == 0 || from >= end) return end;
-  if (!avx2_) return NextScalar(p, begin, from, from, end);
-  return raw_ ? NextAvx2<true>(p, begin, from, end) : NextAvx2<false>(p, begin, from, end);
+  if (from >= end) return end;
+  switch (kernel_) {
+    case 3: return NextAvx2<true>(p, begin, from, end);
+    case 2: return NextAvx2<false>(p, begin, from, end);
+    case 1: return NextScalar(p, begin, from, from, end);
+    default: return end;  // no needle (or none built)
+  }
 }
 
 namespace {
