@@ -697,5 +697,96 @@ TEST(NeedleSearch, WordsAtBlockBoundariesAndInsideWords) {
   CheckSearch(many, std::string(40, 'x') + " a bb ccc dddd e ff ggg h ii jjj kk zzz aa bbb", 0);
 }
 
+
+// Note [Raw low nibbles] (prefilter.cc): bytes >= 0x80 before, inside and
+// right after needles, at every offset around the 32- and 64-byte blocks
+// and at the text's end (then the padding, or, with `end` cut, more text),
+// for a needle set the AVX2 kernel searches without masking the low nibbles
+// (needles of 3 bytes or more, and whole words of 2) and for sets where it
+// must mask them: a whole word of 1 byte (its third fingerprint byte is not
+// the one after it), a 2-byte needle not a whole word, a needle whose
+// fingerprint holds bytes >= 0x80.
+TEST(NeedleSearch, BytesFrom0x80AroundNeedlesAtBlockEdges) {
+  using Needles = std::vector<std::pair<std::string, bool>>;
+  const Needles raw = {
+      {"th", true}, {"tc", true}, {"cuda", false}, {"import", true}, {"xpu", false}};
+  const std::vector<Needles> sets = {
+      raw,
+      {{"th", true}, {"F", true}, {"cuda", false}},
+      {{"th", true}, {"ab", false}, {"cuda", false}},
+      {{"th", true}, {"\xC3\xA9t\xC3\xA9", false}, {"cuda", false}},
+  };
+  const char* words[] = {"th", "tc", "F", "ab", "cuda", "xpu", "import", "\xC3\xA9t\xC3\xA9"};
+  const char* afters[] = {"", "\xC3\xA9", " \xC3\xA9", "  \xC3\xA9", "\x80", " \xFF x", "_"};
+  for (const Needles& needles : sets) {
+    for (size_t at = 0; at < 100; at += (at < 24 || (at > 26 && at < 36) || at > 58 ? 1 : 5)) {
+      for (const char* w : words) {
+        for (const char* after : afters) {
+          std::string t(at, '\xC3');
+          for (size_t k = 1; k < at; k += 2) t[k] = static_cast<char>('\xA9');
+          if (at > 0 && at % 3 == 0) t[at - 1] = ' ';
+          t += w;
+          t += after;
+          CheckSearch(needles, t, 0);
+          // The text cut right after the needle: the byte after is text.
+          const size_t cut = at + std::string(w).size();
+          CheckSearch(needles, t, 0, cut);
+        }
+      }
+    }
+  }
+}
+
+
+// The AVX2 kernel's rounds of four 32-byte blocks, then two, then one, then
+// the scalar loop: a needle at every offset of texts of 140 to 300 bytes
+// (each searched from every offset), so that each block of each round, and
+// each step down, holds the first match somewhere; the text cut right after
+// the needle and 0 to 40 bytes after it.
+TEST(NeedleSearch, MatchesInEachBlockOfARound) {
+  const std::vector<std::pair<std::string, bool>> needles = {
+      {"th", true}, {"cuda", false}, {"import", true}, {"xpu", false}};
+  for (const size_t len : {140, 191, 224, 300}) {
+    for (size_t at = 90; at + 6 <= len; at += (at % 32 < 4 || at % 32 > 28 ? 1 : 9)) {
+      for (const char* w : {"th", "cuda", "import"}) {
+        std::string t(len, 'w');
+        for (size_t k = 5; k < len; k += 6) t[k] = ' ';
+        t.replace(at, std::string(w).size(), w);
+        if (at > 0) t[at - 1] = ' ';
+        if (at + 2 < len) t[at + std::string(w).size()] = ' ';
+        CheckSearch(needles, t, 0);
+        CheckSearch(needles, t.substr(0, at + std::string(w).size()), 0);
+      }
+    }
+  }
+}
+
+
+// Note [Raw low nibbles] across Builds: a search built without masking the
+// low nibbles must mask them once a later Add (a Build that goes on from
+// the needles built) brings a 1-byte needle, or turns a whole-word 2-byte
+// needle into one that is not (a Build that starts over).
+TEST(NeedleSearch, RawLowNibblesAfterMoreAdds) {
+  using Needles = std::vector<std::pair<std::string, bool>>;
+  const std::string text =
+      "th F \xC3\xA9 ab\xC3\xA9 F\n\xC3\xA9 cuda F \xC3\xA9\xC3\xA9 ab \xC3\xA9 xab\xFF";
+  for (const auto& [first, more] : std::vector<std::pair<Needles, Needles>>{
+           {{{"th", true}, {"cuda", false}}, {{"F", true}}},
+           {{{"th", true}, {"ab", true}, {"cuda", false}}, {{"ab", false}}},
+       }) {
+    internal::NeedleSearch search;
+    for (const auto& [n, word] : first) ASSERT_TRUE(search.Add(n, word));
+    search.Build();
+    testing::CheckBuiltSearch(search, first, text, 0);
+    Needles all = first;
+    for (const auto& [n, word] : more) {
+      ASSERT_TRUE(search.Add(n, word));
+      all.emplace_back(n, word);
+    }
+    search.Build();
+    testing::CheckBuiltSearch(search, all, text, 0);
+  }
+}
+
 }  // namespace
 }  // namespace anydev::scan

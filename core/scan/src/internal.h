@@ -114,6 +114,7 @@ class NeedleSearch {
 
  private:
   size_t NextScalar(const char* p, size_t begin, size_t from, size_t i, size_t end) const;
+  template <bool kRaw>
   size_t NextAvx2(const char* p, size_t begin, size_t from, size_t end) const;
   // The start of a needle of `buckets` whose fingerprint is at `at` and
   // that matches in [from, end), or SIZE_MAX.
@@ -147,10 +148,19 @@ class NeedleSearch {
   // so of that length), by length - 1: a candidate there needs a
   // non-identifier byte before and after it.
   uint8_t word_bits_[3] = {};
+  uint8_t words_ = 0;  // their union
+  // The bucket bits of all but those buckets, and word_bits_, in every
+  // byte (the AVX2 kernel's masks, loaded from here rather than made).
+  alignas(32) uint8_t other_[32] = {};
+  alignas(32) uint8_t word_v_[3][32] = {};
   int8_t bucket_class_[8] = {};  // -1 empty, 0 other, 1-3 word length, 4 mixed
   int built_ = 0;         // the needles the tables hold (Build goes on from there)
   bool rebuild_ = false;  // an Add changed a needle built: Build starts over
   bool avx2_ = false;
+  bool raw_ = false;  // the AVX2 kernel may skip masking the low nibbles
+  // What Next runs, chosen by Build: 0 nothing (no needle), 1 NextScalar,
+  // 2 NextAvx2<false>, 3 NextAvx2<true> (one test a call, not four).
+  uint8_t kernel_ = 0;
 };
 
 // Whether the scanners may skip what cannot hold a finding (their fast

@@ -248,8 +248,15 @@ void NeedleSearch::Build() {
     std::memcpy(ident_hi_, ident.hi, 16);
     built_ = 0;
     rebuild_ = false;
+    raw_ = true;
   }
   for (int k = built_; k < count_; ++k) {
+    // Note [Raw low nibbles].
+    const size_t len = needles_[k].text.size();
+    raw_ = raw_ && (len >= 3 || (len == 2 && needles_[k].word));
+    for (size_t q = 0; q < 3 && needles_[k].off + q < len; ++q) {
+      raw_ = raw_ && static_cast<unsigned char>(needles_[k].text[needles_[k].off + q]) < 0x80;
+    }
     const std::string_view n = needles_[k].text.substr(needles_[k].off);
     const int cls = needles_[k].word && needles_[k].off == 0 && n.size() <= 3
                         ? static_cast<int>(n.size())
@@ -308,10 +315,14 @@ void NeedleSearch::Build() {
       word_bits_[bucket_class_[b] - 1] |= static_cast<uint8_t>(1u << b);
     }
   }
+  words_ = static_cast<uint8_t>(word_bits_[0] | word_bits_[1] | word_bits_[2]);
+  std::memset(other_, static_cast<uint8_t>(~words_), sizeof(other_));
+  for (int q = 0; q < 3; ++q) std::memset(word_v_[q], word_bits_[q], sizeof(word_v_[q]));
 #if defined(ANYDEV_SCAN_HAVE_AVX2_KERNEL)
   static const bool avx2 = __builtin_cpu_supports("avx2");
   avx2_ = avx2;
 #endif
+  kernel_ = static_cast<uint8_t>(count_ == 0 ? 0 : !avx2_ ? 1 : raw_ ? 3 : 2);
 }
 
 // Inline, and without a call (the bytes past the first 8 compared in a
@@ -387,25 +398,43 @@ __attribute__((target("avx2"))) inline uint32_t NonZero(__m256i v) {
   return ~static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, _mm256_setzero_si256())));
 }
 
+// Bit j: byte j of v is zero.
+__attribute__((target("avx2"))) inline uint32_t Zero(__m256i v) {
+  return static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, _mm256_setzero_si256())));
+}
+
+alignas(32) constexpr uint8_t kNibbles[32] = {
+    15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15,
+    15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15, 15};
+
 struct Classes {
-  __m256i lo0, hi0, lo1, hi1, lo2, hi2, nib;
+  __m256i lo0, hi0, lo1, hi1, lo2, hi2;
+  const uint8_t* nib;  // kNibbles, read where used (a register fewer)
 };
 
-// The candidates of the 32 bytes at s (Note [Needle kernel]); *prev0 and
-// *prev1 become the block's own classes.
+// The candidates of the 32 bytes at s (Note [Needle kernel]) are the bits
+// of the result and *t2 together (vptest ANDs them: one vpand fewer a
+// block); *prev0 and *prev1 become the block's own classes.
+template <bool kRaw>
 __attribute__((target("avx2"))) inline __m256i Candidates(const Classes& k, const char* s,
-                                                          __m256i* prev0, __m256i* prev1) {
+                                                          __m256i* prev0, __m256i* prev1,
+                                                          __m256i* t2) {
   const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s));
-  const __m256i vlo = _mm256_and_si256(v, k.nib);
-  const __m256i vhi = _mm256_and_si256(_mm256_srli_epi16(v, 4), k.nib);
+  const __m256i nib = _mm256_load_si256(reinterpret_cast<const __m256i*>(k.nib));
+  const __m256i vlo = kRaw ? v : _mm256_and_si256(v, nib);  // Note [Raw low nibbles]
+  const __m256i vhi = _mm256_and_si256(_mm256_srli_epi16(v, 4), nib);
   const __m256i t0 = _mm256_and_si256(_mm256_shuffle_epi8(k.lo0, vlo), _mm256_shuffle_epi8(k.hi0, vhi));
   const __m256i t1 = _mm256_and_si256(_mm256_shuffle_epi8(k.lo1, vlo), _mm256_shuffle_epi8(k.hi1, vhi));
-  const __m256i t2 = _mm256_and_si256(_mm256_shuffle_epi8(k.lo2, vlo), _mm256_shuffle_epi8(k.hi2, vhi));
-  const __m256i c =
-      _mm256_and_si256(_mm256_and_si256(ShiftIn<2>(*prev0, t0), ShiftIn<1>(*prev1, t1)), t2);
+  *t2 = _mm256_and_si256(_mm256_shuffle_epi8(k.lo2, vlo), _mm256_shuffle_epi8(k.hi2, vhi));
+  const __m256i c = _mm256_and_si256(ShiftIn<2>(*prev0, t0), ShiftIn<1>(*prev1, t1));
   *prev0 = t0;
   *prev1 = t1;
   return c;
+}
+
+// A 32-byte constant of the object, loaded where it is used.
+__attribute__((target("avx2"))) inline __m256i Vector(const uint8_t* v) {
+  return _mm256_load_si256(reinterpret_cast<const __m256i*>(v));
 }
 
 }  // namespace
@@ -420,7 +449,7 @@ __attribute__((target("avx2"))) inline __m256i Candidates(const Classes& k, cons
 // "block before" is zero, so no candidate starts before `from`. Nothing in
 // the loop calls a function (Verify is inlined and calls nothing): a call
 // clobbers every vector register, and the compiler then keeps the tables on
-// the stack and loads them at each block; the loop is written out for two
+// the stack and loads them at each block; the loop is written out for four
 // blocks a round (each tested on its own), which spares the register copies
 // of the classes carried from block to block; a block with a candidate is
 // loaded again for its identifier bytes, as keeping it made GCC store it at
@@ -441,80 +470,136 @@ __attribute__((target("avx2"))) inline __m256i Candidates(const Classes& k, cons
 // the block loop in a function of its own (the call per candidate block:
 // 7.67M but 35.2M), two fingerprint bytes instead of three (the three
 // chosen are not the rarest pair: 21.0M, 39.9M).
+// Later (the same measure; C/C++ files 7.13M, Python files 21.66M before):
+// the loop walking a pointer against limits made once (p and end had been
+// kept on the stack: 50 instructions each 64 bytes, 42 after), vptest(c,
+// t2) doing the last AND (made only for a block with a candidate), the
+// word filter reading its identifier bits from p[i - 3, i + 29) and its
+// masks from the object rather than building them: 6.24M, 19.30M; the
+// filter's start-of-text case behind a branch and its kept mask as one
+// complement: 6.18M, 18.76M; Note [Raw low nibbles]: 6.00M, 18.40M; four
+// blocks a round, the 0x0F mask read from memory (for want of registers
+// GCC made it again with movabs/vmovq/vpbroadcastq at each round): 5.84M,
+// 17.98M; the kernel chosen by Build (Next's one switch): 5.82M, 17.92M. Dropped: Verify walking copies of the needles laid out bucket by
+// bucket (no index to follow): Next 0.22M fewer on the Python files, but
+// Build and the fast path's per-file copy of the search 0.24M more.
+//
+// Note [Raw low nibbles]: vpshufb reads the low four bits of each index
+// byte, and gives 0 where its top bit is set, so the low-nibble lookups may
+// take the bytes themselves (no vpand with 0x0F: 19 instructions a block
+// instead of 20) where a byte >= 0x80 must have no bucket bit anyway: where
+// no needle has such a byte among its three fingerprint bytes, and the only
+// classes that admit any byte ("any byte past its end", Build) are the
+// third of whole-word needles of 2 bytes, where that byte is the one after
+// the word, and a byte >= 0x80 is an identifier byte (IsIdentChar), so no
+// match can have it there. A needle of 1 byte (its third byte is not next
+// to it) or of 2 not a whole word, or a fingerprint byte >= 0x80, and Build
+// clears raw_. Measured (as in Note [Needle kernel]): C/C++ files 6.18M ->
+// 6.00M, Python files 18.76M -> 18.40M (all their searches raw).
+template <bool kRaw>
 __attribute__((target("avx2"))) size_t NeedleSearch::NextAvx2(const char* p, size_t begin,
                                                                 size_t from, size_t end) const {
+  // (kNibbles hidden from GCC, which would make the constant in a register
+  // at each round of the block loop.)
+  const uint8_t* nibbles = kNibbles;
+  __asm__("" : "+r"(nibbles));
   const Classes k{Table(lo0_), Table(hi0_), Table(lo1_), Table(hi1_), Table(lo2_), Table(hi2_),
-                  _mm256_set1_epi8(0x0F)};
-  const unsigned words = static_cast<unsigned>(word_bits_[0] | word_bits_[1] | word_bits_[2]);
-  const unsigned char* u = reinterpret_cast<const unsigned char*>(p);
+                  nibbles};
+  const unsigned words = words_;
+  // Bit j: p[j] is an identifier byte, for the 32 bytes at p.
+  const auto ident_bits = [this, nibbles](const char* at) __attribute__((target("avx2"))) {
+    __asm__("" : "+r"(at));
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at));
+    const __m256i nib = Vector(nibbles);
+    return NonZero(_mm256_and_si256(
+        _mm256_shuffle_epi8(Table(ident_lo_), _mm256_and_si256(v, nib)),
+        _mm256_shuffle_epi8(Table(ident_hi_), _mm256_and_si256(_mm256_srli_epi16(v, 4), nib))));
+  };
   __m256i prev0 = _mm256_setzero_si256(), prev1 = _mm256_setzero_si256();
-  size_t i = from;
-  // Reads p[i, i + 32): within the padding while i + 16 <= end.
-  for (;; i += 32) {
-    // The next block with a candidate: two a round while both are there,
+  // Reads s[0, 32): within the padding while s + 16 <= p + end. `four`,
+  // `two` and `last` are the last blocks that leave room for four, two and
+  // one.
+  // (As addresses: p + end - 48 may lie before p.)
+  const char* s = p + from;
+  const uintptr_t last = reinterpret_cast<uintptr_t>(p) + end - 16;
+  const uintptr_t two = last - 32, four = last - 96;
+  for (;; s += 32) {
+    // The next block with a candidate: four a round while they are there,
     // each tested on its own (the round written out spares the copies of
     // prev0 and prev1 from one block to the next).
-    __m256i c;
+    __m256i c, t2;
     for (;;) {
-      if (i + 48 <= end) {
-        c = Candidates(k, p + i, &prev0, &prev1);
-        if (!_mm256_testz_si256(c, c)) break;
-        i += 32;
-        c = Candidates(k, p + i, &prev0, &prev1);
-        if (!_mm256_testz_si256(c, c)) break;
-        i += 32;
-      } else if (i + 16 <= end) {
-        c = Candidates(k, p + i, &prev0, &prev1);
-        if (!_mm256_testz_si256(c, c)) break;
-        i += 32;
+      if (reinterpret_cast<uintptr_t>(s) <= four) {
+        c = Candidates<kRaw>(k, s, &prev0, &prev1, &t2);
+        if (!_mm256_testz_si256(c, t2)) break;
+        c = Candidates<kRaw>(k, s + 32, &prev0, &prev1, &t2);
+        if (!_mm256_testz_si256(c, t2)) {
+          s += 32;
+          break;
+        }
+        c = Candidates<kRaw>(k, s + 64, &prev0, &prev1, &t2);
+        if (!_mm256_testz_si256(c, t2)) {
+          s += 64;
+          break;
+        }
+        c = Candidates<kRaw>(k, s + 96, &prev0, &prev1, &t2);
+        if (!_mm256_testz_si256(c, t2)) {
+          s += 96;
+          break;
+        }
+        s += 128;
+      } else if (reinterpret_cast<uintptr_t>(s) <= two) {
+        c = Candidates<kRaw>(k, s, &prev0, &prev1, &t2);
+        if (!_mm256_testz_si256(c, t2)) break;
+        c = Candidates<kRaw>(k, s + 32, &prev0, &prev1, &t2);
+        if (!_mm256_testz_si256(c, t2)) {
+          s += 32;
+          break;
+        }
+        s += 64;
+      } else if (reinterpret_cast<uintptr_t>(s) <= last) {
+        c = Candidates<kRaw>(k, s, &prev0, &prev1, &t2);
+        if (!_mm256_testz_si256(c, t2)) break;
+        s += 32;
       } else {
-        // The blocks covered the candidates before i - 2.
+        // The blocks covered the candidates before s - 2.
+        const size_t i = static_cast<size_t>(s - p);
         return NextScalar(p, begin, from, i > from + 2 ? i - 2 : from, end);
       }
     }
-    unsigned mask = NonZero(c);
-    if (words != 0) {
-      // Note [Word boundaries]: bit j of id is set when p[i + j] is an
-      // identifier byte; `back` holds p[i - 3, i) the same way (what lies
-      // before `begin` counts as none, as no byte is there).
+    c = _mm256_and_si256(c, t2);
+    const size_t i = static_cast<size_t>(s - p);
+    unsigned mask;
+    if (words == 0) {
+      mask = NonZero(c);
+    } else {
+      // Note [Word boundaries]: bit j of id is set when p[i + j - 3] is an
+      // identifier byte (what lies before `begin` counts as none, as no
+      // byte is there: the block is then read from `begin` and shifted).
       // (The block loaded again: kept from the loop above, GCC copies it
       // to the stack at every block.)
-      const char* at_i = p + i;
-      __asm__("" : "+r"(at_i));
-      const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at_i));
-      const unsigned id = NonZero(_mm256_and_si256(
-          _mm256_shuffle_epi8(Table(ident_lo_), _mm256_and_si256(v, k.nib)),
-          _mm256_shuffle_epi8(Table(ident_hi_), _mm256_and_si256(_mm256_srli_epi16(v, 4), k.nib))));
-      unsigned back;
-      if (i >= begin + 3) {
-        back = static_cast<unsigned>(IsIdentChar(u[i - 3])) |
-               static_cast<unsigned>(IsIdentChar(u[i - 2])) << 1 |
-               static_cast<unsigned>(IsIdentChar(u[i - 1])) << 2;
+      unsigned id;
+      if (__builtin_expect(i >= begin + 3, 1)) {
+        id = ident_bits(s - 3);
       } else {
-        back = 0;
-        for (unsigned q = 1; q <= 3; ++q) {
-          if (i >= begin + q && IsIdentChar(u[i - q])) back |= 4u >> (q - 1);
-        }
+        id = ident_bits(p + begin) << (begin + 3 - i);
       }
       // The candidate of bit j starts at i + j - 2: an identifier byte
-      // before it (p[i + j - 3]), and after a needle of length 1, 2 and 3
-      // there (p[i + j - 1], p[i + j], p[i + j + 1]; p[i + 32] is unknown:
-      // taken as none).
-      const unsigned before = (id << 3) | back;
-      const unsigned after[3] = {(id << 1) | (back >> 2), id, id >> 1};
-      unsigned kept =
-          NonZero(_mm256_and_si256(c, _mm256_set1_epi8(static_cast<char>(~words & 0xFF))));
+      // before it (p[i + j - 3], bit j of id), and after a needle of length
+      // q + 1 there (p[i + j - 1 + q], bit j + q + 2; past the block:
+      // taken as none). Kept: a candidate of the other buckets, or of a
+      // word bucket with neither; with Z(x) the bytes of x that are zero,
+      // the complement of Z(c & other) & AND_q (Z(c & word_q) | bad_q).
+      unsigned dropped = Zero(_mm256_and_si256(c, Vector(other_)));
       for (int q = 0; q < 3; ++q) {
         if (word_bits_[q] == 0) continue;
-        const unsigned at =
-            NonZero(_mm256_and_si256(c, _mm256_set1_epi8(static_cast<char>(word_bits_[q]))));
-        kept |= at & ~(before | after[q]);
+        dropped &= Zero(_mm256_and_si256(c, Vector(word_v_[q]))) | id | id >> (q + 2);
       }
-      mask &= kept;
+      mask = ~dropped;
       if (mask == 0) continue;
     }
-    alignas(32) uint8_t bytes[32];
-    _mm256_store_si256(reinterpret_cast<__m256i*>(bytes), c);
+    uint8_t bytes[32];
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(bytes), c);
     for (; mask != 0; mask &= mask - 1) {
       const unsigned j = static_cast<unsigned>(__builtin_ctz(mask));
       const size_t at = i + j - 2;  // (j >= 2 in the first block: prev0 is zero there)
@@ -525,14 +610,20 @@ __attribute__((target("avx2"))) size_t NeedleSearch::NextAvx2(const char* p, siz
   }
 }
 #else
+template <bool kRaw>
 size_t NeedleSearch::NextAvx2(const char* p, size_t begin, size_t from, size_t end) const {
   return NextScalar(p, begin, from, from, end);
 }
 #endif
 
 size_t NeedleSearch::Next(const char* p, size_t begin, size_t from, size_t end) const {
-  if (count_ == 0 || from >= end) return end;
-  return avx2_ ? NextAvx2(p, begin, from, end) : NextScalar(p, begin, from, from, end);
+  if (from >= end) return end;
+  switch (kernel_) {
+    case 3: return NextAvx2<true>(p, begin, from, end);
+    case 2: return NextAvx2<false>(p, begin, from, end);
+    case 1: return NextScalar(p, begin, from, from, end);
+    default: return end;  // no needle (or none built)
+  }
 }
 
 namespace {
