@@ -469,6 +469,36 @@ sc::ScanOptions Options(const std::vector<std::string>& paths, const Excludes& e
   return o;
 }
 
+// Options for a scan with `rules`, `keep` its rules' filter (empty: all),
+// checked here for every binding that takes one.
+sc::ScanOptions Options(const sc::RuleSet& rules, const std::vector<std::string>& paths,
+                        const Excludes& excludes, bool respect_gitignore, int jobs,
+                        uint64_t max_file_size, const std::vector<bool>& keep) {
+  if (!keep.empty() && keep.size() != rules.rules().size()) {
+    throw py::value_error("keep must have one entry per rule");
+  }
+  sc::ScanOptions o = Options(paths, excludes, respect_gitignore, jobs, max_file_size);
+  o.keep = keep;
+  return o;
+}
+
+// A batch of a tree's scan: its files (path errors last, as ScanFiles gives
+// them) kept in a Report, and how many files and bytes were scanned.
+struct ReportBatch {
+  std::shared_ptr<Report> report;
+  uint64_t files = 0, bytes = 0;
+};
+
+// sc::ScanFiles of `paths` as a ReportBatch (no Python object: without the GIL).
+ReportBatch ScanIntoReport(const std::shared_ptr<sc::RuleSet>& rules,
+                           const std::vector<std::string>& paths, const sc::ScanOptions& o) {
+  sc::ScanSummary summary = sc::ScanFiles(*rules, paths, o);
+  std::vector<sc::FileResult> files = std::move(summary.files);
+  for (sc::FileResult& r : summary.path_errors) files.push_back(std::move(r));
+  return {std::make_shared<Report>(rules, std::move(files)), summary.files_scanned,
+          summary.bytes_scanned};
+}
+
 // Note [Scan ahead]: a streamed report (Note [Streamed reports] in
 // anydev/scan.py) scans a batch of files, then renders it in Python, then
 // scans the next. While Python rendered, the scanner's threads waited: on
@@ -491,10 +521,7 @@ sc::ScanOptions Options(const std::vector<std::string>& paths, const Excludes& e
 // does not wait for them.
 class ScanQueue {
  public:
-  struct Batch {
-    std::shared_ptr<Report> report;
-    uint64_t files = 0, bytes = 0;
-  };
+  using Batch = ReportBatch;
   struct Sizes {
     size_t lo, first, hi, findings;
   };
@@ -622,12 +649,8 @@ class ScanQueue {
                       std::make_move_iterator(names_.begin() + static_cast<ptrdiff_t>(n)));
           names_.erase(names_.begin(), names_.begin() + static_cast<ptrdiff_t>(n));
         }
-        sc::ScanSummary summary = sc::ScanFiles(*rules_, part, options_);
+        Batch batch = ScanIntoReport(rules_, part, options_);
         part = {};
-        std::vector<sc::FileResult> files = std::move(summary.files);
-        for (sc::FileResult& r : summary.path_errors) files.push_back(std::move(r));
-        Batch batch{std::make_shared<Report>(rules_, std::move(files)), summary.files_scanned,
-                    summary.bytes_scanned};
         const size_t found = batch.report->size();
         std::lock_guard<std::mutex> lock(mu_);
         if (found * 2 < findings_) {
@@ -664,16 +687,6 @@ class ScanQueue {
   const pid_t owner_ = getpid();
   std::thread walker_, driver_;  // last: started once the rest is built
 };
-
-sc::ScanOptions QueueOptions(const sc::RuleSet& rules, int jobs, uint64_t max_file_size,
-                             const std::vector<bool>& keep) {
-  if (!keep.empty() && keep.size() != rules.rules().size()) {
-    throw py::value_error("keep must have one entry per rule");
-  }
-  sc::ScanOptions o = Options({}, {}, false, jobs, max_file_size);
-  o.keep = keep;
-  return o;
-}
 
 void RefuseForked(const ScanQueue& q) {
   if (q.Forked()) {
@@ -762,11 +775,8 @@ void BindScan(py::module_& m) {
       [](const sc::RuleSet& rules, const std::vector<std::string>& paths,
          const Excludes& excludes, bool respect_gitignore, int jobs, uint64_t max_file_size,
          const std::vector<bool>& keep) {
-        if (!keep.empty() && keep.size() != rules.rules().size()) {
-          throw py::value_error("keep must have one entry per rule");
-        }
-        sc::ScanOptions o = Options(paths, excludes, respect_gitignore, jobs, max_file_size);
-        o.keep = keep;
+        const sc::ScanOptions o =
+            Options(rules, paths, excludes, respect_gitignore, jobs, max_file_size, keep);
         sc::ScanSummary summary;
         {
           py::gil_scoped_release release;
@@ -877,11 +887,8 @@ void BindScan(py::module_& m) {
       [](std::shared_ptr<sc::RuleSet> rules, const std::vector<std::string>& paths,
          const Excludes& excludes, bool respect_gitignore, int jobs, uint64_t max_file_size,
          const std::vector<bool>& keep) {
-        if (!keep.empty() && keep.size() != rules->rules().size()) {
-          throw py::value_error("keep must have one entry per rule");
-        }
-        sc::ScanOptions o = Options(paths, excludes, respect_gitignore, jobs, max_file_size);
-        o.keep = keep;
+        const sc::ScanOptions o =
+            Options(*rules, paths, excludes, respect_gitignore, jobs, max_file_size, keep);
         std::shared_ptr<Report> report;
         sc::ScanSummary summary;
         {
@@ -904,11 +911,7 @@ void BindScan(py::module_& m) {
       "scan_files",
       [](const sc::RuleSet& rules, const std::vector<std::string>& paths, int jobs,
          uint64_t max_file_size, const std::vector<bool>& keep) {
-        if (!keep.empty() && keep.size() != rules.rules().size()) {
-          throw py::value_error("keep must have one entry per rule");
-        }
-        sc::ScanOptions o = Options({}, {}, false, jobs, max_file_size);
-        o.keep = keep;
+        const sc::ScanOptions o = Options(rules, {}, {}, false, jobs, max_file_size, keep);
         sc::ScanSummary summary;
         {
           py::gil_scoped_release release;
@@ -931,21 +934,13 @@ void BindScan(py::module_& m) {
       "scan_files_report",
       [](std::shared_ptr<sc::RuleSet> rules, const std::vector<std::string>& paths, int jobs,
          uint64_t max_file_size, const std::vector<bool>& keep) {
-        if (!keep.empty() && keep.size() != rules->rules().size()) {
-          throw py::value_error("keep must have one entry per rule");
-        }
-        sc::ScanOptions o = Options({}, {}, false, jobs, max_file_size);
-        o.keep = keep;
-        std::shared_ptr<Report> report;
-        sc::ScanSummary summary;
+        const sc::ScanOptions o = Options(*rules, {}, {}, false, jobs, max_file_size, keep);
+        ReportBatch b;
         {
           py::gil_scoped_release release;
-          summary = sc::ScanFiles(*rules, paths, o);
-          std::vector<sc::FileResult> files = std::move(summary.files);
-          for (sc::FileResult& r : summary.path_errors) files.push_back(std::move(r));
-          report = std::make_shared<Report>(rules, std::move(files));
+          b = ScanIntoReport(rules, paths, o);
         }
-        return py::make_tuple(report, summary.files_scanned, summary.bytes_scanned);
+        return py::make_tuple(b.report, b.files, b.bytes);
       },
       py::arg("rules"), py::arg("paths"), py::arg("jobs"), py::arg("max_file_size"),
       py::arg("keep") = std::vector<bool>(),
@@ -958,9 +953,9 @@ void BindScan(py::module_& m) {
       .def(py::init([](std::shared_ptr<sc::RuleSet> rules, std::vector<std::string> names,
                        int jobs, uint64_t max_file_size, const std::vector<bool>& keep,
                        size_t lo, size_t first, size_t hi, size_t findings) {
-             return std::make_unique<ScanQueue>(
-                 rules, std::move(names), QueueOptions(*rules, jobs, max_file_size, keep),
-                 ScanQueue::Sizes{lo, first, hi, findings});
+             sc::ScanOptions scan = Options(*rules, {}, {}, false, jobs, max_file_size, keep);
+             return std::make_unique<ScanQueue>(rules, std::move(names), std::move(scan),
+                                                ScanQueue::Sizes{lo, first, hi, findings});
            }),
            py::arg("rules"), py::arg("names"), py::arg("jobs"), py::arg("max_file_size"),
            py::arg("keep"), py::arg("lo"), py::arg("first"), py::arg("hi"), py::arg("findings"),
@@ -974,7 +969,7 @@ void BindScan(py::module_& m) {
              size_t findings) {
             return std::make_unique<ScanQueue>(
                 rules, Options(paths, excludes, respect_gitignore, 1, 0),
-                QueueOptions(*rules, jobs, max_file_size, keep),
+                Options(*rules, {}, {}, false, jobs, max_file_size, keep),
                 ScanQueue::Sizes{lo, first, hi, findings});
           },
           py::arg("rules"), py::arg("paths"), py::arg("excludes"), py::arg("respect_gitignore"),
