@@ -24,8 +24,8 @@ if TYPE_CHECKING:  # pragma: no cover - `typing` (and `re`) cost `anydev scan -o
 #   reader still sees the whole old report or the whole new one, and only a
 #   crash of the machine in the seconds after the rename can leave it empty,
 #   as it can the output of `rg > file` or ruff's --output-file; the flush of
-#   the 200 MB tree's 40 MB JSON report was 14 to 21 ms of a 0.28 s run. The new file gets the old one's
-#   owner and group where allowed (chown; a setgid folder would give it the
+#   the 200 MB tree's 40 MB JSON report was 14 to 21 ms of a 0.28 s run. The
+#   new file gets the old one's owner and group where allowed (chown; a setgid folder would give it the
 #   folder's group otherwise), then its permission bits (chmod after chown,
 #   which clears setuid/setgid), then its extended attributes (ACLs are some),
 #   each where the system lets us. This is better than black and ruff, which

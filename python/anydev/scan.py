@@ -906,13 +906,14 @@ class _Stream:
         n, nfiles, safe, unsafe = self._counts
         return n, nfiles, safe, unsafe
 
-    def _take_names(self) -> list:
-        """The walk's names, for the one scan of them (whole() or batches())."""
+    def _take_names(self) -> Optional[list]:
+        """The sorted walk's names, for the one scan of them (whole() or
+        batches()); None for one path, whose tree is walked as it is scanned."""
         if self._scanned:
             raise RuntimeError("a _Stream is scanned once")
         self._scanned = True
         names, self._names = self._names, None
-        return self._walked() if names is None else names
+        return names
 
     def _scan(self, names: list, errors: Sequence[ScanError] = ()) -> _Report:
         """The files ``names`` scanned into one _Report, ordered and filtered as
@@ -938,7 +939,8 @@ class _Stream:
 
     def whole(self) -> _Report:
         """The whole tree in one _Report (what _scan_report returns)."""
-        report = self._scan(self._take_names(), self.errors)
+        names = self._take_names()
+        report = self._scan(self._walked() if names is None else names, self.errors)
         report.ignored, report.tracked = self.ignored, self.tracked
         return report
 
@@ -948,16 +950,12 @@ class _Stream:
         next, so that one batch's findings are held at a time, and one more
         is scanned meanwhile (Note [Scan ahead] in bind_scan.cc): of one path,
         as the walk finds its files."""
-        if self._scanned:
-            raise RuntimeError("a _Stream is scanned once")
-        self._scanned = True
-        names, self._names = self._names, None
+        names = self._take_names()
         lo, first, hi = _STREAM_FILES
-        scan = (self._rules, self._jobs, self._max, self._keep_rows, lo, first, hi,
-                _STREAM_FINDINGS)
+        scan = (self._jobs, self._max, self._keep_rows, lo, first, hi, _STREAM_FINDINGS)
         ScanQueue = _native().ScanQueue
-        queue = ScanQueue(self._rules, names, *scan[1:]) if names is not None \
-            else ScanQueue.walking(self._rules, *self._walk, *scan[1:])
+        queue = ScanQueue(self._rules, names, *scan) if names is not None \
+            else ScanQueue.walking(self._rules, *self._walk, *scan)
         names = None
         counts = self._counts
         while True:
@@ -974,11 +972,11 @@ class _Stream:
                     counts[k] += v
             yield report
             report = None
-        if not self._sorted:
-            path_errors, self.ignored = queue.walked()
-            self._path_errors(path_errors)
         if self._sorted:
             self.errors.sort(key=lambda e: (e.path, e.line or 0))
+        else:
+            path_errors, self.ignored = queue.walked()
+            self._path_errors(path_errors)
 
 
 def _shower(cwd: str) -> Callable[[bytes], str]:

@@ -397,12 +397,12 @@ class Walker {
   uint64_t ignored() const { return ignored_; }
 
   std::vector<WalkedFile> Run() {
-    WalkPaths();
-    return std::move(files_);
+    std::vector<WalkedFile> files;
+    Run([&files](WalkedFile&& f) { files.push_back(std::move(f)); });
+    return files;
   }
 
-  // Run, giving each file to `sink` as it is found instead (Note [Walk
-  // while scanning]).
+  // Gives each file to `sink` as it is found (Note [Walk while scanning]).
   void Run(const std::function<void(WalkedFile&&)>& sink) {
     sink_ = &sink;
     WalkPaths();
@@ -410,13 +410,7 @@ class Walker {
   }
 
  private:
-  void Emit(WalkedFile f) {
-    if (sink_ != nullptr) {
-      (*sink_)(std::move(f));
-    } else {
-      files_.push_back(std::move(f));
-    }
-  }
+  void Emit(WalkedFile f) { (*sink_)(std::move(f)); }
 
   void WalkPaths() {
     for (const std::string& given : options_.paths) {
@@ -580,8 +574,7 @@ class Walker {
   IgnoreList excludes_;
   std::string root_real_;
   std::vector<std::pair<dev_t, ino_t>> ancestors_;  // the folders being walked, for cycles
-  std::vector<WalkedFile> files_;
-  const std::function<void(WalkedFile&&)>* sink_ = nullptr;
+  const std::function<void(WalkedFile&&)>* sink_ = nullptr;  // Run's
   uint64_t ignored_ = 0;
 };
 
@@ -941,7 +934,8 @@ void ScanEach(const RuleSet& rules, size_t jobs,
 
 void ScanWalked(const RuleSet& rules, const std::vector<WalkedFile>& files,
                 const ScanOptions& options, ScanSummary* out) {
-  const size_t jobs = std::min(static_cast<size_t>(Jobs(options)), std::max<size_t>(files.size(), 1));
+  const size_t jobs =
+      std::min(static_cast<size_t>(Jobs(options)), std::max<size_t>(files.size(), 1));
   ScanEach(
       rules, jobs, [&](size_t i) { return i < files.size() ? &files[i] : nullptr; }, nullptr,
       options, out);
