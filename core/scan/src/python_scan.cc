@@ -2354,38 +2354,47 @@ size_t CommentEnd(const char* s, size_t p, size_t n, bool has_cr) {
   return p;
 }
 
-// Step 1 of Note [Fast path]. Returns false where the fast path must not
-// be taken.
+// The first byte from q that stops a run of a string literal's text: its
+// quote, a backslash, '\n', '\r' or the padding's NUL, and with kBraces an
+// f-string's '{' and '}' (`stop`: the same bytes as a table, for a build
+// without SSE2). 16 bytes a step: s[q, q + 16) is in the input or its
+// padding while q <= n, and the padding's NUL ends the search there.
+template <bool kBraces>
+inline size_t StringStop(const char* s, size_t q, char quote, const bool* stop) {
+#if defined(__SSE2__)
+  (void)stop;
+  const __m128i vq = _mm_set1_epi8(quote), bs = _mm_set1_epi8('\\');
+  const __m128i lf = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r');
+  const __m128i nul = _mm_setzero_si128();
+  for (;;) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + q));
+    __m128i hit = _mm_or_si128(
+        _mm_or_si128(_mm_cmpeq_epi8(v, vq), _mm_cmpeq_epi8(v, bs)),
+        _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, lf), _mm_cmpeq_epi8(v, cr)),
+                     _mm_cmpeq_epi8(v, nul)));
+    if (kBraces) {
+      hit = _mm_or_si128(hit, _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('{')),
+                                           _mm_cmpeq_epi8(v, _mm_set1_epi8('}'))));
+    }
+    const unsigned m = static_cast<unsigned>(_mm_movemask_epi8(hit));
+    if (m != 0) return q + static_cast<size_t>(__builtin_ctz(m));
+    q += 16;
+  }
+#else
+  (void)quote;
+  while (!stop[static_cast<unsigned char>(s[q])]) ++q;
+  return q;
+#endif
+}
+
 // Past the closing quote of the string literal (not an f-string) whose
 // body starts at q, quoted by `quote`: where Lexer::StringBody ends it; 0
 // where the lexer fails on it (unterminated). 16 bytes a step with SSE2;
 // the padding's NUL stops the search at n.
 size_t PlainStringEnd(const char* s, size_t n, size_t q, char quote, bool triple) {
   const bool* stop = kStringStop[quote == '"' ? 1 : 0];
-#if defined(__SSE2__)
-  const __m128i vq = _mm_set1_epi8(quote), bs = _mm_set1_epi8('\\');
-  const __m128i lf = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r');
-  const __m128i nul = _mm_setzero_si128();
-#endif
   for (;;) {
-#if defined(__SSE2__)
-    for (;;) {  // s[q, q + 16) is in the input or its padding while q <= n
-      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + q));
-      const __m128i hit = _mm_or_si128(
-          _mm_or_si128(_mm_cmpeq_epi8(v, vq), _mm_cmpeq_epi8(v, bs)),
-          _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, lf), _mm_cmpeq_epi8(v, cr)),
-                       _mm_cmpeq_epi8(v, nul)));
-      const unsigned m = static_cast<unsigned>(_mm_movemask_epi8(hit));
-      if (m != 0) {
-        q += static_cast<size_t>(__builtin_ctz(m));
-        break;
-      }
-      q += 16;
-    }
-#else
-    while (!stop[static_cast<unsigned char>(s[q])]) ++q;
-#endif
-    (void)stop;
+    q = StringStop<false>(s, q, quote, stop);
     if (q >= n) return 0;
     const char c = s[q];
     if (c == quote) {
@@ -2442,33 +2451,8 @@ constexpr FieldExprBytes kFieldExpr = MakeFieldExprBytes();
 size_t PlainFStringEnd(const char* s, size_t q, char quote) {
   const unsigned char* u = reinterpret_cast<const unsigned char*>(s);
   const bool* stop = kStringStop[(quote == '"' ? 1 : 0) + 2];
-#if defined(__SSE2__)
-  const __m128i vq = _mm_set1_epi8(quote), bs = _mm_set1_epi8('\\');
-  const __m128i lf = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r');
-  const __m128i ob = _mm_set1_epi8('{'), cb = _mm_set1_epi8('}');
-  const __m128i nul = _mm_setzero_si128();
-#endif
   for (;;) {
-#if defined(__SSE2__)
-    // The literal text, 16 bytes a step: s[q, q + 16) is in the input or
-    // its padding while q <= n, and the padding's NUL stops the search.
-    for (;;) {
-      const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + q));
-      const __m128i hit = _mm_or_si128(
-          _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, vq), _mm_cmpeq_epi8(v, bs)),
-                       _mm_or_si128(_mm_cmpeq_epi8(v, ob), _mm_cmpeq_epi8(v, cb))),
-          _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, lf), _mm_cmpeq_epi8(v, cr)),
-                       _mm_cmpeq_epi8(v, nul)));
-      const unsigned m = static_cast<unsigned>(_mm_movemask_epi8(hit));
-      if (m != 0) {
-        q += static_cast<size_t>(__builtin_ctz(m));
-        break;
-      }
-      q += 16;
-    }
-#else
-    while (!stop[u[q]]) ++q;  // literal text
-#endif
+    q = StringStop<true>(s, q, quote, stop);  // the literal text
     char c = s[q];
     if (c == quote) return q + 1;
     if (c != '{' && c != '}') return 0;  // a backslash, a newline, a NUL
@@ -2868,8 +2852,10 @@ __attribute__((noinline, target("avx2,bmi"))) bool SkeletonLoopAvx2(
 
 std::atomic<int> skeleton_scalar{0};  // SetSkeletonScalarForTesting
 
-// Out of line (it costs the same inlined), so that a profile shows its share.
-// `has_cr`: whether src holds a '\r' (ScanSource's text check found it).
+// Step 1 of Note [Fast path]. Returns false where the fast path must not
+// be taken. Out of line (it costs the same inlined), so that a profile shows
+// its share. `has_cr`: whether src holds a '\r' (ScanSource's text check
+// found it).
 __attribute__((noinline)) bool SkeletonPass(std::string_view src, size_t begin, bool has_cr,
                                              Lexer* strings, TokenBuffer<Tok>* scratch,
                                              LexOutput* scratch_out, std::vector<Region>* regions,
