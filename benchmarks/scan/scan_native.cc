@@ -64,9 +64,10 @@ int main(int argc, char** argv) {
     errors += r.errors.size();
     if (dump) {
       for (const sc::Finding& f : r.findings) {
-        std::printf("%s:%d:%d-%d:%d %s %s %s %lld\n", r.path.c_str(), f.line, f.column, f.end_line,
-                    f.end_column, set.rules()[static_cast<size_t>(f.rule)].code.c_str(),
-                    sc::RefKindName(f.kind), f.text.c_str(), static_cast<long long>(f.call_end));
+        std::printf("%s:%d:%d-%d:%d %s %s %.*s %lld\n", r.path.c_str(), f.line, f.column,
+                    f.end_line, f.end_column, set.rules()[static_cast<size_t>(f.rule)].code.c_str(),
+                    sc::RefKindName(f.kind), static_cast<int>(f.text.size()), f.text.data(),
+                    static_cast<long long>(f.call_end));
       }
       for (const sc::FileError& e : r.errors) {
         std::printf("%s:%d: error: %s\n", r.path.c_str(), e.line, e.message.c_str());

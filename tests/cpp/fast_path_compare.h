@@ -27,7 +27,8 @@ inline std::string Describe(const RuleSet& rules, const FileResult& r) {
            std::to_string(f.line) + ":" + std::to_string(f.column) + "-" +
            std::to_string(f.end_line) + ":" + std::to_string(f.end_column) + " [" +
            std::to_string(f.start) + "," + std::to_string(f.end) + "," +
-           std::to_string(f.call_end) + "] " + std::string(f.symbol) + " " + f.text + "\n";
+           std::to_string(f.call_end) + "] " + std::string(f.symbol) + " " +
+           std::string(f.text) + "\n";
   }
   for (const FileError& e : r.errors) out += "error " + std::to_string(e.line) + " " + e.message + "\n";
   if (r.noqa_comment) out += "noqa\n";

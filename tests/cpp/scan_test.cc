@@ -53,7 +53,7 @@ std::vector<std::string> Scan(Language lang, std::string_view src) {
     out.push_back(std::to_string(f.line) + ":" + std::to_string(f.column) + "-" +
                   std::to_string(f.end_line) + ":" + std::to_string(f.end_column) + " " +
                   Rules().rules()[static_cast<size_t>(f.rule)].code + " " + RefKindName(f.kind) +
-                  " `" + f.text + "`");
+                  " `" + std::string(f.text) + "`");
   }
   for (const FileError& e : r.errors) {
     out.push_back("! " + std::to_string(e.line) + " " + e.message);
@@ -132,6 +132,44 @@ TEST(ScanLines, ColumnsAfterTextOfEveryLength) {
 }
 
 // --- Python -------------------------------------------------------------------
+
+// Note [Finding texts]: the texts view one block that the FileResult shares
+// with its copies. A file whose texts are short in all (here 13 bytes: a
+// std::string would keep them inside itself, and a move would leave the
+// views behind) must keep them, in that block, through copies, moves and a
+// vector's growth, its original gone; a file whose findings were all
+// suppressed holds none.
+TEST(ScanTexts, ViewsOutliveCopiesMovesAndTheOriginal) {
+  const std::string src = "import torch.cuda as c\nc.Stream()\nc.amp\n";
+  std::vector<FileResult> results;
+  {
+    FileResult r = ScanSource(Rules(), Language::kPython, src);
+    ASSERT_EQ(r.findings.size(), 2u);
+    ASSERT_NE(r.texts, nullptr);
+    EXPECT_EQ(r.texts->size(), 13u);
+    const FileResult copy = r;
+    results.push_back(std::move(r));
+    results.push_back(copy);
+  }
+  for (int i = 0; i < 100; ++i) {  // grows (moves) the vector many times over
+    results.push_back(ScanSource(Rules(), Language::kPython, src));
+  }
+  for (const FileResult& r : results) {
+    ASSERT_EQ(r.findings.size(), 2u);
+    ASSERT_NE(r.texts, nullptr);
+    for (const Finding& f : r.findings) {
+      EXPECT_GE(f.text.data(), r.texts->data());
+      EXPECT_LE(f.text.data() + f.text.size(), r.texts->data() + r.texts->size());
+      EXPECT_EQ(f.text, src.substr(f.start, f.end - f.start));
+    }
+    EXPECT_EQ(r.findings[0].text, "c.Stream");
+    EXPECT_EQ(r.findings[1].text, "c.amp");
+  }
+  const FileResult quiet = ScanSource(
+      Rules(), Language::kPython, "import torch\ntorch.cuda.synchronize()  # anydev: ignore\n");
+  EXPECT_TRUE(quiet.findings.empty());
+  EXPECT_EQ(quiet.texts, nullptr);
+}
 
 TEST(ScanPython, QualifiedCallAndPositions) {
   EXPECT_EQ(Py("import torch\nx = torch.cuda.current_device()\n"),
@@ -837,7 +875,7 @@ std::vector<std::string> ScanLiterals(Language lang, std::string_view src) {
   for (const Finding& f : r.findings) {
     out.push_back(std::to_string(f.line) + ":" + std::to_string(f.column) + " " +
                   LiteralRules().rules()[static_cast<size_t>(f.rule)].code + " " +
-                  RefKindName(f.kind) + " `" + f.text + "`" +
+                  RefKindName(f.kind) + " `" + std::string(f.text) + "`" +
                   (f.call_end >= 0 ? " ->" + std::to_string(f.call_end) : ""));
   }
   return out;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -808,6 +809,21 @@ FileResult internal::ScanPadded(const RuleSet& rules, Language language, std::st
   // code point, and CountCodePoints need not look.
   const bool byte_columns = bytes_mode || !has_high;
   LineMap starts(src, begin, byte_columns, has_cr);
+  // Note [Finding texts]: a finding's text was a std::string of its own, on
+  // the heap past 15 bytes (`torch.cuda.current_device`): 5,283 allocations,
+  // and as many frees with the results, for the 11,705 findings of the 20 MB
+  // GPU tree. The texts of a file are one block now, which the findings view:
+  // made once, sized for all the raw findings' bytes and filled in place (its
+  // string lives in make_shared's block and never grows, so its bytes never
+  // move, however short), and shared by the FileResult's copies.
+  std::shared_ptr<std::string> texts;
+  char* text_at = nullptr;
+  if (!raw.empty() && raw.front().start < limit) {
+    size_t bytes = 0;
+    for (const RawFinding& f : raw) bytes += f.end - f.start;
+    texts = std::make_shared<std::string>(bytes, '\0');
+    text_at = texts->data();
+  }
   r.findings.reserve(raw.size());
   for (const RawFinding& f : raw) {
     if (f.start >= limit) break;
@@ -843,12 +859,13 @@ FileResult internal::ScanPadded(const RuleSet& rules, Language language, std::st
       end_line = ends.Line(f.end);
       end_column = ends.Column(f.end);
     }
-    // Built in one go: its text constructed from the source, where an empty
-    // one was assigned to (std::string::_M_replace) and the finding moved.
+    const size_t n = f.end - f.start;
+    std::memcpy(text_at, src.data() + f.start, n);
     r.findings.push_back(Finding{f.rule, f.kind, f.symbol, f.start, f.end, f.call_end, line,
-                                 column, end_line, end_column,
-                                 std::string(src.substr(f.start, f.end - f.start))});
+                                 column, end_line, end_column, std::string_view(text_at, n)});
+    text_at += n;
   }
+  if (!r.findings.empty()) r.texts = std::move(texts);
   return r;
 }
 

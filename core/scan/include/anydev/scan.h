@@ -13,6 +13,7 @@
 //   FileResult r = anydev::scan::ScanSource(
 //       rules, Language::kPython, "import torch as th\nth.cuda.current_device()\n");
 //   // r.findings[0]: line 2, column 1, kind kCall, text "th.cuda.current_device"
+//   // (a view into r.texts: copy it to keep it past r)
 //
 // Thread safety: a RuleSet is immutable once built and may be shared by any
 // number of threads; ScanSource and ScanPaths keep all state per call.
@@ -132,7 +133,9 @@ const char* RefKindName(RefKind kind);
 
 // One reference to a legacy symbol. Positions are 1-based lines and columns
 // in Unicode code points (a BOM is not counted); `end_*` are exclusive.
-// Offsets are bytes of the file as given (a BOM included).
+// Offsets are bytes of the file as given (a BOM included). Its views live as
+// long as their owners: `symbol` the RuleSet, `text` the FileResult it came
+// in (or a copy of that FileResult: they share the texts).
 struct Finding {
   int rule;                 // index into RuleSet::rules()
   RefKind kind;
@@ -141,7 +144,7 @@ struct Finding {
   uint32_t end;             // byte offset just past it
   int64_t call_end;         // for kCall: byte offset just past the matching ')'; else -1
   int line, column, end_line, end_column;
-  std::string text;         // source[start, end)
+  std::string_view text;    // source[start, end), in FileResult::texts
 };
 
 // A problem with one file: it could not be read, or not be scanned soundly
@@ -155,6 +158,11 @@ struct FileResult {
   std::string path;
   Language language = Language::kPython;
   std::vector<Finding> findings;
+  // The bytes of the findings' texts, one block for all (Note [Finding texts]
+  // in scan_source.cc). Shared and never changed, so that a copy of the
+  // FileResult, or a move (of it or of the vector that holds it), leaves
+  // every finding's text valid; null when there is no finding.
+  std::shared_ptr<const std::string> texts;
   std::vector<FileError> errors;
   // A comment the scanner lexed mentions `noqa` (any case). Every comment on
   // a line that has a finding is lexed, so when this is false no `# noqa`
