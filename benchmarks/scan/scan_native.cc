@@ -13,10 +13,8 @@
 // fast path against ANYDEV_SCAN_FULL_LEXER=1).
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
-#include <iostream>
-#include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "anydev/scan.h"
@@ -28,20 +26,37 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "usage: %s RULES.tsv [--jobs N] PATH...\n", argv[0]);
     return 2;
   }
-  std::ifstream in(argv[1]);
-  if (!in) {
+  // Read whole and split in place: a stringstream a line (the way this was
+  // read before) cost 1.7M instructions, 1% of a scan of the 20 MB tree.
+  std::string tsv;
+  if (std::FILE* in = std::fopen(argv[1], "rb")) {
+    char chunk[1 << 14];
+    for (size_t n; (n = std::fread(chunk, 1, sizeof chunk, in)) > 0;) tsv.append(chunk, n);
+    std::fclose(in);
+  } else {
     std::fprintf(stderr, "%s: cannot read %s\n", argv[0], argv[1]);
     return 2;
   }
   std::vector<sc::Rule> rules;
-  for (std::string line; std::getline(in, line);) {
-    std::vector<std::string> f;
-    std::stringstream ss(line);
-    for (std::string x; std::getline(ss, x, '\t');) f.push_back(x);
-    if (f.size() < 4) continue;
-    sc::Rule r{f[0], f[1] == "python" ? sc::Language::kPython : sc::Language::kCpp, f[2] == "1",
-               std::vector<std::string>(f.begin() + 4, f.end())};
-    r.detector = f[3];
+  std::vector<std::string_view> fields;
+  for (size_t p = 0; p < tsv.size();) {
+    size_t e = tsv.find('\n', p);
+    if (e == std::string::npos) e = tsv.size();
+    const std::string_view line(tsv.data() + p, e - p);
+    p = e + 1;
+    // Its fields, as getline(..., '\t') splits them: an empty last one is none.
+    fields.clear();
+    for (size_t b = 0; b < line.size();) {
+      size_t t = line.find('\t', b);
+      if (t == std::string_view::npos) t = line.size();
+      fields.push_back(line.substr(b, t - b));
+      b = t + 1;
+    }
+    if (fields.size() < 4) continue;
+    sc::Rule r{std::string(fields[0]),
+               fields[1] == "python" ? sc::Language::kPython : sc::Language::kCpp,
+               fields[2] == "1", std::vector<std::string>(fields.begin() + 4, fields.end())};
+    r.detector = fields[3];
     rules.push_back(std::move(r));
   }
   sc::RuleSet set(std::move(rules));
