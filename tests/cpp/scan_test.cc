@@ -133,6 +133,65 @@ TEST(ScanLines, ColumnsAfterTextOfEveryLength) {
 
 // --- Python -------------------------------------------------------------------
 
+// Note [Rule tables]: a key is told apart by its length and its first and
+// last eight bytes, the rest compared only when those agree; keys that agree
+// there (or are shorter than eight bytes, or empty) must still be told apart.
+TEST(RuleTables, KeysThatShareTheirEndsAndShortKeys) {
+  const RuleSet rules({
+      {"A1", Language::kPython, false, {"torch.cuda.aaaaaaaa.current_device"}},
+      {"A2", Language::kPython, false, {"torch.cuda.aaaaaaab.current_device"}},
+      {"A3", Language::kPython, false, {"torch.cuda.baaaaaaa.current_device"}},
+      {"A4", Language::kPython, false, {"x.y", "ab.c", "abcd.e", "abcdefgh.i"}},
+      {"A5", Language::kPython, false, {"torch.cuda.aaaaaaaa.current_device"}},  // a repeat
+      {"C1", Language::kCpp, false, {"c10::cuda::a", "c10::cuda::b", "c10::cuda::a::x"}},
+  });
+  const Language py = Language::kPython;
+  for (const auto& [text, rule] : std::vector<std::pair<std::string, int>>{
+           {"torch.cuda.aaaaaaaa.current_device", 0},
+           {"torch.cuda.aaaaaaab.current_device", 1},
+           {"torch.cuda.baaaaaaa.current_device", 2},
+           {"x.y", 3},
+           {"ab.c", 3},
+           {"abcd.e", 3},
+           {"abcdefgh.i", 3}}) {
+    const RuleSet::Spelling* s = rules.Find(py, text);  // a copy: not the rule's own bytes
+    ASSERT_NE(s, nullptr) << text;
+    EXPECT_EQ(s->rule, rule) << text;
+    EXPECT_EQ(s->text, text);
+  }
+  for (const char* text :
+       {"torch.cuda.aaaaaaac.current_device", "torch.cuda.caaaaaaa.current_device",
+        "torch.cuda.aaaaaaa.current_device", "x.z", "y.y", "ab.d", "abcd.f", "abcdefgh.j",
+        "abcdefgi.i", "", "torch.cuda", "c10::cuda::a"}) {
+    EXPECT_EQ(rules.Find(py, text), nullptr) << text;
+  }
+  EXPECT_TRUE(rules.IsRoot(py, "torch"));
+  EXPECT_TRUE(rules.IsRoot(py, "x"));
+  EXPECT_TRUE(rules.IsRoot(py, "ab"));
+  EXPECT_FALSE(rules.IsRoot(py, "a"));
+  EXPECT_FALSE(rules.IsRoot(py, ""));
+  EXPECT_FALSE(rules.IsRoot(py, "torc"));
+  EXPECT_FALSE(rules.IsRoot(Language::kCpp, "torch"));
+  EXPECT_TRUE(rules.HasComponent(py, "aaaaaaab"));
+  EXPECT_TRUE(rules.HasComponent(py, "current_device"));
+  EXPECT_FALSE(rules.HasComponent(py, "aaaaaaac"));
+  EXPECT_TRUE(rules.IsNamespace(py, "torch.cuda.aaaaaaab"));
+  EXPECT_FALSE(rules.IsNamespace(py, "torch.cuda.aaaaaaac"));
+  EXPECT_FALSE(rules.IsNamespace(py, "torch.cuda.aaaaaaab.current_device"));
+  const std::vector<std::string_view>* f = rules.Followers(py, "torch.cuda");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(*f, (std::vector<std::string_view>{"aaaaaaaa", "aaaaaaab", "baaaaaaa"}));
+  f = rules.Followers(Language::kCpp, "c10::cuda");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(*f, (std::vector<std::string_view>{"a", "b"}));
+  f = rules.Followers(Language::kCpp, "c10::cuda::a");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(*f, (std::vector<std::string_view>{"x"}));
+  f = rules.Followers(Language::kCpp, "c10::cuda::b");  // a spelling, no namespace
+  EXPECT_EQ(f, nullptr);
+  EXPECT_EQ(rules.Followers(py, "torch.cuda.aaaaaaaa")->size(), 1u);
+}
+
 // Note [Finding texts]: the texts view one block that the FileResult shares
 // with its copies. A file whose texts are short in all (here 13 bytes: a
 // std::string would keep them inside itself, and a move would leave the

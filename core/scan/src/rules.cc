@@ -1,12 +1,10 @@
 // RuleSet: the spellings of the rules, indexed for exact lookup of qualified
 // names, their first components and their namespace prefixes.
 #include <algorithm>
+#include <cstdint>
+#include <cstring>
 #include <string>
 #include <utility>
-
-#include <deque>
-#include <unordered_map>
-#include <unordered_set>
 
 #include "anydev/scan.h"
 #include "literal_rules.h"
@@ -28,14 +26,135 @@ int CountComponents(std::string_view s, std::string_view sep) {
 
 }  // namespace
 
+// Note [Rule tables]: the scanners ask the RuleSet about every qualified
+// name they resolve (Find, for each of its prefixes, longest first), every
+// root of an import (IsRoot) and more: about 35,000 questions on the 20 MB
+// GPU tree, where std::unordered_map<std::string_view, ...> cost 3M
+// instructions (libstdc++'s murmur hash of the whole key, 86 a call, then a
+// chain of nodes and a memcmp). A key here is its length and two 8-byte
+// words, its first and its last eight bytes (fewer: the first and last four,
+// or three single bytes, so that the words and the length tell keys of up to
+// 16 bytes apart); the words hash it and compare it, and only the middle of a
+// longer key is compared byte by byte. The tables are open-addressed (linear
+// probing, at most half full) and built once, with the RuleSet.
+class ViewTable {
+ public:
+  static constexpr uint32_t kAbsent = UINT32_MAX;
+
+  ViewTable() : slots_(16) {}
+
+  // Adds `key` (whose bytes must outlive the table) with `value` unless it
+  // is there; returns the value the key has.
+  uint32_t Insert(std::string_view key, uint32_t value) {
+    if (4 * (count_ + 1) > slots_.size()) Grow();  // at most a quarter full: short probes
+    Slot probe;
+    Words(key.data(), key.size(), &probe.head, &probe.tail);
+    probe.data = key.data();
+    probe.size = static_cast<uint32_t>(key.size());
+    probe.value = value;
+    for (size_t i = Home(probe.head, probe.tail, key.size());; i = (i + 1) & mask_) {
+      Slot& s = slots_[i];
+      if (s.value == kAbsent) {
+        s = probe;
+        ++count_;
+        return value;
+      }
+      if (Same(s, key.data(), key.size(), probe.head, probe.tail)) return s.value;
+    }
+  }
+
+  // The value of `key`, or kAbsent. (Out of line: inlined, its registers
+  // made every caller save and restore five, where most return before it.)
+  [[gnu::noinline]] uint32_t Get(std::string_view key) const {
+    const char* const p = key.data();
+    const size_t n = key.size();
+    uint64_t head, tail;
+    Words(p, n, &head, &tail);
+    for (size_t i = Home(head, tail, n);; i = (i + 1) & mask_) {
+      const Slot& s = slots_[i];
+      // (An empty slot has no key's words: one with the empty key's ends
+      // the probe as an empty slot would, and answers kAbsent.)
+      if (Same(s, p, n, head, tail) || s.value == kAbsent) return s.value;
+    }
+  }
+
+  bool Contains(std::string_view key) const { return Get(key) != kAbsent; }
+
+ private:
+  struct Slot {
+    uint64_t head = 0, tail = 0;
+    const char* data = nullptr;
+    uint32_t size = 0;
+    uint32_t value = kAbsent;  // kAbsent: an empty slot
+  };
+
+  static void Words(const char* p, size_t n, uint64_t* head, uint64_t* tail) {
+    if (n >= 8) {
+      std::memcpy(head, p, 8);
+      std::memcpy(tail, p + n - 8, 8);
+    } else if (n >= 4) {
+      uint32_t a, b;
+      std::memcpy(&a, p, 4);
+      std::memcpy(&b, p + n - 4, 4);
+      *head = a;
+      *tail = b;
+    } else {
+      *head = n == 0 ? 0
+                     : static_cast<unsigned char>(p[0]) |
+                           static_cast<uint64_t>(static_cast<unsigned char>(p[n / 2])) << 8 |
+                           static_cast<uint64_t>(static_cast<unsigned char>(p[n - 1])) << 16;
+      *tail = 0;
+    }
+  }
+
+  // (Keys of 4 GiB are not asked about: a file that large is not scanned.)
+  static bool Same(const Slot& s, const char* p, size_t n, uint64_t head, uint64_t tail) {
+    if (s.size != n || s.head != head || s.tail != tail) return false;
+    // The bytes between the words, eight at a time (the last eight are
+    // `tail`): most spellings are 17 to 40 bytes, a memcmp call's worth.
+    for (size_t i = 8; i + 8 < n; i += 8) {
+      uint64_t x, y;
+      std::memcpy(&x, s.data + i, 8);
+      std::memcpy(&y, p + i, 8);
+      if (x != y) return false;
+    }
+    return true;
+  }
+
+  size_t Home(uint64_t head, uint64_t tail, size_t n) const {
+    const uint64_t h = (head ^ (tail << 31 | tail >> 33) ^ n) * 0x9E3779B97F4A7C15ULL;
+    return static_cast<size_t>(h >> shift_);
+  }
+
+  void Grow() {
+    std::vector<Slot> old = std::move(slots_);
+    slots_.assign(old.size() * 2, Slot{});
+    mask_ = slots_.size() - 1;
+    shift_ = 64 - __builtin_ctzll(slots_.size());
+    for (const Slot& s : old) {
+      if (s.value == kAbsent) continue;
+      size_t i = Home(s.head, s.tail, s.size);
+      while (slots_[i].value != kAbsent) i = (i + 1) & mask_;
+      slots_[i] = s;
+    }
+  }
+
+  std::vector<Slot> slots_;
+  size_t count_ = 0;
+  size_t mask_ = 15;
+  int shift_ = 60;
+};
+
 struct RuleSet::Index {
   struct PerLanguage {
-    std::unordered_map<std::string_view, Spelling> spellings;
-    std::unordered_set<std::string_view> roots;
-    std::unordered_set<std::string_view> namespaces;
+    std::vector<Spelling> spelling_list;  // what `spellings` numbers
+    ViewTable spellings;
+    ViewTable roots;
+    uint64_t root_bytes[256] = {};  // as last_bytes, for the roots' first bytes
+    ViewTable namespaces;  // the value: the namespace's index in followers
     // By namespace: the components that follow it in the spellings.
-    std::unordered_map<std::string_view, std::vector<std::string_view>> followers;
-    std::unordered_set<std::string_view> components;
+    std::vector<std::vector<std::string_view>> followers;
+    ViewTable components;
     // A quick filter before hashing, by first byte and length.
     uint32_t first_bytes[256] = {};  // bit min(len, 31) for each component's length
     // Find's: by a spelling's last byte, bit min(len, 63) for its length. Most
@@ -44,8 +163,14 @@ struct RuleSet::Index {
     uint64_t last_bytes[256] = {};
     int max_components = 0;
     internal::NeedleSet needles;
+
+    // Find past its filter (out of line: Find's filter, which answers most
+    // calls, then needs no frame, and this is its tail call).
+    [[gnu::noinline]] const Spelling* FindSpelling(std::string_view qualified) const {
+      const uint32_t k = spellings.Get(qualified);
+      return k == ViewTable::kAbsent ? nullptr : &spelling_list[k];
+    }
   };
-  std::deque<std::string> storage;  // what the namespace views point into
   PerLanguage lang[2];
   // Literal rules: the rule of each detector (-1: none), and per language
   // whether any is present and the needles they need.
@@ -59,6 +184,9 @@ struct RuleSet::Index {
 
 RuleSet::RuleSet(std::vector<Rule> rules) : rules_(std::move(rules)), index_(new Index) {
   IndexDetectors();
+  // By language, the namespaces and followers paired so far (numbered).
+  ViewTable followed[2];
+  uint32_t pairs = 0;
   for (size_t i = 0; i < rules_.size(); ++i) {
     const Rule& r = rules_[i];
     Index::PerLanguage& li = index_->lang[static_cast<int>(r.language)];
@@ -66,17 +194,25 @@ RuleSet::RuleSet(std::vector<Rule> rules) : rules_(std::move(rules)), index_(new
     for (const std::string& s : r.spellings) {
       const std::string_view text = s;  // owned by rules_, which never moves again
       const int n = CountComponents(text, sep);
-      li.spellings.try_emplace(text, Spelling{static_cast<int>(i), text, n});
+      if (li.spellings.Insert(text, static_cast<uint32_t>(li.spelling_list.size())) ==
+          li.spelling_list.size()) {
+        li.spelling_list.push_back(Spelling{static_cast<int>(i), text, n});
+      }
       if (!text.empty()) {
         li.last_bytes[static_cast<unsigned char>(text.back())] |=
             uint64_t{1} << (text.size() < 63 ? text.size() : 63);
       }
       li.max_components = std::max(li.max_components, n);
-      li.roots.insert(text.substr(0, text.find(sep)));
+      const std::string_view root = text.substr(0, text.find(sep));
+      li.roots.Insert(root, 0);
+      if (!root.empty()) {
+        li.root_bytes[static_cast<unsigned char>(root[0])] |=
+            uint64_t{1} << (root.size() < 63 ? root.size() : 63);
+      }
       for (size_t b = 0;;) {
         const size_t e = text.find(sep, b);
         const std::string_view comp = text.substr(b, e == std::string_view::npos ? e : e - b);
-        li.components.insert(comp);
+        li.components.Insert(comp, 0);
         if (!comp.empty()) {
           li.first_bytes[static_cast<unsigned char>(comp[0])] |=
               1u << (comp.size() < 31 ? comp.size() : 31);
@@ -86,15 +222,20 @@ RuleSet::RuleSet(std::vector<Rule> rules) : rules_(std::move(rules)), index_(new
       }
       for (size_t p = text.find(sep); p != std::string_view::npos;
            p = text.find(sep, p + sep.size())) {
-        const std::string_view ns = text.substr(0, p);
-        if (!li.namespaces.count(ns)) {
-          index_->storage.emplace_back(ns);
-          li.namespaces.insert(index_->storage.back());
-        }
+        // (A view into rules_, as the spellings are.)
+        const uint32_t ns = li.namespaces.Insert(text.substr(0, p),
+                                                 static_cast<uint32_t>(li.followers.size()));
+        if (ns == li.followers.size()) li.followers.emplace_back();
         std::string_view next = text.substr(p + sep.size());
         next = next.substr(0, next.find(sep));
-        std::vector<std::string_view>& f = li.followers[*li.namespaces.find(ns)];
-        if (!next.empty() && std::find(f.begin(), f.end(), next) == f.end()) f.push_back(next);
+        // (The spelling up to `next` names the pair: a namespace has
+        // hundreds of followers, too many to look through for each.)
+        if (!next.empty() &&
+            followed[static_cast<int>(r.language)].Insert(
+                text.substr(0, p + sep.size() + next.size()), pairs) == pairs) {
+          li.followers[ns].push_back(next);
+          ++pairs;
+        }
       }
     }
   }
@@ -109,24 +250,34 @@ void RuleSet::BuildNeedles() {
   for (int l = 0; l < 2; ++l) {
     const Language language = static_cast<Language>(l);
     const std::string_view sep = Separator(language);
+    std::vector<std::string_view> comps;  // one spelling's, reused
     auto components = [&](std::string_view text) {
-      std::vector<std::string_view> out;
+      comps.clear();
       for (size_t b = 0;;) {
         const size_t e = text.find(sep, b);
-        out.push_back(text.substr(b, e == std::string_view::npos ? e : e - b));
+        comps.push_back(text.substr(b, e == std::string_view::npos ? e : e - b));
         if (e == std::string_view::npos) break;
         b = e + sep.size();
       }
-      return out;
     };
-    std::unordered_map<std::string_view, int> shared;
+    // By component: how many spellings have it (`count`, numbered by `shared`).
+    ViewTable shared;
+    std::vector<int> count;
+    auto shared_by = [&](std::string_view c) {
+      const uint32_t k = shared.Get(c);
+      return k == ViewTable::kAbsent ? 0 : count[k];
+    };
     for (const Rule& r : rules_) {
       if (r.language != language || r.kept || !r.needles.empty()) continue;
       for (const std::string& s : r.spellings) {
-        std::vector<std::string_view> comps = components(s);
+        components(s);
         std::sort(comps.begin(), comps.end());
         comps.erase(std::unique(comps.begin(), comps.end()), comps.end());
-        for (std::string_view c : comps) ++shared[c];
+        for (std::string_view c : comps) {
+          const uint32_t k = shared.Insert(c, static_cast<uint32_t>(count.size()));
+          if (k == count.size()) count.push_back(0);
+          ++count[k];
+        }
       }
     }
     std::vector<std::string> needles;
@@ -147,7 +298,7 @@ void RuleSet::BuildNeedles() {
         continue;
       }
       for (const std::string& s : r.spellings) {
-        const std::vector<std::string_view> comps = components(s);
+        components(s);
         std::string_view best = comps[0];
         for (size_t k = 1; k < comps.size(); ++k) {
           const std::string_view c = comps[k];
@@ -156,7 +307,7 @@ void RuleSet::BuildNeedles() {
             best = c;
             continue;
           }
-          const int a = shared[c], b = shared[best];
+          const int a = shared_by(c), b = shared_by(best);
           if (a > b || (a == b && c.size() > best.size())) best = c;
         }
         if (r.needles.empty()) needles.emplace_back(best);
@@ -223,13 +374,17 @@ const RuleSet::Spelling* RuleSet::Find(Language language, std::string_view quali
         1)) {
     return nullptr;
   }
-  const auto& m = li.spellings;
-  auto it = m.find(qualified);
-  return it == m.end() ? nullptr : &it->second;
+  return li.FindSpelling(qualified);
 }
 
 bool RuleSet::IsRoot(Language language, std::string_view name) const {
-  return index_->lang[static_cast<int>(language)].roots.count(name) != 0;
+  const Index::PerLanguage& li = index_->lang[static_cast<int>(language)];
+  if (!name.empty() && !(li.root_bytes[static_cast<unsigned char>(name[0])] >>
+                             (name.size() < 63 ? name.size() : 63) &
+                         1)) {
+    return false;
+  }
+  return li.roots.Contains(name);
 }
 
 bool RuleSet::HasComponent(Language language, std::string_view name) const {
@@ -239,18 +394,18 @@ bool RuleSet::HasComponent(Language language, std::string_view name) const {
         (1u << (name.size() < 31 ? name.size() : 31)))) {
     return false;
   }
-  return li.components.count(name) != 0;
+  return li.components.Contains(name);
 }
 
 bool RuleSet::IsNamespace(Language language, std::string_view qualified) const {
-  return index_->lang[static_cast<int>(language)].namespaces.count(qualified) != 0;
+  return index_->lang[static_cast<int>(language)].namespaces.Contains(qualified);
 }
 
 const std::vector<std::string_view>* RuleSet::Followers(Language language,
                                                         std::string_view ns) const {
-  const auto& m = index_->lang[static_cast<int>(language)].followers;
-  auto it = m.find(ns);
-  return it == m.end() ? nullptr : &it->second;
+  const Index::PerLanguage& li = index_->lang[static_cast<int>(language)];
+  const uint32_t k = li.namespaces.Get(ns);
+  return k == ViewTable::kAbsent ? nullptr : &li.followers[k];
 }
 
 int RuleSet::MaxComponents(Language language) const {
