@@ -965,6 +965,27 @@ TEST(LiteralRules, PythonDeviceCallIdiomAndMethod) {
                                       "4:7 AD907 call `cuda` ->104"}));
 }
 
+// Note [Findings in two runs]: a detector's finding comes in the second run;
+// one that starts where a spelling's does (here `th.device`, a spelling and
+// py.device_call's call) follows it, as a stable sort put it, on every line.
+TEST(LiteralRules, ATieBetweenTheRunsKeepsTheirOrder) {
+  const RuleSet rules({
+      {"AD100", Language::kPython, false, {"torch.device"}},
+      {"AD901", Language::kPython, false, {}, {}, "py.device_call"},
+  });
+  const FileResult r = ScanSource(rules, Language::kPython,
+                                  "import torch as th\n"
+                                  "a = th.device('cuda')\n"
+                                  "b = 'cuda'\n"
+                                  "c = th.device('cuda', 1)\n");
+  std::vector<std::string> out;
+  for (const Finding& f : r.findings) {
+    out.push_back(std::to_string(f.line) + ":" + std::to_string(f.column) + " " +
+                  rules.rules()[static_cast<size_t>(f.rule)].code);
+  }
+  EXPECT_EQ(out, (std::vector<std::string>{"2:5 AD100", "2:5 AD901", "4:5 AD100", "4:5 AD901"}));
+}
+
 TEST(LiteralRules, WithoutItsRuleADetectorFindsNothing) {
   EXPECT_EQ(Scan(Language::kPython, "import torch\nd = torch.device('cuda')\nx.cuda()\n"),
             std::vector<std::string>{});
