@@ -556,6 +556,11 @@ class ScanQueue {
     if (Forked()) {  // the parent's threads: not ours to wait for
       driver_.detach();
       if (walker_.joinable()) walker_.detach();
+      // Nor to destroy what they wait on: glibc's pthread_cond_destroy waits
+      // for a condition variable's waiters to leave, and a thread of the
+      // parent that was waiting at the fork (the driver, a batch ahead)
+      // never leaves in the child. Left as they are (a leak, once).
+      (void)signals_.release();
       return;
     }
     {
@@ -673,8 +678,14 @@ class ScanQueue {
   const std::shared_ptr<sc::RuleSet> rules_;
   const sc::ScanOptions options_;
   std::mutex mu_;
-  std::condition_variable changed_;  // ready_, done_, walking_: the caller's and the driver's
-  std::condition_variable walked_;   // names_ (the driver's alone: not woken per file)
+  struct Signals {
+    std::condition_variable changed, walked;
+  };
+  std::unique_ptr<Signals> signals_ = std::make_unique<Signals>();  // (see ~ScanQueue)
+  // ready_, done_, walking_: the caller's and the driver's.
+  std::condition_variable& changed_ = signals_->changed;
+  // names_ (the driver's alone: not woken per file).
+  std::condition_variable& walked_ = signals_->walked;
   std::deque<std::string> names_;    // found and not yet scanned
   size_t want_ = 0;                  // how many names_ the driver waits for (0: none)
   size_t lo_ = 1, size_ = 1, hi_ = 1, findings_ = 1;
