@@ -3,7 +3,11 @@
 // tests/python/test_scan.py). Pairs with tests/python/test_scan.py.
 #include <gtest/gtest.h>
 
+#include <stdlib.h>
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -739,6 +743,77 @@ TEST(ScanCpp, ErrorsAndSuppressions) {
   EXPECT_EQ(Cpp("// (c) \xa9 2010\nint c = c10::cuda::device_count();\n"),
             V({"2:9-2:32 AD601 call `c10::cuda::device_count`",
                "! 1 invalid UTF-8 (byte 0xA9); scanned as bytes"}));
+}
+
+// --- walks ------------------------------------------------------------------------
+
+void WriteFile(const std::string& path, const std::string& text) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  ASSERT_NE(f, nullptr) << path;
+  std::fwrite(text.data(), 1, text.size(), f);
+  std::fclose(f);
+}
+
+// Note [Paths made when needed]: a file's path is made only once it is a
+// source, its absolute path only where an ignore pattern could match it, and
+// the path is moved on into its result: the results' paths, in walk order,
+// whatever the patterns (none, a .gitignore, an exclude) and the threads.
+TEST(ScanWalk, PathsWithAndWithoutIgnorePatterns) {
+  char dir_template[] = "/tmp/anydev_scan_walk_XXXXXX";
+  const char* made = mkdtemp(dir_template);
+  ASSERT_NE(made, nullptr);
+  const std::string root = made;
+  const std::string src = "import torch\ntorch.cuda.synchronize()\n";
+  ASSERT_EQ(mkdir((root + "/.git").c_str(), 0700), 0);
+  ASSERT_EQ(mkdir((root + "/sub").c_str(), 0700), 0);
+  WriteFile(root + "/.gitignore", "skip.py\n");
+  WriteFile(root + "/a.py", src);
+  WriteFile(root + "/clean.py", "x = 1\n");
+  WriteFile(root + "/notes.txt", src);
+  WriteFile(root + "/sub/b.py", src);
+  WriteFile(root + "/sub/a_name_longer_than_fifteen_bytes.py", src);
+  WriteFile(root + "/sub/skip.py", src);
+  auto walk = [&](bool gitignore, std::vector<ScanOptions::Exclude> excludes, int jobs) {
+    ScanOptions o;
+    o.paths = {root};
+    o.respect_gitignore = gitignore;
+    o.excludes = std::move(excludes);
+    o.jobs = jobs;
+    const ScanSummary s = ScanPaths(Rules(), o);
+    std::vector<std::string> out;
+    for (const FileResult& r : s.files) {
+      out.push_back(r.path.substr(root.size()) + " " + std::to_string(r.findings.size()));
+    }
+    std::vector<FileResult> errors;
+    std::vector<std::string> listed = ListFiles(o, &errors);
+    for (std::string& p : listed) p = p.substr(root.size());
+    out.push_back(std::to_string(s.files_scanned) + " scanned");
+    out.insert(out.end(), listed.begin(), listed.end());
+    return out;
+  };
+  for (int jobs : {1, 3}) {
+    SCOPED_TRACE(jobs);
+    EXPECT_EQ(walk(true, {}, jobs),
+              (std::vector<std::string>{"/a.py 1", "/sub/a_name_longer_than_fifteen_bytes.py 1",
+                                        "/sub/b.py 1", "4 scanned", "/a.py", "/clean.py",
+                                        "/sub/a_name_longer_than_fifteen_bytes.py",
+                                        "/sub/b.py"}));
+    EXPECT_EQ(walk(false, {}, jobs),
+              (std::vector<std::string>{"/a.py 1", "/sub/a_name_longer_than_fifteen_bytes.py 1",
+                                        "/sub/b.py 1", "/sub/skip.py 1", "5 scanned", "/a.py",
+                                        "/clean.py", "/sub/a_name_longer_than_fifteen_bytes.py",
+                                        "/sub/b.py", "/sub/skip.py"}));
+    EXPECT_EQ(walk(false, {{"b.py", root}}, jobs),
+              (std::vector<std::string>{"/a.py 1", "/sub/a_name_longer_than_fifteen_bytes.py 1",
+                                        "/sub/skip.py 1", "4 scanned", "/a.py", "/clean.py",
+                                        "/sub/a_name_longer_than_fifteen_bytes.py",
+                                        "/sub/skip.py"}));
+  }
+  for (const char* f : {"/sub/skip.py", "/sub/b.py", "/sub/a_name_longer_than_fifteen_bytes.py",
+                        "/notes.txt", "/clean.py", "/a.py", "/.gitignore"}) {
+    std::remove((root + f).c_str());
+  }
+  for (const char* d : {"/sub", "/.git", ""}) std::remove((root + d).c_str());
 }
 
 // --- globs and .gitignore ---------------------------------------------------------

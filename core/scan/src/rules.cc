@@ -430,8 +430,15 @@ bool LanguageOfPath(std::string_view path, Language* language) {
   if (dot == std::string_view::npos || (slash != std::string_view::npos && dot < slash)) {
     return false;
   }
-  std::string ext(path.substr(dot + 1));
-  for (char& c : ext) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  // Lowered in place: no extension of a source is longer than 3 bytes.
+  const std::string_view given = path.substr(dot + 1);
+  if (given.size() > 3) return false;
+  char lower[3];
+  for (size_t k = 0; k < given.size(); ++k) {
+    const char c = given[k];
+    lower[k] = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  }
+  const std::string_view ext(lower, given.size());
   if (ext == "py" || ext == "pyi") {
     *language = Language::kPython;
     return true;

