@@ -438,6 +438,42 @@ TEST(ScanPython, LexicalErrorsKeepTheFindingsBefore) {
                "! 2 invalid character '$' in code; findings after it are not reported"}));
 }
 
+// Note [Text check without a '\r']: a NUL, a '\r' and a byte over 0x7F are
+// told by one signed minimum of 256 (then 128, then 64) bytes at a time;
+// each, at any place in a long file (so in every lane of every block), is
+// seen, and the bytes beside them (0x7F, 0x0C, 0x0E) are not taken for
+// them.
+TEST(ScanPython, EveryBadByteIsSeenAnywhere) {
+  std::string base = "import torch\n";
+  while (base.size() < 700) base += "# " + std::string(61, 'x') + "\n";
+  const int last = static_cast<int>(std::count(base.begin(), base.end(), '\n')) + 1;
+  base += "torch.cuda.synchronize()\n";
+  const std::string call = ":1-" + std::to_string(last) + ":23 AD107 call `torch.cuda.synchronize`";
+  for (size_t k = 13; k < 700; k += 7) {
+    if (base[k] != 'x') continue;
+    const std::string line = std::to_string(std::count(base.begin(), base.begin() + k, '\n') + 1);
+    for (const unsigned char b : {0x00, 0x0D, 0x80, 0x8D, 0xFF, 0x7F, 0x0C, 0x0E, 0x01}) {
+      SCOPED_TRACE(std::to_string(k) + " " + std::to_string(b));
+      std::string src = base;
+      src[k] = static_cast<char>(b);
+      const std::vector<std::string> got = Py(src);
+      if (b == 0) {
+        EXPECT_EQ(got, V({"! " + line + " binary file (a NUL byte); skipped"}));
+      } else if (b == 0x0D) {  // a line break (not before a '\n'): the call a line further on
+        const std::string after = std::to_string(base[k + 1] == '\n' ? last : last + 1);
+        EXPECT_EQ(got, V({after + ":1-" + after + ":23 AD107 call `torch.cuda.synchronize`"}));
+      } else if (b >= 0x80) {
+        char hex[8];
+        std::snprintf(hex, sizeof hex, "0x%02X", b);
+        EXPECT_EQ(got, V({"! " + line + " invalid UTF-8 (byte " + hex +
+                          "); not scanned from there on"}));
+      } else {
+        EXPECT_EQ(got, V({std::to_string(last) + call}));
+      }
+    }
+  }
+}
+
 TEST(ScanPython, NotTextIsReported) {
   EXPECT_EQ(Py(std::string("import torch\ntorch.cuda.synchronize()\n\0\0", 39)),
             V({"! 3 binary file (a NUL byte); skipped"}));
