@@ -915,7 +915,12 @@ void ScanEach(const RuleSet& rules, size_t jobs,
   ScanSummary& summary = *out;
   std::atomic<size_t> next{0};
   std::atomic<uint64_t> scanned{0}, bytes{0};
-  std::vector<std::vector<std::pair<size_t, FileResult>>> per_thread(jobs);
+  // By thread, the results kept and the files' indices (in the order taken).
+  struct Results {
+    std::vector<size_t> index;
+    std::vector<FileResult> files;
+  };
+  std::vector<Results> per_thread(jobs);
   auto work = [&](size_t t) {
     if (t == 0 && first) first();
     std::unique_ptr<char[]> buf;
@@ -946,7 +951,8 @@ void ScanEach(const RuleSet& rules, size_t jobs,
       if (!r.findings.empty() || !r.errors.empty()) {
         r.path = std::move(f.path);
         r.language = f.language;
-        results.emplace_back(i, std::move(r));
+        results.index.push_back(i);
+        results.files.push_back(std::move(r));
       }
       // Do not keep a buffer that one huge file grew.
       if (cap > (size_t{64} << 20)) {
@@ -960,14 +966,17 @@ void ScanEach(const RuleSet& rules, size_t jobs,
   } else {
     ScanThreads::Get().Run(jobs, work);  // Note [Scan threads]
   }
-  std::vector<std::pair<size_t, FileResult>> all;
-  for (auto& v : per_thread) {
-    for (auto& e : v) all.push_back(std::move(e));
+  if (jobs == 1) {  // one thread took the files in turn: its results are in order
+    summary.files = std::move(per_thread[0].files);
+  } else {  // their places, sorted, then each result moved once, to its place
+    std::vector<std::pair<size_t, FileResult*>> all;
+    for (Results& t : per_thread) {
+      for (size_t k = 0; k < t.files.size(); ++k) all.emplace_back(t.index[k], &t.files[k]);
+    }
+    std::sort(all.begin(), all.end());
+    summary.files.reserve(all.size());
+    for (const auto& e : all) summary.files.push_back(std::move(*e.second));
   }
-  std::sort(all.begin(), all.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
-  summary.files.reserve(all.size());
-  for (auto& e : all) summary.files.push_back(std::move(e.second));
   summary.files_scanned = scanned.load();
   summary.bytes_scanned = bytes.load();
 }
