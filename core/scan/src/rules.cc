@@ -161,7 +161,6 @@ struct RuleSet::Index {
     // of what Find is asked (every prefix of a chain, longest first) is no
     // spelling, and this answers most of those without hashing.
     uint64_t last_bytes[256] = {};
-    int max_components = 0;
     internal::NeedleSet needles;
 
     // Find past its filter (out of line: Find's filter, which answers most
@@ -202,7 +201,8 @@ RuleSet::RuleSet(std::vector<Rule> rules) : rules_(std::move(rules)), index_(new
         li.last_bytes[static_cast<unsigned char>(text.back())] |=
             uint64_t{1} << (text.size() < 63 ? text.size() : 63);
       }
-      li.max_components = std::max(li.max_components, n);
+      int& max = max_components_[static_cast<int>(r.language)];
+      max = std::max(max, n);
       const std::string_view root = text.substr(0, text.find(sep));
       li.roots.Insert(root, 0);
       if (!root.empty()) {
@@ -406,10 +406,6 @@ const std::vector<std::string_view>* RuleSet::Followers(Language language,
   const Index::PerLanguage& li = index_->lang[static_cast<int>(language)];
   const uint32_t k = li.namespaces.Get(ns);
   return k == ViewTable::kAbsent ? nullptr : &li.followers[k];
-}
-
-int RuleSet::MaxComponents(Language language) const {
-  return index_->lang[static_cast<int>(language)].max_components;
 }
 
 const char* RefKindName(RefKind kind) {

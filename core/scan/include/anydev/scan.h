@@ -88,7 +88,9 @@ class RuleSet {
   // none (the C++ scanner's fast path: Note [Fast path for C++]).
   const std::vector<std::string_view>* Followers(Language language, std::string_view ns) const;
   // The largest number of components of any spelling of the language.
-  int MaxComponents(Language language) const;
+  int MaxComponents(Language language) const {
+    return max_components_[static_cast<int>(language)];
+  }
   // Returns false only if no rule of the language can have a finding in
   // `text` (it contains none of their needles). Vectorised; reads nothing
   // outside `text`.
@@ -118,6 +120,7 @@ class RuleSet {
 
   std::vector<Rule> rules_;
   std::unique_ptr<Index> index_;
+  int max_components_[2] = {0, 0};  // by language (here: the resolvers ask at every chain)
 };
 
 enum class RefKind : uint8_t {
