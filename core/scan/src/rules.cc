@@ -35,8 +35,9 @@ int CountComponents(std::string_view s, std::string_view sep) {
 // words, its first and its last eight bytes (fewer: the first and last four,
 // or three single bytes, so that the words and the length tell keys of up to
 // 16 bytes apart); the words hash it and compare it, and only the middle of a
-// longer key is compared byte by byte. The tables are open-addressed (linear
-// probing, at most half full) and built once, with the RuleSet.
+// longer key is compared, eight bytes at a time. The tables are open-addressed
+// (linear probing, at most a quarter full) and built once, with the RuleSet:
+// the questions cost 2.0M now.
 class ViewTable {
  public:
   static constexpr uint32_t kAbsent = UINT32_MAX;
