@@ -2321,6 +2321,21 @@ constexpr StopCodes MakeStopCodes() {
 
 constexpr StopCodes kStopCode = MakeStopCodes();
 
+// The bytes that start a token where a line's spaces end: any but a space,
+// tab, form feed, newline or other control byte, '#' and '\\' (the padding's
+// NUL among the control bytes, so a line start at n is not one).
+struct StartsToken {
+  bool yes[256];
+};
+
+constexpr StartsToken MakeStartsToken() {
+  StartsToken t{};
+  for (int c = 0x21; c < 256; ++c) t.yes[c] = c != '#' && c != '\\';
+  return t;
+}
+
+constexpr StartsToken kStartsToken = MakeStartsToken();
+
 // The special bytes of s[p, p + 64) (bit k: s[p + k]). Reads s[p, p + 64),
 // which the caller keeps inside the padding; bytes at or past n are special
 // (the padding's NUL is, and the caller stops at n).
@@ -2341,15 +2356,24 @@ uint64_t ClassifyScalar(const unsigned char* s, size_t p, size_t n) {
 // them, built once a file (Note [Skeleton loop]): ClassifyAvx2 built them at
 // every block (ten instructions of the 45), since the loop's rare calls
 // clobber the vector registers and GCC did not hoist them.
+//
+// The loop's byte tables (kStopCode, kStartsToken) are copied there too: in
+// the loop's frame, a lookup addresses them from the stack pointer, where
+// GCC, short of registers, made the address of a global table again at
+// each special byte (a `lea` a byte: 0.8M instructions on the Python files
+// of the 20 MB GPU tree).
 struct SpecialTablesAvx2 {
   __m256i lo, hi, nib;
+  __m128i spaces;  // FirstNonSpace's (GCC made it at each line: 3 instructions)
+  StopCodes stop;
+  StartsToken starts;
 };
 
 __attribute__((target("avx2"))) inline SpecialTablesAvx2 MakeSpecialTablesAvx2() {
   return SpecialTablesAvx2{
       _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(kSpecial.lo))),
       _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(kSpecial.hi))),
-      _mm256_set1_epi8(0x0F)};
+      _mm256_set1_epi8(0x0F), _mm_set1_epi8(' '), kStopCode, kStartsToken};
 }
 
 constexpr bool NoHighByteIsSpecial() {
@@ -2367,10 +2391,11 @@ __attribute__((target("avx2"))) inline uint64_t ClassifyWith(
     const SpecialTablesAvx2& t, const unsigned char* s) {
   static_assert(NoHighByteIsSpecial(), "the low nibble's lookup relies on it");
   const __m256i zero = _mm256_setzero_si256();
-  // The nibble mask from memory (GCC built the constant again at each block,
-  // three instructions, where a load folds into the AND).
-  __m256i nib = t.nib;
-  __asm__("" : "+m"(nib));
+  // The nibble mask from memory, whose contents the caller hid from GCC
+  // (SkeletonLoopAvx2): GCC built the constant again at each block, three
+  // instructions, where a load folds into the AND. (Hidden here, by an asm
+  // on a copy, it was copied on the stack at each block.)
+  const __m256i nib = t.nib;
   uint64_t none = 0;
   for (int h = 0; h < 2; ++h) {
     const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + 32 * h));
@@ -2397,21 +2422,6 @@ bool HaveAvx2() {
 // How deep the skeleton's stack of open brackets goes, as the full lexer's
 // limit allows the fast path.
 constexpr size_t kMaxBrackets = 200;
-
-// The bytes that start a token where a line's spaces end: any but a space,
-// tab, form feed, newline or other control byte, '#' and '\\' (the padding's
-// NUL among the control bytes, so a line start at n is not one).
-struct StartsToken {
-  bool yes[256];
-};
-
-constexpr StartsToken MakeStartsToken() {
-  StartsToken t{};
-  for (int c = 0x21; c < 256; ++c) t.yes[c] = c != '#' && c != '\\';
-  return t;
-}
-
-constexpr StartsToken kStartsToken = MakeStartsToken();
 
 // Past the newline at p (\n, \r\n or \r).
 size_t SkipNl(const char* s, size_t p, size_t n) {
@@ -2710,24 +2720,50 @@ __attribute__((noinline)) LineStart LineStartRare(const SkeletonState& st, size_
   }
 }
 
-// The first byte at or after p that is not a space, eight bytes at a time
-// (the padding's NUL stops it).
-__attribute__((always_inline)) inline size_t FirstNonSpace(const char* s, size_t p) {
-  for (;;) {
-    uint64_t w;
-    std::memcpy(&w, s + p, 8);
-    const uint64_t x = w ^ 0x2020202020202020ULL;
-    if (x == 0) {
-      p += 8;
-      continue;
-    }
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    return p + static_cast<unsigned>(__builtin_ctzll(x)) / 8;
-#else
-    while (s[p] == ' ') ++p;
-    return p;
-#endif
+// The index of the lowest set bit of bits (not 0). The AVX2 clone's is one
+// tzcnt: GCC's, tuned for any x86, clears its destination first (an `xor`
+// at each special byte, against a false dependency of some CPUs).
+template <bool kAvx2>
+__attribute__((always_inline)) inline size_t LowestBit(uint64_t bits) {
+#if defined(ANYDEV_SCAN_NIBBLE_AVX2)
+  if constexpr (kAvx2) {
+    uint64_t index;
+    __asm__("tzcnt %1, %0" : "=r"(index) : "r"(bits) : "cc");
+    return static_cast<size_t>(index);
   }
+#endif
+  return static_cast<unsigned>(__builtin_ctzll(bits));
+}
+
+// The first byte at or after p that is not a space, 16 bytes at a time
+// (the padding's NUL stops it: s[p, p + 16) is readable while p <= n). An
+// indent of 8 to 15 spaces, common in Python, takes one step, where words
+// of 8 bytes took two.
+template <bool kAvx2, class Tables>
+__attribute__((always_inline)) inline size_t FirstNonSpace(const char* s, size_t p,
+                                                           const Tables& tables) {
+#if defined(__SSE2__)
+  __m128i spaces;
+  if constexpr (kAvx2) {
+    spaces = tables.spaces;
+  } else {
+    (void)tables;
+    spaces = _mm_set1_epi8(' ');
+  }
+  for (;;) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + p));
+    // Bits 16 and up set: the index is 16 where all 16 bytes are spaces.
+    const uint64_t other = ~static_cast<uint64_t>(
+        static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, spaces))));
+    const size_t k = LowestBit<kAvx2>(other);
+    if (k < 16) return p + k;
+    p += 16;
+  }
+#else
+  (void)tables;
+  while (s[p] == ' ') ++p;
+  return p;
+#endif
 }
 
 // The skeleton's loop (step 1 of Note [Fast path]), for one classifier:
@@ -2764,6 +2800,26 @@ __attribute__((always_inline)) inline size_t FirstNonSpace(const char* s, size_t
 // block: about 3.2M more for about 3.7M less, not worth the code
 // (docs/scan.md, "Fast path costs").
 template <bool kAvx2, class Tables>
+__attribute__((always_inline)) inline const StopCodes& StopCodesOf(const Tables& tables) {
+  if constexpr (kAvx2) {
+    return tables.stop;
+  } else {
+    (void)tables;
+    return kStopCode;
+  }
+}
+
+template <bool kAvx2, class Tables>
+__attribute__((always_inline)) inline const StartsToken& StartsTokenOf(const Tables& tables) {
+  if constexpr (kAvx2) {
+    return tables.starts;
+  } else {
+    (void)tables;
+    return kStartsToken;
+  }
+}
+
+template <bool kAvx2, class Tables>
 __attribute__((always_inline)) inline bool SkeletonLoop(std::string_view src, size_t begin,
                                                         const SkeletonState& st,
                                                         std::vector<Region>* regions,
@@ -2771,6 +2827,8 @@ __attribute__((always_inline)) inline bool SkeletonLoop(std::string_view src, si
   const char* s = src.data();
   const unsigned char* u = reinterpret_cast<const unsigned char*>(s);
   const size_t n = src.size();
+  const StopCodes& stop_code = StopCodesOf<kAvx2>(tables);
+  const StartsToken& starts_token = StartsTokenOf<kAvx2>(tables);
   uint8_t slots[kMaxBrackets + 1];
   slots[0] = 0xFF;
   size_t top = 0;
@@ -2792,8 +2850,8 @@ __attribute__((always_inline)) inline bool SkeletonLoop(std::string_view src, si
     const size_t start = p;
     uint32_t first = kNoToken;
     uint16_t indent = 0xFFFF;  // a blank line's: not smaller than any (LexMarked)
-    p = FirstNonSpace(s, p);
-    if (kStartsToken.yes[u[p]]) {  // the common case: spaces, then a token
+    p = FirstNonSpace<kAvx2>(s, p, tables);
+    if (starts_token.yes[u[p]]) {  // the common case: spaces, then a token
       first = static_cast<uint32_t>(p);
       indent = static_cast<uint16_t>(std::min<size_t>(p - start, 0xFFFF));
     } else {
@@ -2838,9 +2896,9 @@ __attribute__((always_inline)) inline bool SkeletonLoop(std::string_view src, si
           }
           continue;
         }
-        const size_t at = base + static_cast<unsigned>(__builtin_ctzll(bits));
+        const size_t at = base + LowestBit<kAvx2>(bits);
         bits &= bits - 1;
-        const uint8_t code = kStopCode.code[u[at]];
+        const uint8_t code = stop_code.code[u[at]];
         if (code > kNewlineCode) {  // a closing bracket: slots[0] matches none
           if (slots[top] != (code & 0x7F)) return false;
           --top;
@@ -2857,10 +2915,10 @@ __attribute__((always_inline)) inline bool SkeletonLoop(std::string_view src, si
           // starts no token.)
           p = at + 1;
           if (out + 1 == out_end) break;
-          const size_t q = FirstNonSpace(s, p);
+          const size_t q = FirstNonSpace<kAvx2>(s, p, tables);
           uint32_t next_first;
           uint16_t next_indent;
-          if (kStartsToken.yes[u[q]]) {
+          if (starts_token.yes[u[q]]) {
             // (An indent of 0xFFFF spaces or more is the outer loop's.)
             if (q - p >= 0xFFFF) break;
             next_first = static_cast<uint32_t>(q);
@@ -2920,7 +2978,8 @@ __attribute__((noinline)) bool SkeletonLoopScalar(std::string_view src, size_t b
 #if defined(ANYDEV_SCAN_NIBBLE_AVX2)
 __attribute__((noinline, target("avx2,bmi"))) bool SkeletonLoopAvx2(
     std::string_view src, size_t begin, const SkeletonState& st, std::vector<Region>* regions) {
-  const SpecialTablesAvx2 tables = MakeSpecialTablesAvx2();
+  SpecialTablesAvx2 tables = MakeSpecialTablesAvx2();
+  __asm__("" : "+m"(tables));  // its contents unknown to GCC: see ClassifyWith
   return SkeletonLoop<true>(src, begin, st, regions, tables);
 }
 #endif
