@@ -620,6 +620,100 @@ TEST(ScanFastPath, IndentsFromTheSkeleton) {
   EXPECT_EQ(out.find("AD107 call 7:"), std::string::npos) << out;
 }
 
+// Indents of every width from 1 to 40 spaces, with either skeleton loop:
+// FirstNonSpace looks 16 bytes a step, so widths of 15, 16, 17, 31, 32 and
+// 33 end in the last byte of a step, its first, and the next step's. A
+// width taken wrong moves a line in or out of the scope that binds the
+// alias (the full path, which counts its own, then finds another number of
+// calls): where the lexer reads the line, it counts the indent itself
+// unless the skeleton found its first token, so the second file has the
+// line that closes the scope left out (its indent is the marker's, Note
+// [Fast path]). The last line, of spaces alone and no newline, ends in
+// the padding.
+void CheckIndentsOfEveryWidth() {
+  for (size_t width = 1; width <= 40; ++width) {
+    const std::string a(width, ' ');
+    const std::string deeper(width + 1, ' ');
+    bool taken = false;
+    const std::string out =
+        Both("import torch\ndef f():\n" + a + "def g():\n" + deeper +
+                 "import torch.cuda as tc\n" + a + "w = 2\n" + deeper + "tc.synchronize()\n" + a,
+             &taken);
+    EXPECT_TRUE(taken) << width;
+    EXPECT_EQ(out.find("AD107"), std::string::npos) << width << out;  // g's scope closed
+  }
+  for (size_t width = 1; width <= 40; ++width) {
+    const std::string a(width, ' ');
+    const std::string deeper(width + 1, ' ');
+    for (const char* nl : {"\n", "\r\n"}) {
+      std::string src;
+      for (const std::string& l :
+           {std::string("import torch"), std::string("def f():"), a + "import torch.cuda as tc",
+            a + "tc.synchronize()", a + "   ", deeper + "tc.synchronize()", a + "x = (1,",
+            std::string("  2)"), a + "tc.synchronize()", std::string("tc.synchronize()"),
+            std::string("if x:"), deeper + "y = 1"}) {
+        src += l + nl;
+      }
+      src += a;
+      bool taken = false;
+      const std::string out = Both(src, &taken);
+      EXPECT_TRUE(taken) << width;
+      size_t calls = 0;
+      for (size_t at = out.find("AD107 call"); at != std::string::npos;
+           at = out.find("AD107 call", at + 1)) {
+        ++calls;
+      }
+      EXPECT_EQ(calls, 3u) << width << out;  // those in the alias's scope
+    }
+  }
+}
+
+TEST(ScanFastPath, IndentsOfEveryWidth) { CheckIndentsOfEveryWidth(); }
+
+TEST(ScanFastPath, IndentsOfEveryWidthScalar) {
+  internal::SetSkeletonScalarForTesting(true);
+  CheckIndentsOfEveryWidth();
+  internal::SetSkeletonScalarForTesting(false);
+}
+
+// The resolver's strings and vectors are kept from run to run (Note
+// [Resolver scratch] in python_scan.cc): a binding's target is a view of a
+// string reused in order. Many bindings in one run (past a block of the
+// deque that holds the strings, and past the 15 bytes a string holds
+// inline), aliases bound by assignment, then a file that uses the same
+// names unbound: it must find nothing of what the first bound.
+TEST(ScanFastPath, ResolverScratchFromFileToFile) {
+  std::string src = "import torch\n";
+  for (int k = 0; k < 40; ++k) {
+    const std::string name = "a" + std::to_string(k);
+    src += "from torch.cuda import synchronize as " + name + "\n";
+    if (k % 3 == 0) src += "def f" + name + "():\n    x = 1\n";
+    src += "b" + std::to_string(k) + " = torch.cuda\n";
+  }
+  for (int k = 0; k < 40; ++k) {
+    src += "a" + std::to_string(k) + "()\n";
+    src += "b" + std::to_string(k) + ".current_device()\n";
+  }
+  const std::string out = Both(src);
+  size_t sync = 0, device = 0;
+  for (size_t at = out.find("AD107 call"); at != std::string::npos;
+       at = out.find("AD107 call", at + 1)) {
+    ++sync;
+  }
+  for (size_t at = out.find("AD103 call"); at != std::string::npos;
+       at = out.find("AD103 call", at + 1)) {
+    ++device;
+  }
+  EXPECT_EQ(sync, 40u) << out;
+  EXPECT_EQ(device, 40u) << out;
+  std::string later;
+  for (int k = 0; k < 40; ++k) {
+    later += "a" + std::to_string(k) + "()\nb" + std::to_string(k) + ".current_device()\n";
+  }
+  bool taken = false;
+  EXPECT_EQ(Both(later, &taken).find("AD10"), std::string::npos);
+}
+
 // A chain's qualified name is matched at its prefixes that end at a dot,
 // the target's dots and those between the chain's names (Chain gives
 // LongestPrefix their offsets as it writes the name): spellings of two and
