@@ -220,10 +220,13 @@ TEST(ScanFastPath, HugeLinesAndDeepBrackets) {
                            "torch.cuda.synchronize()" + std::string(300, ')') + "\n";
   Both(deep);  // deeper than the skeleton tracks: the full path
   // Indents of 0xFFFF spaces and more (kept as 0xFFFF), after a line that
-  // the skeleton's loop ends itself.
+  // the skeleton's loop ends itself, and blank lines of as many spaces (the
+  // loop leaves a line of 16 spaces or more to the outer loop where it has
+  // as many as 0xFFFF).
   for (size_t spaces : {size_t{65534}, size_t{65535}, size_t{65536}, size_t{70000}}) {
     Both("import torch\nif x:\n" + std::string(spaces, ' ') + "torch.cuda.synchronize()\n" +
-         std::string(spaces, ' ') + "y = 1\ntorch.cuda.synchronize()\n");
+         std::string(spaces, ' ') + "y = 1\n" + std::string(spaces, ' ') +
+         "\n    torch.cuda.synchronize()\ntorch.cuda.synchronize()\n");
   }
 }
 

@@ -2363,7 +2363,7 @@ uint64_t ClassifyScalar(const unsigned char* s, size_t p, size_t n) {
 // each special byte (a `lea` a byte: 0.8M instructions on the Python files
 // of the 20 MB GPU tree).
 struct SpecialTablesAvx2 {
-  __m256i lo, hi, nib;
+  __m256i lo, hi, nib, top;
   __m128i spaces;  // FirstNonSpace's (GCC made it at each line: 3 instructions)
   StopCodes stop;
   StartsToken starts;
@@ -2373,7 +2373,8 @@ __attribute__((target("avx2"))) inline SpecialTablesAvx2 MakeSpecialTablesAvx2()
   return SpecialTablesAvx2{
       _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(kSpecial.lo))),
       _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(kSpecial.hi))),
-      _mm256_set1_epi8(0x0F), _mm_set1_epi8(' '), kStopCode, kStartsToken};
+      _mm256_set1_epi8(0x0F), _mm256_set1_epi8(0x7F), _mm_set1_epi8(' '), kStopCode,
+      kStartsToken};
 }
 
 constexpr bool NoHighByteIsSpecial() {
@@ -2390,23 +2391,27 @@ constexpr bool NoHighByteIsSpecial() {
 __attribute__((target("avx2"))) inline uint64_t ClassifyWith(
     const SpecialTablesAvx2& t, const unsigned char* s) {
   static_assert(NoHighByteIsSpecial(), "the low nibble's lookup relies on it");
-  const __m256i zero = _mm256_setzero_si256();
-  // The nibble mask from memory, whose contents the caller hid from GCC
-  // (SkeletonLoopAvx2): GCC built the constant again at each block, three
-  // instructions, where a load folds into the AND. (Hidden here, by an asm
-  // on a copy, it was copied on the stack at each block.)
+  // The nibble mask and 0x7F from memory, whose contents the caller hid
+  // from GCC (SkeletonLoopAvx2): GCC built the constants again at each
+  // block, three instructions each, where a load folds into the AND or ADD.
+  // (Hidden here, by an asm on a copy, the mask was copied on the stack at
+  // each block.)
   const __m256i nib = t.nib;
-  uint64_t none = 0;
+  const __m256i top = t.top;
+  uint64_t special = 0;
   for (int h = 0; h < 2; ++h) {
     const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + 32 * h));
     const __m256i m = _mm256_and_si256(
         _mm256_shuffle_epi8(t.lo, v),
         _mm256_shuffle_epi8(t.hi, _mm256_and_si256(_mm256_srli_epi16(v, 4), nib)));
-    none |= static_cast<uint64_t>(
-                static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(m, zero))))
-            << (32 * h);
+    // A class byte not 0 has its top bit set once 0x7F is added with
+    // saturation, which movemask reads: no compare with zero and
+    // complement of the mask.
+    special |= static_cast<uint64_t>(static_cast<uint32_t>(
+                   _mm256_movemask_epi8(_mm256_adds_epu8(m, top))))
+               << (32 * h);
   }
-  return ~none;
+  return special;
 }
 #endif
 
@@ -2735,12 +2740,11 @@ __attribute__((always_inline)) inline size_t LowestBit(uint64_t bits) {
   return static_cast<unsigned>(__builtin_ctzll(bits));
 }
 
-// The first byte at or after p that is not a space, 16 bytes at a time
-// (the padding's NUL stops it: s[p, p + 16) is readable while p <= n). An
-// indent of 8 to 15 spaces, common in Python, takes one step, where words
-// of 8 bytes took two.
+// How many of s[p, p + 16) are spaces before the first byte that is not
+// one (16 where all are): s[p, p + 16) is readable while p <= n, and the
+// padding's NUL is no space.
 template <bool kAvx2, class Tables>
-__attribute__((always_inline)) inline size_t FirstNonSpace(const char* s, size_t p,
+__attribute__((always_inline)) inline size_t LeadingSpaces(const char* s, size_t p,
                                                            const Tables& tables) {
 #if defined(__SSE2__)
   __m128i spaces;
@@ -2750,20 +2754,30 @@ __attribute__((always_inline)) inline size_t FirstNonSpace(const char* s, size_t
     (void)tables;
     spaces = _mm_set1_epi8(' ');
   }
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + p));
+  // Bits 16 and up set: the index is 16 where all 16 bytes are spaces.
+  const uint64_t other = ~static_cast<uint64_t>(
+      static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, spaces))));
+  return LowestBit<kAvx2>(other);
+#else
+  (void)tables;
+  size_t k = 0;
+  while (k < 16 && s[p + k] == ' ') ++k;
+  return k;
+#endif
+}
+
+// The first byte at or after p that is not a space, 16 bytes at a time
+// (the padding's NUL stops it). An indent of 8 to 15 spaces, common in
+// Python, takes one step, where words of 8 bytes took two.
+template <bool kAvx2, class Tables>
+__attribute__((always_inline)) inline size_t FirstNonSpace(const char* s, size_t p,
+                                                           const Tables& tables) {
   for (;;) {
-    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + p));
-    // Bits 16 and up set: the index is 16 where all 16 bytes are spaces.
-    const uint64_t other = ~static_cast<uint64_t>(
-        static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, spaces))));
-    const size_t k = LowestBit<kAvx2>(other);
+    const size_t k = LeadingSpaces<kAvx2>(s, p, tables);
     if (k < 16) return p + k;
     p += 16;
   }
-#else
-  (void)tables;
-  while (s[p] == ' ') ++p;
-  return p;
-#endif
 }
 
 // The skeleton's loop (step 1 of Note [Fast path]), for one classifier:
@@ -2879,6 +2893,18 @@ __attribute__((always_inline)) inline bool SkeletonLoop(std::string_view src, si
       for (;;) {  // to the newline that ends the logical line
         if (bits == 0) {  // the next block (what lies before it is passed)
           p = base + 64;
+          if constexpr (kAvx2) {
+#if defined(ANYDEV_SCAN_NIBBLE_AVX2)
+            // s[p, p + 64) lies in the input and its 16 bytes of padding
+            // while p + 48 <= n; past that the scalar classifier stops at n.
+            // (Asked first: one test a block where most are inside.)
+            if (p + 48 <= n) {
+              base = p;
+              bits = ClassifyWith(tables, u + p);
+              continue;
+            }
+#endif
+          }
           if (p >= n) {
             p = n;
             break;
@@ -2886,9 +2912,7 @@ __attribute__((always_inline)) inline bool SkeletonLoop(std::string_view src, si
           base = p;
           if constexpr (kAvx2) {
 #if defined(ANYDEV_SCAN_NIBBLE_AVX2)
-            // s[p, p + 64) lies in the input and its 16 bytes of padding
-            // while p + 48 <= n; past that the scalar classifier stops at n.
-            bits = p + 48 <= n ? ClassifyWith(tables, u + p) : ClassifyScalar(u, p, n);
+            bits = ClassifyScalar(u, p, n);
 #endif
           } else {
             (void)tables;
@@ -2915,12 +2939,14 @@ __attribute__((always_inline)) inline bool SkeletonLoop(std::string_view src, si
           // starts no token.)
           p = at + 1;
           if (out + 1 == out_end) break;
-          const size_t q = FirstNonSpace<kAvx2>(s, p, tables);
+          size_t q = p + LeadingSpaces<kAvx2>(s, p, tables);
+          if (q - p == 16) {  // a deep indent (under 16 spaces, no test of its size)
+            q = FirstNonSpace<kAvx2>(s, q, tables);
+            if (q - p >= 0xFFFF) break;  // the outer loop's
+          }
           uint32_t next_first;
           uint16_t next_indent;
           if (starts_token.yes[u[q]]) {
-            // (An indent of 0xFFFF spaces or more is the outer loop's.)
-            if (q - p >= 0xFFFF) break;
             next_first = static_cast<uint32_t>(q);
             next_indent = static_cast<uint16_t>(q - p);
           } else if (u[q] == '\n') {
