@@ -717,6 +717,29 @@ TEST(ScanFastPath, ResolverScratchFromFileToFile) {
   EXPECT_EQ(Both(later, &taken).find("AD10"), std::string::npos);
 }
 
+// The resolver passes runs of tokens that only end a statement's start
+// (strings, numbers, dots, operators) in a loop of their own, but not the
+// first token of a line: a line that starts with a string or a number
+// closes the scope above it, so the alias bound there no longer resolves
+// (fails where the loop passes a line's first token).
+// Runs at the end of the tokens (no newline), after `;`, and between the
+// names of a statement the resolver reads (`name = None` keeps a binding).
+TEST(ScanFastPath, ResolverPassesPlainTokens) {
+  for (const char* first : {"'text'", "1.5", "...", "-x", "*a, b = c"}) {
+    const std::string out =
+        Both(Lines({"import torch", "def f():", "    import torch.cuda as tc",
+                    "    tc.synchronize()", first, "    tc.synchronize()"}));
+    EXPECT_NE(out.find("AD107 call 4:"), std::string::npos) << first << out;
+    // (Indented as the scope was: only the line before closes it.)
+    EXPECT_EQ(out.find("AD107 call 6:"), std::string::npos) << first << out;
+  }
+  const std::string out = Both(
+      "import torch.cuda as tc\nx = 'a', 1.5, -2; tc.synchronize()\ntc = None\n"
+      "y = [1, 2] + 'b' * 3; tc.current_device(); z = 1, 'c'");
+  EXPECT_NE(out.find("AD107 call 2:"), std::string::npos) << out;
+  EXPECT_NE(out.find("AD103 call 4:"), std::string::npos) << out;
+}
+
 // A chain's qualified name is matched at its prefixes that end at a dot,
 // the target's dots and those between the chain's names (Chain gives
 // LongestPrefix their offsets as it writes the name): spellings of two and
