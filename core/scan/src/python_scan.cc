@@ -3365,7 +3365,7 @@ bool LexMarked(std::string_view src, const std::vector<Region>& regions,
         if (out->has_error) return false;
       }
       const uint32_t tok_begin = static_cast<uint32_t>(toks->size());
-      for (uint32_t k = next->begin; k < next->end; ++k) *toks->Add() = kept[k];
+      toks->Append(kept + next->begin, next->end - next->begin);
       if (next->replay) {
         replay->push_back(ImportReplay{tok_begin, static_cast<uint32_t>(toks->size()),
                                        fs.import_ops.data() + next->ops_begin,
