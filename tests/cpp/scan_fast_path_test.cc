@@ -740,6 +740,26 @@ TEST(ScanFastPath, ResolverPassesPlainTokens) {
   EXPECT_NE(out.find("AD103 call 4:"), std::string::npos) << out;
 }
 
+// TokenBuffer::Append (LexMarked copies a run of import lines' tokens with
+// it): into an empty buffer, across its growth (the first 4096 slots, then
+// twice as many), and nothing.
+TEST(TokenBuffer, AppendAcrossGrowth) {
+  std::vector<uint32_t> from(9000);
+  for (size_t k = 0; k < from.size(); ++k) from[k] = static_cast<uint32_t>(k * 7 + 1);
+  internal::TokenBuffer<uint32_t> buf;
+  buf.Append(from.data(), 0);
+  EXPECT_TRUE(buf.empty());
+  buf.Append(from.data(), 3);
+  *buf.Add() = 5;
+  buf.Append(from.data() + 3, 4092);  // to 4096 exactly
+  buf.Append(from.data() + 4095, 1);  // past it
+  buf.Append(from.data() + 4096, 4904);
+  ASSERT_EQ(buf.size(), 9001u);
+  for (size_t k = 0; k < 3; ++k) EXPECT_EQ(buf[k], from[k]);
+  EXPECT_EQ(buf[3], 5u);
+  for (size_t k = 3; k < 9000; ++k) ASSERT_EQ(buf[k + 1], from[k]) << k;
+}
+
 // A chain's qualified name is matched at its prefixes that end at a dot,
 // the target's dots and those between the chain's names (Chain gives
 // LongestPrefix their offsets as it writes the name): spellings of two and
