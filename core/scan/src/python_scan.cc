@@ -2800,6 +2800,27 @@ __attribute__((always_inline)) inline size_t FirstNonSpace(const char* s, size_t
   }
 }
 
+// The loop's byte tables: the AVX2 clone's copies (SpecialTablesAvx2).
+template <bool kAvx2, class Tables>
+__attribute__((always_inline)) inline const StopCodes& StopCodesOf(const Tables& tables) {
+  if constexpr (kAvx2) {
+    return tables.stop;
+  } else {
+    (void)tables;
+    return kStopCode;
+  }
+}
+
+template <bool kAvx2, class Tables>
+__attribute__((always_inline)) inline const StartsToken& StartsTokenOf(const Tables& tables) {
+  if constexpr (kAvx2) {
+    return tables.starts;
+  } else {
+    (void)tables;
+    return kStartsToken;
+  }
+}
+
 // The skeleton's loop (step 1 of Note [Fast path]), for one classifier:
 // kAvx2 classifies with ClassifyWith and the tables its AVX2 clone built.
 //
@@ -2821,11 +2842,19 @@ __attribute__((always_inline)) inline size_t FirstNonSpace(const char* s, size_t
 // feed, a comment, a continuation), which return what they find by value;
 // after a rare stop the mask's bits before its end are cleared, or the
 // block at its end classified. On the Python files of the 20 MB GPU tree
-// it takes 30.4M instructions (35.3M when it stopped at each newline and
-// special, matching the brackets before it from a second mask, and
-// recomputed the masks from the stop at each): about 33 a block for 202k
-// blocks, 11 a special byte for 835k (289k opening and 289k closing
-// brackets, 228k newlines) and 20 a line begun in the loop. What the masks
+// it takes 24.5M instructions: about 26 a block for 202k blocks (20 of
+// them the classification), 9 a special byte for 835k (289k opening and
+// 289k closing brackets, 228k newlines), and 8 more an opening bracket, 5
+// a closing one, about 26 a line begun in the loop. (30.4M with 33 a block,
+// 11 a special byte and 20 a line before its tables were copied into its
+// frame, SpecialTablesAvx2, it took the lowest bit without GCC's `xor`,
+// classified with a saturating add and counted a line's spaces 16 at a
+// time; 35.3M when it stopped at each newline and special, matching the
+// brackets before it from a second mask, and recomputed the masks from the
+// stop at each.) Tried and not kept: the rare stops coded above the newline
+// (an opening bracket sorted by one branch; GCC compared twice, +0.02M),
+// and the block kept as an address (one add a special byte less; GCC
+// spilled, +0.2M). What the masks
 // do not give: the depths at the newlines without a step per bracket. A
 // block whose special bytes are only parentheses and newlines, where depths
 // could come from popcounts of an open and a close mask, is 42% of this
@@ -2833,26 +2862,6 @@ __attribute__((always_inline)) inline size_t FirstNonSpace(const char* s, size_t
 // (parentheses, odd bytes, newlines) would cost about 16 instructions a
 // block: about 3.2M more for about 3.7M less, not worth the code
 // (docs/scan.md, "Fast path costs").
-template <bool kAvx2, class Tables>
-__attribute__((always_inline)) inline const StopCodes& StopCodesOf(const Tables& tables) {
-  if constexpr (kAvx2) {
-    return tables.stop;
-  } else {
-    (void)tables;
-    return kStopCode;
-  }
-}
-
-template <bool kAvx2, class Tables>
-__attribute__((always_inline)) inline const StartsToken& StartsTokenOf(const Tables& tables) {
-  if constexpr (kAvx2) {
-    return tables.starts;
-  } else {
-    (void)tables;
-    return kStartsToken;
-  }
-}
-
 template <bool kAvx2, class Tables>
 __attribute__((always_inline)) inline bool SkeletonLoop(std::string_view src, size_t begin,
                                                         const SkeletonState& st,
