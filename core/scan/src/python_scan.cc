@@ -1350,7 +1350,7 @@ class Resolver {
     return i + 1;
   }
 
-  // Writes the names of `parts` joined by '.' into *q, with no append calls.
+  // Writes the names of `parts` joined by '.' into *out, with no append calls.
   void Join(const std::vector<size_t>& parts, std::string* out) const {
     size_t size = parts.empty() ? 0 : parts.size() - 1;
     for (size_t k : parts) size += t_[k].end - t_[k].start;
@@ -2383,8 +2383,9 @@ uint64_t ClassifyScalar(const unsigned char* s, size_t p, size_t n) {
 // each special byte (a `lea` a byte: 0.8M instructions on the Python files
 // of the 20 MB GPU tree).
 struct SpecialTablesAvx2 {
-  __m256i lo, hi, nib, top;
-  __m128i spaces;  // FirstNonSpace's (GCC made it at each line: 3 instructions)
+  __m256i lo, hi, nib;
+  __m256i top;     // 0x7F in every byte (ClassifyWith)
+  __m128i spaces;  // LeadingSpaces' (GCC made it at each line: 3 instructions)
   StopCodes stop;
   StartsToken starts;
 };
