@@ -220,10 +220,13 @@ TEST(ScanFastPath, HugeLinesAndDeepBrackets) {
                            "torch.cuda.synchronize()" + std::string(300, ')') + "\n";
   Both(deep);  // deeper than the skeleton tracks: the full path
   // Indents of 0xFFFF spaces and more (kept as 0xFFFF), after a line that
-  // the skeleton's loop ends itself.
+  // the skeleton's loop ends itself, and blank lines of as many spaces (the
+  // loop leaves a line of 16 spaces or more to the outer loop where it has
+  // as many as 0xFFFF).
   for (size_t spaces : {size_t{65534}, size_t{65535}, size_t{65536}, size_t{70000}}) {
     Both("import torch\nif x:\n" + std::string(spaces, ' ') + "torch.cuda.synchronize()\n" +
-         std::string(spaces, ' ') + "y = 1\ntorch.cuda.synchronize()\n");
+         std::string(spaces, ' ') + "y = 1\n" + std::string(spaces, ' ') +
+         "\n    torch.cuda.synchronize()\ntorch.cuda.synchronize()\n");
   }
 }
 
@@ -618,6 +621,143 @@ TEST(ScanFastPath, IndentsFromTheSkeleton) {
   EXPECT_NE(out.find("AD107 call 5:"), std::string::npos) << out;
   EXPECT_EQ(out.find("AD107 call 6:"), std::string::npos) << out;
   EXPECT_EQ(out.find("AD107 call 7:"), std::string::npos) << out;
+}
+
+// Indents of every width from 1 to 40 spaces, with either skeleton loop:
+// FirstNonSpace looks 16 bytes a step, so widths of 15, 16, 17, 31, 32 and
+// 33 end in the last byte of a step, its first, and the next step's. A
+// width taken wrong moves a line in or out of the scope that binds the
+// alias (the full path, which counts its own, then finds another number of
+// calls): where the lexer reads the line, it counts the indent itself
+// unless the skeleton found its first token, so the second file has the
+// line that closes the scope left out (its indent is the marker's, Note
+// [Fast path]). The last line, of spaces alone and no newline, ends in
+// the padding.
+void CheckIndentsOfEveryWidth() {
+  for (size_t width = 1; width <= 40; ++width) {
+    const std::string a(width, ' ');
+    const std::string deeper(width + 1, ' ');
+    bool taken = false;
+    const std::string out =
+        Both("import torch\ndef f():\n" + a + "def g():\n" + deeper +
+                 "import torch.cuda as tc\n" + a + "w = 2\n" + deeper + "tc.synchronize()\n" + a,
+             &taken);
+    EXPECT_TRUE(taken) << width;
+    EXPECT_EQ(out.find("AD107"), std::string::npos) << width << out;  // g's scope closed
+  }
+  for (size_t width = 1; width <= 40; ++width) {
+    const std::string a(width, ' ');
+    const std::string deeper(width + 1, ' ');
+    for (const char* nl : {"\n", "\r\n"}) {
+      std::string src;
+      for (const std::string& l :
+           {std::string("import torch"), std::string("def f():"), a + "import torch.cuda as tc",
+            a + "tc.synchronize()", a + "   ", deeper + "tc.synchronize()", a + "x = (1,",
+            std::string("  2)"), a + "tc.synchronize()", std::string("tc.synchronize()"),
+            std::string("if x:"), deeper + "y = 1"}) {
+        src += l + nl;
+      }
+      src += a;
+      bool taken = false;
+      const std::string out = Both(src, &taken);
+      EXPECT_TRUE(taken) << width;
+      size_t calls = 0;
+      for (size_t at = out.find("AD107 call"); at != std::string::npos;
+           at = out.find("AD107 call", at + 1)) {
+        ++calls;
+      }
+      EXPECT_EQ(calls, 3u) << width << out;  // those in the alias's scope
+    }
+  }
+}
+
+TEST(ScanFastPath, IndentsOfEveryWidth) { CheckIndentsOfEveryWidth(); }
+
+TEST(ScanFastPath, IndentsOfEveryWidthScalar) {
+  internal::SetSkeletonScalarForTesting(true);
+  CheckIndentsOfEveryWidth();
+  internal::SetSkeletonScalarForTesting(false);
+}
+
+// The resolver's strings and vectors are kept from run to run (Note
+// [Resolver scratch] in python_scan.cc): a binding's target is a view of a
+// string reused in order. Many bindings in one run (past a block of the
+// deque that holds the strings, and past the 15 bytes a string holds
+// inline), aliases bound by assignment, then a file that uses the same
+// names unbound: it must find nothing of what the first bound.
+TEST(ScanFastPath, ResolverScratchFromFileToFile) {
+  std::string src = "import torch\n";
+  for (int k = 0; k < 40; ++k) {
+    const std::string name = "a" + std::to_string(k);
+    src += "from torch.cuda import synchronize as " + name + "\n";
+    if (k % 3 == 0) src += "def f" + name + "():\n    x = 1\n";
+    src += "b" + std::to_string(k) + " = torch.cuda\n";
+  }
+  for (int k = 0; k < 40; ++k) {
+    src += "a" + std::to_string(k) + "()\n";
+    src += "b" + std::to_string(k) + ".current_device()\n";
+  }
+  const std::string out = Both(src);
+  size_t sync = 0, device = 0;
+  for (size_t at = out.find("AD107 call"); at != std::string::npos;
+       at = out.find("AD107 call", at + 1)) {
+    ++sync;
+  }
+  for (size_t at = out.find("AD103 call"); at != std::string::npos;
+       at = out.find("AD103 call", at + 1)) {
+    ++device;
+  }
+  EXPECT_EQ(sync, 40u) << out;
+  EXPECT_EQ(device, 40u) << out;
+  std::string later;
+  for (int k = 0; k < 40; ++k) {
+    later += "a" + std::to_string(k) + "()\nb" + std::to_string(k) + ".current_device()\n";
+  }
+  bool taken = false;
+  EXPECT_EQ(Both(later, &taken).find("AD10"), std::string::npos);
+}
+
+// The resolver passes runs of tokens that only end a statement's start
+// (strings, numbers, dots, operators) in a loop of their own, but not the
+// first token of a line: a line that starts with a string or a number
+// closes the scope above it, so the alias bound there no longer resolves
+// (fails where the loop passes a line's first token).
+// Runs at the end of the tokens (no newline), after `;`, and between the
+// names of a statement the resolver reads (`name = None` keeps a binding).
+TEST(ScanFastPath, ResolverPassesPlainTokens) {
+  for (const char* first : {"'text'", "1.5", "...", "-x", "*a, b = c"}) {
+    const std::string out =
+        Both(Lines({"import torch", "def f():", "    import torch.cuda as tc",
+                    "    tc.synchronize()", first, "    tc.synchronize()"}));
+    EXPECT_NE(out.find("AD107 call 4:"), std::string::npos) << first << out;
+    // (Indented as the scope was: only the line before closes it.)
+    EXPECT_EQ(out.find("AD107 call 6:"), std::string::npos) << first << out;
+  }
+  const std::string out = Both(
+      "import torch.cuda as tc\nx = 'a', 1.5, -2; tc.synchronize()\ntc = None\n"
+      "y = [1, 2] + 'b' * 3; tc.current_device(); z = 1, 'c'");
+  EXPECT_NE(out.find("AD107 call 2:"), std::string::npos) << out;
+  EXPECT_NE(out.find("AD103 call 4:"), std::string::npos) << out;
+}
+
+// TokenBuffer::Append (LexMarked copies a run of import lines' tokens with
+// it): into an empty buffer, across its growth (the first 4096 slots, then
+// twice as many), and nothing.
+TEST(TokenBuffer, AppendAcrossGrowth) {
+  std::vector<uint32_t> from(9000);
+  for (size_t k = 0; k < from.size(); ++k) from[k] = static_cast<uint32_t>(k * 7 + 1);
+  internal::TokenBuffer<uint32_t> buf;
+  buf.Append(from.data(), 0);
+  EXPECT_TRUE(buf.empty());
+  buf.Append(from.data(), 3);
+  *buf.Add() = 5;
+  buf.Append(from.data() + 3, 4092);  // to 4096 exactly
+  buf.Append(from.data() + 4095, 1);  // past it
+  buf.Append(from.data() + 4096, 4904);
+  ASSERT_EQ(buf.size(), 9001u);
+  for (size_t k = 0; k < 3; ++k) EXPECT_EQ(buf[k], from[k]);
+  EXPECT_EQ(buf[3], 5u);
+  for (size_t k = 3; k < 9000; ++k) ASSERT_EQ(buf[k + 1], from[k]) << k;
 }
 
 // A chain's qualified name is matched at its prefixes that end at a dot,

@@ -276,6 +276,12 @@ class TokenBuffer {
     return end_++;
   }
   void clear() { end_ = data_.get(); }
+  // Appends the n tokens at p (not in this buffer).
+  void Append(const T* p, size_t n) {
+    while (static_cast<size_t>(limit_ - end_) < n) Grow();
+    if (n != 0) std::memcpy(static_cast<void*>(end_), p, n * sizeof(T));
+    end_ += n;
+  }
   // Drops the tokens from index n on (n <= size()).
   void Truncate(size_t n) { end_ = data_.get() + n; }
   size_t size() const { return static_cast<size_t>(end_ - data_.get()); }

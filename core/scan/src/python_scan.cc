@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <deque>
 #include <memory>
 
 #if defined(__SSE2__)
@@ -761,14 +762,54 @@ struct ImportReplay {
   size_t finding_count;
 };
 
+// A scope of the resolver's (Note [Python scopes]): the indent of the line
+// that opened it and where its bindings begin.
+struct ResolverScope {
+  int indent;
+  size_t bindings_begin;
+};
+
+// A name the resolver has bound: to `target` (a qualified name of the
+// table's roots), or to nothing from the table where it is empty.
+// `target` views a source's bytes, an ImportOp's string, or a string of
+// ResolverScratch::targets, which outlive the binding (see NewTarget).
+struct ResolverBinding {
+  std::string_view name;
+  std::string_view target;
+};
+
+// Note [Resolver scratch]: what a Resolver grows as it reads, kept from run
+// to run on each thread (Note [Thread-local scratch] in internal.h) and
+// handed to it: a file's resolvers (the fast path makes two, one for its
+// first search and one a round) had allocated their vectors, each
+// qualified name they bound (a std::string in each binding, on the heap
+// past 15 bytes) and Chain's name again at each run, and freed them all:
+// 2,622 allocations and 4,114 frees on the Python files of the 20 MB GPU
+// tree. The targets are strings of a deque, reused in order (a deque's
+// elements stay where they are as it grows, so the bindings' views of them
+// hold) and assigned in place, so that their heap buffers are kept.
+struct ResolverScratch {
+  std::vector<ResolverScope> scopes;
+  std::vector<ResolverBinding> bindings;
+  std::vector<size_t> dotted;  // Import's and FromImport's dotted name
+  std::string chain_q;         // Chain's qualified name (grown, never shrunk)
+  std::string module;          // FromImport's module
+  std::deque<std::string> targets;
+};
+
 class Resolver {
  public:
   Resolver(const RuleSet& rules, std::string_view src, const TokenBuffer<Tok>& toks,
-           LexOutput* out)
-      : rules_(rules), src_(src), t_(toks), out_(out) {
-    scopes_.reserve(8);
-    bindings_.reserve(16);
-    dotted_.reserve(8);  // (grown from empty, it reallocated 2.3k times on the 20 MB tree)
+           LexOutput* out, ResolverScratch* scratch)
+      : rules_(rules),
+        src_(src),
+        t_(toks),
+        out_(out),
+        scratch_(*scratch),
+        scopes_(scratch->scopes),
+        bindings_(scratch->bindings) {
+    scopes_.clear();
+    bindings_.clear();
     scopes_.push_back(Scope{-1, 0});
   }
 
@@ -785,6 +826,18 @@ class Resolver {
     int for_depth = -1;       // depth of a `for` whose targets are being read
     bool for_stmt = false;
     for (size_t i = 0; i < n; ++i) {
+      // A run of tokens that do nothing here but end a statement's start
+      // (strings, numbers, dots, operators), passed in a loop of their
+      // own: the loop below, which keeps its state on the stack, took 25
+      // instructions for each. (Not the first token of a line, whose
+      // indent may pop a scope, and not the sentinels: kEnd is none.)
+      if (IsPlain(t[i])) {
+        do {
+          ++i;
+        } while (IsPlain(t[i]));
+        stmt_start = false;
+        if (i >= n) break;
+      }
       const Tok& tok = t[i];
       const uint8_t type = tok.type;
       cur_ = static_cast<uint32_t>(i);
@@ -813,7 +866,7 @@ class Resolver {
           header = false;
           for_depth = -1;
           if (!pending_name_.empty()) {  // `name = torch.cuda` takes effect after its line
-            Bind(pending_name_, std::move(pending_target_));
+            Bind(pending_name_, pending_target_);
             pending_name_ = {};
           }
           continue;
@@ -934,21 +987,23 @@ class Resolver {
         Unbind(name);
         continue;
       }
-      const std::string* target = Lookup(name);
-      if (target == nullptr) continue;
-      i = Chain(i, *target);
+      const std::string_view target = Lookup(name);
+      if (target.empty()) continue;
+      i = Chain(i, target);
     }
   }
 
  private:
-  struct Scope {
-    int indent;
-    size_t bindings_begin;
-  };
-  struct Binding {
-    std::string_view name;
-    std::string target;  // empty: the name is bound to something not from the table's roots
-  };
+  using Scope = ResolverScope;
+  using Binding = ResolverBinding;
+
+  // The token types Run passes without a look (see there).
+  static constexpr uint32_t kPlainTypes = 1u << kString | 1u << kNumber | 1u << kDot |
+                                          1u << kAssign | 1u << kWalrus | 1u << kComma |
+                                          1u << kStar | 1u << kOther;
+  static bool IsPlain(const Tok& tok) {
+    return !tok.first && (kPlainTypes >> tok.type & 1) != 0;
+  }
 
   // The keywords the loop below acts on, by length first.
   static bool MaybeKeyword(std::string_view w) {
@@ -993,36 +1048,48 @@ class Resolver {
     return t_[i].indent;
   }
 
-  const std::string* Lookup(std::string_view name) const {
+  // The target `name` is bound to; empty where none (or one not from the
+  // table's roots).
+  std::string_view Lookup(std::string_view name) const {
     // The sizes and first bytes compared first (most bindings differ in
     // them): GCC called string_view's compare out of line for every one.
     const size_t size = name.size();
     const char head = name[0];
     // A name whose first byte no Bind saw has no target (Unbind, from
     // `x = ...` at depth 0 and the like, asked it of every binding).
-    if (!bound_first_[static_cast<unsigned char>(head)]) return nullptr;
+    if (!bound_first_[static_cast<unsigned char>(head)]) return {};
     for (size_t k = bindings_.size(); k-- > 0;) {
       const std::string_view b = bindings_[k].name;
       if (b.size() == size && b[0] == head && std::memcmp(b.data(), name.data(), size) == 0) {
-        return bindings_[k].target.empty() ? nullptr : &bindings_[k].target;
+        return bindings_[k].target;
       }
     }
-    return nullptr;
+    return {};
   }
 
-  void Bind(std::string_view name, std::string target) {
+  // A string for a target to be bound, empty, kept until the next Reset or
+  // run (Note [Resolver scratch]).
+  std::string& NewTarget() {
+    if (targets_used_ == scratch_.targets.size()) scratch_.targets.emplace_back();
+    std::string& target = scratch_.targets[targets_used_++];
+    target.clear();
+    return target;
+  }
+
+  // `target` must outlive the binding (ResolverBinding).
+  void Bind(std::string_view name, std::string_view target) {
     bound_first_[static_cast<unsigned char>(name[0])] = true;
     if (bound_names_ != nullptr) {
       if (!target.empty()) bound_names_->push_back(name);
       binding_offsets_->push_back(CurOffset());
     }
-    bindings_.push_back(Binding{name, std::move(target)});
+    bindings_.push_back(Binding{name, target});
   }
   // Rebinding a name that resolves to the table's namespaces hides it.
   void Unbind(std::string_view name) {
-    if (Lookup(name) != nullptr) {
+    if (!Lookup(name).empty()) {
       if (binding_offsets_ != nullptr) binding_offsets_->push_back(CurOffset());
-      bindings_.push_back(Binding{name, std::string()});
+      bindings_.push_back(Binding{name, {}});
     }
   }
   void Shadow(std::string_view name) { Unbind(name); }
@@ -1071,27 +1138,28 @@ class Resolver {
   bool AliasAssignment(size_t i) {
     const size_t j = i + 2;
     if (t_[j].type != kName) return false;
-    const std::string* root = Lookup(Text(j));
-    if (root == nullptr) return false;
+    const std::string_view root = Lookup(Text(j));
+    if (root.empty()) return false;
     // The chain's end and its qualified name's size first: most such lines
     // go on past the chain (a call), and are no alias.
-    size_t last = j, size = root->size();
+    size_t last = j, size = root.size();
     while (t_[last + 1].type == kDot && t_[last + 2].type == kName) {
       last += 2;
       size += 1 + (t_[last].end - t_[last].start);
     }
     const uint8_t after = t_[last + 1].type;
     if (after != kNewline && after != kSemi && after != kEnd) return false;
-    std::string q(size, '.');
-    std::memcpy(q.data(), root->data(), root->size());
-    char* w = q.data() + root->size();
+    std::string& q = NewTarget();
+    q.assign(size, '.');
+    std::memcpy(q.data(), root.data(), root.size());
+    char* w = q.data() + root.size();
     for (size_t k = j + 2; k <= last; k += 2) {
       const size_t len = t_[k].end - t_[k].start;
       std::memcpy(w + 1, src_.data() + t_[k].start, len);  // after the '.' there
       w += 1 + len;
     }
     pending_name_ = Text(i);
-    pending_target_ = std::move(q);
+    pending_target_ = q;
     return true;
   }
 
@@ -1113,7 +1181,7 @@ class Resolver {
 
   // A dotted chain whose first name (token i) is bound to `target`. Returns
   // the index of its last token.
-  size_t Chain(size_t i, const std::string& target) {
+  size_t Chain(size_t i, std::string_view target) {
     // The offsets of q's dots as LongestPrefix finds them (the first 15),
     // the target's found in the pass that counts its components, the
     // others where the names are written: LongestPrefix's pass over q cost
@@ -1141,19 +1209,23 @@ class Resolver {
         kept = last;
       }
     }
-    std::string& q = chain_q_;  // reused: no allocation per chain
-    q.resize(size);
-    char* w = q.data();
+    // Written into a buffer kept by the scratch, grown where it is short
+    // (a resize at each chain was a call into libstdc++, 68 instructions).
+    std::string& buffer = scratch_.chain_q;
+    if (buffer.size() < size) buffer.resize(size);
+    char* const q_data = buffer.data();
+    char* w = q_data;
     std::memcpy(w, target.data(), target.size());
     w += target.size();
     for (size_t k = i + 2; k <= kept; k += 2) {
       const size_t len = t_[k].end - t_[k].start;
-      if (n < 15) ends[n++] = static_cast<size_t>(w - q.data());
+      if (n < 15) ends[n++] = static_cast<size_t>(w - q_data);
       *w++ = '.';
       std::memcpy(w, src_.data() + t_[k].start, len);
       w += len;
     }
     ends[n++] = size;
+    const std::string_view q(q_data, size);
     if (chains_ != nullptr) NoteChain(i, last, q, chains_);
     const RuleSet::Spelling* s = nullptr;
     const int m = LongestPrefixAt(q, ends, n, &s);
@@ -1237,9 +1309,9 @@ class Resolver {
       return;
     }
     if (Is(callee, "patch") || t_[a].type != kName) return;
-    const std::string* target = Lookup(Text(a));
-    if (target == nullptr) return;
-    std::string q = *target;
+    const std::string_view target = Lookup(Text(a));
+    if (target.empty()) return;
+    std::string q(target);
     size_t last = a;
     while (t_[last + 1].type == kDot && t_[last + 2].type == kName) {
       last += 2;
@@ -1278,19 +1350,18 @@ class Resolver {
     return i + 1;
   }
 
-  // The names of `parts` joined by '.', with one allocation and no append
-  // calls.
-  std::string Join(const std::vector<size_t>& parts) const {
+  // Writes the names of `parts` joined by '.' into *out, with no append calls.
+  void Join(const std::vector<size_t>& parts, std::string* out) const {
     size_t size = parts.empty() ? 0 : parts.size() - 1;
     for (size_t k : parts) size += t_[k].end - t_[k].start;
-    std::string q(size, '.');
+    std::string& q = *out;
+    q.assign(size, '.');
     char* w = q.data();
     for (size_t k = 0; k < parts.size(); ++k) {
       const size_t len = t_[parts[k]].end - t_[parts[k]].start;
       std::memcpy(w, src_.data() + t_[parts[k]].start, len);
       w += len + 1;  // past the '.' already there
     }
-    return q;
   }
 
   // `import a.b.c [as x], ...`; i is the token after `import`. Returns the
@@ -1299,7 +1370,7 @@ class Resolver {
   // its binds), the full path took 1.0M more instructions on the Python
   // files of the 20 MB GPU tree.
   __attribute__((always_inline)) size_t Import(size_t i) {
-    std::vector<size_t>& parts = dotted_;  // reused (Import is not reentrant)
+    std::vector<size_t>& parts = scratch_.dotted;  // reused (Import is not reentrant)
     for (;;) {
       i = Dotted(i, &parts);
       if (parts.empty()) return SkipStatement(i);
@@ -1310,7 +1381,8 @@ class Resolver {
       }
       const std::string_view root = Text(parts[0]);
       if (rules_.IsRoot(Language::kPython, root)) {
-        std::string q = Join(parts);
+        std::string& q = NewTarget();
+        Join(parts, &q);
         if (report_imports_) {
           const RuleSet::Spelling* s = nullptr;
           const int m = LongestPrefix(q, &s);
@@ -1320,9 +1392,9 @@ class Resolver {
           }
         }
         if (!alias.empty()) {
-          ImportBind(alias, std::move(q));
+          ImportBind(alias, q);
         } else {
-          ImportBind(root, std::string(root));
+          ImportBind(root, root);  // (the source's bytes)
         }
       } else {
         ImportUnbind(alias.empty() ? root : alias);
@@ -1340,14 +1412,19 @@ class Resolver {
       relative = true;
       ++i;
     }
-    std::vector<size_t>& module = dotted_;  // reused
+    std::vector<size_t>& module = scratch_.dotted;  // reused
     i = Dotted(i, &module);
     if (t_[i].type != kName || Text(i) != "import") return SkipStatement(i);
     ++i;
     if (t_[i].type == kLParen) ++i;
     const bool torch = !relative && !module.empty() &&
                        rules_.IsRoot(Language::kPython, Text(module[0]));
-    const std::string m = torch ? Join(module) : std::string();
+    std::string& m = scratch_.module;
+    if (torch) {
+      Join(module, &m);
+    } else {
+      m.clear();
+    }
     const int m_components = static_cast<int>(module.size());
     bool module_reported = false;
     auto report_module = [&](const RuleSet::Spelling* s, int matched) {
@@ -1373,9 +1450,10 @@ class Resolver {
           i += 2;
         }
         if (torch) {
-          // m + "." + the name, with one allocation and no append calls.
+          // m + "." + the name, with no append calls.
           const std::string_view name = Text(name_tok);
-          std::string q(m.size() + 1 + name.size(), '.');
+          std::string& q = NewTarget();
+          q.assign(m.size() + 1 + name.size(), '.');
           std::memcpy(q.data(), m.data(), m.size());
           std::memcpy(q.data() + m.size() + 1, name.data(), name.size());
           if (report_imports_) {
@@ -1389,7 +1467,7 @@ class Resolver {
               report_module(s, matched);
             }
           }
-          ImportBind(local, std::move(q));
+          ImportBind(local, q);
         } else {
           ImportUnbind(local);
         }
@@ -1406,6 +1484,9 @@ class Resolver {
   std::string_view src_;
   const TokenBuffer<Tok>& t_;
   LexOutput* out_;
+  ResolverScratch& scratch_;
+  std::vector<Scope>& scopes_;
+  std::vector<Binding>& bindings_;
 
  public:
   // Forgets what Run read, for a Run over new tokens of the same buffer
@@ -1416,9 +1497,10 @@ class Resolver {
     scopes_.clear();
     scopes_.push_back(Scope{-1, 0});
     bindings_.clear();
+    targets_used_ = 0;
     std::fill(std::begin(bound_first_), std::end(bound_first_), false);
     pending_name_ = {};
-    pending_target_.clear();
+    pending_target_ = {};
   }
 
   // Where the chains the literal rules ask about are recorded; null when no
@@ -1461,13 +1543,13 @@ class Resolver {
   // Bind and Unbind from an import statement. Where they are recorded (a
   // run of import statements alone: no later statement of the run looks a
   // name up), the names bound to a target are all the first search needs.
-  void ImportBind(std::string_view name, std::string target) {
+  void ImportBind(std::string_view name, std::string_view target) {
     if (import_log_ != nullptr) {
       if (!target.empty()) bound_names_->push_back(name);
-      import_log_->push_back(ImportOp{CurOffset(), true, name, std::move(target)});
+      import_log_->push_back(ImportOp{CurOffset(), true, name, std::string(target)});
       return;
     }
-    Bind(name, std::move(target));
+    Bind(name, target);
   }
   void ImportUnbind(std::string_view name) {
     if (import_log_ != nullptr) {
@@ -1491,10 +1573,10 @@ class Resolver {
           if (!op.target.empty()) bound_names_->push_back(op.name);
           binding_offsets_->push_back(op.offset);
         }
-        bindings_.push_back(Binding{op.name, op.target});
-      } else if (Lookup(op.name) != nullptr) {
+        bindings_.push_back(Binding{op.name, op.target});  // (the op outlives the run)
+      } else if (!Lookup(op.name).empty()) {
         if (binding_offsets_ != nullptr) binding_offsets_->push_back(op.offset);
-        bindings_.push_back(Binding{op.name, std::string()});
+        bindings_.push_back(Binding{op.name, {}});
       }
     }
     ++next_replay_;
@@ -1502,13 +1584,10 @@ class Resolver {
     return run.tok_end - 1;
   }
 
-  std::vector<Scope> scopes_;
-  std::vector<Binding> bindings_;
   bool bound_first_[256] = {};  // first bytes of the names ever bound
-  std::string_view pending_name_;  // see AliasAssignment
-  std::string chain_q_;            // Chain's qualified name
-  std::vector<size_t> dotted_;     // Import's and FromImport's dotted name
-  std::string pending_target_;
+  std::string_view pending_name_;    // see AliasAssignment
+  std::string_view pending_target_;  // (a string of NewTarget's)
+  size_t targets_used_ = 0;          // the strings of scratch_.targets in use
 };
 
 // ---------------------------------------------------------------------------
@@ -1523,11 +1602,35 @@ class Resolver {
 // comparison with a user's value, a mock.patch target) is no finding. A
 // finding inside an idiom's span is left to the idiom.
 
+// What PyLiterals grows as it reads, kept from run to run on each thread
+// (Note [Resolver scratch]: each run had allocated its stack of brackets).
+struct PyLiteralsScratch {
+  // An open bracket before the token Run is at that nothing has closed yet:
+  // its token, the commas and whether a newline or ';' followed it at its
+  // own depth.
+  struct OpenBracket {
+    size_t tok;
+    int commas;
+    bool ended;
+  };
+  std::vector<OpenBracket> open;
+  std::vector<uint32_t> availability_first;
+};
+
 class PyLiterals {
  public:
   PyLiterals(const RuleSet& rules, std::string_view src, const TokenBuffer<Tok>& toks,
-             const std::vector<ResolvedChain>& chains, LexOutput* out)
-      : rules_(rules), src_(src), t_(toks), chains_(chains), out_(out) {
+             const std::vector<ResolvedChain>& chains, LexOutput* out,
+             PyLiteralsScratch* scratch)
+      : rules_(rules),
+        src_(src),
+        t_(toks),
+        chains_(chains),
+        out_(out),
+        open_(scratch->open),
+        availability_first_(scratch->availability_first) {
+    open_.clear();
+    availability_first_.clear();
     for (const ResolvedChain& c : chains_) {
       if (c.kind == kChainAvailability) availability_first_.push_back(c.first);
     }
@@ -1535,6 +1638,7 @@ class PyLiterals {
   }
 
   static constexpr size_t kNoChain = ~size_t{0};
+  using OpenBracket = PyLiteralsScratch::OpenBracket;
 
   // One pass over the tokens that looks closer only at the few that can start
   // a finding: a string whose text starts with 'c' or 'n' ("cuda", "cpu",
@@ -2073,25 +2177,16 @@ class PyLiterals {
     Cover(t_[k].start, v2.end);
   }
 
-  // An open bracket before the token Run is at that nothing has closed yet:
-  // its token, the commas and whether a newline or ';' followed it at its
-  // own depth.
-  struct OpenBracket {
-    size_t tok;
-    int commas;
-    bool ended;
-  };
-
   const RuleSet& rules_;
   std::string_view src_;
   const TokenBuffer<Tok>& t_;
   const std::vector<ResolvedChain>& chains_;
   LexOutput* out_;
   size_t n_ = 0;
-  std::vector<OpenBracket> open_;           // see ContextOf
+  std::vector<OpenBracket>& open_;  // see ContextOf
   size_t chain_ = 0;  // the next chain NextDeviceChain looks at
   bool availability_ = false;  // some chain asks torch whether it has a device
-  std::vector<uint32_t> availability_first_;  // the first tokens of those chains
+  std::vector<uint32_t>& availability_first_;  // the first tokens of those chains
   // Note [Idiom scans]: the last scan of Idiom for its `else`: the innermost
   // bracket (kNoChain: none) and the depth it ran at, where it started and
   // the token it stopped at (an `else` or not). Every token between `from`
@@ -2246,6 +2341,21 @@ constexpr StopCodes MakeStopCodes() {
 
 constexpr StopCodes kStopCode = MakeStopCodes();
 
+// The bytes that start a token where a line's spaces end: any but a space,
+// tab, form feed, newline or other control byte, '#' and '\\' (the padding's
+// NUL among the control bytes, so a line start at n is not one).
+struct StartsToken {
+  bool yes[256];
+};
+
+constexpr StartsToken MakeStartsToken() {
+  StartsToken t{};
+  for (int c = 0x21; c < 256; ++c) t.yes[c] = c != '#' && c != '\\';
+  return t;
+}
+
+constexpr StartsToken kStartsToken = MakeStartsToken();
+
 // The special bytes of s[p, p + 64) (bit k: s[p + k]). Reads s[p, p + 64),
 // which the caller keeps inside the padding; bytes at or past n are special
 // (the padding's NUL is, and the caller stops at n).
@@ -2266,15 +2376,26 @@ uint64_t ClassifyScalar(const unsigned char* s, size_t p, size_t n) {
 // them, built once a file (Note [Skeleton loop]): ClassifyAvx2 built them at
 // every block (ten instructions of the 45), since the loop's rare calls
 // clobber the vector registers and GCC did not hoist them.
+//
+// The loop's byte tables (kStopCode, kStartsToken) are copied there too: in
+// the loop's frame, a lookup addresses them from the stack pointer, where
+// GCC, short of registers, made the address of a global table again at
+// each special byte (a `lea` a byte: 0.8M instructions on the Python files
+// of the 20 MB GPU tree).
 struct SpecialTablesAvx2 {
   __m256i lo, hi, nib;
+  __m256i top;     // 0x7F in every byte (ClassifyWith)
+  __m128i spaces;  // LeadingSpaces' (GCC made it at each line: 3 instructions)
+  StopCodes stop;
+  StartsToken starts;
 };
 
 __attribute__((target("avx2"))) inline SpecialTablesAvx2 MakeSpecialTablesAvx2() {
   return SpecialTablesAvx2{
       _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(kSpecial.lo))),
       _mm256_broadcastsi128_si256(_mm_load_si128(reinterpret_cast<const __m128i*>(kSpecial.hi))),
-      _mm256_set1_epi8(0x0F)};
+      _mm256_set1_epi8(0x0F), _mm256_set1_epi8(0x7F), _mm_set1_epi8(' '), kStopCode,
+      kStartsToken};
 }
 
 constexpr bool NoHighByteIsSpecial() {
@@ -2291,22 +2412,27 @@ constexpr bool NoHighByteIsSpecial() {
 __attribute__((target("avx2"))) inline uint64_t ClassifyWith(
     const SpecialTablesAvx2& t, const unsigned char* s) {
   static_assert(NoHighByteIsSpecial(), "the low nibble's lookup relies on it");
-  const __m256i zero = _mm256_setzero_si256();
-  // The nibble mask from memory (GCC built the constant again at each block,
-  // three instructions, where a load folds into the AND).
-  __m256i nib = t.nib;
-  __asm__("" : "+m"(nib));
-  uint64_t none = 0;
+  // The nibble mask and 0x7F from memory, whose contents the caller hid
+  // from GCC (SkeletonLoopAvx2): GCC built the constants again at each
+  // block, three instructions each, where a load folds into the AND or ADD.
+  // (Hidden here, by an asm on a copy, the mask was copied on the stack at
+  // each block.)
+  const __m256i nib = t.nib;
+  const __m256i top = t.top;
+  uint64_t special = 0;
   for (int h = 0; h < 2; ++h) {
     const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + 32 * h));
     const __m256i m = _mm256_and_si256(
         _mm256_shuffle_epi8(t.lo, v),
         _mm256_shuffle_epi8(t.hi, _mm256_and_si256(_mm256_srli_epi16(v, 4), nib)));
-    none |= static_cast<uint64_t>(
-                static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(m, zero))))
-            << (32 * h);
+    // A class byte not 0 has its top bit set once 0x7F is added with
+    // saturation, which movemask reads: no compare with zero and
+    // complement of the mask.
+    special |= static_cast<uint64_t>(static_cast<uint32_t>(
+                   _mm256_movemask_epi8(_mm256_adds_epu8(m, top))))
+               << (32 * h);
   }
-  return ~none;
+  return special;
 }
 #endif
 
@@ -2322,21 +2448,6 @@ bool HaveAvx2() {
 // How deep the skeleton's stack of open brackets goes, as the full lexer's
 // limit allows the fast path.
 constexpr size_t kMaxBrackets = 200;
-
-// The bytes that start a token where a line's spaces end: any but a space,
-// tab, form feed, newline or other control byte, '#' and '\\' (the padding's
-// NUL among the control bytes, so a line start at n is not one).
-struct StartsToken {
-  bool yes[256];
-};
-
-constexpr StartsToken MakeStartsToken() {
-  StartsToken t{};
-  for (int c = 0x21; c < 256; ++c) t.yes[c] = c != '#' && c != '\\';
-  return t;
-}
-
-constexpr StartsToken kStartsToken = MakeStartsToken();
 
 // Past the newline at p (\n, \r\n or \r).
 size_t SkipNl(const char* s, size_t p, size_t n) {
@@ -2635,23 +2746,79 @@ __attribute__((noinline)) LineStart LineStartRare(const SkeletonState& st, size_
   }
 }
 
-// The first byte at or after p that is not a space, eight bytes at a time
-// (the padding's NUL stops it).
-__attribute__((always_inline)) inline size_t FirstNonSpace(const char* s, size_t p) {
-  for (;;) {
-    uint64_t w;
-    std::memcpy(&w, s + p, 8);
-    const uint64_t x = w ^ 0x2020202020202020ULL;
-    if (x == 0) {
-      p += 8;
-      continue;
-    }
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    return p + static_cast<unsigned>(__builtin_ctzll(x)) / 8;
-#else
-    while (s[p] == ' ') ++p;
-    return p;
+// The index of the lowest set bit of bits (not 0). The AVX2 clone's is one
+// tzcnt: GCC's, tuned for any x86, clears its destination first (an `xor`
+// at each special byte, against a false dependency of some CPUs).
+template <bool kAvx2>
+__attribute__((always_inline)) inline size_t LowestBit(uint64_t bits) {
+#if defined(ANYDEV_SCAN_NIBBLE_AVX2)
+  if constexpr (kAvx2) {
+    uint64_t index;
+    __asm__("tzcnt %1, %0" : "=r"(index) : "r"(bits) : "cc");
+    return static_cast<size_t>(index);
+  }
 #endif
+  return static_cast<unsigned>(__builtin_ctzll(bits));
+}
+
+// How many of s[p, p + 16) are spaces before the first byte that is not
+// one (16 where all are): s[p, p + 16) is readable while p <= n, and the
+// padding's NUL is no space.
+template <bool kAvx2, class Tables>
+__attribute__((always_inline)) inline size_t LeadingSpaces(const char* s, size_t p,
+                                                           const Tables& tables) {
+#if defined(__SSE2__)
+  __m128i spaces;
+  if constexpr (kAvx2) {
+    spaces = tables.spaces;
+  } else {
+    (void)tables;
+    spaces = _mm_set1_epi8(' ');
+  }
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + p));
+  // Bits 16 and up set: the index is 16 where all 16 bytes are spaces.
+  const uint64_t other = ~static_cast<uint64_t>(
+      static_cast<unsigned>(_mm_movemask_epi8(_mm_cmpeq_epi8(v, spaces))));
+  return LowestBit<kAvx2>(other);
+#else
+  (void)tables;
+  size_t k = 0;
+  while (k < 16 && s[p + k] == ' ') ++k;
+  return k;
+#endif
+}
+
+// The first byte at or after p that is not a space, 16 bytes at a time
+// (the padding's NUL stops it). An indent of 8 to 15 spaces, common in
+// Python, takes one step, where words of 8 bytes took two.
+template <bool kAvx2, class Tables>
+__attribute__((always_inline)) inline size_t FirstNonSpace(const char* s, size_t p,
+                                                           const Tables& tables) {
+  for (;;) {
+    const size_t k = LeadingSpaces<kAvx2>(s, p, tables);
+    if (k < 16) return p + k;
+    p += 16;
+  }
+}
+
+// The loop's byte tables: the AVX2 clone's copies (SpecialTablesAvx2).
+template <bool kAvx2, class Tables>
+__attribute__((always_inline)) inline const StopCodes& StopCodesOf(const Tables& tables) {
+  if constexpr (kAvx2) {
+    return tables.stop;
+  } else {
+    (void)tables;
+    return kStopCode;
+  }
+}
+
+template <bool kAvx2, class Tables>
+__attribute__((always_inline)) inline const StartsToken& StartsTokenOf(const Tables& tables) {
+  if constexpr (kAvx2) {
+    return tables.starts;
+  } else {
+    (void)tables;
+    return kStartsToken;
   }
 }
 
@@ -2676,11 +2843,19 @@ __attribute__((always_inline)) inline size_t FirstNonSpace(const char* s, size_t
 // feed, a comment, a continuation), which return what they find by value;
 // after a rare stop the mask's bits before its end are cleared, or the
 // block at its end classified. On the Python files of the 20 MB GPU tree
-// it takes 30.4M instructions (35.3M when it stopped at each newline and
-// special, matching the brackets before it from a second mask, and
-// recomputed the masks from the stop at each): about 33 a block for 202k
-// blocks, 11 a special byte for 835k (289k opening and 289k closing
-// brackets, 228k newlines) and 20 a line begun in the loop. What the masks
+// it takes 24.5M instructions: about 26 a block for 202k blocks (20 of
+// them the classification), 9 a special byte for 835k (289k opening and
+// 289k closing brackets, 228k newlines), and 8 more an opening bracket, 5
+// a closing one, about 26 a line begun in the loop. (30.4M with 33 a block,
+// 11 a special byte and 20 a line before its tables were copied into its
+// frame, SpecialTablesAvx2, it took the lowest bit without GCC's `xor`,
+// classified with a saturating add and counted a line's spaces 16 at a
+// time; 35.3M when it stopped at each newline and special, matching the
+// brackets before it from a second mask, and recomputed the masks from the
+// stop at each.) Tried and not kept: the rare stops coded above the newline
+// (an opening bracket sorted by one branch; GCC compared twice, +0.02M),
+// and the block kept as an address (one add a special byte less; GCC
+// spilled, +0.2M). What the masks
 // do not give: the depths at the newlines without a step per bracket. A
 // block whose special bytes are only parentheses and newlines, where depths
 // could come from popcounts of an open and a close mask, is 42% of this
@@ -2696,6 +2871,8 @@ __attribute__((always_inline)) inline bool SkeletonLoop(std::string_view src, si
   const char* s = src.data();
   const unsigned char* u = reinterpret_cast<const unsigned char*>(s);
   const size_t n = src.size();
+  const StopCodes& stop_code = StopCodesOf<kAvx2>(tables);
+  const StartsToken& starts_token = StartsTokenOf<kAvx2>(tables);
   uint8_t slots[kMaxBrackets + 1];
   slots[0] = 0xFF;
   size_t top = 0;
@@ -2717,8 +2894,8 @@ __attribute__((always_inline)) inline bool SkeletonLoop(std::string_view src, si
     const size_t start = p;
     uint32_t first = kNoToken;
     uint16_t indent = 0xFFFF;  // a blank line's: not smaller than any (LexMarked)
-    p = FirstNonSpace(s, p);
-    if (kStartsToken.yes[u[p]]) {  // the common case: spaces, then a token
+    p = FirstNonSpace<kAvx2>(s, p, tables);
+    if (starts_token.yes[u[p]]) {  // the common case: spaces, then a token
       first = static_cast<uint32_t>(p);
       indent = static_cast<uint16_t>(std::min<size_t>(p - start, 0xFFFF));
     } else {
@@ -2746,6 +2923,18 @@ __attribute__((always_inline)) inline bool SkeletonLoop(std::string_view src, si
       for (;;) {  // to the newline that ends the logical line
         if (bits == 0) {  // the next block (what lies before it is passed)
           p = base + 64;
+          if constexpr (kAvx2) {
+#if defined(ANYDEV_SCAN_NIBBLE_AVX2)
+            // s[p, p + 64) lies in the input and its 16 bytes of padding
+            // while p + 48 <= n; past that the scalar classifier stops at n.
+            // (Asked first: one test a block where most are inside.)
+            if (p + 48 <= n) {
+              base = p;
+              bits = ClassifyWith(tables, u + p);
+              continue;
+            }
+#endif
+          }
           if (p >= n) {
             p = n;
             break;
@@ -2753,9 +2942,7 @@ __attribute__((always_inline)) inline bool SkeletonLoop(std::string_view src, si
           base = p;
           if constexpr (kAvx2) {
 #if defined(ANYDEV_SCAN_NIBBLE_AVX2)
-            // s[p, p + 64) lies in the input and its 16 bytes of padding
-            // while p + 48 <= n; past that the scalar classifier stops at n.
-            bits = p + 48 <= n ? ClassifyWith(tables, u + p) : ClassifyScalar(u, p, n);
+            bits = ClassifyScalar(u, p, n);
 #endif
           } else {
             (void)tables;
@@ -2763,9 +2950,9 @@ __attribute__((always_inline)) inline bool SkeletonLoop(std::string_view src, si
           }
           continue;
         }
-        const size_t at = base + static_cast<unsigned>(__builtin_ctzll(bits));
+        const size_t at = base + LowestBit<kAvx2>(bits);
         bits &= bits - 1;
-        const uint8_t code = kStopCode.code[u[at]];
+        const uint8_t code = stop_code.code[u[at]];
         if (code > kNewlineCode) {  // a closing bracket: slots[0] matches none
           if (slots[top] != (code & 0x7F)) return false;
           --top;
@@ -2782,12 +2969,14 @@ __attribute__((always_inline)) inline bool SkeletonLoop(std::string_view src, si
           // starts no token.)
           p = at + 1;
           if (out + 1 == out_end) break;
-          const size_t q = FirstNonSpace(s, p);
+          size_t q = p + LeadingSpaces<kAvx2>(s, p, tables);
+          if (q - p == 16) {  // a deep indent (under 16 spaces, no test of its size)
+            q = FirstNonSpace<kAvx2>(s, q, tables);
+            if (q - p >= 0xFFFF) break;  // the outer loop's
+          }
           uint32_t next_first;
           uint16_t next_indent;
-          if (kStartsToken.yes[u[q]]) {
-            // (An indent of 0xFFFF spaces or more is the outer loop's.)
-            if (q - p >= 0xFFFF) break;
+          if (starts_token.yes[u[q]]) {
             next_first = static_cast<uint32_t>(q);
             next_indent = static_cast<uint16_t>(q - p);
           } else if (u[q] == '\n') {
@@ -2845,7 +3034,8 @@ __attribute__((noinline)) bool SkeletonLoopScalar(std::string_view src, size_t b
 #if defined(ANYDEV_SCAN_NIBBLE_AVX2)
 __attribute__((noinline, target("avx2,bmi"))) bool SkeletonLoopAvx2(
     std::string_view src, size_t begin, const SkeletonState& st, std::vector<Region>* regions) {
-  const SpecialTablesAvx2 tables = MakeSpecialTablesAvx2();
+  SpecialTablesAvx2 tables = MakeSpecialTablesAvx2();
+  __asm__("" : "+m"(tables));  // its contents unknown to GCC: see ClassifyWith
   return SkeletonLoop<true>(src, begin, st, regions, tables);
 }
 #endif
@@ -3107,6 +3297,9 @@ struct FastScratch {
   std::vector<uint32_t> binding_offsets;
   std::vector<ResolvedChain> chains;
   TokenBuffer<Tok> scratch_toks;
+  ResolverScratch resolver;  // the first search's and the rounds' (one at a time)
+  PyLiteralsScratch literals;
+  LexOutput first_pass;  // the first search's
 };
 
 // Lexes the marked regions into `toks` (Note [Fast path], step 2). Returns
@@ -3182,7 +3375,7 @@ bool LexMarked(std::string_view src, const std::vector<Region>& regions,
         if (out->has_error) return false;
       }
       const uint32_t tok_begin = static_cast<uint32_t>(toks->size());
-      for (uint32_t k = next->begin; k < next->end; ++k) *toks->Add() = kept[k];
+      toks->Append(kept + next->begin, next->end - next->begin);
       if (next->replay) {
         replay->push_back(ImportReplay{tok_begin, static_cast<uint32_t>(toks->size()),
                                        fs.import_ops.data() + next->ops_begin,
@@ -3326,9 +3519,16 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
     const size_t n = src.size();
     size_t r = 0, span = 0;
     TokenBuffer<Tok>& one = fs.scratch_toks;  // an import line's tokens
-    LexOutput pass;
-    pass.findings.reserve(16);  // the import lines' (replayed by the rounds)
-    Resolver resolver(rules, src, one, &pass);
+    // The import lines' output (their findings replayed by the rounds),
+    // kept with its buffers from file to file.
+    LexOutput& pass = fs.first_pass;
+    pass.findings.clear();
+    pass.suppressions.clear();
+    pass.noqa_comment = false;
+    pass.has_error = false;
+    pass.error_offset = 0;
+    pass.error.clear();
+    Resolver resolver(rules, src, one, &pass, &fs.resolver);
     resolver.bound_names_ = &fs.bound;
     resolver.binding_offsets_ = &fs.binding_offsets;
     fs.lexed.clear();
@@ -3443,7 +3643,7 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
     fs.binding_offsets.clear();
     fs.chains.clear();
     {
-      Resolver resolver(rules, src, *toks, &pass);
+      Resolver resolver(rules, src, *toks, &pass, &fs.resolver);
       resolver.chains_ = &fs.chains;
       resolver.bound_names_ = &fs.bound;
       resolver.binding_offsets_ = &fs.binding_offsets;
@@ -3504,14 +3704,15 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
       }
     }
     if (more) continue;
-    if (literals) PyLiterals(rules, src, *toks, fs.chains, &pass).Run();
+    if (literals) PyLiterals(rules, src, *toks, fs.chains, &pass, &fs.literals).Run();
     *out = std::move(pass);
     return true;
   }
 }
 
 void ScanPythonFull(const RuleSet& rules, std::string_view src, size_t begin, LexOutput* out,
-                    TokenBuffer<Tok>* toks_ptr) {
+                    TokenBuffer<Tok>* toks_ptr, ResolverScratch* resolver_scratch,
+                    PyLiteralsScratch* literals_scratch) {
   TokenBuffer<Tok>& toks = *toks_ptr;
   toks.clear();
   Lexer(src, begin, &toks, out).Run();
@@ -3522,12 +3723,12 @@ void ScanPythonFull(const RuleSet& rules, std::string_view src, size_t begin, Le
   }
   if (rules.HasDetectors(Language::kPython)) {
     std::vector<ResolvedChain> chains;
-    Resolver resolver(rules, src, toks, out);
+    Resolver resolver(rules, src, toks, out, resolver_scratch);
     resolver.chains_ = &chains;
     resolver.Run();
-    PyLiterals(rules, src, toks, chains, out).Run();
+    PyLiterals(rules, src, toks, chains, out, literals_scratch).Run();
   } else {
-    Resolver(rules, src, toks, out).Run();
+    Resolver(rules, src, toks, out, resolver_scratch).Run();
   }
 }
 
@@ -3569,7 +3770,8 @@ void ScanPython(const RuleSet& rules, std::string_view src, size_t begin, bool h
   if (FastPathEnabled() && ScanPythonFast(rules, src, begin, has_cr, out, &toks, &scratch.fast)) {
     CountFastPathFile();
   } else {
-    ScanPythonFull(rules, src, begin, out, &toks);
+    ScanPythonFull(rules, src, begin, out, &toks, &scratch.fast.resolver,
+                   &scratch.fast.literals);
   }
   toks.Trim(size_t{1} << 22);  // do not hoard what a huge file took
 }
