@@ -608,6 +608,68 @@ TEST(NeedleSearchKernel, BuildAfterMoreAddsGoesOn) {
   }
 }
 
+// More than six needles that are no short whole word, then short whole
+// words (prefilter.cc, Note [Buckets for whole words]): past six buckets
+// such needles share one, chosen by what it admits, and the words keep
+// buckets of their own; built in steps as the Python fast path builds
+// (its statics, then each import's names), against the plain search. The
+// Python fast path's kind of set first, with texts of the words inside
+// words (`type`, `the`, `add`), then random ones.
+TEST(NeedleSearchKernel, ManyNeedlesThenShortWords) {
+  const std::vector<std::pair<std::string, bool>> python = {
+      {"cuda", false},         {"xpu", false},        {"nccl", false},  {"GradScaler", true},
+      {"is_available", true},  {"synchronize", true}, {"Stream", true}, {"benchmark", true},
+      {"graph_pool", false},   {"np", true},          {"F", true},      {"th", true},
+      {"cd", true}};
+  ASSERT_FALSE(Overlapping(python));
+  std::vector<std::string> texts = {
+      "import torch as th\nx = th.cuda.synchronize() # the type of an xpu.Stream\n",
+      "def method(self, add, type, cdx, npx): return F(np, cd) + F + thx + benchmarks",
+      "xpu_type = typed + cuda; is_available(GradScaler); graph_pool_ (nccl) F.F",
+      std::string(90, 'e') + "synchronize" + std::string(40, 'p') + "th cd"};
+  for (const std::string& t : texts) {
+    for (size_t pad = 0; pad < 40; ++pad) {
+      const std::string shifted = std::string(pad, pad % 3 ? ' ' : 'y') + t;
+      CheckSearch(python, shifted, 0);
+      internal::NeedleSearch search;  // built in two steps
+      for (size_t k = 0; k < python.size(); ++k) {
+        ASSERT_TRUE(search.Add(python[k].first, python[k].second));
+        if (k == 3) search.Build();
+      }
+      search.Build();
+      CheckBuiltSearch(search, python, shifted, 0);
+      if (HasFailure()) return;
+    }
+  }
+  std::mt19937 rng(20261205);
+  const std::string letters = kNeedleLetters;
+  int sets = 0;
+  while (sets < 100) {
+    std::vector<std::pair<std::string, bool>> needles;
+    const int plain = 7 + static_cast<int>(rng() % 8), words = 1 + static_cast<int>(rng() % 4);
+    for (int k = 0; k < plain + words; ++k) {
+      const int len = k < plain ? 4 + static_cast<int>(rng() % 6) : 1 + static_cast<int>(rng() % 3);
+      std::string n;
+      for (int j = 0; j < len; ++j) n += letters[rng() % letters.size()];
+      needles.emplace_back(n, k >= plain || rng() % 2 == 0);
+    }
+    if (Overlapping(needles)) continue;
+    ++sets;
+    internal::NeedleSearch search;
+    const size_t first = 3 + rng() % 4;  // built once after these
+    for (size_t k = 0; k < needles.size(); ++k) {
+      ASSERT_TRUE(search.Add(needles[k].first, needles[k].second));
+      if (k + 1 == first) search.Build();
+    }
+    search.Build();
+    for (int t = 0; t < 4; ++t) {
+      const std::string text = RandomText(rng, needles);
+      CheckBuiltSearch(search, needles, text, 0);
+      if (HasFailure()) return;
+    }
+  }
+}
+
 // NoteComment (scan_source.cc, Note [Comment markers in one pass]: one pass
 // 16 bytes a step for the bytes that may end `noq` or `anydev:`) against the
 // plain searches it replaced, on comments of every length to 80 made of the
