@@ -394,6 +394,32 @@ TEST(CppFastPath, NeedlesAndEndsAtEveryOffsetOfABlock) {
   }
 }
 
+// The skim classifies the blocks that lie whole in the input itself and
+// leaves the last ones (the input's end within 64 bytes) to its cursor,
+// which it hands the block it stops in (Note [Skim blocks classified in the
+// loop]): skimmed code of every length from 0 to 330 bytes (so across up to
+// five blocks and every offset of the last), then what leaves the skim's
+// loop (a prefixed literal, whose token start the cursor finds looking back
+// in that block, a comment, a directive, a division, a quote) before a
+// needle or at the end, the same as the full path.
+TEST(CppFastPath, SkimBlocksUpToTheEnd) {
+  const std::vector<std::string> tails = {
+      "x = u8\"s\";", "y = R\"d(a;b)d\";", "z = L'c';", "s = \"q;\";", "/* c; */", "// c;\n",
+      "\n#define X(a) (a);\n", "w = a / b;", "v = 1'000;", "u = f(\"a\" \"b\");"};
+  for (size_t len = 0; len <= 330; ++len) {
+    std::string body;
+    while (body.size() < len) body += len % 3 ? "f(x); " : "{g(y);} ";
+    body.resize(len);
+    for (const std::string& tail : tails) {
+      const std::string head = "int a = f(1);\n";
+      Both(head + body + tail);
+      Both(head + body + tail + " c10::cuda::device_count();\n");
+      Both(head + body + tail + body + "c10::cuda::device_count();" + body);
+      if (HasFailure()) return;
+    }
+  }
+}
+
 // More bound names than the needle search holds: everything is lexed while
 // they are in scope, and the findings are still those of the full path.
 TEST(CppFastPath, ManyBindings) {
