@@ -400,12 +400,13 @@ TEST(CppFastPath, NeedlesAndEndsAtEveryOffsetOfABlock) {
 // loop]): skimmed code of every length from 0 to 330 bytes (so across up to
 // five blocks and every offset of the last), then what leaves the skim's
 // loop (a prefixed literal, whose token start the cursor finds looking back
-// in that block, a comment, a directive, a division, a quote) before a
-// needle or at the end, the same as the full path.
+// in that block, a comment, a directive, a division, a quote; runs of ';'
+// in and out of a directive, the last boundary's in_directive_ read back
+// from its token) before a needle or at the end, the same as the full path.
 TEST(CppFastPath, SkimBlocksUpToTheEnd) {
   const std::vector<std::string> tails = {
       "x = u8\"s\";", "y = R\"d(a;b)d\";", "z = L'c';", "s = \"q;\";", "/* c; */", "// c;\n",
-      "\n#define X(a) (a);\n", "w = a / b;", "v = 1'000;", "u = f(\"a\" \"b\");"};
+      "\n#define X(a) (a);\n", "\n#define Z a;; b; ", ";;\n#define W {;\n;;", "w = a / b;", "v = 1'000;", "u = f(\"a\" \"b\");"};
   for (size_t len = 0; len <= 330; ++len) {
     std::string body;
     while (body.size() < len) body += len % 3 ? "f(x); " : "{g(y);} ";
@@ -417,6 +418,15 @@ TEST(CppFastPath, SkimBlocksUpToTheEnd) {
       Both(head + body + tail + body + "c10::cuda::device_count();" + body);
       if (HasFailure()) return;
     }
+  }
+  // A needle far (past kNear) from the last boundary, a ';' in a #define:
+  // the stretch lexed from there is in the directive, and its '}' does not
+  // close the namespace.
+  const std::string filler(70, '+');
+  for (const char* semis : {";", ";;", "; ;"}) {
+    const std::string src = std::string("namespace c10 {\nint q;\n#define Z a") + semis + " b " +
+                            filler + " cuda::x }\nvoid f() { cuda::device_count(); }\n}\n";
+    EXPECT_TRUE(Has(Both(src), "AD601")) << src;
   }
 }
 

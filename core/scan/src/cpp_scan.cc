@@ -651,21 +651,23 @@ class Lexer {
     // had spilled it, a load and a store for each parenthesis: 0.24M
     // instructions more on the C/C++ files of the 20 MB tree), and reads
     // the input for a division's next byte through s_ for the same reason.
+    // (The ';' the next may replace as a pointer to its token, not through
+    // toks_ at each ';'; the boundary's in_directive_ read from its token
+    // when the loop ends, where it had been kept at each boundary.)
     int parens = parens_;
     size_t ntok = toks_.size();
-    size_t semi_at = semi_at_;
+    Tok* semi = ntok != 0 && semi_at_ == ntok ? &toks_.back() : nullptr;
     size_t snap_p = SIZE_MAX;
     size_t snap_ntok = 0;
-    bool snap_dir = false;
     const auto leave = [&] {
       parens_ = parens;
-      semi_at_ = semi_at;
+      semi_at_ = semi != nullptr ? ntok : SIZE_MAX;
       if (snap_p != SIZE_MAX) {
         snap_p_ = snap_p;
         snap_toks_ = snap_ntok;
         snap_sups_ = out_->suppressions.size();
         snap_line_start_ = false;
-        snap_in_directive_ = snap_dir;
+        snap_in_directive_ = toks_[snap_ntok - 1].directive;  // the boundary's
         conds_saved_ = false;
       }
     };
@@ -703,9 +705,9 @@ class Lexer {
         if (c == ';' || c == '{' || c == '}') {
           if (in_directive_) Settle(q);
           const bool dir = in_directive_;
-          if (c == ';' && ntok == semi_at && toks_.back().directive == dir) {
-            toks_.back().start = static_cast<uint32_t>(q);
-            toks_.back().end = static_cast<uint32_t>(q + 1);
+          if (c == ';' && semi != nullptr && semi->directive == dir) {
+            semi->start = static_cast<uint32_t>(q);
+            semi->end = static_cast<uint32_t>(q + 1);
           } else {
             Tok* t = toks_.Add();
             t->start = static_cast<uint32_t>(q);
@@ -714,12 +716,11 @@ class Lexer {
             t->directive = dir;
             t->prev_active = false;
             ++ntok;
-            semi_at = c == ';' ? ntok : SIZE_MAX;
+            semi = c == ';' ? t : nullptr;
           }
           if (parens == 0) {
             snap_p = q + 1;
             snap_ntok = ntok;
-            snap_dir = dir;
           }
           continue;
         }
