@@ -394,6 +394,42 @@ TEST(CppFastPath, NeedlesAndEndsAtEveryOffsetOfABlock) {
   }
 }
 
+// The skim classifies the blocks that lie whole in the input itself and
+// leaves the last ones (the input's end within 64 bytes) to its cursor,
+// which it hands the block it stops in (Note [Skim blocks classified in the
+// loop]): skimmed code of every length from 0 to 330 bytes (so across up to
+// five blocks and every offset of the last), then what leaves the skim's
+// loop (a prefixed literal, whose token start the cursor finds looking back
+// in that block, a comment, a directive, a division, a quote; runs of ';'
+// in and out of a directive, the last boundary's in_directive_ read back
+// from its token) before a needle or at the end, the same as the full path.
+TEST(CppFastPath, SkimBlocksUpToTheEnd) {
+  const std::vector<std::string> tails = {
+      "x = u8\"s\";", "y = R\"d(a;b)d\";", "z = L'c';", "s = \"q;\";", "/* c; */", "// c;\n",
+      "\n#define X(a) (a);\n", "\n#define Z a;; b; ", ";;\n#define W {;\n;;", "w = a / b;", "v = 1'000;", "u = f(\"a\" \"b\");"};
+  for (size_t len = 0; len <= 330; ++len) {
+    std::string body;
+    while (body.size() < len) body += len % 3 ? "f(x); " : "{g(y);} ";
+    body.resize(len);
+    for (const std::string& tail : tails) {
+      const std::string head = "int a = f(1);\n";
+      Both(head + body + tail);
+      Both(head + body + tail + " c10::cuda::device_count();\n");
+      Both(head + body + tail + body + "c10::cuda::device_count();" + body);
+      if (HasFailure()) return;
+    }
+  }
+  // A needle far (past kNear) from the last boundary, a ';' in a #define:
+  // the stretch lexed from there is in the directive, and its '}' does not
+  // close the namespace.
+  const std::string filler(70, '+');
+  for (const char* semis : {";", ";;", "; ;"}) {
+    const std::string src = std::string("namespace c10 {\nint q;\n#define Z a") + semis + " b " +
+                            filler + " cuda::x }\nvoid f() { cuda::device_count(); }\n}\n";
+    EXPECT_TRUE(Has(Both(src), "AD601")) << src;
+  }
+}
+
 // More bound names than the needle search holds: everything is lexed while
 // they are in scope, and the findings are still those of the full path.
 TEST(CppFastPath, ManyBindings) {
@@ -604,6 +640,68 @@ TEST(NeedleSearchKernel, BuildAfterMoreAddsGoesOn) {
         CheckBuiltSearch(search, added, text, 0);
         if (HasFailure()) return;
       }
+    }
+  }
+}
+
+// More than six needles that are no short whole word, then short whole
+// words (prefilter.cc, Note [Buckets for whole words]): past six buckets
+// such needles share one, chosen by what it admits, and the words keep
+// buckets of their own; built in steps as the Python fast path builds
+// (its statics, then each import's names), against the plain search. The
+// Python fast path's kind of set first, with texts of the words inside
+// words (`type`, `the`, `add`), then random ones.
+TEST(NeedleSearchKernel, ManyNeedlesThenShortWords) {
+  const std::vector<std::pair<std::string, bool>> python = {
+      {"cuda", false},         {"xpu", false},        {"nccl", false},  {"GradScaler", true},
+      {"is_available", true},  {"synchronize", true}, {"Stream", true}, {"benchmark", true},
+      {"graph_pool", false},   {"np", true},          {"F", true},      {"th", true},
+      {"cd", true}};
+  ASSERT_FALSE(Overlapping(python));
+  std::vector<std::string> texts = {
+      "import torch as th\nx = th.cuda.synchronize() # the type of an xpu.Stream\n",
+      "def method(self, add, type, cdx, npx): return F(np, cd) + F + thx + benchmarks",
+      "xpu_type = typed + cuda; is_available(GradScaler); graph_pool_ (nccl) F.F",
+      std::string(90, 'e') + "synchronize" + std::string(40, 'p') + "th cd"};
+  for (const std::string& t : texts) {
+    for (size_t pad = 0; pad < 40; ++pad) {
+      const std::string shifted = std::string(pad, pad % 3 ? ' ' : 'y') + t;
+      CheckSearch(python, shifted, 0);
+      internal::NeedleSearch search;  // built in two steps
+      for (size_t k = 0; k < python.size(); ++k) {
+        ASSERT_TRUE(search.Add(python[k].first, python[k].second));
+        if (k == 3) search.Build();
+      }
+      search.Build();
+      CheckBuiltSearch(search, python, shifted, 0);
+      if (HasFailure()) return;
+    }
+  }
+  std::mt19937 rng(20261205);
+  const std::string letters = kNeedleLetters;
+  int sets = 0;
+  while (sets < 100) {
+    std::vector<std::pair<std::string, bool>> needles;
+    const int plain = 7 + static_cast<int>(rng() % 8), words = 1 + static_cast<int>(rng() % 4);
+    for (int k = 0; k < plain + words; ++k) {
+      const int len = k < plain ? 4 + static_cast<int>(rng() % 6) : 1 + static_cast<int>(rng() % 3);
+      std::string n;
+      for (int j = 0; j < len; ++j) n += letters[rng() % letters.size()];
+      needles.emplace_back(n, k >= plain || rng() % 2 == 0);
+    }
+    if (Overlapping(needles)) continue;
+    ++sets;
+    internal::NeedleSearch search;
+    const size_t first = 3 + rng() % 4;  // built once after these
+    for (size_t k = 0; k < needles.size(); ++k) {
+      ASSERT_TRUE(search.Add(needles[k].first, needles[k].second));
+      if (k + 1 == first) search.Build();
+    }
+    search.Build();
+    for (int t = 0; t < 4; ++t) {
+      const std::string text = RandomText(rng, needles);
+      CheckBuiltSearch(search, needles, text, 0);
+      if (HasFailure()) return;
     }
   }
 }

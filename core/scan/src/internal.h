@@ -154,6 +154,10 @@ class NeedleSearch {
   alignas(32) uint8_t other_[32] = {};
   alignas(32) uint8_t word_v_[3][32] = {};
   int8_t bucket_class_[8] = {};  // -1 empty, 0 other, 1-3 word length, 4 mixed
+  // By fingerprint byte and bucket: the low and high nibbles the tables
+  // admit, and the bytes they admit (Note [Buckets for whole words]).
+  uint16_t nibbles_[3][2][8] = {};
+  uint32_t admitted_[3][8] = {};
   int built_ = 0;         // the needles the tables hold (Build goes on from there)
   bool rebuild_ = false;  // an Add changed a needle built: Build starts over
   bool avx2_ = false;
