@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import time
 
 import pytest
 
@@ -478,11 +479,17 @@ def test_a_walking_queue_dropped_early_stops_its_walk(tmp_path):
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
-def test_a_scan_ahead_queue_is_refused_in_a_forked_child(tmp_path):
+@pytest.mark.parametrize("settled", [False, True])
+def test_a_scan_ahead_queue_is_refused_in_a_forked_child(tmp_path, settled):
     """A child forked while a queue is alive has no copy of its thread: its
-    next() would wait for ever, so it raises, and dropping it does not wait."""
+    next() would wait for ever, so it raises, and dropping it does not wait.
+    ``settled``: forked once the queue's thread has scanned a batch ahead and
+    waits on its condition variable, which the child must not destroy (glibc
+    waits there for the parent's waiter, which never leaves in the child)."""
     (tmp_path / "a.py").write_bytes(b"import torch\ntorch.cuda.synchronize()\n")
     queue = _queue([str(tmp_path / "a.py")] * 3)
+    if settled:
+        time.sleep(0.3)  # three one-line files: scanned ahead long before this ends
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child
         code = 3
@@ -492,8 +499,14 @@ def test_a_scan_ahead_queue_is_refused_in_a_forked_child(tmp_path):
             code = 0 if "forked" in str(e) else 4
         del queue
         os._exit(code)
-    _, status = os.waitpid(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0
+    deadline = time.monotonic() + 30
+    while (done := os.waitpid(pid, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    if done[0] == 0:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        pytest.fail("the forked child hung dropping the queue")
+    assert os.waitstatus_to_exitcode(done[1]) == 0
     assert len(_drain(queue)) == 3
 
 
