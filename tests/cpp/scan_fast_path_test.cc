@@ -780,6 +780,25 @@ TEST(ScanFastPath, SearchesKeptFromFileToFile) {
   }
 }
 
+// LexMarked walks the lines left out eight at a time while none of the
+// eight is marked, for the smallest indent among them (the marker's): a gap
+// of every length up to 20, the line of the smallest indent (`def g():`,
+// which ends f's scope, so that `s` no longer resolves in g) at every place
+// in it (fails where a step of eight or the lines after it miss a line).
+TEST(ScanFastPath, GapsOfEveryLengthKeepTheirSmallestIndent) {
+  for (int length = 1; length <= 20; ++length) {
+    for (int at = 0; at < length; ++at) {
+      std::string src = "import torch\ndef f():\n    from torch.cuda import synchronize as s\n";
+      for (int k = 0; k < length; ++k) src += k == at ? "def g():\n" : "    pass\n";
+      src += "    s()\n";
+      bool taken = false;
+      const std::string out = Both(src, &taken);
+      EXPECT_TRUE(taken) << src;
+      EXPECT_EQ(out.find("AD107 call"), std::string::npos) << src << out;
+    }
+  }
+}
+
 // The resolver passes runs of tokens that only end a statement's start
 // (strings, numbers, dots, operators) in a loop of their own, but not the
 // first token of a line: a line that starts with a string or a number

@@ -2249,23 +2249,24 @@ class PyLiterals {
 // fixtures and adversarial inputs). A file the skeleton gives up on, or
 // whose rules allow no needle list, takes the full path.
 //
-// Its costs, on the Python files of the 20 MB generated GPU tree (13.6 MB,
-// 232k lines, 614k brackets; `bench_vs_rg.py --size-mb 20 --callgrind
-// --language python`, callgrind over scan_native): 10.81 instructions a byte
-// in all (147.6M), of which the skeleton 2.75 (its loop with the
-// classification 2.2, Note [Skeleton loop]; 0.5 the strings and comments it
-// passes), the needle searches 1.6 (a match in dead text sends them on from
-// the end of its span: docstrings hold many), the resolver 1.8, the lexer
-// 1.3 and the literal rules 0.5 over the 8% of the bytes that are lexed
-// (22.8k of the lines, 240k tokens; the import lines are lexed and
-// resolved once, by the first search, Note [Import lines lexed once]: 0.4
-// of the lexer's and resolver's 3.1), the bookkeeping of
-// the marked lines (the first search's loop, LexMarked, the walks to
-// enclosing lines) 0.8, and the driver's checks, line numbers, the
-// searches' builds, the walk and start-up 1.9. The skeleton is the largest
-// single part, but even at nothing it would leave 8.06; the rest is spread
-// over work per line, per marked line and per token, with no one hot spot
-// (docs/scan.md, "Fast path costs").
+// Its costs, on the Python files of the 20 MB generated GPU tree
+// (corpus-20mb-1-python: 14.0 MB, 234k lines; callgrind over scan_native
+// --jobs 1, the whole process): 8.18 instructions a byte in all (114.9M),
+// of which the skeleton 2.26 (its loop with the classification 1.75, Note
+// [Skeleton loop]; the rest the strings and comments it passes), the needle
+// searches 1.07 (a match in dead text sends them on from the end of its
+// span; dead text is 8% of the bytes, 27k spans, none of 256 bytes or
+// more, so searching only the live text would not pay), the resolver 1.30,
+// the lexer 1.21 and the literal rules 0.49 over the lines that are lexed
+// (the import lines are lexed and resolved once, by the first search, Note
+// [Import lines lexed once]), and the rest 1.85: the bookkeeping of the
+// marked lines (the first search's loop, LexMarked, the walks to enclosing
+// lines), the driver's checks and line numbers (0.13 counting newlines),
+// the walk and start-up (the searches' builds 0.01 since Note [Searches
+// kept by their names]). The skeleton is the largest single part, but
+// even at nothing it would leave 5.9; the rest is spread over work per
+// line, per marked line and per token, with no one hot spot (docs/scan.md,
+// "Fast path costs": figures from an earlier, larger count).
 
 namespace {
 
@@ -3356,7 +3357,8 @@ struct FastScratch {
 
 // Lexes the marked regions into `toks` (Note [Fast path], step 2). Returns
 // false if the lexer fails (the skeleton would have given up first).
-// `marked` has one entry more than `regions`, set (a sentinel).
+// `marked` has eight entries more than `regions`, set (a sentinel, and the
+// rest of a load of eight from it).
 bool LexMarked(std::string_view src, const std::vector<Region>& regions,
                const std::vector<uint8_t>& marked, const FastScratch& fs,
                std::vector<ImportReplay>* replay, TokenBuffer<Tok>* toks, LexOutput* out) {
@@ -3386,10 +3388,28 @@ bool LexMarked(std::string_view src, const std::vector<Region>& regions,
         gap = true;
         gap_at = rs[i].start;
       }
+      // To the next marked line, or the one past the last (marked): eight
+      // a step while none of the eight is marked (one load asks), where a
+      // line a step cost 6.5 instructions (1.5M on the Python files of the
+      // 20 MB GPU tree, whose lines are most of them left out). `marked`
+      // has seven more entries, set, past its sentinel, for that load.
       uint16_t least = gap_indent;  // a blank line's indent is 0xFFFF
-      do {  // to the next marked line, or the one past the last (marked)
+      for (;;) {
+        uint64_t eight;
+        std::memcpy(&eight, ms + i, 8);
+        if (eight != 0) break;
+        uint16_t a = std::min(rs[i].indent, rs[i + 1].indent);
+        uint16_t b = std::min(rs[i + 2].indent, rs[i + 3].indent);
+        const uint16_t c = std::min(rs[i + 4].indent, rs[i + 5].indent);
+        const uint16_t d = std::min(rs[i + 6].indent, rs[i + 7].indent);
+        a = std::min(a, b);
+        b = std::min(c, d);
+        least = std::min(least, std::min(a, b));
+        i += 8;
+      }
+      for (; !ms[i]; ++i) {
         if (rs[i].indent < least) least = rs[i].indent;
-      } while (!ms[++i]);
+      }
       gap_indent = least;
       continue;
     }
@@ -3544,9 +3564,10 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
   }
   const std::vector<Region>& regions = fs.regions;
   Parents parents(&fs.regions, &fs.open, &fs.same);
-  // One more, marked: LexMarked's walk over the lines left out stops there.
-  fs.marked.assign(regions.size() + 1, 0);
-  fs.marked[regions.size()] = 1;
+  // One more, marked: LexMarked's walk over the lines left out stops there
+  // (and seven more for its loads of eight).
+  fs.marked.assign(regions.size() + 8, 1);
+  std::memset(fs.marked.data(), 0, regions.size());
   fs.names.clear();
   // One pass over the file for the needles and the names the file binds:
   // a line with `import` is lexed and resolved on its own as soon as it is
