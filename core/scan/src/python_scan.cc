@@ -3248,6 +3248,7 @@ size_t MarkHits(const NeedleSearch& search, std::string_view src, size_t begin,
 // those of the searches it was copied from, kept too); kMaxKept bounds the
 // memory (a new search past it is the file's own, as before).
 struct KeptSearch {
+  explicit KeptSearch(const NeedleSearch& from) : search(from) {}  // (not zeroed first)
   std::vector<std::string> names;  // its views' bytes (reserved: never move)
   NeedleSearch search;
 };
@@ -3257,7 +3258,11 @@ struct FirstSearch {
   std::vector<std::string> needles;
   NeedleSearch search;
   bool built = false, ok = false;
-  std::unordered_map<std::string, std::unique_ptr<KeptSearch>> kept;
+  // The kept searches, reserved for kMaxKept when the first is made, so
+  // that none moves (and none is allocated on its own: 4 KB aligned), and
+  // by their keys.
+  std::vector<KeptSearch> searches;
+  std::unordered_map<std::string, const NeedleSearch*> kept;
   std::string key;       // the file's key so far
   NeedleSearch own;      // a search past kMaxKept
   // The search the key names: `from` with `names` added (as whole words)
@@ -3267,8 +3272,8 @@ struct FirstSearch {
   const NeedleSearch* Extend(const NeedleSearch& from, const std::string_view* names,
                              size_t count, bool strict) {
     auto it = kept.find(key);
-    if (it != kept.end()) return &it->second->search;
-    if (kept.size() >= kMaxKept) {
+    if (it != kept.end()) return it->second;
+    if (searches.size() >= kMaxKept) {
       NeedleSearch next = from;
       for (size_t k = 0; k < count; ++k) {
         if (!next.Add(names[k], true) && strict) return nullptr;
@@ -3277,17 +3282,19 @@ struct FirstSearch {
       own = next;
       return &own;
     }
-    auto entry = std::make_unique<KeptSearch>();
-    entry->names.reserve(count);
-    entry->search = from;
+    if (searches.capacity() < kMaxKept) searches.reserve(kMaxKept);
+    KeptSearch& entry = searches.emplace_back(from);
+    entry.names.reserve(count);
     for (size_t k = 0; k < count; ++k) {
-      entry->names.emplace_back(names[k]);
-      if (!entry->search.Add(entry->names.back(), true) && strict) return nullptr;
+      entry.names.emplace_back(names[k]);
+      if (!entry.search.Add(entry.names.back(), true) && strict) {
+        searches.pop_back();
+        return nullptr;
+      }
     }
-    entry->search.Build();
-    const NeedleSearch* made = &entry->search;
-    kept.emplace(key, std::move(entry));
-    return made;
+    entry.search.Build();
+    kept.emplace(key, &entry.search);
+    return &entry.search;
   }
 };
 
@@ -3579,6 +3586,7 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
     if (!first.built || first.needles != *statics) {
       first.needles = *statics;
       first.kept.clear();
+      first.searches.clear();
       first.search = NeedleSearch();
       first.ok = true;
       for (const std::string& needle : first.needles) {
