@@ -904,9 +904,16 @@ TEST(NeedleSearch, WordsAtBlockBoundariesAndInsideWords) {
     }
     texts.push_back(t);
   }
+  // Whole words of 2 bytes and of no other length under 4: the kernel that
+  // tests that length alone (NextAvx2<true, true>, the Python fast path's).
+  const std::vector<std::pair<std::string, bool>> words2 = {
+      {"cuda", false}, {"import", true}, {"th", true},          {"tc", true},
+      {"cd", true},    {"nnx", false},   {"accelerator", false}, {"xpu", false}};
   for (const std::string& t : texts) {
     CheckSearch(needles, t, 0);
     CheckSearch(needles, "\xEF\xBB\xBF" + t, 3);  // after a BOM: no byte before the text
+    CheckSearch(words2, t, 0);
+    CheckSearch(words2, "\xEF\xBB\xBF" + t, 3);
   }
   // Only word needles; one bucket holds several of one length.
   CheckSearch({{"th", true}, {"tx", true}, {"ty", true}}, "with th the tx_ ty\nth", 0);
