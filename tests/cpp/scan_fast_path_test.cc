@@ -730,11 +730,13 @@ TEST(ScanFastPath, SearchesKeptFromFileToFile) {
   // head that it holds.)
   const std::string first =
       Lines({"from torch.cuda import synchronize as wait_for_device", "x = 1",
-             "wait_for_the_device = wait_for_device", "wait_for_device()", "wait_for_the_device()"});
+             "wait_for_the_device = wait_for_device", "wait_for_device()",
+             "wait_for_the_device()"});
   // As long, the names elsewhere (the bytes where `first` had them differ).
   const std::string second =
       Lines({"x = 1", "from torch.cuda import synchronize as wait_for_device",
-             "wait_for_the_device = wait_for_device", "wait_for_device()", "wait_for_the_device()"});
+             "wait_for_the_device = wait_for_device", "wait_for_device()",
+             "wait_for_the_device()"});
   ASSERT_EQ(second.size(), first.size());
   // The same buffer, refilled (as a scan's thread reads file after file),
   // first: the searches are kept from here on.

@@ -2251,15 +2251,15 @@ class PyLiterals {
 //
 // Its costs, on the Python files of the 20 MB generated GPU tree
 // (corpus-20mb-1-python: 14.0 MB, 234k lines; callgrind over scan_native
-// --jobs 1, the whole process): 8.18 instructions a byte in all (114.9M),
+// --jobs 1, the whole process): 8.12 instructions a byte in all (114.0M),
 // of which the skeleton 2.26 (its loop with the classification 1.75, Note
 // [Skeleton loop]; the rest the strings and comments it passes), the needle
-// searches 1.07 (a match in dead text sends them on from the end of its
+// searches 1.04 (a match in dead text sends them on from the end of its
 // span; dead text is 8% of the bytes, 27k spans, none of 256 bytes or
 // more, so searching only the live text would not pay), the resolver 1.30,
 // the lexer 1.21 and the literal rules 0.49 over the lines that are lexed
 // (the import lines are lexed and resolved once, by the first search, Note
-// [Import lines lexed once]), and the rest 1.85: the bookkeeping of the
+// [Import lines lexed once]), and the rest 1.83: the bookkeeping of the
 // marked lines (the first search's loop, LexMarked, the walks to enclosing
 // lines), the driver's checks and line numbers (0.13 counting newlines),
 // the walk and start-up (the searches' builds 0.01 since Note [Searches
