@@ -717,6 +717,90 @@ TEST(ScanFastPath, ResolverScratchFromFileToFile) {
   EXPECT_EQ(Both(later, &taken).find("AD10"), std::string::npos);
 }
 
+// Note [Searches kept by their names]: the searches built for the names a
+// file binds are kept for the next files, keyed by the names and rounds.
+// A kept search must hold its own copy of the names (the next file, read
+// into the same buffer, has other bytes where the first had the alias:
+// fails where it views the file), the same names bound in one import round
+// or in two are searched for alike, and past the kept searches' bound
+// (256) a file builds its own.
+TEST(ScanFastPath, SearchesKeptFromFileToFile) {
+  // (The names alone on their lines: only the names' searches find them;
+  // past 8 bytes: a search compares a shorter needle with the copy of its
+  // head that it holds.)
+  const std::string first =
+      Lines({"from torch.cuda import synchronize as wait_for_device", "x = 1",
+             "wait_for_the_device = wait_for_device", "wait_for_device()",
+             "wait_for_the_device()"});
+  // As long, the names elsewhere (the bytes where `first` had them differ).
+  const std::string second =
+      Lines({"x = 1", "from torch.cuda import synchronize as wait_for_device",
+             "wait_for_the_device = wait_for_device", "wait_for_device()",
+             "wait_for_the_device()"});
+  ASSERT_EQ(second.size(), first.size());
+  // The same buffer, refilled (as a scan's thread reads file after file),
+  // first: the searches are kept from here on.
+  std::string buffer = first + std::string(internal::kPadding, '\0');
+  internal::SetFastPathForTesting(1);
+  for (const std::string& src : {first, second, first, second}) {
+    buffer.replace(0, src.size(), src);
+    const std::string out = testing::Describe(
+        Rules(), internal::ScanPadded(Rules(), Language::kPython,
+                                      std::string_view(buffer.data(), src.size())));
+    EXPECT_NE(out.find("AD107 call 4:1"), std::string::npos) << src << out;
+    EXPECT_NE(out.find("AD107 call 5:1"), std::string::npos) << src << out;
+  }
+  internal::SetFastPathForTesting(-1);
+  for (const std::string& src : {first, second, first, second}) {
+    bool taken = false;
+    const std::string out = Both(src, &taken);
+    EXPECT_TRUE(taken) << src;
+    EXPECT_NE(out.find("AD107 call 4:1"), std::string::npos) << src << out;
+    EXPECT_NE(out.find("AD107 call 5:1"), std::string::npos) << src << out;
+  }
+  // One round (one import line binds both) and two (two runs of imports).
+  const std::string one = Lines({"import torch as th, torch.cuda as tc", "th.cuda.synchronize()",
+                                 "tc.current_device()"});
+  const std::string two = Lines({"import torch as th", "x = 1", "import torch.cuda as tc",
+                                 "th.cuda.synchronize()", "tc.current_device()"});
+  for (const std::string& src : {one, two, one, two}) {
+    const std::string out = Both(src);
+    EXPECT_NE(out.find("AD107 call"), std::string::npos) << src << out;
+    EXPECT_NE(out.find("AD103 call"), std::string::npos) << src << out;
+  }
+  // Past the bound: every file binds a name of its own (and assigns one).
+  for (int k = 0; k < 300; ++k) {
+    const std::string alias = "t" + std::to_string(k);
+    const std::string src = "import torch as " + alias + "\nd" + alias + " = " + alias +
+                            ".cuda\n" + alias + ".cuda.synchronize()\nd" + alias +
+                            ".current_device()\n";
+    bool taken = false;
+    const std::string out = Both(src, &taken);
+    EXPECT_TRUE(taken) << src;
+    EXPECT_NE(out.find("AD107 call 3:1"), std::string::npos) << src << out;
+    EXPECT_NE(out.find("AD103 call 4:1"), std::string::npos) << src << out;
+  }
+}
+
+// LexMarked walks the lines left out eight at a time while none of the
+// eight is marked, for the smallest indent among them (the marker's): a gap
+// of every length up to 20, the line of the smallest indent (`def g():`,
+// which ends f's scope, so that `s` no longer resolves in g) at every place
+// in it (fails where a step of eight or the lines after it miss a line).
+TEST(ScanFastPath, GapsOfEveryLengthKeepTheirSmallestIndent) {
+  for (int length = 1; length <= 20; ++length) {
+    for (int at = 0; at < length; ++at) {
+      std::string src = "import torch\ndef f():\n    from torch.cuda import synchronize as s\n";
+      for (int k = 0; k < length; ++k) src += k == at ? "def g():\n" : "    pass\n";
+      src += "    s()\n";
+      bool taken = false;
+      const std::string out = Both(src, &taken);
+      EXPECT_TRUE(taken) << src;
+      EXPECT_EQ(out.find("AD107 call"), std::string::npos) << src << out;
+    }
+  }
+}
+
 // The resolver passes runs of tokens that only end a statement's start
 // (strings, numbers, dots, operators) in a loop of their own, but not the
 // first token of a line: a line that starts with a string or a number
@@ -822,9 +906,16 @@ TEST(NeedleSearch, WordsAtBlockBoundariesAndInsideWords) {
     }
     texts.push_back(t);
   }
+  // Whole words of 2 bytes and of no other length under 4: the kernel that
+  // tests that length alone (NextAvx2<true, true>, the Python fast path's).
+  const std::vector<std::pair<std::string, bool>> words2 = {
+      {"cuda", false}, {"import", true}, {"th", true},          {"tc", true},
+      {"cd", true},    {"nnx", false},   {"accelerator", false}, {"xpu", false}};
   for (const std::string& t : texts) {
     CheckSearch(needles, t, 0);
     CheckSearch(needles, "\xEF\xBB\xBF" + t, 3);  // after a BOM: no byte before the text
+    CheckSearch(words2, t, 0);
+    CheckSearch(words2, "\xEF\xBB\xBF" + t, 3);
   }
   // Only word needles; one bucket holds several of one length.
   CheckSearch({{"th", true}, {"tx", true}, {"ty", true}}, "with th the tx_ ty\nth", 0);

@@ -114,7 +114,8 @@ class NeedleSearch {
 
  private:
   size_t NextScalar(const char* p, size_t begin, size_t from, size_t i, size_t end) const;
-  template <bool kRaw>
+  // kWords2: the only whole words of 1-3 bytes are of 2 (none of 1 or 3).
+  template <bool kRaw, bool kWords2 = false>
   size_t NextAvx2(const char* p, size_t begin, size_t from, size_t end) const;
   // The start of a needle of `buckets` whose fingerprint is at `at` and
   // that matches in [from, end), or SIZE_MAX.
@@ -162,9 +163,16 @@ class NeedleSearch {
   bool rebuild_ = false;  // an Add changed a needle built: Build starts over
   bool avx2_ = false;
   bool raw_ = false;  // the AVX2 kernel may skip masking the low nibbles
-  // What Next runs, chosen by Build: 0 nothing (no needle), 1 NextScalar,
-  // 2 NextAvx2<false>, 3 NextAvx2<true> (one test a call, not four).
-  uint8_t kernel_ = 0;
+  // What Next runs, chosen by Build: NextNone (no needle), NextScalarFrom,
+  // NextAvx2<false>, NextAvx2<true> or NextAvx2<true, true> (one indirect
+  // call, where a switch over four asked up to three questions).
+  void ChooseKernel();  // sets kernel_ (Build's last step)
+  size_t NextNone(const char*, size_t, size_t, size_t end) const { return end; }
+  size_t NextScalarFrom(const char* p, size_t begin, size_t from, size_t end) const {
+    return NextScalar(p, begin, from, from, end);
+  }
+  size_t (NeedleSearch::*kernel_)(const char*, size_t, size_t, size_t) const =
+      &NeedleSearch::NextNone;
 };
 
 // Whether the scanners may skip what cannot hold a finding (their fast

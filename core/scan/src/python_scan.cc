@@ -22,6 +22,7 @@
 #endif
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "internal.h"
@@ -2248,23 +2249,24 @@ class PyLiterals {
 // fixtures and adversarial inputs). A file the skeleton gives up on, or
 // whose rules allow no needle list, takes the full path.
 //
-// Its costs, on the Python files of the 20 MB generated GPU tree (13.6 MB,
-// 232k lines, 614k brackets; `bench_vs_rg.py --size-mb 20 --callgrind
-// --language python`, callgrind over scan_native): 10.81 instructions a byte
-// in all (147.6M), of which the skeleton 2.75 (its loop with the
-// classification 2.2, Note [Skeleton loop]; 0.5 the strings and comments it
-// passes), the needle searches 1.6 (a match in dead text sends them on from
-// the end of its span: docstrings hold many), the resolver 1.8, the lexer
-// 1.3 and the literal rules 0.5 over the 8% of the bytes that are lexed
-// (22.8k of the lines, 240k tokens; the import lines are lexed and
-// resolved once, by the first search, Note [Import lines lexed once]: 0.4
-// of the lexer's and resolver's 3.1), the bookkeeping of
-// the marked lines (the first search's loop, LexMarked, the walks to
-// enclosing lines) 0.8, and the driver's checks, line numbers, the
-// searches' builds, the walk and start-up 1.9. The skeleton is the largest
-// single part, but even at nothing it would leave 8.06; the rest is spread
-// over work per line, per marked line and per token, with no one hot spot
-// (docs/scan.md, "Fast path costs").
+// Its costs, on the Python files of the 20 MB generated GPU tree
+// (corpus-20mb-1-python: 14.0 MB, 234k lines; callgrind over scan_native
+// --jobs 1, the whole process): 8.12 instructions a byte in all (114.0M),
+// of which the skeleton 2.26 (its loop with the classification 1.75, Note
+// [Skeleton loop]; the rest the strings and comments it passes), the needle
+// searches 1.04 (a match in dead text sends them on from the end of its
+// span; dead text is 8% of the bytes, 27k spans, none of 256 bytes or
+// more, so searching only the live text would not pay), the resolver 1.30,
+// the lexer 1.21 and the literal rules 0.49 over the lines that are lexed
+// (the import lines are lexed and resolved once, by the first search, Note
+// [Import lines lexed once]), and the rest 1.83: the bookkeeping of the
+// marked lines (the first search's loop, LexMarked, the walks to enclosing
+// lines), the driver's checks and line numbers (0.13 counting newlines),
+// the walk and start-up (the searches' builds 0.01 since Note [Searches
+// kept by their names]). The skeleton is the largest single part, but
+// even at nothing it would leave 5.9; the rest is spread over work per
+// line, per marked line and per token, with no one hot spot (docs/scan.md,
+// "Fast path costs": figures from an earlier, larger count).
 
 namespace {
 
@@ -3232,10 +3234,68 @@ size_t MarkHits(const NeedleSearch& search, std::string_view src, size_t begin,
 // pass: built once per thread for the needles it was built for (every file
 // of a scan asks for the same), and copied. It holds views of its own copy
 // of the needles, not of the rules'.
+//
+// Note [Searches kept by their names]: the names a file's imports bind are
+// added to a copy of that search, round by round, and the rounds search for
+// the names the resolver bound anew with a search of their own; each was
+// built for every file (577 builds, 1.3M instructions, on the Python files
+// of the 20 MB GPU tree, and a 4 KB copy of the first search for each of
+// its files, 0.22M). The files of a tree bind the same few names: a search
+// built is kept, keyed by the names added in each round and the rounds'
+// bounds (the same Adds and Builds from the same search make the same
+// tables), and the file searches with it where it can, copying nothing.
+// A kept search holds views of its own copy of the names it added (and of
+// those of the searches it was copied from, kept too); kMaxKept bounds the
+// memory (a new search past it is the file's own, as before).
+struct KeptSearch {
+  explicit KeptSearch(const NeedleSearch& from) : search(from) {}  // (not zeroed first)
+  std::vector<std::string> names;  // its views' bytes (reserved: never move)
+  NeedleSearch search;
+};
+
 struct FirstSearch {
+  static constexpr size_t kMaxKept = 256;
   std::vector<std::string> needles;
   NeedleSearch search;
   bool built = false, ok = false;
+  // The kept searches, reserved for kMaxKept when the first is made, so
+  // that none moves (and none is allocated on its own: 4 KB aligned), and
+  // by their keys.
+  std::vector<KeptSearch> searches;
+  std::unordered_map<std::string, const NeedleSearch*> kept;
+  std::string key;       // the file's key so far
+  NeedleSearch own;      // a search past kMaxKept
+  // The search the key names: `from` with `names` added (as whole words)
+  // and built; null when one cannot be added and `strict` (the caller
+  // takes the slow path). `from` stays valid while the kept searches do (or
+  // is `own`).
+  const NeedleSearch* Extend(const NeedleSearch& from, const std::string_view* names,
+                             size_t count, bool strict) {
+    auto it = kept.find(key);
+    if (it != kept.end()) return it->second;
+    if (searches.size() >= kMaxKept) {
+      NeedleSearch next = from;
+      for (size_t k = 0; k < count; ++k) {
+        if (!next.Add(names[k], true) && strict) return nullptr;
+      }
+      next.Build();
+      own = next;
+      return &own;
+    }
+    if (searches.capacity() < kMaxKept) searches.reserve(kMaxKept);
+    KeptSearch& entry = searches.emplace_back(from);
+    entry.names.reserve(count);
+    for (size_t k = 0; k < count; ++k) {
+      entry.names.emplace_back(names[k]);
+      if (!entry.search.Add(entry.names.back(), true) && strict) {
+        searches.pop_back();
+        return nullptr;
+      }
+    }
+    entry.search.Build();
+    kept.emplace(key, &entry.search);
+    return &entry.search;
+  }
 };
 
 // Note [Import lines lexed once]: the first search lexes and resolves the
@@ -3304,7 +3364,8 @@ struct FastScratch {
 
 // Lexes the marked regions into `toks` (Note [Fast path], step 2). Returns
 // false if the lexer fails (the skeleton would have given up first).
-// `marked` has one entry more than `regions`, set (a sentinel).
+// `marked` has eight entries more than `regions`, set (a sentinel, and the
+// rest of a load of eight from it).
 bool LexMarked(std::string_view src, const std::vector<Region>& regions,
                const std::vector<uint8_t>& marked, const FastScratch& fs,
                std::vector<ImportReplay>* replay, TokenBuffer<Tok>* toks, LexOutput* out) {
@@ -3334,10 +3395,28 @@ bool LexMarked(std::string_view src, const std::vector<Region>& regions,
         gap = true;
         gap_at = rs[i].start;
       }
+      // To the next marked line, or the one past the last (marked): eight
+      // a step while none of the eight is marked (one load asks), where a
+      // line a step cost 6.5 instructions (1.5M on the Python files of the
+      // 20 MB GPU tree, whose lines are most of them left out). `marked`
+      // has seven more entries, set, past its sentinel, for that load.
       uint16_t least = gap_indent;  // a blank line's indent is 0xFFFF
-      do {  // to the next marked line, or the one past the last (marked)
+      for (;;) {
+        uint64_t eight;
+        std::memcpy(&eight, ms + i, 8);
+        if (eight != 0) break;
+        uint16_t a = std::min(rs[i].indent, rs[i + 1].indent);
+        uint16_t b = std::min(rs[i + 2].indent, rs[i + 3].indent);
+        const uint16_t c = std::min(rs[i + 4].indent, rs[i + 5].indent);
+        const uint16_t d = std::min(rs[i + 6].indent, rs[i + 7].indent);
+        a = std::min(a, b);
+        b = std::min(c, d);
+        least = std::min(least, std::min(a, b));
+        i += 8;
+      }
+      for (; !ms[i]; ++i) {
         if (rs[i].indent < least) least = rs[i].indent;
-      } while (!ms[++i]);
+      }
       gap_indent = least;
       continue;
     }
@@ -3492,9 +3571,10 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
   }
   const std::vector<Region>& regions = fs.regions;
   Parents parents(&fs.regions, &fs.open, &fs.same);
-  // One more, marked: LexMarked's walk over the lines left out stops there.
-  fs.marked.assign(regions.size() + 1, 0);
-  fs.marked[regions.size()] = 1;
+  // One more, marked: LexMarked's walk over the lines left out stops there
+  // (and seven more for its loads of eight).
+  fs.marked.assign(regions.size() + 8, 1);
+  std::memset(fs.marked.data(), 0, regions.size());
   fs.names.clear();
   // One pass over the file for the needles and the names the file binds:
   // a line with `import` is lexed and resolved on its own as soon as it is
@@ -3505,6 +3585,8 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
     FirstSearch& first = fs.first;
     if (!first.built || first.needles != *statics) {
       first.needles = *statics;
+      first.kept.clear();
+      first.searches.clear();
       first.search = NeedleSearch();
       first.ok = true;
       for (const std::string& needle : first.needles) {
@@ -3515,7 +3597,8 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
       first.built = true;
     }
     if (!first.ok) return false;
-    NeedleSearch search = first.search;
+    const NeedleSearch* search = &first.search;
+    first.key.assign(1, '\2');  // (the rounds' keys start with '\3')
     const size_t n = src.size();
     size_t r = 0, span = 0;
     TokenBuffer<Tok>& one = fs.scratch_toks;  // an import line's tokens
@@ -3535,10 +3618,10 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
     fs.import_toks.clear();
     fs.import_ops.clear();
     fs.import_findings.clear();
-    for (size_t at = search.Next(src.data(), begin, begin, n); at < n;) {
+    for (size_t at = search->Next(src.data(), begin, begin, n); at < n;) {
       if (InDeadText(fs.dead, &span, at)) {
         // On from the span's end: a match that starts in it ends in it.
-        at = search.Next(src.data(), begin, fs.dead[span + 1], n);
+        at = search->Next(src.data(), begin, fs.dead[span + 1], n);
         continue;
       }
       r = RegionFrom(regions, r, at);
@@ -3599,15 +3682,20 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
         }
         pass.findings.clear();  // what it found is found again below, or replayed
         pass.suppressions.clear();
-        bool added = false;
+        const size_t had = fs.names.size();
         for (std::string_view name : fs.bound) {
           if (std::find(fs.names.begin(), fs.names.end(), name) != fs.names.end()) continue;
           if (fs.names.size() >= static_cast<size_t>(NeedleSearch::kMax) / 2) return false;
           fs.names.push_back(name);
-          if (!search.Add(name, true)) return false;
-          added = true;
+          first.key.append(name);
+          first.key.push_back('\0');
         }
-        if (added) search.Build();
+        if (fs.names.size() > had) {  // Note [Searches kept by their names]
+          first.key.push_back('\1');
+          search = first.Extend(*search, fs.names.data() + had, fs.names.size() - had,
+                                true);
+          if (search == nullptr) return false;
+        }
         if (!fs.bound.empty()) {  // their enclosing lines
           for (size_t k = block; k <= r; ++k) {
             if (regions[k].first == kNoToken) continue;
@@ -3619,7 +3707,7 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
           }
         }
       }
-      at = search.Next(src.data(), begin, resume, n);
+      at = search->Next(src.data(), begin, resume, n);
     }
   }
   const bool literals = rules.HasDetectors(Language::kPython);
@@ -3659,11 +3747,21 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
       if (fs.names.size() >= static_cast<size_t>(NeedleSearch::kMax)) return false;
       fs.names.push_back(b);
     }
-    if (fs.names.size() > known) {
-      NeedleSearch names;
-      for (size_t k = known; k < fs.names.size(); ++k) names.Add(fs.names[k], true);
-      names.Build();
-      if (MarkHits(names, src, begin, regions, fs.dead, &fs.marked) != 0) more = true;
+    if (fs.names.size() > known) {  // Note [Searches kept by their names]
+      FirstSearch& first = fs.first;
+      first.key.assign(1, '\3');
+      for (size_t k = known; k < fs.names.size(); ++k) {
+        first.key.append(fs.names[k]);
+        first.key.push_back('\0');
+      }
+      static const NeedleSearch empty = [] {
+        NeedleSearch none;
+        return none;
+      }();
+      const NeedleSearch* names =
+          first.Extend(empty, fs.names.data() + known, fs.names.size() - known, false);
+      if (names == nullptr) return false;
+      if (MarkHits(*names, src, begin, regions, fs.dead, &fs.marked) != 0) more = true;
     }
     // The enclosing lines of a binding (2: marked, and its enclosing lines
     // too). Its region is found from the last binding's on (the resolver
