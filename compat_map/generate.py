@@ -6,12 +6,12 @@
 
 Outputs (each opens with an @generated line naming its source):
 
-    python/anydev/_compat_table.py        the rows, for the runtime and the report
-    python/anydev/_scan_table.py          the fields of the rows `anydev scan` reads
+    python/anydev/_compat/table.py        the rows, for the runtime and the report
+    python/anydev/_migrate/scan_table.py  the fields of the rows `anydev scan` reads
     python/anydev/cuda/__init__.py(i)     shims for torch.cuda, and their stubs
     python/anydev/cuda/amp/__init__.py(i) shims for torch.cuda.amp
     python/anydev/xpu/__init__.py(i)      shims for torch.xpu
-    python/anydev/_legacy_accelerator.py  torch.accelerator.*_idx aliases
+    python/anydev/_compat/legacy_accelerator.py  torch.accelerator.*_idx aliases
     shims/include/anydev/compat/cuda.h    C++ [[deprecated]] forwarders in anydev::cuda
     shims/include/anydev/compat/xpu.h     C++ forwarders in anydev::xpu
     docs/migration-guide.md               the migration guide, with coverage in numbers
@@ -55,7 +55,7 @@ DETECTORS = {
     "cpp": ("cpp.device_type", "cpp.cuda_method", "cpp.is_cuda"),
 }
 # The newest PyTorch release the table's `since` claims were checked against
-# (tests/python/test_compat_versions.py); `since = "main"` means no release up
+# (tests/python/compat/test_compat_versions.py); `since = "main"` means no release up
 # to this one has the replacement.
 NEWEST_TORCH = "2.13"
 KINDS = ("call", "context_manager", "class", "attribute", "module", "decorator", "literal", "idiom")
@@ -187,7 +187,7 @@ def load_table() -> Table:
 
 
 def _signature_params(sig: str) -> list[str]:
-    return _runtime_module("_signature").params(sig).names
+    return _runtime_module("signature").params(sig).names
 
 
 def _cpp_params(sig: str) -> list[str]:
@@ -443,14 +443,14 @@ def py_str(s: str) -> str:
 
 @functools.lru_cache(maxsize=None)
 def _runtime_module(name: str) -> Any:
-    """A standard-library-only module of the runtime (python/anydev/<name>.py:
+    """A standard-library-only module of the compat layer (python/anydev/_compat/<name>.py:
     the deprecation wording, the signature reader), loaded by path: anydev
     itself cannot be imported before it is built."""
     import importlib.util
 
     # From the tree this script is in (not --root, which points at a table).
     here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    path = os.path.join(here, "python", "anydev", f"{name}.py")
+    path = os.path.join(here, "python", "anydev", "_compat", f"{name}.py")
     spec = importlib.util.spec_from_file_location(f"_anydev_generate{name}", path)
     module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
     spec.loader.exec_module(module)  # type: ignore[union-attr]
@@ -459,7 +459,7 @@ def _runtime_module(name: str) -> Any:
 
 def message(row: Row, shim_name: str) -> str:
     """The warning text: the legacy entry point, the replacement, the rule code."""
-    return _runtime_module("_compat_messages").legacy_message(row, shim_name)
+    return _runtime_module("messages").legacy_message(row, shim_name)
 
 
 def shim_module_of(row: Row) -> Optional[tuple[str, str]]:
@@ -469,7 +469,7 @@ def shim_module_of(row: Row) -> Optional[tuple[str, str]]:
     legacy = row.legacy
     for prefix, module in (("torch.cuda.amp.", "anydev.cuda.amp"), ("torch.cuda.", "anydev.cuda"),
                            ("torch.xpu.", "anydev.xpu"),
-                           ("torch.accelerator.", "anydev._legacy_accelerator")):
+                           ("torch.accelerator.", "anydev._compat.legacy_accelerator")):
         if legacy.startswith(prefix):
             rest = legacy[len(prefix):]
             if "." in rest:
@@ -545,12 +545,12 @@ SCAN_FIELDS = ("code", "language", "status", "legacy", "also", "covers", "detect
 
 
 def gen_scan_table(table: Table) -> str:
-    """python/anydev/_scan_table.py: what `anydev scan` reads of the table,
+    """python/anydev/_migrate/scan_table.py: what `anydev scan` reads of the table,
     in a form that loads in a small part of the time of the whole
     _compat_table (the start-up of `anydev scan`, benchmarks/python/bench_startup.py):
     NATIVE, the rows as the native RuleSet takes them; ROWS_TEXT, each row's
     SCAN_FIELDS in one line (parsed only for the rows with findings); OPT_IN.
-    The values are those of gen_table_module's Rows (tests/python/test_compat_table.py
+    The values are those of gen_table_module's Rows (tests/python/compat/test_compat_table.py
     checks)."""
     lines, opt_in = [], []
     for r in table.rows:
@@ -580,7 +580,7 @@ def gen_scan_table(table: Table) -> str:
     out = [f"# {GENERATED.format(src='*.toml')}",
            '"""The compat table as `anydev scan` reads it (Note [Scan table] in anydev/scan.py)."""',
            "",
-           "# Per row (in the order of anydev._compat_table.ROWS), the native RuleSet's",
+           "# Per row (in the order of anydev._compat.table.ROWS), the native RuleSet's",
            "# (code, language, kept, spellings, detector), as anydev.scan._native_rule makes them.",
            "NATIVE = ("]
     # As anydev.scan._native_rule makes them (each literal row's detector on).
@@ -662,7 +662,7 @@ MODULE_DOCS = {
                         "autocast: each entry point counts, warns, and raises\n"
                         "anydev.compat.NoEquivalentError naming PyTorch's replacement."),
     "anydev.xpu": ("torch.xpu", "Legacy ``torch.xpu`` entry points over anydev (see anydev.cuda)."),
-    "anydev._legacy_accelerator": ("torch.accelerator",
+    "anydev._compat.legacy_accelerator": ("torch.accelerator",
                                    "The deprecated ``torch.accelerator`` aliases, as forwarders."),
 }
 
@@ -681,7 +681,7 @@ def gen_shim_module(table: Table, module: str) -> tuple[str, str]:
     out = [f"# {GENERATED.format(src=', compat_map/'.join(srcs))}",
            f'"""{doc}\n"""',
            "",
-           "from anydev import _compat_runtime as _rt",
+           "from anydev._compat import shims as _rt",
            "",
            f"_M = _rt.ShimModule(__name__, {legacy_mod!r}, {retype!r})",
            ""]
@@ -785,7 +785,7 @@ def _pyi_sig_for_stub(row: Row) -> str:
     if not row.signature:
         return f"(*args: Any, **kwargs: Any) -> {returns}"
     try:
-        a = _runtime_module("_signature").parse(row.signature).args
+        a = _runtime_module("signature").parse(row.signature).args
     except ValueError:
         return f"(*args: Any, **kwargs: Any) -> {returns}"
     for arg in a.posonlyargs + a.args + a.kwonlyargs:
@@ -1188,12 +1188,12 @@ def gen_guide(table: Table) -> str:
 
 
 def outputs(table: Table) -> dict[str, str]:
-    files = {"python/anydev/_compat_table.py": gen_table_module(table),
-             "python/anydev/_scan_table.py": gen_scan_table(table)}
+    files = {"python/anydev/_compat/table.py": gen_table_module(table),
+             "python/anydev/_migrate/scan_table.py": gen_scan_table(table)}
     for module, path in (("anydev.cuda", "python/anydev/cuda/__init__"),
                          ("anydev.cuda.amp", "python/anydev/cuda/amp/__init__"),
                          ("anydev.xpu", "python/anydev/xpu/__init__"),
-                         ("anydev._legacy_accelerator", "python/anydev/_legacy_accelerator")):
+                         ("anydev._compat.legacy_accelerator", "python/anydev/_compat/legacy_accelerator")):
         code, stub = gen_shim_module(table, module)
         files[path + ".py"] = code
         if not module.startswith("anydev._"):

@@ -11,7 +11,7 @@ release, 2.1, 2.6 or 1.13); the rest is the file. For any input:
   file it cannot fix soundly), nothing else;
 - every skipped finding is one of the scanner's, with a reason; an applied
   one is the scanner's or one of a further round's rescans (what a rewrite
-  made a finding: Note [Rounds] in anydev/_fix/engine.py);
+  made a finding: Note [Rounds] in anydev/_migrate/fix/engine.py);
 - a Python file that parsed still parses after the fix (the fixer's own
   promise: it checks and refuses, so a failure here is a bug in that check);
 - a fix is a fixed point: scanning the fixed bytes and fixing them again

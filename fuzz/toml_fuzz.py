@@ -1,4 +1,4 @@
-"""Fuzzes anydev's TOML reader (anydev._toml, what reads pyproject.toml and
+"""Fuzzes anydev's TOML reader (anydev._common.toml, what reads pyproject.toml and
 anydev.toml) against the standard library's tomllib with atheris: for any
 bytes, the reader gives the value tomllib gives, or refuses a document that
 tomllib refuses too (it may refuse more: the caller then asks tomllib, Note
@@ -17,9 +17,9 @@ if __name__ == "__main__":
     import atheris
 
     with atheris.instrument_imports():
-        from anydev import _toml
-else:  # tests/python/test_toml.py takes `same` from here
-    from anydev import _toml
+        from anydev._common import toml as _toml
+else:  # tests/python/common/test_toml.py takes `same` from here
+    from anydev._common import toml as _toml
 
 
 def same(a, b) -> bool:

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes a small runnable Python project that mixes legacy torch.cuda API calls,
 device literals and the availability idiom in the shapes real code has, with its
-own tests, for tests/python/test_fix_generated_repo.py (``anydev fix`` at
+own tests, for tests/python/fix/test_fix_generated_repo.py (``anydev fix`` at
 targets 2.1 and 2.13, the project's tests run before and after).
 
     python tests/gen_literal_repo.py --out /tmp/repo [--modules 6]

@@ -227,15 +227,15 @@ fi
 pytest_counts() { grep -E '^(=+ )?[0-9]+ (passed|failed|skipped|error)' "$1" | tail -n 1 | tr -d '='; }
 if ((cuda_available)); then
   if run_logged py_conformance_cuda 900 env ANYDEV_ACCELERATOR=cuda "$python" -m pytest -q \
-      -p no:cacheprovider -rs "$root/tests/python/test_accelerator_conformance.py" \
-      "$root/tests/python/test_vendor_backends.py" "$root/tests/python/test_graph.py"; then
+      -p no:cacheprovider -rs "$root/tests/python/runtime/test_accelerator_conformance.py" \
+      "$root/tests/python/runtime/test_vendor_backends.py" "$root/tests/python/runtime/test_graph.py"; then
     note "Python conformance (cuda)" "PASS: $(pytest_counts "$logs/py_conformance_cuda.log")"
   else
     fail "Python conformance (cuda)" "$(pytest_counts "$logs/py_conformance_cuda.log") ($logs/py_conformance_cuda.log)"
   fi
 else
   if run_logged py_vendor 600 "$python" -m pytest -q -p no:cacheprovider -rs \
-      "$root/tests/python/test_vendor_backends.py"; then
+      "$root/tests/python/runtime/test_vendor_backends.py"; then
     note "Python vendor tests" "PASS: $(pytest_counts "$logs/py_vendor.log") (no cuda device)"
   else
     fail "Python vendor tests" "$(pytest_counts "$logs/py_vendor.log") ($logs/py_vendor.log)"

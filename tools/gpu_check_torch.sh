@@ -30,7 +30,7 @@ line "pytorch" "$tver (CUDA $tcuda), is_available=$tavail, $tcount device(s)"
 
 # 1. The adapter's tests (they cover both modes).
 if timeout 900 "$python" -m pytest -q -p no:cacheprovider -rs \
-    tests/python/test_torch_adapter.py >"$logs/pytest.log" 2>&1; then
+    tests/python/pytorch/test_torch_adapter.py >"$logs/pytest.log" 2>&1; then
   line "tests" "PASS: $(grep -E '^[0-9]+ (passed|failed)' "$logs/pytest.log" | tail -n 1)"
 else
   line "tests" "FAIL: $(grep -E '[0-9]+ (passed|failed)' "$logs/pytest.log" | tail -n 1) ($logs/pytest.log)"

@@ -41,7 +41,7 @@ PROOFS = os.path.join(ROOT, "compat_map", "proofs.json")
 OLD_PYTHON = "/usr/bin/python3"
 CHILD_TIMEOUT_S = 600
 
-# --- call forms: shared with tests/python/test_compat_versions.py --------------------
+# --- call forms: shared with tests/python/compat/test_compat_versions.py --------------------
 
 # Sample argument values by parameter name (source text); "{dev}" is the legacy
 # module's device type (cuda, xpu).
@@ -397,7 +397,7 @@ def torch_version_of(python: str) -> Optional[str]:
 
 
 def proof_rows() -> list:
-    from anydev import _compat_table  # noqa: PLC0415
+    from anydev._compat import table as _compat_table  # noqa: PLC0415
     return [r for r in _compat_table.ROWS
             if r.language == "python" and r.status == "deprecated" and r.fix in ("safe", "unsafe")]
 
@@ -480,7 +480,7 @@ def rewrite(src: str, code: str) -> tuple[Optional[str], Optional[str]]:
 
 def _is_guard(code: str) -> bool:
     """An availability or count check: it moves with the literals of its unit."""
-    from anydev import _compat_table  # noqa: PLC0415
+    from anydev._compat import table as _compat_table  # noqa: PLC0415
     row = _compat_table.ROWS_BY_CODE.get(code)
     return row is not None and row.replacement in ("torch.accelerator.is_available",
                                                    "torch.accelerator.device_count")
@@ -535,7 +535,7 @@ LITERAL_CASES: dict[str, list[tuple[str, str]]] = {
 
 
 def literal_rows() -> list:
-    from anydev import _compat_table  # noqa: PLC0415
+    from anydev._compat import table as _compat_table  # noqa: PLC0415
     return [r for r in _compat_table.ROWS if r.language == "python" and r.status == "literal"]
 
 

@@ -37,7 +37,7 @@ else
     [[ -e $site/$m ]] && ln -s "$site/$m" "$links/$m"
   done
   PYTHONPATH="$root/$links" "$old_py" -m pytest -q -p no:cacheprovider \
-    tests/python/test_torch_adapter.py || status=1
+    tests/python/pytorch/test_torch_adapter.py || status=1
 fi
 
 # The shipped artefact on its own: the manylinux wheel in a fresh venv of the

@@ -4,7 +4,7 @@
 # and tries it there as a user would: `anydev version`, `doctor`, `scan`,
 # `fix --diff`, `rule`, the Python API on the simulated accelerator, and
 # `anydev demo`. With --cli-tests it also runs the CLI and packaging tests
-# (tests/python/test_cli.py, test_packaging.py) against the installed wheel,
+# (tests/python/cli/test_cli.py, test_packaging.py) against the installed wheel,
 # with --suite the whole Python suite (tests/python; tests that need PyTorch
 # skip, since torch==2.13.0 exists for Python 3.11 only here).
 #
@@ -34,7 +34,7 @@ wheels=()
 while (($#)); do
   case $1 in
     --suite) suite=1; tests=(tests/python) ;;
-    --cli-tests) suite=1; tests=(tests/python/test_cli.py tests/python/test_packaging.py) ;;
+    --cli-tests) suite=1; tests=(tests/python/cli/test_cli.py tests/python/test_packaging.py) ;;
     --python)
       (($# >= 2)) || { say "--python needs an interpreter"; exit 2; }
       python=$2; shift ;;

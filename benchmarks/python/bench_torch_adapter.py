@@ -29,7 +29,7 @@ import warnings
 import torch
 import torch.cuda
 
-from anydev import _torch_adapter as adapter
+from anydev._torch import adapter
 from anydev.compat import LegacyAPIWarning
 
 

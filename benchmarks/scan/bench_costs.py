@@ -24,7 +24,7 @@ ratios are read, not asserted.
 - glob: a `*a*a*...*b` .gitignore line against ever longer names (a
   backtracking matcher is exponential in the stars; this one is linear in
   the name);
-- TOML: anydev's own reader of pyproject.toml (anydev/_toml.py) on a key of N
+- TOML: anydev's own reader of pyproject.toml (anydev/_common/toml.py) on a key of N
   dotted parts and on a header of N parts with N keys under it (tomllib is
   quadratic in both: 20,000 parts took 7 s);
 - memory: the peak resident memory a child process adds while it scans a
@@ -45,7 +45,8 @@ import sys
 import tempfile
 import time
 
-from anydev import _C, _toml
+from anydev import _C
+from anydev._common import toml as _toml
 from anydev.scan import scan_source
 
 
@@ -112,7 +113,8 @@ elif mode == "whole":  # the whole result at once
     n = len(scan.scan_paths([root], jobs=1).findings)
 else:  # `anydev scan --format FORMAT`, its report to /dev/null
     import os
-    from anydev import _scan_cli, _scan_formats, cli
+    from anydev._cli import main as cli, scan as _scan_cli
+    from anydev._migrate import formats as _scan_formats
     fmt = mode.split()[1]
     out = os.dup(1)
     os.dup2(os.open(os.devnull, os.O_WRONLY), 1)

@@ -30,11 +30,10 @@ _LAZY = {
     "Event": "_C", "OutOfMemoryError": "_C", "Stream": "_C", "device": "_C",
     "device_count": "_C", "get_device_properties": "_C", "is_available": "_C",
     "synchronize": "_C",
-    "Buffer": "_memory", "HostBuffer": "_memory", "empty_cache": "_memory",
-    "get_memory_info": "_memory", "max_memory_allocated": "_memory",
-    "max_memory_reserved": "_memory", "memory_allocated": "_memory",
-    "memory_reserved": "_memory", "memory_stats": "_memory",
-    "reset_accumulated_memory_stats": "_memory", "reset_peak_memory_stats": "_memory",
+    **dict.fromkeys(("Buffer", "HostBuffer", "empty_cache", "get_memory_info",
+                     "max_memory_allocated", "max_memory_reserved", "memory_allocated",
+                     "memory_reserved", "memory_stats", "reset_accumulated_memory_stats",
+                     "reset_peak_memory_stats"), "_runtime.memory"),
 }
 
 if _os.environ.get("ANYDEV_REPORT"):

@@ -2,6 +2,6 @@
 
 import sys
 
-from .cli import command
+from ._cli.main import command
 
 command(getattr(sys, "orig_argv", [])[1:3] == ["-m", "anydev"])

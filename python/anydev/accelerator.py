@@ -12,10 +12,10 @@ from __future__ import annotations
 import sys as _sys
 
 from . import _C
-from . import _accelerator_memory as memory
+from ._runtime import accelerator_memory as memory
 from ._C import _fast
-from ._accelerator_memory import *  # noqa: F401,F403
-from ._graph import Graph
+from ._runtime.accelerator_memory import *  # noqa: F401,F403
+from ._runtime.graph import Graph
 
 # `anydev.accelerator.memory` is importable, as torch.accelerator.memory.
 _sys.modules[__name__ + ".memory"] = memory
@@ -117,7 +117,7 @@ def __getattr__(name: str):
     # The deprecated aliases are table-generated forwarders (counted, warned
     # once per call site); loaded on first use so `import anydev` stays cheap.
     if name in ("current_device_idx", "set_device_idx"):
-        from . import _legacy_accelerator
+        from ._compat import legacy_accelerator as _legacy_accelerator
 
         return getattr(_legacy_accelerator, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

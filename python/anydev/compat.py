@@ -48,7 +48,8 @@ import warnings
 from dataclasses import dataclass
 from typing import Iterator, Optional
 
-from . import _C, _config
+from . import _C
+from ._common import config as _config
 
 __all__ = [
     "LegacyAPIError",
@@ -103,7 +104,7 @@ class _Rule:
         return g.match(file)
 
     def _glob(self) -> Optional[_config.Glob]:
-        # gitignore-style (anydev._config), compiled on first use
+        # gitignore-style (anydev._common.config), compiled on first use
         g = self.__dict__.get("_compiled", _UNSET)
         if g is _UNSET:
             if self.module is not None:
@@ -153,7 +154,7 @@ def _parse_env(value: str) -> list[_Rule]:
 
 
 def _find_pyproject(start: str) -> Optional[str]:
-    """The configuration file that applies at ``start`` (see anydev._config)."""
+    """The configuration file that applies at ``start`` (see anydev._common.config)."""
     try:
         return _config.find(start)
     except _config.ConfigError as e:
@@ -174,7 +175,7 @@ def _pyproject_rules(file: str) -> list[_Rule]:
 
 def _load_pyproject(path: str) -> list[_Rule]:
     """The rules of ``legacy`` and ``legacy-override`` in one configuration
-    file, read by the one reader (anydev._config); unknown keys warn once."""
+    file, read by the one reader (anydev._common.config); unknown keys warn once."""
     try:
         cfg = _config.load_file(path).check(("legacy", "legacy-override"))
     except _config.ConfigError as e:

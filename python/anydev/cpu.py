@@ -1,8 +1,8 @@
 """The cpu device module: the device API of type `cpu`, whatever the current
-accelerator is (see ``anydev._device_module``)."""
+accelerator is (see ``anydev._runtime.device_module``)."""
 
 from __future__ import annotations
 
-from ._device_module import populate as _populate
+from ._runtime.device_module import populate as _populate
 
 _populate(globals(), "cpu")

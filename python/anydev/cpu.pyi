@@ -1,5 +1,5 @@
 """Type stubs of anydev.cpu: the device API of type `cpu`, whatever the
-current accelerator is (built by anydev._device_module.populate)."""
+current accelerator is (built by anydev._runtime.device_module.populate)."""
 
 from typing import Any, Optional, Union
 

@@ -59,7 +59,7 @@ C++ classes
     fixer cannot tell, a guard whose arguments are not visible, a constructor
     the replacement lacks and a member of the object that the replacement lacks
     (``g.set_device(d)``, ``graph.capture_begin(pool, mode)``) leave the code
-    as it is, with the reason. tests/python/test_fix_cpp_compile.py compiles
+    as it is, with the reason. tests/python/fix/test_fix_cpp_compile.py compiles
     every form against PyTorch's headers.
 C++ includes
     The headers a rewrite needs (``<ATen/DeviceAccelerator.h>`` for
@@ -84,15 +84,15 @@ found under), nor when it has other hard links, nor when it changed after it
 was scanned or read. Running the fixer twice changes nothing the second time.
 
 Layout: this module is the public face; the fixer itself is the package
-:mod:`anydev._fix`, one module per language, rule family and concern (its
+:mod:`anydev._migrate.fix`, one module per language, rule family and concern (its
 docstring and docs/architecture.md list them).
 """
 
 from __future__ import annotations
 
-from ._compat_table import ROWS_BY_CODE, ROWS_BY_LEGACY, Row
-from ._fix.engine import FileResult, FixResult, fix_paths, fix_source, unified_diff
-from ._fix.templates import render_template
+from ._compat.table import ROWS_BY_CODE, ROWS_BY_LEGACY, Row
+from ._migrate.fix.engine import FileResult, FixResult, fix_paths, fix_source, unified_diff
+from ._migrate.fix.templates import render_template
 
 __all__ = ["FileResult", "FixResult", "fix_paths", "fix_source", "render_template",
            "unified_diff"]

@@ -25,7 +25,7 @@ Each process has an ``id`` (random, new in every process, a forked child
 included), so merging the same report twice counts it once. Under
 ``anydev run`` every process of the run writes its counts (spawned, forked
 and forkserver children, subprocesses of the same Python: see
-:mod:`anydev._run_child`) and the run's report merges them.
+:mod:`anydev._cli.run_child`) and the run's report merges them.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ import uuid
 from typing import Any, Iterable, Optional
 
 from . import _C
-from ._files import replace_atomically
+from ._common.files import replace_atomically
 
 __all__ = ["ReportError", "expand_path", "load", "merge", "parse", "render", "snapshot",
            "write"]
@@ -52,12 +52,12 @@ VERSION = 1
 _started = _dt.datetime.now(_dt.timezone.utc)
 _process_id = uuid.uuid4().hex
 # The folder the children of an `anydev run` write their reports to, in the
-# run's own process (anydev._run_child sets it); None elsewhere.
+# run's own process (anydev._cli.run_child sets it); None elsewhere.
 _children_dir: Optional[str] = None
 
 
 def _new_process() -> None:
-    """Gives a forked child its own id and start time (see anydev._run_child)."""
+    """Gives a forked child its own id and start time (see anydev._cli.run_child)."""
     global _process_id, _started
     _process_id = uuid.uuid4().hex
     _started = _dt.datetime.now(_dt.timezone.utc)
@@ -343,7 +343,7 @@ def render(report: dict[str, Any], fmt: str = "text", root: Optional[str] = None
 
 def _seen_by(c: dict[str, Any]) -> str:
     """` (build 2, scan 1)`: which sources saw a merged call site (see
-    anydev._build_log); "" for a plain runtime call."""
+    anydev._migrate.build_log); "" for a plain runtime call."""
     seen = c.get("seen_by")
     if not isinstance(seen, dict) or not seen:
         return ""
@@ -369,8 +369,9 @@ def _sarif_message(c: dict[str, Any]) -> str:
 
 
 def _sarif(report: dict[str, Any], root: str) -> dict[str, Any]:
-    from . import __version__
-    from ._compat_table import ROWS_BY_CODE
+    from ._compat.table import ROWS_BY_CODE
+
+    version = _C._version()  # anydev.__version__
 
     rules: list[dict[str, Any]] = []
     index: dict[str, int] = {}
@@ -411,7 +412,7 @@ def _sarif(report: dict[str, Any], root: str) -> dict[str, Any]:
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
         "runs": [{
-            "tool": {"driver": {"name": "anydev", "version": __version__,
+            "tool": {"driver": {"name": "anydev", "version": version,
                                 "informationUri": "https://github.com/anydev/anydev",
                                 "rules": rules}},
             "results": results,

@@ -6,7 +6,7 @@ Python and C/C++/CUDA/HIP sources.
     for f in result.findings:
         print(f.path, f.line, f.column, f.rule, f.symbol, "->", f.replacement)
 
-The rules are the rows of the compat table (``anydev._compat_table.ROWS``):
+The rules are the rows of the compat table (``anydev._compat.table.ROWS``):
 every ``deprecated`` row is a rule named by its code; ``kept`` rows are never
 findings (they still win the longest-prefix match, so
 ``torch.cuda.memory.empty_cache`` is covered by the kept module row
@@ -79,7 +79,7 @@ the call's closing ``)``. ``symbol`` is the table spelling matched
 A suppression comment on the line where a finding starts drops it:
 ``# anydev: ignore``, ``# anydev: ignore[AD101]``,
 ``// anydev: ignore[AD101, AD6]`` (codes or code prefixes), and in Python
-ruff's ``# noqa`` and ``# noqa: AD101`` (see :mod:`anydev._noqa`).
+ruff's ``# noqa`` and ``# noqa: AD101`` (see :mod:`anydev._migrate.noqa`).
 
 Files that are not sound to scan are reported as :class:`ScanError` and the
 run goes on: a file over ``max_file_size`` (skipped), a binary file (NUL bytes)
@@ -104,10 +104,10 @@ if TYPE_CHECKING:  # `typing` and `dataclasses` cost `anydev scan` start-up
     from typing import Callable, Iterable, Iterator, Optional, Sequence, Union
 
     _NO_LIST: list = []
-else:  # the same classes, made without importing dataclasses (anydev/_record.py)
-    from ._record import _MISSING as _NO_LIST  # a default_factory's "not given"
-    from ._record import field
-    from ._record import record as dataclass
+else:  # the same classes, made without importing dataclasses (anydev/_migrate/record.py)
+    from ._migrate.record import _MISSING as _NO_LIST  # a default_factory's "not given"
+    from ._migrate.record import field
+    from ._migrate.record import record as dataclass
 
 __all__ = [
     "Finding",
@@ -155,7 +155,7 @@ class Finding:
     text: str
     language: str  # "python" | "cpp"
 
-    # Written out, not made by exec: Note [Written-out __init__] in anydev/_record.py.
+    # Written out, not made by exec: Note [Written-out __init__] in anydev/_migrate/record.py.
     def __init__(self, path: str, line: int, column: int, end_line: int, end_column: int,
                  symbol: str, replacement: str, rule: str, fix: str, message: str, kind: str,
                  start: int, end: int, call_end: Optional[int], text: str,
@@ -374,7 +374,7 @@ def scan_source(
     findings = [_finding(path, t, rows[t[0]]) for t in raw if keep(rows[t[0]].code)]
     errors = [ScanError(path, message, line) for message, line in errs]
     if findings and noqa:  # a comment mentions noqa (no other can drop a finding)
-        from . import _noqa  # `# noqa` comments (ruff's convention)
+        from ._migrate import noqa as _noqa  # `# noqa` comments (ruff's convention)
 
         findings = _noqa.filter_findings(findings, lambda p: data)
     return findings, errors
@@ -385,7 +385,7 @@ def rule_filter(select: Optional[Iterable[str]] = None,
     """Returns a predicate on rule codes for ``select``/``ignore`` (see
     :func:`scan_paths`); ValueError names an entry that is not a code or a
     prefix of one."""
-    from ._scan_table import NATIVE, OPT_IN  # Note [Scan table]
+    from ._migrate.scan_table import NATIVE, OPT_IN  # Note [Scan table]
 
     codes = [t[0] for t in NATIVE]
     sel = [""] if select is None else _prefixes(select, codes, "select")
@@ -428,7 +428,7 @@ def _make_builder():
     allows between classes of the same layout: about 0.3 us, and the result is
     an ordinary frozen Finding.
     """
-    from ._record import make_twin
+    from ._migrate.record import make_twin
 
     if _SLOTS:
         twin = make_twin(Finding, "_FindingTwin", _twin_init)
@@ -459,7 +459,7 @@ _state: dict = {}
 
 
 def _table():
-    from . import _compat_table
+    from ._compat import table as _compat_table
 
     return _compat_table
 
@@ -472,7 +472,7 @@ def _native():
 
 class _Rule(tuple):
     """A row of the compat table as the scanner reads it: the fields of
-    ``anydev._compat_table.Row`` named in ``anydev._scan_table.SCAN_FIELDS``,
+    ``anydev._compat.table.Row`` named in ``anydev._migrate.scan_table.SCAN_FIELDS``,
     by the same names (``message_for`` and the fixer take either)."""
 
     __slots__ = ()
@@ -490,7 +490,7 @@ class _Rule(tuple):
 
 class _Rows:
     """The rows as _Rule, in the table's order, each parsed from
-    anydev._scan_table.ROWS_TEXT when first asked for (a scan asks for the
+    anydev._migrate.scan_table.ROWS_TEXT when first asked for (a scan asks for the
     rows of its findings): Note [Scan table]."""
 
     __slots__ = ("_text", "_made")
@@ -516,10 +516,10 @@ class _Rows:
 
 
 def _scan_rows() -> _Rows:
-    """The rows as _Rule (anydev._scan_table: Note [Scan table])."""
+    """The rows as _Rule (anydev._migrate.scan_table: Note [Scan table])."""
     rows = _state.get("scan_rows")
     if rows is None:
-        from ._scan_table import ROWS_TEXT
+        from ._migrate.scan_table import ROWS_TEXT
 
         rows = _state["scan_rows"] = _Rows(ROWS_TEXT)
     return rows
@@ -527,20 +527,20 @@ def _scan_rows() -> _Rows:
 
 def _keep_rows(keep: Callable[[str], bool]) -> list[bool]:
     """Per rule of the native RuleSet, whether ``keep`` keeps its findings."""
-    from ._scan_table import NATIVE
+    from ._migrate.scan_table import NATIVE
 
     return [keep(t[0]) for t in NATIVE]
 
 
 # Note [Scan table]: `anydev scan` reads ten fields of each row of the compat
-# table; importing the whole of anydev._compat_table (notes, signatures,
+# table; importing the whole of anydev._compat.table (notes, signatures,
 # templates, proofs: 290 Row calls) was a tenth of its start-up
 # (benchmarks/python/bench_startup.py). compat_map/generate.py also writes
-# anydev._scan_table: the rows as the native RuleSet takes them (NATIVE: what
+# anydev._migrate.scan_table: the rows as the native RuleSet takes them (NATIVE: what
 # _native_rule makes of the Rows), the opt-in codes, and those ten fields of
 # each row as one line of text, which _Rows parses for the rows of the
 # findings only (a line loads as one string; a tuple of ten, as eleven
-# objects). tests/python/test_compat_table.py checks that they are the
+# objects). tests/python/compat/test_compat_table.py checks that they are the
 # table's. The fixer's callers of _rules() still get the table's own Rows.
 
 
@@ -559,8 +559,8 @@ def _scan_rules(keep: Optional[Callable[[str], bool]] = None):
 def _native_rules(keep: Optional[Callable[[str], bool]] = None):
     """The native RuleSet, without the detectors of the literal rules ``keep``
     drops; the rows as _native_rule makes them come precomputed
-    (``anydev._scan_table.NATIVE``)."""
-    from ._scan_table import NATIVE
+    (``anydev._migrate.scan_table.NATIVE``)."""
+    from ._migrate.scan_table import NATIVE
 
     off = frozenset() if keep is None else frozenset(
         t[0] for t in NATIVE if t[4] and not keep(t[0]))
@@ -1060,7 +1060,7 @@ class _Report:
         finding was lexed, so no other file has a directive that could drop one."""
         if not self.noqa:
             return
-        from . import _noqa  # `# noqa` comments (ruff's convention)
+        from ._migrate import noqa as _noqa  # `# noqa` comments (ruff's convention)
 
         for i, name in self.noqa:
             found = self._file_findings(i)

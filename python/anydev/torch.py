@@ -5,15 +5,15 @@ scope from ``[tool.anydev]`` in the nearest pyproject.toml, else the
 ``__main__`` script) and backports the ``torch.accelerator`` functions this
 PyTorch lacks. Call :func:`install` to choose the mode or the scope (it
 reinstalls), :func:`uninstall` to put every original object back. See
-``docs/torch.md`` and :mod:`anydev._torch_adapter`.
+``docs/torch.md`` and :mod:`anydev._torch.adapter`.
 
     import anydev.torch                                   # observe, default scope
     anydev.torch.install(mode="forward", packages=["myproj"])
     anydev.torch.uninstall()
 """
 
-from ._torch_adapter import MODES, ScopeError, install, installed, status, uninstall
-from ._torch_backport import NAMES as BACKPORT_NAMES
+from ._torch.adapter import MODES, ScopeError, install, installed, status, uninstall
+from ._torch.backport import NAMES as BACKPORT_NAMES
 from .cpp_extension import extra_compile_args  # C++ extensions: docs/compat.md
 
 __all__ = ["BACKPORT_NAMES", "MODES", "ScopeError", "extra_compile_args", "install",

@@ -140,7 +140,7 @@ def run_cli(*argv: str) -> tuple[int, str, str]:
     from contextlib import redirect_stderr, redirect_stdout
     import io
 
-    from anydev import cli
+    from anydev._cli import main as cli
 
     out, err = io.StringIO(), io.StringIO()
     with redirect_stdout(out), redirect_stderr(err):

@@ -9,7 +9,7 @@ Device-specific entry points that PyTorch keeps (rule 4) are here too, without
 a warning; those anydev cannot answer raise NotImplementedError.
 """
 
-from anydev import _compat_runtime as _rt
+from anydev._compat import shims as _rt
 
 _M = _rt.ShimModule(__name__, 'torch.cuda', 'cuda')
 

@@ -2,7 +2,7 @@
 """Legacy ``torch.xpu`` entry points over anydev (see anydev.cuda).
 """
 
-from anydev import _compat_runtime as _rt
+from anydev._compat import shims as _rt
 
 _M = _rt.ShimModule(__name__, 'torch.xpu', 'xpu')
 

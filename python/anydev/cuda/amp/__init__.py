@@ -4,7 +4,7 @@ autocast: each entry point counts, warns, and raises
 anydev.compat.NoEquivalentError naming PyTorch's replacement.
 """
 
-from anydev import _compat_runtime as _rt
+from anydev._compat import shims as _rt
 
 _M = _rt.ShimModule(__name__, 'torch.cuda.amp', 'cuda')
 

@@ -1,0 +1,110 @@
+"""Rewrites of C++ calls and references (templates bound to the legacy
+signature's parameters), the driver of a C++ file: classes are
+anydev._migrate.fix.cpp_classes, includes and using-declarations anydev._migrate.fix.cpp_includes."""
+
+from __future__ import annotations
+
+import re
+from typing import Optional
+
+from anydev import scan as _scan
+from anydev._compat.table import Row
+from .cpp_classes import _CPP_CLASSES, _cpp_class_edits, _cpp_construction
+from .cpp_includes import _cpp_include_edits, _fix_cpp_usings
+from .cpp_lex import _cpp_code_mask, _cpp_items, _cpp_param_names
+from .edits import _Edit, _Edits, _arg_edits
+from .rows import _allowed, _renamable, _row_of
+from .templates import _call_form, _render_items, render_template, unplaced_arguments
+from .text import _Text
+
+
+def _fix_cpp(text: _Text, findings: list[_scan.Finding], unsafe: bool, path: str
+             ) -> tuple[str, list[_scan.Finding], list[tuple[_scan.Finding, str]]]:
+    edits = _Edits(text.text)
+    mask = _cpp_code_mask(text.text)
+    applied: list[_scan.Finding] = []
+    skipped: list[tuple[_scan.Finding, str]] = []
+    usings: list[_scan.Finding] = []
+    work = []
+    for f in findings:
+        start, end = text.index_of_byte(f.start), text.index_of_byte(f.end)
+        call_end = text.index_of_byte(f.call_end) if f.call_end is not None else None
+        extent = (call_end or end) - start
+        row = _row_of(f)
+        if f.kind != "import" and row is not None and row.kind == "class" and \
+                row.replacement in _CPP_CLASSES:
+            # a constructor's arguments are rewritten with the class name:
+            # after the rewrites inside them
+            cons = _cpp_construction(text.text, mask, start, end)
+            if cons is not None and cons[2] >= 0:
+                extent = cons[2] + 1 - start
+        work.append((extent, start, end, call_end, f))
+    work.sort(key=lambda w: (w[0], w[1]))
+    for _, start, end, call_end, f in work:
+        row = _row_of(f)
+        why = f"{f.symbol} is not in the compat table" if row is None else _allowed(row, unsafe)
+        if why is None and f.kind == "import":
+            usings.append(f)
+            continue
+        new: list[_Edit] = []
+        if why is None:
+            assert row is not None
+            if row.kind == "class" and row.replacement in _CPP_CLASSES and _renamable(row) and \
+                    not re.match(r"\s*::", text.text[end:end + 64]):
+                why, new = _cpp_class_edits(text.text, mask, edits, start, end, row)
+            elif f.kind == "call" and call_end is not None and row.template is not None:
+                why, new = _cpp_call(text.text, edits, start, end, call_end, row, text.newline)
+            elif f.kind != "call" and re.match(r"\s*::", text.text[end:end + 64]):
+                why = (f"a member of `{f.text}` is used, which {row.replacement or 'the replacement'} "
+                       "may not have; rewrite by hand")
+            elif f.kind != "call" and not _renamable(row):
+                why = (f"{row.code}: a reference that is not a call cannot carry the arguments "
+                       f"{row.replacement or 'the replacement'} needs; rewrite it by hand")
+            elif not row.replacement:
+                why = f"{row.code} has no replacement"
+            else:
+                new = [_Edit(start, end, row.replacement)]
+        if why is None and edits.conflicts(new):
+            why = "overlaps another rewrite; run the fixer again"
+        if why is None:
+            edits.add(new)
+            applied.append(f)
+        else:
+            skipped.append((f, why))
+    if usings:
+        _fix_cpp_usings(text, edits, usings, applied, skipped, path)
+    edits.add(_cpp_include_edits(text, edits, mask))
+    return edits.apply(), applied, skipped
+
+
+def _cpp_call(text: str, edits: _Edits, start: int, end: int, call_end: int, row: Row,
+              newline: str) -> tuple[Optional[str], list[_Edit]]:
+    assert row.template is not None
+    open_idx = text.find("(", end, call_end)
+    close_idx = call_end - 1
+    if open_idx < 0:
+        return "could not locate the call's arguments", []
+    items, has_comment = _cpp_items(text, open_idx, close_idx)
+    names = _cpp_param_names(row.signature)
+    if names is None:
+        if items:
+            return f"{row.code}: the legacy call has overloads; rewrite by hand", []
+        names = []
+    if len(items) > len(names):
+        return f"more arguments than {row.legacy}{row.signature or '()'} takes; rewrite by hand", []
+    O_norm = [edits.render(s, e) for s, e in items]
+    bound = dict(zip(names, O_norm))
+    lost = unplaced_arguments(row.template, bound)
+    if lost:
+        return lost, []
+    form = _call_form(row.template)
+    if form is None:
+        if has_comment:
+            return "the call has comments among its arguments; rewrite by hand", []
+        return None, [_Edit(start, call_end, render_template(row.template, bound, ", ".join(O_norm)))]
+    head, t_items = form
+    R = _render_items(t_items, bound, O_norm)
+    if R != O_norm and has_comment:
+        return "the call has comments among its arguments; rewrite by hand", []
+    out = [_Edit(start, end, head)] if text[start:end] != head else []
+    return None, out + _arg_edits(text, items, O_norm, R, open_idx, close_idx, newline)

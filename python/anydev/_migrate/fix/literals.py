@@ -1,0 +1,707 @@
+"""The fixer of device literals and idioms (the AD9xx rows of
+compat_map/literals.toml): ``"cuda"`` in device positions, the availability
+idiom, ``.cuda()``, ``.is_cuda``, ``"nccl"``.
+
+A function is migrated as a unit (Note [Literal units]): in one function (or
+one module-level statement, outside the functions in it) the device literals
+and idioms and the availability and count checks (``torch.cuda.is_available()``,
+``device_count()``, which the API rows rewrite to ``torch.accelerator``) are
+rewritten together or not at all. When one of them cannot be rewritten (no
+template, a target torch that lacks the replacement, ``--unsafe-fixes`` not
+given, a form the fixer cannot read, a ``# noqa`` comment, a check the
+half-migrated guard rule refuses), none of the unit is, and each finding of it
+says which finding blocked it. Literals in a device's own home (a module,
+class or function named for a device), in a version-guarded fallback for an
+older PyTorch, or in the arguments of a ``torch.cuda.*`` call that stays keep
+their literals without blocking the rest of their unit: the home and the
+fallback stay CUDA-specific by design, and a generic check guarding a kept
+call is refused by the half-migrated guard rule.
+
+Each row's ``template`` (compat_map/literals.toml) is the device form of its
+rewrite; where the code had a string (``device = "cuda" if ... else "cpu"``),
+the idiom's rewrite takes its ``.type`` so the value stays a ``str``.
+
+Every literal row is ``fix = "unsafe"``: the rewrite behaves differently on an
+accelerator other than CUDA (which is the point) and, for some rows, on a
+machine without an accelerator (the row's note and ``anydev rule`` say how;
+tools/prove_fixes.py shows it on the real torch build).
+
+The module is used by anydev.fix's Python fixer:
+
+    units = Units(findings, refused, unsafe)      # once per file
+    # per pass of the fixer over the file's findings:
+    units.start(ctx, an, covered, findings)  # plans; marks the literal spans covered
+    units.guard_block(f)           # why a check is left for its unit, or None
+    units.finish(ctx, applied, skipped)  # False: a unit fell; run the pass again
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Callable, Optional, Sequence
+
+from . import analysis as _analysis
+from .edits import _Edit
+from .guards import _GUARD_REPLACEMENTS
+from .rows import _row_of
+from .templates import _spell_template, _with_quote
+from .text import _has_comment as _tokens_have_comment
+
+__all__ = ["Units", "is_literal_row", "ACC", "ACC_TYPE", "IDIOM"]
+
+#: The current accelerator (None where the build has none; torch >= 2.7).
+ACC = "torch.accelerator.current_accelerator()"
+#: Its device type, "cuda" where the build has none: on a machine without an
+#: accelerator the rewritten code does what the "cuda" did (autocast and
+#: GradScaler disable themselves with a warning, torch.device("cuda") is made,
+#: a tensor placed there raises), where a bare `.type` would raise AttributeError.
+ACC_TYPE = 'getattr(torch.accelerator.current_accelerator(), "type", "cuda")'
+#: The idiom's device form (the template of AD905).
+IDIOM = 'torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu")'
+
+_CUDA = re.compile(r"cuda(?::(\d+))?")
+# Parents in which an expression of any precedence may replace a node as it is.
+_LOOSE = (ast.Assign, ast.AnnAssign, ast.AugAssign, ast.Return, ast.keyword, ast.Expr,
+          ast.withitem, ast.List, ast.Tuple, ast.Set, ast.Dict, ast.IfExp, ast.If, ast.While,
+          ast.Assert, ast.comprehension, ast.NamedExpr, ast.Yield, ast.YieldFrom, ast.Await,
+          ast.FormattedValue, ast.Starred)
+# Names of arguments that are device indices by convention (`.cuda(local_rank)`).
+_INDEX_WORDS = {"rank", "idx", "index", "id", "ordinal", "gpu", "gpus", "i", "j", "k", "n",
+                "num", "ix", "device_id", "dev_id", "gpu_id"}
+
+
+def is_literal_row(row) -> bool:
+    return row is not None and row.status == "literal"
+
+
+def _guard_row(row) -> bool:
+    return row is not None and row.replacement in _GUARD_REPLACEMENTS
+
+
+def unit_refusals(refused: Sequence[tuple]) -> list[tuple]:
+    """The refusals (the target torch's) of the findings that belong to units:
+    literals and availability checks; a unit with one of them is left."""
+    return [(f, why) for f, why in refused
+            if is_literal_row(_row_of(f)) or _guard_row(_row_of(f))]
+
+
+def _cuda_string(node: ast.AST) -> Optional[tuple[str, Optional[ast.AST], Optional[str]]]:
+    """("cuda", None, None) for "cuda", ("cuda", None, "1") for "cuda:1",
+    ("cuda", expr, None) for f"cuda:{expr}"; None for anything else."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        m = _CUDA.fullmatch(node.value)
+        return ("cuda", None, m.group(1)) if m else None
+    if isinstance(node, ast.JoinedStr) and len(node.values) == 2:
+        head, val = node.values
+        if isinstance(head, ast.Constant) and head.value == "cuda:" and \
+                isinstance(val, ast.FormattedValue) and val.conversion == -1 and \
+                val.format_spec is None:
+            return ("cuda", val.value, None)
+    return None
+
+
+def _words(name: str) -> set[str]:
+    return {w for w in re.split(r"[^a-z0-9]+", re.sub(r"([a-z])([A-Z])", r"\1_\2", name).lower())
+            if w} | {name.lower()}
+
+
+def _index_like(node: ast.AST, analysis) -> bool:
+    """Whether ``node`` is a device index (an int), as ``torch.device(type, i)``
+    needs: certainly (an int literal, ``int()``, ``.index``, ...) or by its
+    name (``local_rank``, ``gpu_id``, ``i``)."""
+    assigned, annotated = analysis.facts(analysis.scope_of(node))
+    if _analysis.int_like(node, assigned, annotated, returns_int=analysis.returns_int):
+        return True
+    name = node.id if isinstance(node, ast.Name) else node.attr if isinstance(
+        node, ast.Attribute) else None
+    return name is not None and bool(_words(name) & _INDEX_WORDS)
+
+
+class _Member:
+    """One finding of a unit: what blocks it, or how to build its edits."""
+
+    def __init__(self, f, row, where, start: int, end: int):
+        self.f, self.row, self.where = f, row, where
+        self.start, self.end = start, end
+        self.own: Optional[str] = None    # why this finding itself is not rewritten
+        self.kept = False                 # ... and it does not block its unit
+        self.build: Optional[Callable[[], list]] = None
+        self.span: Optional[tuple[int, int]] = None   # what the rewrite replaces
+        self.reported = False
+        self.cover: Optional[tuple[int, int]] = None  # the span the guard rule sees as rewritten
+
+    @property
+    def label(self) -> str:
+        return f"{self.f.rule} `{self.f.text.splitlines()[0][:50]}` (line {self.f.line})"
+
+
+class _Unit:
+    def __init__(self, key: tuple, name: str):
+        self.key, self.name = key, name
+        self.members: list[_Member] = []
+        self.guards: list = []       # guard findings of the fixer's own loop
+        self.refused_guards: list[tuple] = []  # (finding, why) refused before the loop
+        self.blocked: Optional[str] = None     # why the unit is left
+
+
+class Units:
+    """The literal units of one file, across the passes of the fixer."""
+
+    def __init__(self, findings: Sequence, refused: Sequence[tuple], unsafe: bool):
+        self.unsafe = unsafe
+        self.literals = [f for f in findings if is_literal_row(_row_of(f))
+                         and f.kind != "mock"]
+        self.refused_literals = [(f, why) for f, why in refused
+                                 if is_literal_row(_row_of(f))]
+        self.refused_guards = [(f, why) for f, why in refused
+                               if _guard_row(_row_of(f)) and f.kind != "mock"]
+        self.fallen: dict[tuple, str] = {}   # unit key -> why (sticky across passes)
+        self.units: dict[tuple, _Unit] = {}
+        self._guard_unit: dict[int, _Unit] = {}
+        self.handled: set[int] = set()       # ids of the literal findings (not in the loop)
+
+    @property
+    def active(self) -> bool:
+        return bool(self.literals or self.refused_literals)
+
+    def owns(self, f) -> bool:
+        """Whether the fixer's own loop must leave ``f`` to this module."""
+        return id(f) in self.handled
+
+    # -- planning ------------------------------------------------------------
+    def _unit_of(self, ctx, where) -> _Unit:
+        key, name = _key(where.chain)
+        u = self.units.get(key)
+        if u is None:
+            u = self.units[key] = _Unit(key, name)
+        return u
+
+    def start(self, ctx, an, covered, loop_findings: Sequence) -> None:
+        """Plans every unit of the file for one pass: groups the findings,
+        decides what blocks each unit, and marks the spans of the literals that
+        will be rewritten as covered (for the half-migrated guard rule)."""
+        self.units, self._guard_unit = {}, {}
+        text = ctx.text
+        members: list[_Member] = []
+        for f, why in [(f, None) for f in self.literals] + self.refused_literals:
+            self.handled.add(id(f))
+            start, end = text.index_of_byte(f.start), text.index_of_byte(f.end)
+            where = ctx.locate(start, end)
+            m = _Member(f, _row_of(f), where, start, end)
+            m.own = why
+            m.reported = why is not None  # fix_source reports the target's refusals
+            self._unit_of(ctx, where).members.append(m)
+            members.append(m)
+        if not members:
+            return
+        for f in loop_findings:
+            if f.kind == "mock" or not _guard_row(_row_of(f)):
+                continue
+            start, end = text.index_of_byte(f.start), text.index_of_byte(f.end)
+            u = self.units.get(self._key_at(ctx, start, end))
+            if u is not None:
+                u.guards.append(f)
+                self._guard_unit[id(f)] = u
+        for f, why in self.refused_guards:
+            start, end = text.index_of_byte(f.start), text.index_of_byte(f.end)
+            u = self.units.get(self._key_at(ctx, start, end))
+            if u is not None:
+                u.refused_guards.append((f, why))
+        suppressed = _suppressed(ctx, self.units)
+        for u in self.units.values():
+            for m in u.members:
+                if m.own is None:
+                    self._plan(ctx, an, m)
+            u.blocked = self.fallen.get(u.key)
+            if u.blocked is None:
+                u.blocked = self._blocker(u, suppressed.get(u.key, []))
+            if u.blocked is None:
+                for m in u.members:
+                    if m.own is None and m.span is not None:
+                        covered.add(*(m.cover or m.span))
+
+    def _key_at(self, ctx, start: int, end: int) -> tuple:
+        return _key(ctx.locate(start, end).chain)[0]
+
+    def _blocker(self, u: _Unit, suppressed: list) -> Optional[str]:
+        for m in u.members:
+            if m.own is not None and not m.kept:
+                return f"{m.label} is left: {m.own}"
+        for f, why in u.refused_guards:
+            if not _keeps(why):
+                return f"{f.rule} `{f.text}` (line {f.line}) is left: {why}"
+        for f in suppressed:
+            return (f"{f.rule} `{f.text.splitlines()[0][:50]}` (line {f.line}) is suppressed by "
+                    "a `# noqa` comment")
+        return None
+
+    def _plan(self, ctx, an, m: _Member) -> None:
+        """Sets ``m.own`` (and ``m.kept``) or ``m.build`` and ``m.span``."""
+        row = m.row
+        if row is None:
+            m.own = f"{m.f.symbol} is not in the compat table"
+            return
+        if row.language != "python":
+            m.own = f"{row.code}: C++ literals are hints; the fixer does not rewrite them"
+            return
+        if row.fix == "none" or not row.template:
+            m.own = f"{row.code} has no mechanical fix; migrate by hand (`anydev rule {row.code}`)"
+            return
+        if row.fix == "unsafe" and not self.unsafe:
+            m.own = (f"{row.code} changes behaviour on accelerators other than CUDA; apply it "
+                     f"with --unsafe-fixes (`anydev rule {row.code}`)")
+            return
+        why = an.old_torch_only(m.where.chain) or an.device_home(m.where.chain)
+        if why:
+            m.own, m.kept = why, True
+            return
+        why = _in_cuda_call(m, an)
+        if why:
+            m.own, m.kept = why, True
+            return
+        root, needs_import = ctx.torch_name(m.f, m.start, m.where)
+        if root is None:
+            m.own = "`torch` is bound to something else in this module"
+            return
+        try:
+            plan = _PLANNERS[row.code](ctx, an, m)
+        except KeyError:
+            m.own = f"{row.code}: no rewrite for this rule"
+            return
+        if isinstance(plan, str):
+            m.own, m.kept = plan, plan.startswith("not a device: ")
+            return
+        (s, e), make = plan[0], plan[1]
+        if len(plan) > 2:
+            m.cover = plan[2]
+
+        def build(make=make, root=root, needs_import=needs_import, s=s, e=e, m=m):
+            new = make()
+            new = _spell_template(new, root) or new
+            if '"' in new:
+                q = ctx.quote_at(s, m.where)
+                if q is None:
+                    return None
+                new = _with_quote(new, q)
+            if needs_import:
+                ctx.uses_torch = True
+            return [_Edit(s, e, new)]
+
+        m.span, m.build = (s, e), build
+
+    def release(self) -> None:
+        """Drops the pass's plans (a member's build closure holds the member: a
+        reference cycle, which kept the pass's context, analysis and edits alive
+        until the cycle collector ran)."""
+        for u in self.units.values():
+            for m in u.members:
+                m.build = None
+
+    # -- the fixer's loop ------------------------------------------------------
+    def guard_block(self, f) -> Optional[str]:
+        """Why a check is left because its unit is, or None."""
+        u = self._guard_unit.get(id(f))
+        if u is None or u.blocked is None:
+            return None
+        return f"migrated with its unit, {u.name}, which is left: {u.blocked}"
+
+    def finish(self, ctx, applied: list, skipped: list) -> bool:
+        """Applies the units that migrate and reports every literal finding.
+        False when a check of a migrating unit was refused in the loop: that
+        unit falls, and the pass must run again."""
+        refused_in_loop = {id(f): why for f, why in skipped}
+        again = False
+        for u in self.units.values():
+            if u.blocked is not None:
+                continue
+            for f in u.guards:
+                why = refused_in_loop.get(id(f))
+                if why is not None and not _keeps(why):
+                    self.fallen[u.key] = f"{f.rule} `{f.text}` (line {f.line}) is left: {why}"
+                    again = True
+        if again:
+            return False
+        for u in self.units.values():
+            done: list = []
+            if u.blocked is None:
+                # inner rewrites first: a rewrite renders the ones inside it
+                saved = (list(ctx.edits.items), list(ctx.edits._keys), ctx.edits._seq,
+                         ctx.uses_torch)
+                todo = sorted((m for m in u.members if m.own is None and m.span),
+                              key=lambda m: (m.span[1] - m.span[0], m.span[0]))
+                for m in todo:
+                    built = m.build() if m.build else None
+                    why = None
+                    if built is None:
+                        why = ("the rewrite needs a string literal where an f-string leaves "
+                               "no quote free")
+                    elif ctx.edits.conflicts(built):
+                        why = "overlaps another rewrite"
+                    if why is not None:
+                        ctx.edits.items, ctx.edits._keys, ctx.edits._seq, ctx.uses_torch = saved
+                        self.fallen[u.key] = f"{m.label} is left: {why}"
+                        return False
+                    ctx.edits.add(built)
+                    done.append(m)
+            for m in u.members:
+                if m.reported:
+                    continue
+                if m.own is not None:
+                    skipped.append((m.f, m.own))
+                elif u.blocked is not None:
+                    skipped.append((m.f, f"migrated with its unit, {u.name}, which is left: "
+                                          f"{u.blocked}"))
+            applied.extend(m.f for m in done)
+        return True
+
+
+def _key(chain: Sequence[ast.AST]) -> tuple[tuple, str]:
+    """The unit of the node at the end of ``chain`` (its innermost function,
+    else its module-level statement), by position: the same in every pass,
+    each of which parses the file anew; and the unit's name for the reasons."""
+    for n in reversed(chain[1:]):
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return (n.lineno, n.col_offset), f"`def {n.name}` (line {n.lineno})"
+    if len(chain) > 1:
+        top = chain[1]
+        return (top.lineno, top.col_offset), f"the module-level statement at line {top.lineno}"
+    return (0, 0), "the module"
+
+
+def _keeps(why: str) -> bool:
+    """Whether a refusal is one that keeps device-specific code on purpose
+    (a device home, a version-guarded fallback) or is about no device: it does
+    not block a unit."""
+    return (why.startswith("not a device: ") or "a device's own implementation" in why or "version-guarded fallback" in why
+            or "fallback (line" in why or why.startswith("kept: "))
+
+
+def _in_cuda_call(m: _Member, an) -> Optional[str]:
+    """Why a literal is an argument of a ``torch.cuda.*`` call that stays
+    (a CUDA-only object keeps its device), or None."""
+    if m.row.code == "AD911":  # the finding is the torch.cuda call itself
+        return None
+    chain = m.where.chain
+    for k in range(len(chain) - 2, -1, -1):
+        n = chain[k]
+        if isinstance(n, ast.Call) and chain[k + 1] is not n.func:
+            name = _analysis._dotted(n.func) or ""
+            parts = name.split(".")
+            if len(parts) >= 3 and parts[0] in (an.root, "torch") and parts[1] == "cuda":
+                return (f"an argument of `{name}` (line {n.lineno}), a CUDA-only object or call: "
+                        "it keeps its CUDA device")
+        if isinstance(n, ast.stmt):
+            break
+    return None
+
+
+def _suppressed(ctx, units: dict) -> dict[tuple, list]:
+    """Literal findings a ``# noqa`` comment suppressed, by unit key (the
+    scanner dropped them; the unit must still not migrate around them)."""
+    data = ctx.text.data
+    if b"noqa" not in data.lower():
+        return {}
+    from anydev import scan as _scan  # noqa: PLC0415
+    from anydev._migrate import noqa as _noqa  # noqa: PLC0415
+    lines = _noqa.directives(data)
+    if not lines:
+        return {}
+    keep = _scan.rule_filter(["AD9"], None)
+    native, rows = _scan._rules(keep)
+    raw = _scan._native().scan_source(native, bytes(data), "python")[0]
+    out: dict[tuple, list] = {}
+    for t in raw:
+        row = rows[t[0]]
+        if not keep(row.code):
+            continue
+        f = _scan._finding(ctx.path, t, row)
+        codes = lines.get(f.line)
+        if codes is None or not any(row.code.startswith(c) for c in codes):
+            continue
+        s, e = ctx.text.index_of_byte(f.start), ctx.text.index_of_byte(f.end)
+        key = _key(ctx.locate(s, e).chain)[0]
+        if key in units:
+            out.setdefault(key, []).append(f)
+    return out
+
+
+# --- one planner per row: ((start, end), make) or why not ------------------------
+
+
+def _node_at(m: _Member, kinds) -> Optional[ast.AST]:
+    if m.where.node is not None and isinstance(m.where.node, kinds):
+        return m.where.node
+    for n in reversed(m.where.chain):
+        if isinstance(n, kinds):
+            return n
+    return None
+
+
+def _attr_at(m: _Member, attr: str) -> Optional[ast.Attribute]:
+    """The ``x.attr`` node whose attribute name is the finding."""
+    for n in reversed(m.where.chain):
+        if isinstance(n, ast.Attribute) and n.attr == attr:
+            return n
+    return None
+
+
+def _parent(m: _Member, node: ast.AST) -> Optional[ast.AST]:
+    chain = m.where.chain
+    for i in range(len(chain) - 1, 0, -1):
+        if chain[i] is node:
+            return chain[i - 1]
+    return None
+
+
+def _wrap(new: str, parent: Optional[ast.AST], node: ast.AST) -> str:
+    """``new`` in parentheses unless the place of ``node`` takes any expression."""
+    if isinstance(parent, _LOOSE) or (isinstance(parent, ast.Call) and parent.func is not node):
+        return new
+    return f"({new})"
+
+
+def _device_value(ctx, lit: ast.AST, how: tuple, device_form: str) -> Optional[str]:
+    """The generic value of a "cuda" / "cuda:N" / f"cuda:{i}" literal that
+    names a device: ``device_form`` for "cuda", else the accelerator's type
+    with the index."""
+    _, expr, index = how
+    if expr is not None:
+        return f"torch.device({ACC_TYPE}, {ctx.edits.render(*ctx.text.span(expr))})"
+    if index is not None:
+        return f"torch.device({ACC_TYPE}, {index})"
+    return device_form
+
+
+def _plan_device_call(ctx, an, m: _Member):
+    """AD901: torch.device("cuda"[, i]) and its "cuda:N", f"cuda:{i}", type= forms."""
+    call = _node_at(m, (ast.Call,))
+    if call is None:
+        return "could not locate the call in the syntax tree"
+    arg = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "type"),
+                                              None)
+    how = _cuda_string(arg) if arg is not None else None
+    if how is None:
+        return "the device argument is not a \"cuda\" literal the fixer can read; rewrite by hand"
+    has_index = len(call.args) > 1 or any(k.arg == "index" for k in call.keywords)
+    _, expr, index = how
+    if (expr is not None or index is not None) and has_index:
+        return "an index given twice; rewrite by hand"
+    s, e = ctx.text.span(arg)
+    is_kw = not call.args
+    if is_kw and (expr is not None or index is not None):
+        extra = ctx.edits.render(*ctx.text.span(expr)) if expr is not None else index
+        return (s, e), lambda: f"{ACC_TYPE}, index={extra}"
+    if expr is not None:
+        return (s, e), lambda: f"{ACC_TYPE}, {ctx.edits.render(*ctx.text.span(expr))}"
+    if index is not None:
+        return (s, e), lambda: f"{ACC_TYPE}, {index}"
+    return (s, e), lambda: ACC_TYPE
+
+
+def _plan_device_arg(ctx, an, m: _Member):
+    """AD902/AD903: a "cuda" device argument (device=, map_location=, .to(...))."""
+    lit = _node_at(m, (ast.Constant, ast.JoinedStr))
+    how = _cuda_string(lit) if lit is not None else None
+    if how is None:
+        return "the literal is not a \"cuda\" device the fixer can read; rewrite by hand"
+    why = _not_a_device_call(m, lit, an)
+    if why:
+        return why
+    s, e = ctx.text.span(lit)
+    return (s, e), lambda: _device_value(ctx, lit, how, ACC) or ACC
+
+
+#: Callees whose `device=` keyword is a value of the user's own, not a torch device
+#: (the scanner reports `device="cuda"` of any call).
+_NOT_DEVICE_CALLEES = {"SimpleNamespace", "Namespace", "dict", "namedtuple", "add_argument",
+                       "set_defaults", "partial", "setdefault", "update", "environ", "format",
+                       "OrderedDict", "defaultdict", "Config", "EasyDict", "OmegaConf.create"}
+_NOT_DEVICE_MODULES = {"types", "argparse", "collections", "functools", "json", "os", "dataclasses",
+                       "logging", "omegaconf", "easydict", "yaml", "configparser"}
+
+
+def _not_a_device_call(m: _Member, lit: ast.AST, an) -> Optional[str]:
+    """Why the call whose `device=` keyword holds ``lit`` takes no torch device
+    (``types.SimpleNamespace(device="cuda")``, ``dict(device="cuda")``), or None."""
+    parent = _parent(m, lit)
+    call = _parent(m, parent) if isinstance(parent, ast.keyword) else None
+    if not isinstance(call, ast.Call) or parent.arg != "device":
+        return None
+    name = _analysis._dotted(call.func) or ""
+    parts = name.split(".")
+    bound = {what for what, _, _ in an.bindings().get(parts[0], [])} if parts[0] else set()
+    if parts[-1] in _NOT_DEVICE_CALLEES or parts[0] in _NOT_DEVICE_MODULES or \
+            any(b.split(".")[0] in _NOT_DEVICE_MODULES for b in bound):
+        return (f"not a device: `device=` of `{name}` is a value of the code's own (a "
+                "configuration), not a torch device; left as it is")
+    return None
+
+
+def _plan_amp(ctx, an, m: _Member):
+    """AD904: "cuda" as autocast's / GradScaler's device type."""
+    lit = _node_at(m, (ast.Constant,))
+    if lit is None or lit.value != "cuda":
+        return "the device type is not the literal \"cuda\"; rewrite by hand"
+    return ctx.text.span(lit), lambda: ACC_TYPE
+
+
+def _values_are_strings(node: ast.IfExp) -> bool:
+    return all(isinstance(v, (ast.Constant, ast.JoinedStr)) for v in (node.body, node.orelse))
+
+
+def _plan_idiom(ctx, an, m: _Member):
+    """AD905: "cuda" if <available> else "cpu" (in torch.device(...) or not)."""
+    node = m.where.node
+    if node is None:
+        return "could not locate the expression in the syntax tree"
+    inner = node.args[0] if isinstance(node, ast.Call) and node.args else node
+    if not isinstance(inner, ast.IfExp):
+        return "the idiom's expression is not a conditional expression; rewrite by hand"
+    string_form = not isinstance(node, ast.Call) and _values_are_strings(inner)
+    s, e = ctx.text.span(node)
+    if _has_comment(ctx.text.text[s:e]):
+        return "the idiom has comments inside it; rewrite by hand"
+    parent = m.where.parent
+    new = f"({IDIOM}).type" if string_form else _wrap(IDIOM, parent, node)
+    return (s, e), lambda: new
+
+
+def _plan_idiom_statement(ctx, an, m: _Member):
+    """AD906: if <available>: X = "cuda" else: X = "cpu"."""
+    node = m.where.node
+    if not isinstance(node, ast.If) or len(node.body) != 1 or len(node.orelse) != 1:
+        return "the statement is not a two-branch assignment the fixer can read; rewrite by hand"
+    a, b = node.body[0], node.orelse[0]
+    if not (isinstance(a, ast.Assign) and isinstance(b, ast.Assign) and len(a.targets) == 1
+            and len(b.targets) == 1):
+        return "the branches are not single assignments; rewrite by hand"
+    s, e = ctx.text.span(node)
+    if _has_comment(ctx.text.text[s:e]):
+        return "the statement has comments inside it; rewrite by hand"
+    strings = all(isinstance(x.value, (ast.Constant, ast.JoinedStr)) for x in (a, b))
+    target = ctx.text.text[slice(*ctx.text.span(a.targets[0]))]
+    value = f"({IDIOM}).type" if strings else IDIOM
+    return (s, e), lambda: f"{target} = {value}"
+
+
+def _plan_cuda_method(ctx, an, m: _Member):
+    """AD907: x.cuda([device][, non_blocking]) -> x.to(torch.device(type[, device])[, ...])."""
+    attr = _attr_at(m, "cuda")
+    call = _parent(m, attr) if attr is not None else None
+    if attr is None or not isinstance(call, ast.Call) or call.func is not attr:
+        return "`.cuda` is not called here; rewrite by hand"
+    if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+        return "a call with *args or **kwargs; rewrite by hand"
+    device = call.args[0] if call.args else None
+    nb = call.args[1] if len(call.args) > 1 else None
+    if len(call.args) > 2:
+        return "more positional arguments than .cuda(device, non_blocking) takes; rewrite by hand"
+    for k in call.keywords:
+        if k.arg == "device" and device is None:
+            device = k.value
+        elif k.arg == "non_blocking" and nb is None:
+            nb = k.value
+        else:
+            return f"keyword `{k.arg}` of .cuda(...) has no place in .to(...); rewrite by hand"
+    if device is not None and not (isinstance(device, ast.Constant) and device.value is None) \
+            and not _index_like(device, an):
+        return (f"cannot tell that `{ast.unparse(device)}` is a device index (torch.device(type, "
+                "i) takes an int); rewrite by hand")
+    s = m.start
+    e = ctx.text.span(call)[1]
+    if _has_comment(ctx.text.text[s:e]):
+        return "the call has comments among its arguments; rewrite by hand"
+    cover = ctx.text.span(call)
+
+    def make():
+        dev = "" if device is None or (isinstance(device, ast.Constant) and device.value is None) \
+            else ", " + ctx.edits.render(*ctx.text.span(device))
+        out = f"to(torch.device({ACC_TYPE}{dev})"
+        if nb is not None:
+            out += f", non_blocking={ctx.edits.render(*ctx.text.span(nb))}"
+        return out + ")"
+
+    return (s, e), make, cover
+
+
+def _plan_is_cuda(ctx, an, m: _Member):
+    """AD908: x.is_cuda -> x.device.type == <the accelerator's type>."""
+    attr = _attr_at(m, "is_cuda")
+    if attr is None or not isinstance(attr.ctx, ast.Load):
+        return "could not locate `.is_cuda` in the syntax tree"
+    parent = _parent(m, attr)
+    if isinstance(parent, ast.Call) and parent.func is attr:
+        return "`.is_cuda` is called here (not the tensor attribute); rewrite by hand"
+    s, e = ctx.text.span(attr)
+
+    def make():
+        obj = ctx.edits.render(*ctx.text.span(attr.value))
+        new = f'{obj}.device.type == getattr({ACC}, "type", None)'
+        if isinstance(parent, _LOOSE + (ast.BoolOp,)) or \
+                (isinstance(parent, ast.Call) and parent.func is not attr) or \
+                (isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not)):
+            return new
+        return f"({new})"
+
+    return (s, e), make, (s, e)
+
+
+def _plan_type_compare(ctx, an, m: _Member):
+    """AD909: x.device.type == "cuda" -> ... == <the accelerator's type>."""
+    lit = _node_at(m, (ast.Constant,))
+    if lit is None or lit.value != "cuda":
+        return "the compared value is not the literal \"cuda\"; rewrite by hand"
+    return ctx.text.span(lit), lambda: f'getattr({ACC}, "type", None)'
+
+
+def _plan_nccl(ctx, an, m: _Member):
+    """AD910: "nccl" -> the default backend of the available accelerator (else the CPU's)."""
+    lit = _node_at(m, (ast.Constant,))
+    if lit is None or lit.value != "nccl":
+        return "the backend is not the literal \"nccl\"; rewrite by hand"
+    return ctx.text.span(lit), lambda: (
+        "torch.distributed.get_default_backend_for_device("
+        "torch.accelerator.current_accelerator(check_available=True) or \"cpu\")")
+
+
+def _plan_device_module(ctx, an, m: _Member):
+    """AD911: torch.cuda.NAME -> torch.get_device_module().NAME."""
+    written = "".join(m.f.text.split())  # without blanks
+    parts = written.split(".")
+    if len(parts) != 3 or parts[1] != "cuda":
+        return "not spelled `torch.cuda.NAME`; rewrite by hand"
+    return (m.start, m.end), lambda: f"torch.get_device_module().{parts[2]}"
+
+
+def _has_comment(src: str) -> bool:
+    return "#" in src and _tokens_have_comment(src)
+
+
+_PLANNERS = {
+    "AD901": _plan_device_call,
+    "AD902": _plan_device_arg,
+    "AD903": _plan_device_arg,
+    "AD904": _plan_amp,
+    "AD905": _plan_idiom,
+    "AD906": _plan_idiom_statement,
+    "AD907": _plan_cuda_method,
+    "AD908": _plan_is_cuda,
+    "AD909": _plan_type_compare,
+    "AD910": _plan_nccl,
+    "AD911": _plan_device_module,
+}
+
+
+# Note [Literal units]
+# A reviewer of a migration points at `"cuda:0" if torch.accelerator.is_available()
+# else "cpu"`: half-migrated code that sends an XPU machine down the CUDA path. The
+# half-migrated guard rule (anydev._analysis.PyAnalysis.guarded_cuda_code)
+# keeps a check CUDA's while the code it guards stays CUDA's; this module adds the
+# other direction: the literals of a function move only with its checks, so a
+# function ends either as it was or generic throughout. The unit is the function
+# (the innermost `def`), not the guarded region, because `device = "cuda"` set in
+# one statement and `.to(device)` in another are one decision. A check of the unit
+# that the guard rule refuses in the fixer's loop makes the unit fall after the
+# loop; the pass then runs again with that unit left (units only fall, so this
+# ends, and usually after one pass).

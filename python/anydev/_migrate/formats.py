@@ -1,0 +1,555 @@
+"""The other outputs of ``anydev scan``, loaded when a run asks for one: the
+JSON, SARIF and GitHub reports, ``--statistics`` and baselines (with the
+fingerprints they match by). The text report most runs print is
+:mod:`anydev._cli.scan`'s own: Note [Fast argv] in anydev/_cli/main.py."""
+
+from __future__ import annotations
+
+import os
+
+from .output import (BASELINE_VERSION, INFORMATION_URI, UsageError, _fix_counts, _Lines,
+                     error_kind, error_level, write_atomic)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from collections import Counter
+    from typing import Iterable, Iterator, Optional, Sequence
+
+    from anydev import scan as _scan
+
+
+def _sha256():
+    """hashlib.sha256 without importing hashlib: its OpenSSL costs 11M
+    instructions to load, and a digest of a short text costs more through it
+    than through the built-in _sha256 module (the same digests)."""
+    try:
+        from _sha256 import sha256
+    except ImportError:  # pragma: no cover - a Python without it (3.12 has _sha2)
+        try:
+            from _sha2 import sha256  # type: ignore[no-redef]
+        except ImportError:
+            from hashlib import sha256
+    return sha256
+
+
+def fingerprint_keys(findings: Sequence[_scan.Finding], *, relative_to: str = ".",
+                     lines: Optional[_Lines] = None) -> list[tuple]:
+    """The key of each finding that survives edits elsewhere in its file:
+    (path relative to `relative_to`, rule, symbol, hash of the stripped line,
+    occurrence of that quadruple so far in the file)."""
+    return list(_fingerprint_keys(findings, relative_to, lines))
+
+
+def _fingerprint_keys(findings: Iterable[_scan.Finding], relative_to: str,
+                      lines: Optional[_Lines], digests: bool = False) -> Iterator:
+    """fingerprint_keys, one at a time (a report need not hold them all); with
+    `digests`, the _fingerprint of each instead."""
+    lines = lines or _Lines()
+    base = os.path.abspath(relative_to)
+    relative: dict = {}  # per path: a file's findings come together, and are many
+
+    def relative_path(p: str) -> str:
+        r = relative[p] = os.path.relpath(os.path.abspath(p), base).replace(os.sep, "/")
+        return r
+
+    # The occurrences counted so far, per key; where each file's findings
+    # come together (a report's do), only the current file's are kept: a
+    # tree's keys were 20 MB of a 200 MB tree's SARIF report.
+    grouped = False
+    if isinstance(findings, list):
+        grouped, done, last = True, set(), None
+        for f in findings:
+            p = f.path
+            if p != last:
+                if p in done:
+                    grouped = False
+                    break
+                done.add(p)
+                last = p
+        grouped = grouped and len({relative_path(p) for p in done}) == len(done)
+        done = None
+    seen: dict = {}
+    hashes: dict = {}  # per line text of the current file: findings share lines
+    sha256, text = _sha256(), lines.text
+    last = path = None
+    for f in findings:
+        if f.path != last:
+            last = f.path
+            path = relative.get(last)
+            if path is None:
+                path = relative_path(last)
+            hashes = {}
+            pre = None
+            if grouped:
+                seen = {}
+        t = text(f)
+        h = hashes.get(t)
+        if h is None:
+            h = hashes[t] = sha256(t.encode("utf-8")).hexdigest()[:16]
+        k = (path, f.rule, f.symbol, h)
+        n = seen.get(k, 0)
+        seen[k] = n + 1
+        if not digests:
+            yield (path, f.rule, f.symbol, h, n)
+            continue
+        # _fingerprint(k + (n,)), from a copy of the digest of the path's
+        # share, made once per file (a path is often a block of SHA-256).
+        if pre is None:
+            pre = sha256(f"{path}\0".encode("utf-8"))
+        d = pre.copy()
+        d.update(f"{f.rule}\0{f.symbol}\0{h}\0{n}".encode("utf-8"))
+        yield d.hexdigest()[:32]
+
+
+def _fingerprint(key: tuple) -> str:
+    return _sha256()("\0".join(map(str, key)).encode("utf-8")).hexdigest()[:32]
+
+
+def write_baseline(path: str, findings: Sequence[_scan.Finding]) -> None:
+    import json
+
+    base = os.path.dirname(os.path.abspath(path))
+    keys = fingerprint_keys(findings, relative_to=base)
+    entries = [{"path": k[0], "rule": k[1], "symbol": k[2], "line_hash": k[3],
+                "occurrence": k[4], "line": f.line}
+               for k, f in zip(keys, findings)]
+    entries.sort(key=lambda e: (e["path"], e["line"], e["rule"]))
+    doc = {"version": BASELINE_VERSION, "tool": "anydev scan",
+           "note": "Accepted legacy references: `anydev scan --baseline` reports only others. "
+                   "Matched by path, rule, symbol, line text and occurrence, not line number.",
+           "findings": entries}
+    write_atomic(path, json.dumps(doc, indent=1) + "\n")
+
+
+def read_baseline(path: str) -> set[tuple]:
+    import json
+
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+    except FileNotFoundError:
+        raise UsageError(f"{path}: baseline not found (create it with --write-baseline)") from None
+    except OSError as e:
+        raise UsageError(f"{path}: cannot read the baseline: {e.strerror}") from None
+    except ValueError as e:
+        raise UsageError(f"{path}: not a baseline (invalid JSON: {e})") from None
+    if not isinstance(doc, dict) or doc.get("version") != BASELINE_VERSION or \
+            not isinstance(doc.get("findings"), list):
+        raise UsageError(f"{path}: not an anydev baseline of version {BASELINE_VERSION}")
+    out = set()
+    for e in doc["findings"]:
+        try:
+            out.add((e["path"], e["rule"], e["symbol"], e["line_hash"], int(e["occurrence"])))
+        except (KeyError, TypeError, ValueError):
+            raise UsageError(f"{path}: a baseline entry lacks path, rule, symbol, line_hash "
+                             f"or occurrence: {e!r}") from None
+    return out
+
+
+def _joined(items: Iterable[str], first: str, sep: str, last: str, empty: str) -> Iterator[str]:
+    """Yields first, the items separated by sep, then last; or only empty."""
+    it = iter(items)
+    for item in it:
+        yield first
+        yield item
+        for item in it:
+            yield sep
+            yield item
+        yield last
+        return
+    yield empty
+
+
+def _joined_in_batches(items: Iterable[str], first: str, sep: str, last: str, empty: str,
+                       n: int = 2048) -> Iterator[str]:
+    """What _joined yields, n items to a chunk (a chunk per item costs more
+    than the item's text where there are many)."""
+    from itertools import islice
+
+    it = iter(items)
+    batch = list(islice(it, n))
+    if not batch:
+        yield empty
+        return
+    yield first
+    while True:
+        yield sep.join(batch)
+        batch = list(islice(it, n))
+        if not batch:
+            break
+        yield sep
+    yield last
+
+
+def _json_dumps():
+    """json.JSONEncoder(ensure_ascii=False).encode, without importing json
+    (its decoder imports re: 30M instructions of `anydev scan`'s start-up)
+    for a str, which is what the findings' fields are: for a str the encoder
+    returns _json's encode_basestring of it."""
+    try:
+        from _json import encode_basestring
+    except ImportError:  # pragma: no cover - a Python without _json
+        encode_basestring = None
+    encode = None
+
+    def dumps(o) -> str:
+        nonlocal encode
+        if encode_basestring is not None and isinstance(o, str):
+            return encode_basestring(o)
+        if encode is None:
+            import json
+
+            encode = json.JSONEncoder(ensure_ascii=False).encode
+        return encode(o)
+
+    return dumps
+
+
+def render_json(findings, errors) -> Iterator[str]:
+    # One finding per line, assembled from JSON fragments cached per path and
+    # per (rule, symbol): a report can hold hundreds of thousands of findings.
+    dumps = _json_dumps()
+    paths: dict = {}
+    tails: dict = {}
+
+    def items() -> Iterator[str]:
+        for f in findings:
+            p = paths.get(f.path)
+            if p is None:
+                p = paths[f.path] = dumps(f.path)
+            key = (f.rule, f.symbol)
+            t = tails.get(key)
+            if t is None:
+                t = tails[key] = (f'"symbol": {dumps(f.symbol)}, "replacement": '
+                                  f'{dumps(f.replacement)}, "rule": {dumps(f.rule)}, '
+                                  f'"fix": {dumps(f.fix)}, "message": {dumps(f.message)}}}')
+            yield (f'{{"path": {p}, "line": {f.line}, "column": {f.column}, '
+                   f'"end_line": {f.end_line}, "end_column": {f.end_column}, {t}')
+
+    key_tails: dict = {}  # per key of a native report, kept from batch to batch of a stream
+
+    def native(report) -> Iterator:
+        keys = []
+        for code, symbol, msg, row in report.keys():
+            t = key_tails.get((code, symbol, id(row)))
+            if t is None:
+                t = key_tails[(code, symbol, id(row))] = (
+                    f'"symbol": {dumps(symbol)}, "replacement": {dumps(row.replacement)}, '
+                    f'"rule": {dumps(code)}, "fix": {dumps(row.fix)}, "message": {dumps(msg)}}}')
+            keys.append(t)
+        return report.render([0, 2, ', "column": ', 3, ', "end_line": ', 4, ', "end_column": ',
+                              5, ", ", 1], lambda p: f'{{"path": {dumps(p)}, "line": ', keys,
+                             ",\n  ")
+
+    yield '{"version": 1,\n "findings": '
+    batches = getattr(findings, "batches", None)  # a scan._Stream: Note [Streamed reports]
+    if batches is not None:
+        first = True
+        for batch in batches():
+            if len(batch):
+                yield "[\n  " if first else ",\n  "
+                first = False
+                yield from native(batch)
+            batch = None  # let it go before the next is scanned
+        yield "[]" if first else "\n ]"
+    elif getattr(findings, "render", None) is None:  # Findings, not a scan._Report
+        yield from _joined_in_batches(items(), "[\n  ", ",\n  ", "\n ]", "[]")
+    elif not findings:
+        yield "[]"
+    else:  # Note [Native reports]
+        yield "[\n  "
+        yield from native(findings)
+        yield "\n ]"
+    yield ',\n "errors": '
+    yield from _joined((dumps({"path": e.path, "message": e.message, "line": e.line,
+                               "level": error_level(e), "kind": error_kind(e)})
+                        for e in errors), "[\n  ", ",\n  ", "\n ]", "[]")
+    yield "}\n"
+
+
+def _gh_escape(s: str, prop: bool) -> str:
+    s = s.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    if prop:
+        s = s.replace(":", "%3A").replace(",", "%2C")
+    return s
+
+
+def render_github(findings, errors) -> Iterator[str]:
+    texts: dict = {}
+
+    def native(report) -> Iterator:
+        keys = []
+        for code, _symbol, msg, _row in report.keys():
+            t = texts.get((code, msg))  # kept from batch to batch of a stream
+            if t is None:
+                t = texts[(code, msg)] = f"{code}::{_gh_escape(msg, False)}\n"
+            keys.append(t)
+        return report.render([0, 2, ",col=", 3, ",endLine=", 4, ",endColumn=", 5, ",title=", 1],
+                             lambda p: f"::warning file={_gh_escape(p, True)},line=", keys)
+
+    batches = getattr(findings, "batches", None)  # a scan._Stream: Note [Streamed reports]
+    if batches is not None:
+        for batch in batches():
+            yield from native(batch)
+            batch = None  # let it go before the next is scanned
+        findings = ()
+    elif getattr(findings, "render", None) is not None:  # a scan._Report: Note [Native reports]
+        yield from native(findings)
+        findings = ()
+    for f in findings:
+        props = (f"file={_gh_escape(f.path, True)},line={f.line},col={f.column},"
+                 f"endLine={f.end_line},endColumn={f.end_column},title={f.rule}")
+        yield f"::warning {props}::{_gh_escape(f.message, False)}\n"
+    for e in errors:
+        props = f"file={_gh_escape(e.path, True)}" + (f",line={e.line}" if e.line else "")
+        level = "error" if error_level(e) == "error" else "warning"
+        yield f"::{level} {props},title=anydev scan::{_gh_escape(e.message, False)}\n"
+
+
+def sarif_rules(keep) -> list:
+    from anydev._compat import table as _compat_table
+
+    out = []
+    for row in _compat_table.ROWS:
+        if row.status == "kept" or not keep(row.code):  # literal rows are rules too
+            continue
+        repl = row.replacement or "(no drop-in replacement)"
+        fix = {"safe": "`anydev fix` rewrites it.",
+               "unsafe": "`anydev fix --unsafe-fixes` rewrites it; the rewrite changes "
+                         "behaviour as the note says.",
+               "none": "No automatic fix."}[row.fix]
+        out.append({
+            "id": row.code,
+            "name": row.legacy,
+            "shortDescription": {"text": f"{row.legacy} is deprecated; use {repl}"},
+            "fullDescription": {"text": row.note},
+            "help": {
+                "text": f"{row.legacy} -> {repl}. {row.note} {fix}",
+                "markdown": (f"`{row.legacy}` → `{repl}`\n\n{row.note}\n\n{fix} "
+                             f"Run `anydev rule {row.code}` for an example."),
+            },
+            "defaultConfiguration": {"level": "warning"},
+            "properties": {"tags": ["anydev", row.language, f"fix:{row.fix}"],
+                           "precision": "very-high",
+                           "deprecated_in": row.deprecated_in},
+        })
+    return out
+
+
+def _json_indented(o, dumps, indent: str = "\n") -> str:
+    """json.dumps(o, indent=1, ensure_ascii=False) with every line after the
+    first indented as `indent` says, for the dicts, lists, str, int and bool
+    of a SARIF report's head, without importing json (which imports re):
+    anything else goes to json."""
+    if o.__class__ is str:
+        return dumps(o)
+    if o is True:
+        return "true"
+    if o is False:
+        return "false"
+    if o is None:
+        return "null"
+    if o.__class__ is int:
+        return int.__repr__(o)
+    inner = indent + " "
+    if o.__class__ is dict:
+        if not o:
+            return "{}"
+        return ("{" + inner + ("," + inner).join(
+            f"{dumps(k)}: {_json_indented(v, dumps, inner)}" for k, v in o.items())
+            + indent + "}") if all(k.__class__ is str for k in o) else _json_other(o, indent)
+    if o.__class__ is list:
+        if not o:
+            return "[]"
+        return ("[" + inner + ("," + inner).join(_json_indented(v, dumps, inner) for v in o)
+                + indent + "]")
+    return _json_other(o, indent)
+
+
+def _sarif_rules_json(rules: list, dumps, indent: str) -> str:
+    """_json_indented(rules, dumps, indent) for what sarif_rules returns,
+    each rule written from one template of its members (the generic walk of
+    a report's 163 rules was 32M instructions)."""
+    if not rules:
+        return "[]"
+    i1 = indent + " "
+    k, n = i1 + " ", i1 + "  "
+    out = []
+    for r in rules:
+        help_, props = r["help"], r["properties"]
+        out.append(
+            f'{{{k}"id": {dumps(r["id"])},{k}"name": {dumps(r["name"])},'
+            f'{k}"shortDescription": {{{n}"text": {dumps(r["shortDescription"]["text"])}{k}}},'
+            f'{k}"fullDescription": {{{n}"text": {dumps(r["fullDescription"]["text"])}{k}}},'
+            f'{k}"help": {{{n}"text": {dumps(help_["text"])},'
+            f'{n}"markdown": {dumps(help_["markdown"])}{k}}},'
+            f'{k}"defaultConfiguration": {{{n}"level": '
+            f'{dumps(r["defaultConfiguration"]["level"])}{k}}},'
+            f'{k}"properties": {{{n}"tags": {_json_indented(props["tags"], dumps, n)},'
+            f'{n}"precision": {dumps(props["precision"])},'
+            f'{n}"deprecated_in": {_json_indented(props["deprecated_in"], dumps, n)}{k}}}'
+            f'{i1}}}')
+    return "[" + i1 + ("," + i1).join(out) + indent + "]"
+
+
+def _json_other(o, indent: str) -> str:  # pragma: no cover - not in a SARIF head today
+    import json
+
+    return json.dumps(o, indent=1, ensure_ascii=False).replace("\n", indent)
+
+
+def render_sarif(findings, errors, keep, *, version: str,
+                 lines: Optional[_Lines] = None) -> Iterator[str]:
+    rules = sarif_rules(keep)
+    index = {r["id"]: i for i, r in enumerate(rules)}
+    fingerprints = _fingerprint_keys(findings, ".", lines, digests=True)
+    dumps = _json_dumps()
+
+    def results() -> Iterator[str]:
+        # What json's dumps makes of each result's dict (default separators),
+        # from fragments cached per rule and message, per path and per
+        # (symbol, replacement, fix): one dumps of a nested dict per finding
+        # was a third of a large report's time.
+        heads: dict = {}
+        uris: dict = {}
+        tails: dict = {}
+        for f, fp in zip(findings, fingerprints):
+            h = heads.get((f.rule, f.message))
+            if h is None:
+                h = heads[(f.rule, f.message)] = (
+                    f'{{"ruleId": {dumps(f.rule)}, "ruleIndex": {int.__repr__(index[f.rule])}, '
+                    f'"level": "warning", "message": {{"text": {dumps(f.message)}}}, '
+                    f'"locations": [{{"physicalLocation": {{"artifactLocation": {{"uri": ')
+            u = uris.get(f.path)
+            if u is None:
+                u = uris[f.path] = (f'{dumps(_uri(f.path))}, "uriBaseId": "%SRCROOT%"}}, '
+                                    f'"region": {{"startLine": ')
+            t = tails.get((f.symbol, f.replacement, f.fix))
+            if t is None:
+                t = tails[(f.symbol, f.replacement, f.fix)] = (
+                    f'}}, "properties": {{"symbol": {dumps(f.symbol)}, "replacement": '
+                    f'{dumps(f.replacement)}, "fix": {dumps(f.fix)}}}}}')
+            yield (f'{h}{u}{f.line}, "startColumn": {f.column}, "endLine": {f.end_line}, '
+                   f'"endColumn": {f.end_column}}}}}}}], "partialFingerprints": '
+                   f'{{"anydevFingerprint/v1": "{fp}"{t}')
+
+    notifications = []
+    for e in errors:
+        loc = {"physicalLocation": {"artifactLocation": {"uri": _uri(e.path),
+                                                         "uriBaseId": "%SRCROOT%"}}}
+        if e.line:
+            loc["physicalLocation"]["region"] = {"startLine": e.line}
+        notifications.append({"level": error_level(e), "message": {"text": e.message},
+                              "locations": [loc],
+                              "properties": {"kind": error_kind(e)}})
+    root = os.getcwd().rstrip("/") + "/"
+    run_head = {
+        "tool": {"driver": {"name": "anydev", "informationUri": INFORMATION_URI,
+                            "version": version, "semanticVersion": version, "rules": rules}},
+        "originalUriBaseIds": {"%SRCROOT%": {"uri": "file://" + _uri(root)}},
+        "columnKind": "unicodeCodePoints",
+        "invocations": [{"executionSuccessful": not any(error_level(e) == "error"
+                                                        for e in errors),
+                         "toolExecutionNotifications": notifications}],
+    }
+    # The run's small members indented, its results one per line: what
+    # json.dumps(indent=1) and textwrap.indent made of them.
+    yield ('{\n "$schema": "https://json.schemastore.org/sarif-2.1.0.json",\n'
+           ' "version": "2.1.0",\n "runs": [\n  ')
+    # The rules written apart, from a template: the driver's members are at
+    # 5 spaces, and `"rules": []` is nowhere else (a string's quotes are escaped).
+    run_head["tool"]["driver"]["rules"] = []
+    head = _json_indented(run_head, dumps, "\n  ")[:-4]
+    if rules:
+        head = head.replace('"rules": []', '"rules": ' + _sarif_rules_json(
+            rules, dumps, "\n     "), 1)
+    yield head + ',\n   "results": '
+    yield from _joined_in_batches(results(), "[\n    ", ",\n    ", "\n   ]", "[]")
+    yield "\n  }\n ]\n}\n"
+
+
+# What urllib.parse.quote(s) keeps (its default safe "/" and the unreserved
+# characters of RFC 3986): the rest is %XX per byte of UTF-8.
+_URI_SAFE = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-~/")
+
+
+def _uri(path: str) -> str:
+    """urllib.parse.quote(path with "/" for os.sep), without importing
+    urllib.parse (which imports re)."""
+    b = path.replace(os.sep, "/").encode("utf-8")
+    if b.translate(None, bytes(_URI_SAFE)):
+        return "".join(chr(c) if c in _URI_SAFE else f"%{c:02X}" for c in b)
+    return b.decode("ascii")
+
+
+def render_unlocks(findings, target: Optional[str] = None) -> list[str]:
+    """How many findings with a fix each PyTorch release makes fixable (the
+    fix's replacement appears in that release), and how many the target allows."""
+    from collections import Counter
+
+    from anydev._compat import table as _compat_table
+    from . import torch_versions as _versions
+
+    by_code = _compat_table.ROWS_BY_CODE
+    per: Counter = Counter()
+    for f in findings:
+        row = by_code.get(f.rule)
+        if row is None or row.fix == "none" or not row.since:
+            continue
+        per[row.since] += 1
+    if not per:
+        return []
+    key = lambda v: (1, (0, 0)) if v == "main" else (0, _versions.parse_version(v))  # noqa: E731
+    out = ["Fixes by the PyTorch release that has their replacement (what a target unlocks):"]
+    total = 0
+    for since in sorted(per, key=key):
+        total += per[since] if since != "main" else 0
+        label = "no release yet" if since == "main" else f"torch >= {since}"
+        cum = "" if since == "main" else f"  ({total} fixable at target {since})"
+        out.append(f"  {per[since]:>6}  {label}{cum}")
+    if target is not None:
+        t = _versions.resolve_target(target)
+        ok = sum(n for s, n in per.items() if s != "main" and _versions.parse_version(s) <= t.version)
+        out.append(f"At target torch {t.text}: {ok} of {sum(per.values())} findings with a fix "
+                   "can be applied.")
+    return out
+
+
+def render_statistics(findings, files: int, nbytes: int, target: Optional[str] = None) -> str:
+    from collections import Counter
+
+    from anydev._compat import table as _compat_table
+
+    by_code = {r.code: r for r in _compat_table.ROWS}
+    per_rule = Counter(f.rule for f in findings)
+    per_symbol = Counter(f.symbol for f in findings)
+    per_kind = Counter(f.kind for f in findings)
+    fixes = _fix_counts(findings)
+    out = ["Legacy references by rule:"]
+    if per_rule:
+        w = max(len(str(c)) for c in per_rule.values())
+        for code, n in sorted(per_rule.items(), key=lambda kv: (-kv[1], kv[0])):
+            row = by_code[code]
+            out.append(f"  {n:>{w}}  {code}  {row.fix:6}  {row.legacy} -> "
+                       f"{row.replacement or '(none)'}")
+    else:
+        out.append("  (none)")
+    out.append("Legacy references by symbol:")
+    if per_symbol:
+        w = max(len(str(c)) for c in per_symbol.values())
+        for sym, n in sorted(per_symbol.items(), key=lambda kv: (-kv[1], kv[0])):
+            out.append(f"  {n:>{w}}  {sym}")
+    else:
+        out.append("  (none)")
+    out.append(f"By kind: {per_kind['call']} calls, {per_kind['reference']} references, "
+               f"{per_kind['import']} imports, {per_kind['literal']} literals, "
+               f"{per_kind['idiom']} idioms.")
+    from .literals import statistics_lines
+
+    out += statistics_lines(findings, by_code)
+    out.append(f"By fix: {fixes['safe']} safe, {fixes['unsafe']} unsafe, "
+               f"{fixes['none']} without a fix.")
+    out += render_unlocks(findings, target)
+    out.append(f"Total: {len(findings)} in {len({f.path for f in findings})} files; "
+               f"{files} files scanned ({nbytes / 1e6:.1f} MB).")
+    return "\n".join(out) + "\n"

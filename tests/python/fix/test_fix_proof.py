@@ -1,0 +1,133 @@
+"""`fix = "safe"` is proven, not asserted: the differential proof
+(tools/prove_fixes.py) runs each safe row's legacy call and the real fixer's
+rewrite of it on the real PyTorch builds at hand, and its record
+(compat_map/proofs.json) is current."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+import pytest
+
+# The proof runs each row on the PyTorch builds at hand; without one it has
+# nothing to compare.
+pytest.importorskip(
+    "torch", reason="PyTorch is not installed for this interpreter (tools/setup.sh installs "
+                    "torch==2.13.0 into .venv, and Debian's python3-torch for /usr/bin/python3)")
+
+from conftest import run_cli  # noqa: E402
+
+from anydev._compat import table as _compat_table  # noqa: E402
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+import prove_fixes as pf  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def doc():
+    return pf.prove()
+
+
+def test_every_safe_row_behaves_the_same_on_every_build_tried(doc):
+    safe = [r.code for r in _compat_table.ROWS if r.language == "python"
+            and r.status == "deprecated" and r.fix == "safe"]
+    assert safe and all(code in doc["rows"] for code in safe)
+    for code in safe:
+        entry = doc["rows"][code]
+        assert entry["torch"], f"{code} is marked safe but ran on no build: {entry['verdict']}"
+        assert entry["verdict"] == "same", f"{code} is marked safe but {entry['verdict']}"
+        # every case was rewritten and ran on every build the row was tried on
+        for case in entry["cases"]:
+            assert case["rewrite"], f"{code}: `{case['call']}` was not rewritten"
+            assert sorted(case["outcomes"]) == sorted(entry["torch"]), (code, case)
+
+
+def test_a_safe_row_runs_on_torch_1_13_where_it_has_the_replacement(doc):
+    if len(doc["torch"]) < 2:
+        pytest.skip(f"only torch {doc['torch']} at hand ({pf.OLD_PYTHON} has no torch)")
+    old = [v for v in doc["torch"] if pf.split_version(v) <= (1, 13)]
+    assert old, doc["torch"]
+    # torch.amp.autocast("cuda", ...) is in 1.13, so AD313 runs there too
+    assert old[0] in doc["rows"]["AD313"]["torch"]
+    # torch.accelerator is not, so AD101 does not
+    assert old[0] not in doc["rows"]["AD101"]["torch"]
+
+
+def test_proofs_json_is_current(doc):
+    with open(pf.PROOFS, encoding="utf-8") as f:
+        recorded = f.read()
+    if json.loads(recorded)["torch"] != doc["torch"]:
+        pytest.skip(f"proofs.json was made on torch {json.loads(recorded)['torch']}, "
+                    f"this machine has {doc['torch']}")
+    assert pf.dumps(doc) == recorded, \
+        "compat_map/proofs.json is stale; run `.venv/bin/python tools/prove_fixes.py --write`"
+
+
+def _one(legacy: str, rewrite: str, kind: str = "call") -> dict:
+    return pf.child_run([{"id": "x", "kind": kind, "legacy": legacy, "rewrite": rewrite}])[
+        "cases"][0]
+
+
+def test_the_comparison_tells_a_difference():
+    assert _one("result = 0", "result = 0")["same"]
+    assert not _one("result = 0", "result = 1")["same"]
+    got = _one("result = None", "raise RuntimeError('no device')")
+    assert not got["same"] and got["rewrite"] == "raises RuntimeError"
+    # both raise: the same, whatever the types (recorded)
+    got = _one("raise AssertionError", "raise RuntimeError")
+    assert got["same"] and (got["legacy"], got["rewrite"]) == ("raises AssertionError",
+                                                               "raises RuntimeError")
+    # references: the same object, not an equal name
+    assert _one("import torch\nresult = torch.Tensor", "import torch\nresult = torch.Tensor",
+                "attribute")["same"]
+    assert not _one("import torch\nresult = torch.Tensor", "import torch\nresult = torch.Size",
+                    "attribute")["same"]
+
+
+def test_the_comparison_of_objects_uses_the_type_and_primitive_attributes():
+    # the classes live in one module, as torch's do, so both sides see the same ones
+    classes = ("class Base:\n    def __init__(self, n): self.n = n; self.items = [n]\n"
+               "    def __enter__(self): return self\n    def __exit__(self, *a): return None\n"
+               "class Legacy(Base):\n    pass\n"
+               "class Other:\n    def __init__(self, n): self.n = n\n"
+               "class Odd(Base):\n"
+               "    def __init__(self, n, mode): super().__init__(n); self.mode = [mode]\n"
+               "    def __enter__(self): return self if self.mode[0] else 1\n")
+    cls = ("import sys, types\n"
+           "m = sys.modules.get('_proof_fixture')\n"
+           "if m is None:\n"
+           "    m = sys.modules['_proof_fixture'] = types.ModuleType('_proof_fixture')\n"
+           f"    exec({classes!r}, m.__dict__)\n"
+           "Base, Legacy, Other, Odd = m.Base, m.Legacy, m.Other, m.Odd\n")
+    same = _one(cls + "result = Legacy(1)", cls + "result = Base(1)", "class")
+    assert same["same"] and same["relation"] == "legacy type subclasses the replacement's"
+    assert not _one(cls + "result = Legacy(1)", cls + "result = Base(2)", "class")["same"]
+    assert not _one(cls + "result = Base(1)", cls + "result = Legacy(1)", "class")["same"]
+    assert not _one(cls + "result = Base(1)", cls + "result = Other(1)", "class")["same"]
+    # a context manager is also entered and left
+    assert _one(cls + "result = Base(1)", cls + "result = Legacy(1)", "context_manager")[
+        "same"] is False  # the replacement's type must not be narrower
+    # (the list attributes are not compared: only the primitive-valued ones)
+    assert _one(cls + "result = Odd(1, True)", cls + "result = Odd(1, True)",
+                "context_manager")["same"]
+    assert not _one(cls + "result = Odd(1, True)", cls + "result = Odd(1, False)",
+                    "context_manager")["same"]
+
+
+def test_rule_shows_since_fix_level_and_the_proof():
+    rc, out, _ = run_cli("rule", "AD314")
+    assert rc == 0
+    assert "needs torch >= 2.4" in out and "fix level:      safe" in out
+    assert "proven:         same behaviour on torch 2.13" in out
+    assert _compat_table.PROOFS["AD314"].startswith("same behaviour on torch ")
+    # a row the proof found to differ says how, and is not safe
+    rc, out, _ = run_cli("rule", "AD204")
+    assert "fix level:      unsafe" in out and "raises RuntimeError" in out
+    assert _compat_table.ROWS_BY_CODE["AD204"].fix == "unsafe"
+    rc, out, _ = run_cli("rule", "AD301", "--format", "json")
+    doc = json.loads(out)
+    assert doc["since"] == "main" and "never applied" in doc["needs"]
+    assert doc["proof"].startswith("not run: ")
