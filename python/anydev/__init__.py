@@ -20,7 +20,7 @@ import sys as _sys
 # Note [Lazy top namespace]: `import anydev` loads nothing native. The runtime
 # (anydev._C, with libanydev and its Abseil libraries: most of the start-up
 # cost, benchmarks/python/bench_startup.py) loads on the first use of a name
-# that needs it (`anydev.Stream`, `anydev.accelerator`, `anydev.__version__`),
+# that needs it (`anydev.Stream`, `anydev.accelerator`),
 # through the module __getattr__ below (PEP 562); `from anydev import Stream`
 # and `import anydev.acc` work as before. So `anydev scan` and the other
 # commands that need no device never pay for the runtime.
@@ -149,7 +149,7 @@ def __getattr__(name: str):
     if where is not None:
         value = getattr(_load(where), name)
     elif name == "__version__":
-        value = _load("_C")._version()
+        value = _load("_version").__version__
     elif name in ("accelerator", "acc"):
         value = _load("accelerator")
     elif name == "BackendInfo":

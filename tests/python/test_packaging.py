@@ -45,6 +45,7 @@ def test_one_version_everywhere():
     cmake = re.search(r"project\(anydev VERSION (\S+)", read("CMakeLists.txt"))
     assert cmake and cmake.group(1) == version, "CMakeLists.txt project(VERSION) differs"
     assert anydev.__version__ == version, "the installed package is another version"
+    assert anydev._C._version() == version, "libanydev was built as another version"
     # The newest release heading of the changelog is this version.
     releases = re.findall(r"^## \[(\d+\.\d+\.\d+)\]", read("CHANGELOG.md"), re.M)
     assert releases and releases[0] == version, f"CHANGELOG.md's newest release: {releases[:1]}"
@@ -83,6 +84,17 @@ def test_the_installed_wheel_loads_only_its_own_abseil():
     libs = os.path.realpath(os.path.join(os.path.dirname(anydev.__file__), "..", "anydev.libs"))
     outside = [path for path in absl if os.path.dirname(os.path.realpath(path)) != libs]
     assert not outside, f"Abseil loaded from outside the wheel: {outside}"
+
+
+def test_version_loads_no_runtime():
+    # `anydev --version` and anydev.__version__ answer without loading anydev._C
+    # (libanydev and its Abseil libraries cost more than a one-file scan).
+    code = ("import sys, anydev; v = anydev.__version__; "
+            "from anydev._cli import main; main.main(['--version']); "
+            "print(sorted(m for m in sys.modules if m.startswith('anydev._C')))")
+    rc, out, err = run_command([sys.executable, "-c", code])
+    assert rc == 0, err
+    assert out.split() == [anydev.__version__, "[]"]
 
 
 def test_version_command_matches_the_package():

@@ -36,9 +36,9 @@ if TYPE_CHECKING:  # argparse is imported when a parser is built (not for --vers
 
 
 def _cmd_version(args: "argparse.Namespace | None") -> int:
-    import anydev
+    from anydev._version import __version__  # not anydev._C: the runtime is not loaded
 
-    print(anydev.__version__)
+    print(__version__)
     return 0
 
 
