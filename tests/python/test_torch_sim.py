@@ -657,6 +657,24 @@ def test_no_compiler_is_a_clear_error(tmp_path):
     assert "needs a C++ compiler" in out and "none was found" in out, out
 
 
+def test_torch_without_headers_is_a_clear_error(tmp_path):
+    import anydev._torch.sim_build as build
+
+    fake_root = tmp_path / "torch"
+    fake_root.mkdir()
+
+    class FakeTorch:
+        __version__ = "9.9.9"
+        __file__ = str(fake_root / "__init__.py")
+
+    with pytest.raises(build.BuildError) as e:
+        build._build(FakeTorch, build.source_dir(), tmp_path, tmp_path / "lib.so")
+    assert str(e.value) == (
+        f"this PyTorch (9.9.9) has no C++ headers at {fake_root / 'include'}, which anydev's sim "
+        "backend is compiled against; install a PyTorch wheel that ships them (the pytorch.org "
+        "and PyPI wheels do)")
+
+
 # --- an old PyTorch ----------------------------------------------------------------------
 
 OLD_PYTHON = "/usr/bin/python3"
