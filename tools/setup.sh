@@ -94,3 +94,12 @@ if [[ ! -f $stamp ]] || [[ -n $(find "${existing[@]}" -newer "$stamp" -type f \
       "$wheels"/anydev-*manylinux*.whl >>"$log" 2>&1 || fail "installing the wheel failed"
   mv "$stamp.new" "$stamp"
 fi
+
+# --- anydev's PyTorch backend for sim, built for the .venv's torch -----------
+# anydev.torch.register_sim compiles it once per torch version into the user
+# cache (python/anydev/_torch/sim_build.py), so that the tests do not pay for
+# it. Prints nothing when it is built already.
+if ! "$vpy" -m anydev._torch.sim_build >/dev/null; then
+  say "building anydev's sim backend for the .venv's torch failed (see above)"
+  exit 1
+fi

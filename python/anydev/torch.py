@@ -10,13 +10,15 @@ reinstalls), :func:`uninstall` to put every original object back. See
     import anydev.torch                                   # observe, default scope
     anydev.torch.install(mode="forward", packages=["myproj"])
     anydev.torch.uninstall()
+    anydev.torch.register_sim(devices=2)                  # torch gets the device "sim"
 """
 
 from ._torch.adapter import MODES, ScopeError, install, installed, status, uninstall
 from ._torch.backport import NAMES as BACKPORT_NAMES
+from ._torch.sim import register_sim, registered_sim_devices
 from .cpp_extension import extra_compile_args  # C++ extensions: docs/compat.md
 
 __all__ = ["BACKPORT_NAMES", "MODES", "ScopeError", "extra_compile_args", "install",
-           "installed", "status", "uninstall"]
+           "installed", "register_sim", "registered_sim_devices", "status", "uninstall"]
 
 install()
