@@ -68,10 +68,11 @@
 // allocation that fails only does so when the release can help: some cached
 // memory could come free, and it with the device's free memory could hold
 // the request. Otherwise the error is immediate, not held until every other
-// stream's work has finished. And a request needs a segment no larger than
-// the device's free memory: the small pool's 2 MiB segments and the large
-// pool's 20 MiB ones give way to a segment that fits (at least the request),
-// so a device smaller than a segment still serves what fits in it.
+// stream's work has finished. And where the device has no room for the
+// segment a request would get (the small pool's 2 MiB, the large pool's
+// 20 MiB) but has room for the request, the request gets a segment of its
+// own size: a device smaller than a segment, or a nearly full one, still
+// serves what fits, and one pool does not take the memory another needs.
 #include "internal/caching_allocator.h"
 
 #include <algorithm>
@@ -689,12 +690,11 @@ absl::StatusOr<DeviceCachingAllocator::Block*> DeviceCachingAllocator::FindOrAll
   if (seg.ok() || seg.status().code() != absl::StatusCode::kResourceExhausted) return seg;
   *exhausted = seg.status();
   if (size < alloc_size) {
-    // A segment that fits the device's free memory, however small the
-    // device (Note [Out of memory without a wait]).
+    // A segment of just the request, when the device has room for that but
+    // not for a whole segment (Note [Out of memory without a wait]).
     absl::StatusOr<std::pair<size_t, size_t>> info = backend_->MemoryInfo(device_.index());
     if (info.ok() && info->first >= size) {
-      const size_t fitted = std::min(alloc_size, info->first / kMinBlockSize * kMinBlockSize);
-      seg = AllocSegment(pool, fitted, stream);
+      seg = AllocSegment(pool, size, stream);
       if (seg.ok() || seg.status().code() != absl::StatusCode::kResourceExhausted) return seg;
     }
   }

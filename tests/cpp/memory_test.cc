@@ -511,24 +511,30 @@ TEST_F(MemoryTest, ASegmentGivesWayToTheFreeMemoryOfAFullDevice) {
   const Device d = Exact();
   ASSERT_OK(ResetAccumulatedMemoryStats(d));
   ASSERT_OK_AND_ASSIGN(void* big, RawAlloc(62 * kMiB, d));  // 2 MiB left
-  // 1.5 MiB asks for a 20 MiB segment; a 2 MiB one (all that is free) serves it.
+  // 1.5 MiB asks for a 20 MiB segment; one of its own size serves it.
   ASSERT_OK_AND_ASSIGN(void* mid, RawAlloc(1536 * kKiB, d));
   DeviceStats s = Stats(d);
   EXPECT_EQ(s.segment[0].current, 2);
-  EXPECT_EQ(s.reserved_bytes[0].current, int64_t{64 << 20}) << "the whole device, no more";
+  EXPECT_EQ(s.reserved_bytes[0].current, int64_t{62 * kMiB + 1536 * kKiB});
   EXPECT_EQ(s.num_alloc_retries, 0) << "no cache to release, no device wait";
-  ASSERT_OK(RawDelete(mid, d));
-  // 512 bytes want a small segment: the cached 2 MiB of the large pool is
-  // released (a retry) and becomes one; the next small request splits it.
+  ASSERT_OK(RawDelete(mid, d));  // 1.5 MiB cached in the large pool
+  // 512 bytes want a 2 MiB small segment: 512 KiB are free, they get 512 bytes.
   ASSERT_OK_AND_ASSIGN(void* small, RawAlloc(512, d));
-  ASSERT_OK_AND_ASSIGN(void* more, RawAlloc(100 * kKiB, d));
+  s = Stats(d);
+  EXPECT_EQ(s.segment[1].current, 1);
+  EXPECT_EQ(s.reserved_bytes[1].current, 512);
+  // 2 MiB cannot fit even with the cache released: out of memory at once.
+  EXPECT_STATUS(RawAlloc(2 * kMiB, d), kResourceExhausted, "out of memory");
+  EXPECT_EQ(Stats(d).num_alloc_retries, 0);
+  EXPECT_EQ(Stats(d).num_sync_all_streams, 0);
+  // 1.75 MiB fits once the cached 1.5 MiB goes back: one retry.
+  ASSERT_OK_AND_ASSIGN(void* fits, RawAlloc(1792 * kKiB, d));
   s = Stats(d);
   EXPECT_EQ(s.num_alloc_retries, 1);
-  EXPECT_EQ(s.segment[0].current, 2);
-  EXPECT_EQ(s.segment[1].current, 1) << "one small segment";
-  EXPECT_EQ(s.allocated_bytes[0].current, int64_t{62 * kMiB + 512 + 100 * kKiB});
-  EXPECT_STATUS(RawAlloc(2 * kMiB, d), kResourceExhausted, "out of memory");
-  ASSERT_OK(RawDelete(more, d));
+  EXPECT_EQ(s.num_sync_all_streams, 1);
+  EXPECT_EQ(s.reserved_bytes[0].current, int64_t{62 * kMiB + 1792 * kKiB + 512});
+  EXPECT_EQ(s.allocated_bytes[0].current, int64_t{62 * kMiB + 1792 * kKiB + 512});
+  ASSERT_OK(RawDelete(fits, d));
   ASSERT_OK(RawDelete(small, d));
   ASSERT_OK(RawDelete(big, d));
 }
