@@ -909,6 +909,12 @@ DeviceCachingAllocator* FindCachingAllocator(Device device) {
   return g_allocators[DenseIndex(device.type())][device.index()].load(std::memory_order_acquire);
 }
 
+void ForgetCachingAllocatorsAfterFork(DeviceType type) {
+  for (std::atomic<DeviceCachingAllocator*>& slot : g_allocators[DenseIndex(type)]) {
+    slot.store(nullptr, std::memory_order_release);
+  }
+}
+
 absl::StatusOr<DeviceCachingAllocator*> GetCachingAllocator(Device device) {
   if (DeviceCachingAllocator* a = FindCachingAllocator(device)) return a;
   ANYDEV_ASSIGN_OR_RETURN(Device d, ResolveDevice(device));

@@ -55,6 +55,8 @@ class CpuBackend final : public Backend {
 
   DeviceType type() const override { return DeviceType::kCPU; }
   absl::StatusOr<int> Probe() override { return 1; }
+  // Every operation completes when it returns: nothing a forked child lacks.
+  bool UsableAfterFork() const override { return true; }
 
   absl::StatusOr<DeviceProperties> GetDeviceProperties(int) override {
     DeviceProperties p;

@@ -333,6 +333,9 @@ class DeviceCachingAllocator {
 absl::StatusOr<DeviceCachingAllocator*> GetCachingAllocator(Device device);
 // Returns the allocator of `device` if it has been created, else nullptr.
 DeviceCachingAllocator* FindCachingAllocator(Device device);
+// Drops (leaks) every allocator of `type`: in a forked child that cannot use
+// the backend (Note [Fork] in registry.cc), nothing may reach it through them.
+void ForgetCachingAllocatorsAfterFork(DeviceType type);
 
 }  // namespace anydev::internal
 
