@@ -109,8 +109,10 @@ absl::StatusOr<CaptureMode> ParseCaptureMode(const std::string& name) {
   if (name == "default" || name == "global") return CaptureMode::kGlobal;
   if (name == "thread_local") return CaptureMode::kThreadLocal;
   if (name == "relaxed") return CaptureMode::kRelaxed;
-  return internal::ValueError(absl::StrCat(
-      "capture_error_mode must be one of 'default', 'global', 'thread_local', 'relaxed'; got '",
+  // RuntimeError, as torch's TORCH_CHECK on the mode (torch/csrc/cuda/Graph.cpp).
+  return absl::InvalidArgumentError(absl::StrCat(
+      "Unknown capture error mode: capture_error_mode must be one of 'default', 'global', "
+      "'thread_local', 'relaxed'; got '",
       name, "'"));
 }
 

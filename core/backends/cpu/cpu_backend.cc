@@ -136,8 +136,11 @@ class CpuBackend final : public Backend {
   }
 
  private:
+  // Unimplemented, raised in Python as torch raises it: RuntimeError (c10's
+  // NoOpDeviceGuardImpl TORCH_CHECKs), not NotImplementedError.
   static absl::Status NoEvents() {
-    return absl::UnimplementedError("cpu backend doesn't support events.");
+    return internal::WithPyException(
+        absl::UnimplementedError("cpu backend doesn't support events."), "RuntimeError");
   }
 
   internal::TrackedHostMemory memory_;
