@@ -258,16 +258,6 @@ std::vector<DeviceCachingAllocator::Block*> DeviceCachingAllocator::BinSet::All(
 
 // --- deferred blocks (Note [Deferred coalescing]) ---------------------------------
 
-void DeviceCachingAllocator::DeferredSet::Push(Block* b) {
-  DeferredStacks& d = FindOrAdd(b->stream);
-  Block*& head = d.heads[b->size / kMinBlockSize - 1];
-  b->bin_next = head;
-  head = b;
-  b->deferred = true;
-  ++d.count;
-  ++count;
-}
-
 DeviceCachingAllocator::Block* DeviceCachingAllocator::DeferredSet::Pop(size_t size,
                                                                         StreamId stream) {
   DeferredStacks* d = Find(stream);
@@ -701,13 +691,32 @@ absl::StatusOr<DeviceCachingAllocator::Block*> DeviceCachingAllocator::FindOrAll
   return nullptr;
 }
 
+// Note [Fast pair]: the common allocate+free pair, a request of at most
+// kMaxDeferredSize bytes that a deferred block of its stream serves (Note
+// [Deferred coalescing]) and its free, is written apart from everything
+// else: the slow paths, out of line, cost the fast one nothing (no saved
+// registers, no stack frame), and what it touches is read once. Every
+// statistic is updated as on any other path.
 absl::StatusOr<void*> DeviceCachingAllocator::Allocate(size_t nbytes, StreamId stream) {
   FastMutexLock lock(mu_);
+  if (ABSL_PREDICT_TRUE(nbytes - 1 < kMaxDeferredSize && pending_.empty() &&
+                        to_private_.empty())) {
+    const size_t size = RoundSize(nbytes);
+    BlockPool& pool = small_;  // kMaxDeferredSize == kSmallSize
+    if (pool.deferred.count != 0) {
+      if (Block* b = pool.deferred.Pop(size, stream)) {
+        return reinterpret_cast<void*>(AllocDeferredBlock(b, nbytes)->ptr);
+      }
+    }
+  }
+  return AllocateSlow(nbytes, stream);
+}
+
+absl::StatusOr<void*> DeviceCachingAllocator::AllocateSlow(size_t nbytes, StreamId stream) {
   if (nbytes > kMaxRequest) {
     return OutOfMemory(nbytes, nbytes, absl::ResourceExhaustedError("larger than any device"));
   }
   const size_t size = RoundSize(nbytes);
-  const size_t alloc_size = AllocationSize(size);
   if (!pending_.empty()) ProcessEvents();
   BlockPool& pool = PoolFor(size, stream);
   if (size <= kMaxDeferredSize && pool.deferred.count != 0) {
@@ -715,6 +724,7 @@ absl::StatusOr<void*> DeviceCachingAllocator::Allocate(size_t nbytes, StreamId s
       return reinterpret_cast<void*>(AllocDeferredBlock(b, nbytes)->ptr);
     }
   }
+  const size_t alloc_size = AllocationSize(size);
 
   absl::Status cause;
   ANYDEV_ASSIGN_OR_RETURN(Block * block, FindOrAllocBlock(pool, size, alloc_size, stream, &cause));
@@ -738,6 +748,22 @@ absl::StatusOr<void*> DeviceCachingAllocator::Allocate(size_t nbytes, StreamId s
 absl::Status DeviceCachingAllocator::Free(void* ptr) {
   const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
   FastMutexLock lock(mu_);
+  // Note [Fast pair]: a block of the small pool (all of which may be
+  // deferred) found in `recent_`, used by no other stream and no graph.
+  Block* block = recent_[LookupSlot(p)];
+  if (ABSL_PREDICT_TRUE(block != nullptr && block->ptr == p && block->allocated &&
+                        block->pool == &small_ && block->stream_uses.empty() &&
+                        block->graph_refs == 0)) {
+    block->allocated = false;
+    Decrease(stats_.allocation, kSmallIndex, 1);
+    Decrease(stats_.allocated_bytes, kSmallIndex, static_cast<int64_t>(block->size));
+    DeferBlock(block);
+    return absl::OkStatus();
+  }
+  return FreeSlow(p);
+}
+
+absl::Status DeviceCachingAllocator::FreeSlow(uintptr_t p) {
   Block* block = FindAllocated(p);
   if (block == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -900,14 +926,7 @@ void DeviceCachingAllocator::ResetAccumulatedStats() {
 
 // --- the per-device registry ---------------------------------------------------
 
-namespace {
 std::atomic<DeviceCachingAllocator*> g_allocators[kNumDeviceTypes][kMaxDevicesPerType];
-}  // namespace
-
-DeviceCachingAllocator* FindCachingAllocator(Device device) {
-  if (device.index() < 0 || device.index() >= kMaxDevicesPerType) return nullptr;
-  return g_allocators[DenseIndex(device.type())][device.index()].load(std::memory_order_acquire);
-}
 
 void ForgetCachingAllocatorsAfterFork(DeviceType type) {
   for (std::atomic<DeviceCachingAllocator*>& slot : g_allocators[DenseIndex(type)]) {

@@ -7,12 +7,14 @@
 #define ANYDEV_INTERNAL_CACHING_ALLOCATOR_H_
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <utility>
 #include <vector>
 
+#include "absl/base/attributes.h"
 #include "absl/base/optimization.h"
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
@@ -157,6 +159,10 @@ class DeviceCachingAllocator {
       return nullptr;
     }
     PerStream& FindOrAdd(StreamId stream) {
+      if (ABSL_PREDICT_TRUE(last != nullptr && last->stream == stream)) return *last;
+      return FindOrAddSlow(stream);
+    }
+    ABSL_ATTRIBUTE_NOINLINE PerStream& FindOrAddSlow(StreamId stream) {
       if (PerStream* p = Find(stream)) return *p;
       // A program that makes a stream per step must not leave a part per
       // stream behind (memory, and lookups that scan them all).
@@ -191,7 +197,15 @@ class DeviceCachingAllocator {
     Block* heads[kDeferredSizes] = {};
   };
   struct DeferredSet : PerStreamSet<DeferredStacks> {
-    void Push(Block* b);
+    void Push(Block* b) {
+      DeferredStacks& d = FindOrAdd(b->stream);
+      Block*& head = d.heads[b->size / kMinBlockSize - 1];
+      b->bin_next = head;
+      head = b;
+      b->deferred = true;
+      ++d.count;
+      ++count;
+    }
     // The last deferred block of `stream` of exactly `size` bytes, removed.
     Block* Pop(size_t size, StreamId stream);
     // Removes and returns every block of the set.
@@ -222,6 +236,13 @@ class DeviceCachingAllocator {
     Event event;
     Block* block;
   };
+
+  // Allocate and Free past their fast paths (Note [Fast pair]).
+  ABSL_ATTRIBUTE_NOINLINE absl::StatusOr<void*> AllocateSlow(size_t nbytes, StreamId stream)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  ABSL_ATTRIBUTE_NOINLINE absl::Status FreeSlow(uintptr_t p) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  static constexpr size_t kSmallIndex = static_cast<size_t>(StatType::kSmallPool);
+  static_assert(kMaxDeferredSize == kSmallSize, "the fast pair's blocks are the small pool's");
 
   // The allocated block that starts at `p`, or nullptr (Note [Block lookup]).
   Block* FindAllocated(uintptr_t p) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -331,8 +352,16 @@ class DeviceCachingAllocator {
 // first use. Allocators are never destroyed (buffers may be freed during
 // static destruction).
 absl::StatusOr<DeviceCachingAllocator*> GetCachingAllocator(Device device);
+// The allocators, by dense device type and index (created on first use).
+extern std::atomic<DeviceCachingAllocator*> g_allocators[kNumDeviceTypes][kMaxDevicesPerType];
+
 // Returns the allocator of `device` if it has been created, else nullptr.
-DeviceCachingAllocator* FindCachingAllocator(Device device);
+// Inline: RawAlloc and RawDelete call it on every allocation.
+inline DeviceCachingAllocator* FindCachingAllocator(Device device) {
+  const unsigned index = static_cast<unsigned>(device.index());
+  if (index >= static_cast<unsigned>(kMaxDevicesPerType)) return nullptr;
+  return g_allocators[DenseIndex(device.type())][index].load(std::memory_order_acquire);
+}
 // Drops (leaks) every allocator of `type`: in a forked child that cannot use
 // the backend (Note [Fork] in registry.cc), nothing may reach it through them.
 void ForgetCachingAllocatorsAfterFork(DeviceType type);
