@@ -887,6 +887,19 @@ CLASS_NOT_COVERED = (
 _TORCH_RANGE = re.compile(r"(\d+)\.(\d+)(?:\.\.(\d+)\.(\d+))?")
 
 
+# Note [Probes that do not taint]: GCC before 13 remembers a header that a
+# failed `__has_include(<name>)` looked for, and a later `#include <name>` of
+# the same missing header then passes without an error (GCC PR 80753): a
+# source that includes <cuda_runtime_api.h> where there is none compiled with
+# this header force-included and failed without it. The header must never
+# change whether a program compiles, so every probe spells the header as
+# `<./name>`: the same file in the same include folders, but another name to
+# GCC's cache, so the source's own `#include <name>` fails as it would have.
+def has_include(header: str) -> str:
+    """The preprocessor test that `header` is on the include path."""
+    return f"__has_include(<./{header}>)"
+
+
 def torch_range(text: str) -> Optional[tuple[tuple[int, int], tuple[int, int]]]:
     """Parses a `torch` range, "2.13" or "2.9..2.13" (both ends included)."""
     m = _TORCH_RANGE.fullmatch(text)
@@ -1048,9 +1061,12 @@ def gen_torch_deprecations(table: Table) -> str:
             "#if defined(__cplusplus) && defined(__has_include) && \\",
             "    !defined(ANYDEV_NO_TORCH_DEPRECATIONS) && !defined(TORCH_STABLE_ONLY) && \\",
             "    !defined(TORCH_TARGET_VERSION)",
-            "#if __has_include(<torch/headeronly/version.h>)",
+            "// Probes spell a header <./name> (Note [Probes that do not taint] in",
+            "// compat_map/generate.py): GCC 12 lets a later #include of a header that a",
+            "// failed __has_include(<name>) looked for pass without an error.",
+            f"#if {has_include('torch/headeronly/version.h')}",
             "#include <torch/headeronly/version.h>",
-            "#elif __has_include(<torch/version.h>)",
+            f"#elif {has_include('torch/version.h')}",
             "#include <torch/version.h>",
             "#endif",
             "#if defined(TORCH_VERSION_MAJOR) && defined(TORCH_VERSION_MINOR)",
@@ -1089,7 +1105,7 @@ def gen_torch_deprecations(table: Table) -> str:
         in_range = " || ".join(f"(ANYDEV_TORCH_RELEASE_ >= {lo[0] * 100 + lo[1]} && "
                                f"ANYDEV_TORCH_RELEASE_ <= {hi[0] * 100 + hi[1]})"
                                for lo, hi in ranges)
-        has = " && ".join(f"__has_include(<{n}>)" for n in needs)
+        has = " && ".join(has_include(n) for n in needs)
         cond = [f"#if {in_range}", f"#if {has}"]
         inline = [(r, item) for r, item in entries if item.get("inline")]
         later = [(r, item) for r, item in entries if not item.get("inline")]
@@ -1118,13 +1134,91 @@ def gen_torch_deprecations(table: Table) -> str:
         if inline:
             out += ["#if !defined(__clang__)  // Clang's are above"] + block(inline) + ["#endif"]
         out += ["#endif", f"#endif  // {header}", ""]
+    out += families_message(guarded)
     out += ["#undef ANYDEV_TORCH_RELEASE_",
+            "#else  // no TORCH_VERSION_MAJOR",
+            *say_once("no PyTorch headers (torch/version.h) on the include path: nothing is "
+                      "marked"),
             "#endif  // TORCH_VERSION_MAJOR",
             "#endif  // __cplusplus && __has_include",
             "",
             "#endif  // ANYDEV_TORCH_DEPRECATIONS_H_",
             ""]
     return "\n".join(out)
+
+
+# Note [Say once what is marked]: with a CPU wheel's headers (no CUDA, no
+# SYCL) the header marks nothing, so a build that force-includes it was as
+# silent as one whose legacy calls were all gone. It says once per
+# translation unit, at compile time, which legacy families it marks and why
+# the others are not, with `#pragma message`: a note for GCC, which -Werror
+# leaves alone. Clang reports the pragma as a warning (-W#pragma-messages),
+# which -Werror would make an error, so for Clang the pragma's diagnostic is
+# set to "warning" by a diagnostic pragma, which -Werror does not promote
+# (GCC and Clang document a pragma-set severity as overriding -Werror). nvcc's
+# front end is not given it (it has no such pragma to rely on); the .cpp
+# files of the same build say it. ANYDEV_TORCH_DEPRECATIONS_QUIET turns it off.
+def say_once(text: str, *parts: str) -> list[str]:
+    """The lines of a compile-time note: `text` (a string literal's content),
+    then `parts` (string literals or macros that expand to them)."""
+    literal = '"anydev/torch_deprecations.h: ' + text.replace('"', "'") + '"'
+    message = " ".join((literal,) + parts)
+    return ["#if !defined(ANYDEV_TORCH_DEPRECATIONS_QUIET) && !defined(__NVCC__)",
+            "#if defined(__clang__)",
+            "#pragma clang diagnostic push",
+            '#pragma clang diagnostic warning "-W#pragma-messages"',
+            f"#pragma message({message})",
+            "#pragma clang diagnostic pop",
+            "#else",
+            f"#pragma message({message})",
+            "#endif",
+            "#endif  // Note [Say once what is marked]"]
+
+
+def families_message(guarded: list[tuple[str, list[str], list, list]]) -> list[str]:
+    """The note naming the legacy families the header marks against the
+    PyTorch it found, and why the others are not (Note [Say once what is
+    marked])."""
+    families: dict[str, tuple[list[str], list[str], tuple[str, ...]]] = {}
+    for header, cond, _inline, _later in guarded:
+        in_range, has = cond[0][len("#if "):], cond[1][len("#if "):]
+        for namespace in TORCH_HEADERS[header][0]:
+            ranges, probes, needs = families.setdefault(namespace, ([], [], ()))
+            ranges.append(f"({in_range})")
+            probes.append(f"(({in_range}) && ({has}))")
+            families[namespace] = (ranges, probes, tuple(dict.fromkeys(
+                needs + TORCH_HEADERS[header][1])))
+    out = ["// Note [Say once what is marked] in compat_map/generate.py.",
+           "#define ANYDEV_TD_STR2_(x) #x",
+           "#define ANYDEV_TD_STR_(x) ANYDEV_TD_STR2_(x)"]
+    marked, not_marked, any_marked = [], [], []
+    for i, (namespace, (ranges, probes, needs)) in enumerate(families.items()):
+        yes, no = f"ANYDEV_TD_YES{i}_", f"ANYDEV_TD_NO{i}_"
+        marked.append(yes)
+        not_marked.append(no)
+        any_marked.append(" || ".join(probes))
+        out += [f"#if {' || '.join(probes)}",
+                f'#define {yes} " {namespace}"',
+                f'#define {no} ""',
+                f"#elif {' || '.join(ranges)}",
+                f'#define {yes} ""',
+                f'#define {no} "; not {namespace} (needs {", ".join(needs)} on the include path)"',
+                "#else",
+                f'#define {yes} ""',
+                f'#define {no} "; not {namespace} (not recorded for this PyTorch release)"',
+                "#endif"]
+    version = ('ANYDEV_TD_STR_(TORCH_VERSION_MAJOR) "." ANYDEV_TD_STR_(TORCH_VERSION_MINOR)')
+    out += [f"#if {' || '.join(f'({c})' for c in any_marked)}",
+            *say_once("PyTorch ", version, '": marks the legacy calls of"', *marked,
+                      *not_marked),
+            "#else",
+            *say_once("PyTorch ", version, '": marks nothing"', *not_marked,
+                      '" (`anydev scan` still reports their calls)"'),
+            "#endif"]
+    for i in range(len(families)):
+        out += [f"#undef ANYDEV_TD_YES{i}_", f"#undef ANYDEV_TD_NO{i}_"]
+    out += ["#undef ANYDEV_TD_STR_", "#undef ANYDEV_TD_STR2_", ""]
+    return out
 
 
 def gen_guide(table: Table) -> str:
