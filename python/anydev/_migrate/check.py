@@ -74,6 +74,7 @@ class Settings:
         self.max_file_size = max_file_size
         self.baseline = baseline
         self._known: Optional[set] = None
+        self._known_stamp: Optional[tuple] = None
 
     def excluded(self, path: str) -> bool:
         """Whether an ``exclude`` glob names the file (or a folder above it)."""
@@ -84,15 +85,21 @@ class Settings:
         return any(g.match(path) and drop(rule) for g, drop in self.per_file_ignores)
 
     def known(self) -> set:
-        """The baseline's fingerprints (read once; empty without one).
+        """The baseline's fingerprints (empty without one), read again when
+        the file changed (an editor's server lives longer than one run).
         anydev._migrate.output.UsageError when it cannot be read."""
-        if self._known is None:
-            if self.baseline is None:
-                self._known = set()
-            else:
-                from .formats import read_baseline
+        if self.baseline is None:
+            return set()
+        try:
+            st = os.stat(self.baseline)
+            stamp: Optional[tuple] = (st.st_mtime_ns, st.st_size, st.st_ino)
+        except OSError:
+            stamp = None
+        if self._known is None or stamp != self._known_stamp:
+            from .formats import read_baseline
 
-                self._known = read_baseline(self.baseline)
+            self._known = read_baseline(self.baseline)
+            self._known_stamp = stamp
         return self._known
 
 

@@ -461,8 +461,8 @@ class Server:
             cfg_path = self._found.get(start, "")
             if cfg_path == "":
                 cfg_path = self._found[start] = _config.find(start)
-        if cfg_path is None:
-            key, mtime = "", None
+        if cfg_path is None:  # no configuration: the defaults, rooted at the file's folder
+            key, mtime = "\0" + (os.path.dirname(path) if path else ""), None
         else:
             key = cfg_path
             try:
