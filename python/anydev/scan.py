@@ -652,6 +652,31 @@ def _native_rule(row, covered: set, off: bool = False) -> tuple:
     return (row.code, row.language, row.status == "kept", spellings, "")
 
 
+def _rule_settings(cfg, select: Optional[Sequence[str]] = None,
+                   ignore: Sequence[str] = ()) -> tuple:
+    """anydev._migrate.check.rule_settings: the rule filter and per-file
+    ignores of a configuration (anydev._common.config.Config) and the
+    command line's --select/--ignore, for `anydev scan` and the editor server."""
+    from ._common.config import Glob
+
+    chosen = select if select is not None else cfg.select
+    ignored = list(cfg.ignore) + list(ignore or [])
+    try:
+        rules = rule_filter(chosen, ignored)
+    except ValueError as e:
+        where = cfg.where() + ": " if cfg.path and (cfg.select or cfg.ignore) and \
+            select is None and not ignore else ""
+        raise ValueError(f"{where}{e}") from None
+    pfi = []
+    for glob, codes in cfg.per_file_ignores:
+        try:
+            pred = rule_filter(["ALL"], codes) if codes else (lambda code: False)
+        except ValueError as e:
+            raise ValueError(f"{cfg.where()}: `per-file-ignores` {glob!r}: {e}") from None
+        pfi.append((Glob(glob, cfg.root), lambda code, p=pred: not p(code)))
+    return rules, pfi
+
+
 def _prefixes(entries: Iterable[str], codes: list[str], what: str) -> list[str]:
     if isinstance(entries, str):
         entries = [entries]

@@ -450,10 +450,8 @@ def selection(args: argparse.Namespace) -> Selection:
     cfg = Config(root=os.getcwd()) if args.no_config else load_config(os.getcwd(),
                                                                        config_file)
     print_config_warnings(cfg, getattr(args, "command", None) or "scan")
-    from anydev._migrate import check as _check  # what `anydev server` checks a file with
-
-    try:
-        rules, pfi = _check.rule_settings(cfg, args.select, args.ignore or [])
+    try:  # as the editor server reads them (anydev._migrate.check.rule_settings)
+        rules, pfi = _scanner()._rule_settings(cfg, args.select, args.ignore or [])
     except ValueError as e:
         raise UsageError(str(e)) from None
     paths = _distinct(args.paths or ["."])

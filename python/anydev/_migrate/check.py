@@ -35,23 +35,10 @@ def rule_settings(cfg: _config.Config, select: Optional[Sequence[str]] = None,
                   ignore: Sequence[str] = ()) -> tuple:
     """(the rule filter, the per-file ignores as [(Glob, drops(code))]) of a
     configuration and the command line's ``--select``/``--ignore``;
-    ValueError names the entry that is not a rule code and where it is."""
-    chosen = select if select is not None else cfg.select
-    ignored = list(cfg.ignore) + list(ignore or [])
-    try:
-        rules = _scan.rule_filter(chosen, ignored)
-    except ValueError as e:
-        where = cfg.where() + ": " if cfg.path and (cfg.select or cfg.ignore) and \
-            select is None and not ignore else ""
-        raise ValueError(f"{where}{e}") from None
-    pfi = []
-    for glob, codes in cfg.per_file_ignores:
-        try:
-            pred = _scan.rule_filter(["ALL"], codes) if codes else (lambda code: False)
-        except ValueError as e:
-            raise ValueError(f"{cfg.where()}: `per-file-ignores` {glob!r}: {e}") from None
-        pfi.append((_config.Glob(glob, cfg.root), lambda code, p=pred: not p(code)))
-    return rules, pfi
+    ValueError names the entry that is not a rule code and where it is.
+    (Written in anydev.scan, which ``anydev scan`` has loaded at start-up
+    when it reads them: this module is not loaded for a plain scan.)"""
+    return _scan._rule_settings(cfg, select, ignore)
 
 
 class Settings:
