@@ -1276,7 +1276,9 @@ def gen_guide(table: Table) -> str:
                 rep = f"`{r.template}`" if r.template else (f"`{r.replacement}`" if r.replacement else "*none*")
                 fix = r.fix
             note = r.note.replace("|", "\\|").replace("\n", " ")
-            lines.append(f"| {legacy} | {rep} | {fix} | {r.code} | {r.deprecated_in} | {note} |")
+            # the anchor of the rule's link (anydev._migrate.rules.rule_url)
+            code = f'<a id="{r.code.lower()}"></a>{r.code}'
+            lines.append(f"| {legacy} | {rep} | {fix} | {code} | {r.deprecated_in} | {note} |")
         lines.append("")
     return "\n".join(lines)
 

@@ -127,6 +127,10 @@ EXTENSIONS = {
     "python": (".py", ".pyi"),
     "cpp": (".h", ".hpp", ".hh", ".c", ".cc", ".cpp", ".cxx", ".cu", ".cuh", ".hip"),
 }
+#: Jupyter notebooks: their code cells are scanned as one Python source
+#: (anydev/_migrate/notebook.py). ``anydev scan`` walks them; scan_paths when
+#: asked (``notebooks=True``).
+NOTEBOOK_EXTENSIONS = (".ipynb",)
 
 
 # Slots (Python >= 3.10) keep a report of many findings small.
@@ -200,6 +204,48 @@ def _twin_init(self, path, line, column, end_line, end_column, symbol, replaceme
     self.language = language
 
 
+class NotebookFinding(Finding):
+    """A finding in a code cell of a Jupyter notebook: ``cell`` is the cell's
+    number (from 1, in the notebook's ``cells`` list, markdown cells
+    counted), ``line``/``end_line`` are lines of that cell; ``start``,
+    ``end`` and ``call_end`` are offsets in the notebook's source as it was
+    scanned, its code cells as one Python source (Note [Notebook source] in
+    anydev/_migrate/notebook.py). Reports show it as ``demo.ipynb:cell
+    3:2:8``."""
+
+    __slots__ = ("cell",)
+
+    def __init__(self, *values, cell: int) -> None:
+        Finding.__init__(self, *values)
+        object.__setattr__(self, "cell", cell)
+
+    def __repr__(self) -> str:
+        return f"{Finding.__repr__(self)[:-1]}, cell={self.cell!r})"
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return Finding.__eq__(self, other) and self.cell == other.cell
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((Finding.__hash__(self), self.cell))
+
+    def __reduce__(self):
+        return (_notebook_finding, (Finding.__reduce__(self)[1], self.cell))
+
+
+def _notebook_finding(values: tuple, cell: int) -> NotebookFinding:
+    return NotebookFinding(*values, cell=cell)
+
+
+def location(f: Finding) -> str:
+    """Where a finding is, as the text reports show it: ``path:line:column``,
+    ``path:cell N:line:column`` in a notebook."""
+    cell = getattr(f, "cell", None)
+    where = f"{f.path}:cell {cell}" if cell is not None else f.path
+    return f"{where}:{f.line}:{f.column}"
+
+
 @dataclass(frozen=True)
 class ScanError:
     """A file that could not be read, or not be scanned soundly to its end."""
@@ -253,6 +299,7 @@ def scan_paths(
     jobs: Optional[int] = None,
     respect_gitignore: bool = True,
     max_file_size: int = 20 << 20,
+    notebooks: bool = False,
 ) -> ScanResult:
     """Scans files and directory trees.
 
@@ -267,11 +314,14 @@ def scan_paths(
     ``jobs``: threads (default: all cores). Paths in the result are relative
     to the current directory when they are under it. Findings are ordered by
     path (the walk's order: each folder's entries sorted by name), then
-    position.
+    position. ``notebooks``: Jupyter notebooks (``.ipynb``) are walked and
+    their code cells scanned too (:class:`NotebookFinding`); their findings
+    come after the other files', ordered by path.
     """
     return _scan_paths(paths, select=select, ignore=ignore,
                        excludes=[(p, "") for p in exclude], jobs=jobs,
-                       respect_gitignore=respect_gitignore, max_file_size=max_file_size)
+                       respect_gitignore=respect_gitignore, max_file_size=max_file_size,
+                       notebooks=notebooks)
 
 
 def iter_scan_paths(
@@ -354,10 +404,15 @@ def scan_source(
     reported as given). ``language``: "python" or "cpp"; default: from the
     extension of ``path`` (ValueError if it has none the scanner knows). A
     ``str`` is encoded as UTF-8. ``select``/``ignore`` as for
-    :func:`scan_paths` (by default every rule but the opt-in ones)."""
-    lang = language or language_of(path)
-    if lang not in EXTENSIONS:
-        raise ValueError(f"{path}: cannot tell the language (give language='python' or 'cpp')")
+    :func:`scan_paths` (by default every rule but the opt-in ones).
+    ``language="notebook"`` (the default for a ``.ipynb`` path): the bytes
+    of a Jupyter notebook, whose code cells are scanned
+    (:class:`NotebookFinding`); a file that is not one is an error."""
+    lang = language or language_of(path) or (
+        "notebook" if path.lower().endswith(NOTEBOOK_EXTENSIONS) else None)
+    if lang not in EXTENSIONS and lang != "notebook":
+        raise ValueError(f"{path}: cannot tell the language (give language='python', 'cpp' "
+                         f"or 'notebook')")
     data = source.encode("utf-8") if isinstance(source, str) else bytes(source)
     if select is None and ignore is None:
         # the default rules: their filter and RuleSet once (the fixer's rescans ask per file)
@@ -370,6 +425,21 @@ def scan_source(
     else:
         keep = rule_filter(select, ignore)
         native, rows = _scan_rules(keep)
+    return _scan_with(data, path, lang, keep, native, rows)
+
+
+def _scan_source(data: bytes, path: str, language: str,
+                 keep: Callable[[str], bool]) -> tuple[list[Finding], list[ScanError]]:
+    """scan_source with the rules as a predicate (anydev._migrate.check's:
+    the command line's selection, opt-in rules included when it selects them)."""
+    native, rows = _scan_rules(keep)
+    return _scan_with(data, path, language, keep, native, rows)
+
+
+def _scan_with(data: bytes, path: str, lang: str, keep: Callable[[str], bool], native,
+               rows) -> tuple[list[Finding], list[ScanError]]:
+    if lang == "notebook":
+        return _scan_notebook(data, path, keep, native, rows)
     raw, errs, noqa = _native().scan_source(native, data, lang)
     findings = [_finding(path, t, rows[t[0]]) for t in raw if keep(rows[t[0]].code)]
     errors = [ScanError(path, message, line) for message, line in errs]
@@ -582,6 +652,31 @@ def _native_rule(row, covered: set, off: bool = False) -> tuple:
     return (row.code, row.language, row.status == "kept", spellings, "")
 
 
+def _rule_settings(cfg, select: Optional[Sequence[str]] = None,
+                   ignore: Sequence[str] = ()) -> tuple:
+    """anydev._migrate.check.rule_settings: the rule filter and per-file
+    ignores of a configuration (anydev._common.config.Config) and the
+    command line's --select/--ignore, for `anydev scan` and the editor server."""
+    from ._common.config import Glob
+
+    chosen = select if select is not None else cfg.select
+    ignored = list(cfg.ignore) + list(ignore or [])
+    try:
+        rules = rule_filter(chosen, ignored)
+    except ValueError as e:
+        where = cfg.where() + ": " if cfg.path and (cfg.select or cfg.ignore) and \
+            select is None and not ignore else ""
+        raise ValueError(f"{where}{e}") from None
+    pfi = []
+    for glob, codes in cfg.per_file_ignores:
+        try:
+            pred = rule_filter(["ALL"], codes) if codes else (lambda code: False)
+        except ValueError as e:
+            raise ValueError(f"{cfg.where()}: `per-file-ignores` {glob!r}: {e}") from None
+        pfi.append((Glob(glob, cfg.root), lambda code, p=pred: not p(code)))
+    return rules, pfi
+
+
 def _prefixes(entries: Iterable[str], codes: list[str], what: str) -> list[str]:
     if isinstance(entries, str):
         entries = [entries]
@@ -739,7 +834,7 @@ def _maybe_in_work_tree(folder: str) -> bool:
     return False
 
 
-def _tracked_ignored(paths: Sequence[str]) -> list[str]:
+def _tracked_ignored(paths: Sequence[str], notebooks: bool = False) -> list[str]:
     """The source files under the given folders that git tracks although an
     ignore rule matches them (``git ls-files -ci --exclude-standard``), as
     paths spelled from the folder given. Empty outside a git work tree or
@@ -764,7 +859,9 @@ def _tracked_ignored(paths: Sequence[str]) -> list[str]:
                 continue
             rel = os.fsdecode(raw)
             full = os.path.join(p, rel) if p not in (".", "./") else rel
-            if language_of(full) is None or not os.path.isfile(full):
+            if (language_of(full) is None and not (
+                    notebooks and full.lower().endswith(NOTEBOOK_EXTENSIONS))) or \
+                    not os.path.isfile(full):
                 continue
             key = os.path.realpath(full)
             if key not in seen:
@@ -776,25 +873,28 @@ def _tracked_ignored(paths: Sequence[str]) -> list[str]:
 def _scan_paths(paths: Sequence[str], *, select=None, ignore=None,
                 excludes: Sequence[tuple[str, str]] = (), jobs: Optional[int] = None,
                 respect_gitignore: bool = True, max_file_size: int = 20 << 20,
-                keep: Optional[Callable[[str], bool]] = None) -> ScanResult:
+                keep: Optional[Callable[[str], bool]] = None,
+                notebooks: bool = False) -> ScanResult:
     """scan_paths with excludes as (pattern, base folder) pairs ("" : the
     current directory), for the CLI's pyproject.toml excludes."""
     return _scan_report(paths, select=select, ignore=ignore, excludes=excludes, jobs=jobs,
                         respect_gitignore=respect_gitignore, max_file_size=max_file_size,
-                        keep=keep).result()
+                        keep=keep, notebooks=notebooks).result()
 
 
 def _scan_report(paths: Sequence[str], *, select=None, ignore=None,
                  excludes: Sequence[tuple[str, str]] = (), jobs: Optional[int] = None,
                  respect_gitignore: bool = True, max_file_size: int = 20 << 20,
-                 keep: Optional[Callable[[str], bool]] = None) -> _Report:
+                 keep: Optional[Callable[[str], bool]] = None,
+                 notebooks: bool = False) -> _Report:
     """_scan_paths, its findings kept native (a _Report): `# noqa` applied,
     Finding objects made only when asked for."""
     if keep is None:
         keep = rule_filter(select, ignore)
     # The files a stream would scan, in one batch: so that a file two paths
     # reach is scanned, counted and read once here too.
-    return _Stream(paths, keep, excludes, jobs, respect_gitignore, max_file_size, None).whole()
+    return _Stream(paths, keep, excludes, jobs, respect_gitignore, max_file_size, None,
+                   notebooks).whole()
 
 
 # Note [Streamed reports]: the text, JSON and GitHub reports of `anydev scan`
@@ -829,11 +929,13 @@ _STREAM_FILES = (16, 64, 1024)  # the fewest files in a batch, the first's, the 
 def _scan_stream(paths: Sequence[str], *, keep: Callable[[str], bool],
                  excludes: Sequence[tuple[str, str]] = (), jobs: Optional[int] = None,
                  respect_gitignore: bool = True, max_file_size: int = 20 << 20,
-                 drop: Optional[Callable[[str, str], bool]] = None) -> _Stream:
+                 drop: Optional[Callable[[str, str], bool]] = None,
+                 notebooks: bool = False) -> _Stream:
     """_scan_report in batches (Note [Streamed reports]): the tree is walked
     now, and scanned as _Stream.batches() is iterated. ``drop``: as
     _Report.drop_where's predicate (per-file-ignores)."""
-    return _Stream(paths, keep, excludes, jobs, respect_gitignore, max_file_size, drop)
+    return _Stream(paths, keep, excludes, jobs, respect_gitignore, max_file_size, drop,
+                   notebooks)
 
 
 class _Stream:
@@ -847,7 +949,7 @@ class _Stream:
     def __init__(self, paths: Sequence[str], keep: Callable[[str], bool],
                  excludes: Sequence[tuple[str, str]], jobs: Optional[int],
                  respect_gitignore: bool, max_file_size: int,
-                 drop: Optional[Callable[[str, str], bool]]) -> None:
+                 drop: Optional[Callable[[str, str], bool]], notebooks: bool = False) -> None:
         if isinstance(paths, str):
             paths = [paths]
         if jobs is not None and jobs < 0:
@@ -856,9 +958,15 @@ class _Stream:
         self._keep_rows = _keep_rows(keep)
         self._jobs, self._max = _jobs(jobs), _size_limit(max_file_size)
         self._drop = drop
+        self._keep = keep
+        # the notebooks the walk found (None: not looked for); their findings,
+        # once scanned, are ``extra`` (Note [Notebooks in a scan])
+        self._notebooks: Optional[list] = [] if notebooks else None
+        self.extra: list = []
         self._cwd = cwd = os.getcwd()
         self._show = _shower(cwd)
-        tracked = _tracked_ignored([os.fspath(p) for p in paths]) if respect_gitignore else []
+        tracked = _tracked_ignored([os.fspath(p) for p in paths],
+                                   notebooks) if respect_gitignore else []
         self._walk = ([os.fsencode(p) for p in [*paths, *tracked]],
                       [(os.fsencode(p), os.fsencode(b or cwd)) for p, b in excludes],
                       respect_gitignore)
@@ -877,7 +985,11 @@ class _Stream:
     def _walked(self) -> list:
         """The walk's files (sorted and each once where several paths were
         given); its errors and ignored count go into ``errors`` and ``ignored``."""
-        names, path_errors, self.ignored = _native().walk_files(*self._walk)
+        if self._notebooks is None:
+            names, path_errors, self.ignored = _native().walk_files(*self._walk)
+        else:
+            names, path_errors, self.ignored, self._notebooks = _native().walk_files(
+                *self._walk, notebooks=True)
         self._path_errors(path_errors)
         if not self._sorted:
             return names
@@ -942,6 +1054,9 @@ class _Stream:
         names = self._take_names()
         report = self._scan(self._walked() if names is None else names, self.errors)
         report.ignored, report.tracked = self.ignored, self.tracked
+        if self._notebooks:
+            self._scan_notebooks()
+            report.add_extra(self.extra, self._nb_files, self._nb_bytes, self._nb_errors)
         return report
 
     def batches(self) -> Iterator[_Report]:
@@ -955,7 +1070,8 @@ class _Stream:
         scan = (self._jobs, self._max, self._keep_rows, lo, first, hi, _STREAM_FINDINGS)
         ScanQueue = _native().ScanQueue
         queue = ScanQueue(self._rules, names, *scan) if names is not None \
-            else ScanQueue.walking(self._rules, *self._walk, *scan)
+            else ScanQueue.walking(self._rules, *self._walk, *scan,
+                                   notebooks=self._notebooks is not None)
         names = None
         counts = self._counts
         while True:
@@ -974,9 +1090,34 @@ class _Stream:
             report = None
         if self._sorted:
             self.errors.sort(key=lambda e: (e.path, e.line or 0))
-        else:
+        elif self._notebooks is None:
             path_errors, self.ignored = queue.walked()
             self._path_errors(path_errors)
+        else:
+            path_errors, self.ignored, self._notebooks = queue.walked()
+            self._path_errors(path_errors)
+        if self._notebooks:
+            self._scan_notebooks()
+            self.files += self._nb_files
+            self.bytes += self._nb_bytes
+            self.errors += self._nb_errors
+            counts = self._counts
+            counts[0] += len(self.extra)
+            counts[1] += len({f.path for f in self.extra})
+            counts[2] += sum(1 for f in self.extra if f.fix == "safe")
+            counts[3] += sum(1 for f in self.extra if f.fix == "unsafe")
+
+    def _scan_notebooks(self) -> None:
+        """Scans the notebooks the walk found (Note [Notebooks in a scan]):
+        their findings go to ``extra``, their counts and errors to ``_nb_*``."""
+        show = self._show
+        named: dict = {}
+        for raw in self._notebooks or ():
+            named.setdefault(show(raw), raw)
+        self._notebooks = []
+        self.extra, errors, files, nbytes = _scan_notebook_files(
+            sorted(named.items()), self._keep, self._rules, self.rows, self._max, self._drop)
+        self._nb_files, self._nb_bytes, self._nb_errors = files, nbytes, errors
 
 
 def _shower(cwd: str) -> Callable[[bytes], str]:
@@ -1023,6 +1164,7 @@ class _Report:
         self._left: Optional[list] = None
         self._findings: Optional[list] = None
         self._keys: Optional[list] = None
+        self.extra: list = []  # the notebooks' findings (Note [Notebooks in a scan])
         show = _shower(cwd)
         seen: set[str] = set()
         for i, (path, _lang, n, errs, noqa_comment) in enumerate(native.files()):
@@ -1043,7 +1185,16 @@ class _Report:
                 self.errors.append(ScanError(shown, message, line))
 
     def __len__(self) -> int:
-        return self.native.left
+        return self.native.left + len(self.extra)
+
+    def add_extra(self, findings: list, files: int, nbytes: int, errors: list) -> None:
+        """Adds the notebooks' findings, files, bytes and errors (they come
+        after the native findings: Note [Notebooks in a scan])."""
+        self.extra = findings
+        self.files += files
+        self.bytes += nbytes
+        self.errors += errors
+        self._findings = None
 
     def sort(self) -> None:
         """Orders the findings by (path, start) and the errors by (path,
@@ -1071,6 +1222,9 @@ class _Report:
 
     def drop_where(self, drop: Callable[[str, str], bool]) -> None:
         """Drops the findings for which drop(path, rule code) is true."""
+        if self.extra:
+            self.extra = [f for f in self.extra if not drop(f.path, f.rule)]
+            self._findings = None
         rows = self.rows
         for i, n in enumerate(self.counts):
             if n:
@@ -1114,8 +1268,8 @@ class _Report:
         if self._findings is None:
             made = self._made()
             if made is not None:
-                self._findings = made
-                return made
+                self._findings = made + self.extra if self.extra else made
+                return self._findings
             left = self.left_per_file()
             out: list = []
             for i, n in enumerate(self.counts):
@@ -1128,7 +1282,7 @@ class _Report:
                 out += found
             if self._sorted:
                 out.sort(key=lambda f: (f.path, f.start))
-            self._findings = out
+            self._findings = out + self.extra
         return self._findings
 
     def result(self) -> ScanResult:
@@ -1162,8 +1316,9 @@ class _Report:
     def summary_counts(self) -> tuple[int, int, int, int]:
         """(findings left, files they are in, of them safe to fix, unsafe)."""
         left = self.left_per_file()
-        nfiles = len({p for p, n in zip(self.shown, left) if n})
-        safe = unsafe = 0
+        nfiles = len({p for p, n in zip(self.shown, left) if n} | {f.path for f in self.extra})
+        safe = sum(1 for f in self.extra if f.fix == "safe")
+        unsafe = sum(1 for f in self.extra if f.fix == "unsafe")
         for (_c, _s, _m, row), n in zip(self.keys(), self.native.left_per_key()):
             if row.fix == "safe":
                 safe += n
@@ -1209,3 +1364,105 @@ def _result(entries: list, nfiles: int, nbytes: int, rows, cwd: str,
         for message, line in errs:
             result.errors.append(ScanError(shown, message, line))
     return result
+
+
+# Note [Notebooks in a scan]: the native walk gives the Jupyter notebooks it
+# finds (under the same ignore rules and excludes as the sources) apart from
+# the sources, which it scans itself; a notebook is JSON, its code cells are
+# read in Python (anydev/_migrate/notebook.py) and scanned as one Python
+# source by the native scanner (scan_source). A walk gives its notebooks at
+# its end, when the sources' batches have been scanned and, in a streamed
+# report, written: so the notebooks' findings (NotebookFinding, a Finding with
+# its cell) come after every other file's, ordered by path, in every report
+# (``extra`` of a _Report or a _Stream). A notebook that is not valid JSON,
+# not nbformat 4 or not Python is an error of the run, which goes on; a cell
+# that does not lex is one too, and the other cells are scanned again without
+# it, so one broken cell hides no finding of the others.
+
+
+def _scan_notebook(data: bytes, path: str, keep: Callable[[str], bool], native,
+                   rows) -> tuple[list[Finding], list[ScanError]]:
+    """scan_source of a notebook's bytes (Note [Notebooks in a scan])."""
+    from ._migrate import notebook as _nb
+
+    try:
+        nb = _nb.Notebook.parse(data)
+    except _nb.NotebookError as e:
+        return [], [ScanError(path, f"{e}; skipped", e.line)]
+    findings: list[Finding] = []
+    errors: list[ScanError] = []
+    done: set = set()  # cells whose findings are final
+    broken: list = []  # cells that do not lex, left out of the next scans
+    current = nb
+    while True:
+        source = current.source.encode("utf-8")
+        raw, errs, noqa = _native().scan_source(native, source, "python")
+        found = [_finding(path, t, rows[t[0]]) for t in raw if keep(rows[t[0]].code)]
+        if found and noqa:
+            from ._migrate import noqa as _noqa
+
+            found = _noqa.filter_findings(found, lambda p: source)
+        stop = None  # the cell where the scan stopped
+        for message, line in errs:
+            cell = current.cell_of(line) if line else None
+            if cell is None and line:  # an end line: the cell before it
+                cell = current.cell_of(line - 1)
+            if cell is None:
+                errors.append(ScanError(path, message, None))
+                continue
+            at = current.locate(line)
+            where = f", line {at[1]}" if at else ""
+            # the cells after this one are scanned again without it
+            message = message.replace("findings after it are", "the cell's findings after it are")
+            errors.append(ScanError(path, f"cell {cell.number}{where}: {message}", None))
+            if stop is None or cell.first > stop.first:
+                stop = cell
+        for f in found:
+            at = current.locate(f.line)
+            if at is None or at[0].number in done or (
+                    stop is not None and at[0].first > stop.first):
+                continue
+            cell, line = at
+            end_line = f.end_line - cell.first + 1
+            findings.append(NotebookFinding(
+                path, line, f.column, end_line, f.end_column, f.symbol, f.replacement,
+                f.rule, f.fix, f.message, f.kind, f.start, f.end, f.call_end, f.text,
+                f.language, cell=cell.number))
+        if stop is None or not any(c.first > stop.first for c in current.cells):
+            break
+        done.update(c.number for c in current.cells if c.first <= stop.first)
+        broken.append(stop.number)
+        current = nb.without(broken)
+    findings.sort(key=lambda f: (f.cell, f.line, f.column))
+    return findings, errors
+
+
+def _scan_notebook_files(named: list, keep: Callable[[str], bool], native, rows,
+                         max_file_size: int, drop: Optional[Callable[[str, str], bool]]
+                         ) -> tuple[list, list, int, int]:
+    """Reads and scans the notebooks ``named`` ([(path as shown, path as the
+    walk gave it)]): (findings, errors, files scanned, bytes read)."""
+    findings: list = []
+    errors: list = []
+    files = nbytes = 0
+    for shown, raw in named:
+        try:
+            with open(raw, "rb") as fh:
+                size = os.fstat(fh.fileno()).st_size
+                if size > max_file_size:
+                    errors.append(ScanError(shown, f"file is {size} bytes, over the limit of "
+                                                   f"{max_file_size} (a generated file?); "
+                                                   "skipped", None))
+                    continue
+                data = fh.read()
+        except OSError as e:
+            errors.append(ScanError(shown, f"cannot read: {e.strerror or e}", None))
+            continue
+        files += 1
+        nbytes += len(data)
+        found, errs = _scan_notebook(data, shown, keep, native, rows)
+        if drop is not None:
+            found = [f for f in found if not drop(f.path, f.rule)]
+        findings += found
+        errors += errs
+    return findings, errors, files, nbytes

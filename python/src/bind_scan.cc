@@ -536,10 +536,12 @@ class ScanQueue {
   }
 
   // Walks options.paths (with its excludes and gitignore choice) and scans
-  // what the walk finds as it finds it.
+  // what the walk finds as it finds it; with `notebooks`, keeps the
+  // notebooks it finds for Walked().
   ScanQueue(std::shared_ptr<sc::RuleSet> rules, sc::ScanOptions walk, sc::ScanOptions options,
-            Sizes sizes)
-      : rules_(std::move(rules)), options_(std::move(options)), walking_(true) {
+            Sizes sizes, bool notebooks = false)
+      : rules_(std::move(rules)), options_(std::move(options)), walking_(true),
+        want_notebooks_(notebooks) {
     Size(sizes);
     walker_ = std::thread([this, walk = std::move(walk)] { Walk(walk); });
     driver_ = std::thread([this] { Drive(); });
@@ -586,13 +588,18 @@ class ScanQueue {
   }
 
   // The walk's path errors and ignored count, waiting for its end (without
-  // the GIL); none for a queue given the names.
-  std::pair<std::vector<sc::FileResult>, uint64_t> Walked() {
+  // the GIL); none for a queue given the names. `notebooks`, when given, gets
+  // the notebooks the walk found (a queue made to keep them).
+  std::pair<std::vector<sc::FileResult>, uint64_t> Walked(
+      std::vector<std::string>* notebooks = nullptr) {
     std::unique_lock<std::mutex> lock(mu_);
     changed_.wait(lock, [this] { return !walking_; });
     if (failed_) std::rethrow_exception(std::exchange(failed_, nullptr));
+    if (notebooks != nullptr) *notebooks = std::move(notebooks_);
     return {std::move(path_errors_), ignored_};
   }
+
+  bool KeepsNotebooks() const { return want_notebooks_; }
 
  private:
   struct Stopped {};  // thrown by the walk's sink to end it early
@@ -606,6 +613,7 @@ class ScanQueue {
 
   void Walk(const sc::ScanOptions& walk) {
     std::vector<sc::FileResult> errors;
+    std::vector<std::string> notebooks;
     uint64_t ignored = 0;
     std::exception_ptr failed;
     try {
@@ -620,7 +628,7 @@ class ScanQueue {
               walked_.notify_one();
             }
           },
-          &ignored);
+          &ignored, want_notebooks_ ? &notebooks : nullptr);
     } catch (const Stopped&) {
     } catch (...) {
       failed = std::current_exception();
@@ -629,6 +637,7 @@ class ScanQueue {
       std::lock_guard<std::mutex> lock(mu_);
       walking_ = false;
       path_errors_ = std::move(errors);
+      notebooks_ = std::move(notebooks);
       ignored_ = ignored;
       if (failed && !failed_) failed_ = failed;
     }
@@ -691,6 +700,8 @@ class ScanQueue {
   size_t lo_ = 1, size_ = 1, hi_ = 1, findings_ = 1;
   bool walking_ = false;
   std::vector<sc::FileResult> path_errors_;
+  const bool want_notebooks_ = false;
+  std::vector<std::string> notebooks_;  // the walk's, once it has ended
   uint64_t ignored_ = 0;
   std::optional<Batch> ready_;
   std::exception_ptr failed_;
@@ -710,13 +721,14 @@ void RefuseForked(const ScanQueue& q) {
 // as bytes, and its path errors as FileTuples; `ignored` as ListFiles's.
 std::pair<py::list, py::list> WalkLists(const std::vector<std::string>& paths,
                                         const Excludes& excludes, bool respect_gitignore,
-                                        uint64_t* ignored) {
+                                        uint64_t* ignored,
+                                        std::vector<std::string>* notebooks = nullptr) {
   const sc::ScanOptions o = Options(paths, excludes, respect_gitignore, 1, 0);
   std::vector<sc::FileResult> errors;
   std::vector<std::string> files;
   {
     py::gil_scoped_release release;
-    files = sc::ListFiles(o, &errors, ignored);
+    files = sc::ListFiles(o, &errors, ignored, notebooks);
   }
   py::list names, path_errors;
   for (const std::string& f : files) names.append(py::bytes(f));
@@ -977,17 +989,17 @@ void BindScan(py::module_& m) {
           [](std::shared_ptr<sc::RuleSet> rules, const std::vector<std::string>& paths,
              const Excludes& excludes, bool respect_gitignore, int jobs, uint64_t max_file_size,
              const std::vector<bool>& keep, size_t lo, size_t first, size_t hi,
-             size_t findings) {
+             size_t findings, bool notebooks) {
             return std::make_unique<ScanQueue>(
                 rules, Options(paths, excludes, respect_gitignore, 1, 0),
                 Options(*rules, {}, {}, false, jobs, max_file_size, keep),
-                ScanQueue::Sizes{lo, first, hi, findings});
+                ScanQueue::Sizes{lo, first, hi, findings}, notebooks);
           },
           py::arg("rules"), py::arg("paths"), py::arg("excludes"), py::arg("respect_gitignore"),
           py::arg("jobs"), py::arg("max_file_size"), py::arg("keep"), py::arg("lo"),
-          py::arg("first"), py::arg("hi"), py::arg("findings"),
+          py::arg("first"), py::arg("hi"), py::arg("findings"), py::arg("notebooks") = false,
           "A ScanQueue of what the walk of `paths` finds (as walk_files walks them), "
-          "scanned as it is found.")
+          "scanned as it is found; `notebooks`: walked() gives the notebooks found too.")
       .def(
           "next",
           [](ScanQueue& q) -> py::object {
@@ -1004,19 +1016,24 @@ void BindScan(py::module_& m) {
           "scanned); None after the last.")
       .def(
           "walked",
-          [](ScanQueue& q) {
+          [](ScanQueue& q) -> py::tuple {
             RefuseForked(q);
             std::pair<std::vector<sc::FileResult>, uint64_t> walked;
+            std::vector<std::string> notebooks;
             {
               py::gil_scoped_release release;
-              walked = q.Walked();
+              walked = q.Walked(&notebooks);
             }
             py::list path_errors;
             for (const sc::FileResult& r : walked.first) path_errors.append(FileTuple(r));
-            return py::make_tuple(path_errors, walked.second);
+            if (!q.KeepsNotebooks()) return py::make_tuple(path_errors, walked.second);
+            py::list found;
+            for (const std::string& n : notebooks) found.append(py::bytes(n));
+            return py::make_tuple(path_errors, walked.second, found);
           },
           "The walk's (path errors, ignored) as walk_files gives them, once it has ended "
-          "(once: a second call gives no errors); ([], 0) for a queue given the names.");
+          "(once: a second call gives no errors); ([], 0) for a queue given the names. A "
+          "queue made with notebooks=True adds the notebooks found (bytes).");
 
   s.def(
       "list_files",
@@ -1030,15 +1047,23 @@ void BindScan(py::module_& m) {
 
   s.def(
       "walk_files",
-      [](const std::vector<std::string>& paths, const Excludes& excludes, bool respect_gitignore) {
+      [](const std::vector<std::string>& paths, const Excludes& excludes, bool respect_gitignore,
+         bool notebooks) -> py::tuple {
         uint64_t ignored = 0;
-        auto [names, path_errors] = WalkLists(paths, excludes, respect_gitignore, &ignored);
-        return py::make_tuple(names, path_errors, ignored);
+        std::vector<std::string> found;
+        auto [names, path_errors] = WalkLists(paths, excludes, respect_gitignore, &ignored,
+                                              notebooks ? &found : nullptr);
+        if (!notebooks) return py::make_tuple(names, path_errors, ignored);
+        py::list nbs;
+        for (const std::string& n : found) nbs.append(py::bytes(n));
+        return py::make_tuple(names, path_errors, ignored, nbs);
       },
       py::arg("paths"), py::arg("excludes"), py::arg("respect_gitignore"),
+      py::arg("notebooks") = false,
       "list_files, and how many source files and folders ignore rules kept out of the walk: "
       "(files, path errors, ignored), what a tree's scan in batches (scan_files_report) "
-      "starts from.");
+      "starts from; with notebooks=True, a fourth item: the Jupyter notebooks the walk found "
+      "(bytes), which it does not scan.");
 
   s.def(
       "glob_match", [](const std::string& glob, const std::string& path) {

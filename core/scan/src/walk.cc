@@ -389,8 +389,9 @@ struct WalkedFile {
 
 class Walker {
  public:
-  Walker(const ScanOptions& options, std::vector<FileResult>* errors)
-      : options_(options), errors_(errors) {
+  Walker(const ScanOptions& options, std::vector<FileResult>* errors,
+         std::vector<std::string>* notebooks = nullptr)
+      : options_(options), errors_(errors), notebooks_(notebooks) {
     for (const ScanOptions::Exclude& e : options.excludes) {
       excludes_.AddLine(e.pattern, Absolute(e.base.empty() ? "." : e.base));
     }
@@ -436,6 +437,10 @@ class Walker {
       if (!is_dir) {
         Language lang;
         if (!LanguageOfPath(path, &lang)) {
+          if (notebooks_ != nullptr && IsNotebookPath(path)) {
+            notebooks_->push_back(path);
+            continue;
+          }
           PathError(given, "not a Python or C/C++/CUDA/HIP source (by its extension); skipped");
           continue;
         }
@@ -600,7 +605,13 @@ class Walker {
         ancestors_.pop_back();
       } else if (is_file) {
         Language lang;
-        if (!LanguageOfPath(name, &lang)) continue;
+        if (!LanguageOfPath(name, &lang)) {
+          if (notebooks_ != nullptr && IsNotebookPath(name) &&
+              !(may_ignore && Ignored(ChildAbs(abs, name), false, *ignores))) {
+            notebooks_->push_back(path.empty() ? Join(dir, name) : std::move(path));
+          }
+          continue;
+        }
         // (With no pattern, Ignored would match none.)
         if (may_ignore && Ignored(ChildAbs(abs, name), false, *ignores)) continue;
         if (path.empty()) path = Join(dir, name);
@@ -611,6 +622,7 @@ class Walker {
 
   const ScanOptions& options_;
   std::vector<FileResult>* errors_;
+  std::vector<std::string>* notebooks_;  // null: notebooks are not looked for
   IgnoreList excludes_;
   std::string root_real_;
   std::vector<std::pair<dev_t, ino_t>> ancestors_;  // the folders being walked, for cycles
@@ -746,10 +758,22 @@ bool GlobMatch(std::string_view glob, std::string_view path) {
   return RunGlob(CompileGlob(glob), path);
 }
 
+bool IsNotebookPath(std::string_view path) {
+  constexpr std::string_view kExt = ".ipynb";
+  if (path.size() <= kExt.size()) return false;
+  const std::string_view tail = path.substr(path.size() - kExt.size());
+  for (size_t k = 0; k < kExt.size(); ++k) {
+    const char c = tail[k];
+    if ((c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c) != kExt[k]) return false;
+  }
+  return path[path.size() - kExt.size() - 1] != '/';
+}
+
 std::vector<std::string> ListFiles(const ScanOptions& options,
-                                   std::vector<FileResult>* path_errors, uint64_t* ignored) {
+                                   std::vector<FileResult>* path_errors, uint64_t* ignored,
+                                   std::vector<std::string>* notebooks) {
   std::vector<FileResult> errors;
-  Walker walker(options, path_errors ? path_errors : &errors);
+  Walker walker(options, path_errors ? path_errors : &errors, notebooks);
   std::vector<WalkedFile> files = walker.Run();
   if (ignored != nullptr) *ignored = walker.ignored();
   std::vector<std::string> out;
@@ -759,8 +783,9 @@ std::vector<std::string> ListFiles(const ScanOptions& options,
 }
 
 void WalkFiles(const ScanOptions& options, std::vector<FileResult>* path_errors,
-               const std::function<void(std::string&&)>& sink, uint64_t* ignored) {
-  Walker walker(options, path_errors);
+               const std::function<void(std::string&&)>& sink, uint64_t* ignored,
+               std::vector<std::string>* notebooks) {
+  Walker walker(options, path_errors, notebooks);
   walker.Run(std::function<void(WalkedFile&&)>([&](WalkedFile&& f) { sink(std::move(f.path)); }));
   if (ignored != nullptr) *ignored = walker.ignored();
 }

@@ -412,3 +412,33 @@ def _build_rule(p: argparse.ArgumentParser) -> None:
     from . import rule as _rule_cli
 
     _rule_cli.add_rule_parser(p)
+
+
+def _build_server(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Runs the editor server: a Language Server (LSP 3.17) on stdin/stdout that shows "
+        "`anydev scan`'s findings as you type in Python, C/C++/CUDA/HIP files and notebook "
+        "cells, with `anydev fix`'s rewrites and `# noqa` as code actions and `anydev rule` "
+        "on hover. Started by an editor, not by hand: docs/editors.md says how.")
+    p.add_argument("--config", metavar="FILE",
+                   help="read this configuration file for every file (default: each file's "
+                        "nearest pyproject.toml with [tool.anydev], or anydev.toml)")
+    p.add_argument("--clientProcessId", "--client-process-id", dest="client_pid", type=int,
+                   metavar="PID", help="exit when this process (the editor) is gone")
+    p.add_argument("--stdio", action="store_true",
+                   help="talk over stdin/stdout (the default and only transport; accepted "
+                        "because editors pass it)")
+    p.set_defaults(func=_cmd_server)
+
+
+def _cmd_server(args: argparse.Namespace) -> int:
+    if sys.stdin is None or sys.stdout is None:
+        print("anydev server: stdin and stdout must be open (an editor starts it)",
+              file=sys.stderr)
+        return 2
+    if sys.stdin.isatty() and sys.stdout.isatty():
+        print("anydev server: a Language Server talks to an editor over stdin/stdout; "
+              "docs/editors.md says how to set one up", file=sys.stderr)
+    from anydev._server import server as _server
+
+    return _server.serve(config=args.config, client_pid=args.client_pid, exit_process=True)

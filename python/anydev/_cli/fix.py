@@ -84,6 +84,13 @@ def _target_kwargs(fn, sel) -> dict:
     return out
 
 
+def location(f) -> str:
+    """`path:line:column`, or in a notebook `path:cell N:line:column`."""
+    from anydev.scan import location as _location
+
+    return _location(f)
+
+
 def _fix_main(args: argparse.Namespace) -> int:
     from anydev import fix as _fix
 
@@ -92,9 +99,27 @@ def _fix_main(args: argparse.Namespace) -> int:
     scanned = scan_selection(sel, args.jobs)
     if sel.stdin:
         return _fix_stdin(args, sel, scanned)
+    # a notebook's cells are fixed as one Python source and written back into
+    # its JSON (anydev._migrate.check.fix_notebook_files): fix_paths gets the rest
+    notebook = [f for f in scanned.findings if getattr(f, "cell", None) is not None]
+    if notebook:
+        from anydev import scan as _scan
+
+        scanned = _scan.ScanResult(
+            findings=[f for f in scanned.findings if getattr(f, "cell", None) is None],
+            errors=scanned.errors, files=scanned.files, bytes=scanned.bytes)
     result = _fix.fix_paths(sel.paths, unsafe=args.unsafe_fixes, diff=args.diff,
                             scanned=scanned, jobs=args.jobs,
                             **_target_kwargs(_fix.fix_paths, sel))
+    if notebook:
+        from anydev._migrate import check as _check
+
+        kw = _target_kwargs(_check.fix_notebook_files, sel)
+        files, targets = _check.fix_notebook_files(notebook, unsafe=args.unsafe_fixes,
+                                                   diff=args.diff, **kw)
+        result.files += files
+        for source, t in targets.items():
+            result.targets.setdefault(source, t)
     _print_errors(result.errors)
     if args.diff:
         write_stdout([result.diff], "the diff", utf8=True)
@@ -111,8 +136,7 @@ def _fix_main(args: argparse.Namespace) -> int:
     for f, why in remaining:
         if f.path in file_errors:
             continue  # said once for the file above
-        print(f"{f.path}:{f.line}:{f.column}: {f.rule} {f.symbol}: not fixed: {why}",
-              file=sys.stderr)
+        print(f"{location(f)}: {f.rule} {f.symbol}: not fixed: {why}", file=sys.stderr)
     verb = "would fix" if args.diff else "fixed"
     if args.show_fixes:
         applied = [f for fr in result.files for f in fr.applied]
@@ -157,9 +181,16 @@ def _fix_stdin(args: argparse.Namespace, sel, scanned) -> int:
     error = None
     if scanned.findings:
         try:
-            new, applied, skipped = _fix.fix_source(data, name, scanned.findings,
-                                                    unsafe=args.unsafe_fixes,
-                                                    **_target_kwargs(_fix.fix_source, sel))
+            if getattr(scanned.findings[0], "cell", None) is not None:  # a notebook
+                from anydev._migrate import check as _check
+
+                new, applied, skipped = _check.fix_notebook(
+                    data, name, scanned.findings, unsafe=args.unsafe_fixes,
+                    **_target_kwargs(_check.fix_notebook, sel))
+            else:
+                new, applied, skipped = _fix.fix_source(data, name, scanned.findings,
+                                                        unsafe=args.unsafe_fixes,
+                                                        **_target_kwargs(_fix.fix_source, sel))
         except ValueError as e:
             error = str(e)
             skipped = [(f, error) for f in scanned.findings]
@@ -183,8 +214,7 @@ def _fix_stdin(args: argparse.Namespace, sel, scanned) -> int:
         print(f"{name}: not fixed: {error}", file=sys.stderr)
     else:
         for f, why in skipped:
-            print(f"{f.path}:{f.line}:{f.column}: {f.rule} {f.symbol}: not fixed: {why}",
-                  file=sys.stderr)
+            print(f"{location(f)}: {f.rule} {f.symbol}: not fixed: {why}", file=sys.stderr)
     if args.show_fixes:
         sys.stderr.writelines(render_fix_list(applied, "Would fix {n}:" if args.diff
                                               else "Fixed {n}:"))

@@ -6,6 +6,7 @@
     anydev scan [PATH...]         find legacy calls (Python and C++), as text, JSON, SARIF, GitHub
     anydev fix [PATH...]          rewrite the mechanical ones (--unsafe-fixes, --diff)
     anydev rule CODE              explain a rule
+    anydev server                 the editor server (LSP over stdio): findings as you type
     anydev run SCRIPT [ARGS...]   run a legacy script with the runtime report on; print its summary
                                   (--torch [--mode forward]: on the real PyTorch, see docs/torch.md)
     anydev report show FILE...    render a runtime report or a build log (text, markdown, json,
@@ -97,6 +98,8 @@ COMMANDS = {
     "fix": ("rewrite the legacy calls the compat table marks as mechanical",
             _builder("_build_fix")),
     "rule": ("explain a scanner rule (AD101) or list them all", _builder("_build_rule")),
+    "server": ("the editor server: a Language Server (LSP 3.17, stdio) for anydev's findings",
+               _builder("_build_server")),
     "version": ("print the version", _build_version),
     "completion": ("print a shell completion script (bash, zsh, fish)",
                    _build_completion),

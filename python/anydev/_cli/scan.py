@@ -85,7 +85,6 @@ def render_text(findings, errors, files: int, *, colour: bool = False,
     a scan._Stream (its batches' reports written as they come, and its
     ``files`` counted by then: Note [Streamed reports] in anydev/scan.py)."""
     native = getattr(findings, "render", None)
-    shown = _text_path
     batches = getattr(findings, "batches", None)
     if batches is not None:
         texts: dict = {}
@@ -93,25 +92,37 @@ def render_text(findings, errors, files: int, *, colour: bool = False,
             yield from _render_text_native(batch, colour, texts)
             batch = None  # let it go before the next is scanned
         files = findings.files
+        yield from _render_text_objects(findings.extra, colour)  # notebooks, at the end
     elif native is not None:
         yield from _render_text_native(findings, colour, {})
-    elif colour:  # as ruff: the path bold, the position dim, the code red, [*] cyan
-        b, d, r, c, z = "\033[1m", "\033[2m", "\033[1;31m", "\033[36m", "\033[0m"
-        for f in findings:
-            mark = f" {c}[*]{z}" if f.fix == "safe" else ""
-            yield (f"{b}{shown(f.path)}{z}{d}:{z}{f.line}{d}:{z}{f.column}{d}:{z} "
-                   f"{r}{f.rule}{z}"
-                   f"{mark} {f.message}\n")
     else:
-        for f in findings:
-            mark = " [*]" if f.fix == "safe" else ""
-            yield f"{shown(f.path)}:{f.line}:{f.column}: {f.rule}{mark} {f.message}\n"
+        yield from _render_text_objects(findings, colour)
     if show_fixes:
         listed = findings.findings if native is not None else findings
         yield from render_fix_list([f for f in listed if f.fix == "safe"],
                                    "Would fix {n} with `anydev fix`:")
     if summary:
         yield summary_line(findings, files) + "\n"
+
+
+def _render_text_objects(findings, colour: bool) -> Iterator[str]:
+    """The text lines of Finding objects (a notebook's: `path:cell N:line:column`)."""
+    shown = _text_path
+    if colour:  # as ruff: the path bold, the position dim, the code red, [*] cyan
+        b, d, r, c, z = "\033[1m", "\033[2m", "\033[1;31m", "\033[36m", "\033[0m"
+        for f in findings:
+            mark = f" {c}[*]{z}" if f.fix == "safe" else ""
+            cell = getattr(f, "cell", None)
+            where = f"{d}:{z}cell {cell}" if cell is not None else ""
+            yield (f"{b}{shown(f.path)}{z}{where}{d}:{z}{f.line}{d}:{z}{f.column}{d}:{z} "
+                   f"{r}{f.rule}{z}"
+                   f"{mark} {f.message}\n")
+    else:
+        for f in findings:
+            mark = " [*]" if f.fix == "safe" else ""
+            cell = getattr(f, "cell", None)
+            where = f":cell {cell}" if cell is not None else ""
+            yield f"{shown(f.path)}{where}:{f.line}:{f.column}: {f.rule}{mark} {f.message}\n"
 
 
 def _render_text_native(report, colour: bool, texts: dict) -> Iterator:
@@ -400,6 +411,16 @@ class Selection:
 
         return drop
 
+    def settings(self):
+        """The selection as anydev._migrate.check.Settings (for one file, as
+        the editor server checks it)."""
+        from anydev._migrate import check as _check
+
+        return _check.Settings(self.rules, per_file_ignores=self.per_file_ignores,
+                               keep=self.keep, root=self.cfg.root or os.getcwd(),
+                               target_torch=self.target_torch,
+                               max_file_size=self.max_file_size)
+
     def filter(self, findings: list) -> list:
         if not self.per_file_ignores:
             return findings
@@ -429,22 +450,10 @@ def selection(args: argparse.Namespace) -> Selection:
     cfg = Config(root=os.getcwd()) if args.no_config else load_config(os.getcwd(),
                                                                        config_file)
     print_config_warnings(cfg, getattr(args, "command", None) or "scan")
-    scan = _scanner()
-    select = args.select if args.select is not None else cfg.select
-    ignore = list(cfg.ignore) + list(args.ignore or [])
-    try:
-        rules = scan.rule_filter(select, ignore)
+    try:  # as the editor server reads them (anydev._migrate.check.rule_settings)
+        rules, pfi = _scanner()._rule_settings(cfg, args.select, args.ignore or [])
     except ValueError as e:
-        where = cfg.where() + ": " if cfg.path and (cfg.select or cfg.ignore) and \
-            args.select is None and not args.ignore else ""
-        raise UsageError(f"{where}{e}") from None
-    pfi = []
-    for glob, codes in cfg.per_file_ignores:
-        try:
-            pred = scan.rule_filter(["ALL"], codes) if codes else (lambda code: False)
-        except ValueError as e:
-            raise UsageError(f"{cfg.where()}: `per-file-ignores` {glob!r}: {e}") from None
-        pfi.append((_config.Glob(glob, cfg.root), lambda code, p=pred: not p(code)))
+        raise UsageError(str(e)) from None
     paths = _distinct(args.paths or ["."])
     stdin = paths == ["-"]
     if "-" in paths and not stdin:
@@ -510,12 +519,13 @@ def _relative_to_cwd(globs: Sequence[str], root: str) -> list[str]:
 
 def read_stdin(sel: Selection):
     """Reads the file given as `-`: (display path, bytes, language)."""
-    scan = _scanner()
+    from anydev._migrate import check as _check
+
     name = sel.stdin_filename or "-"
-    language = scan.language_of(name) if sel.stdin_filename else "python"
+    language = _check.language_of(name) if sel.stdin_filename else "python"
     if language is None:
         raise UsageError(f"--stdin-filename {name}: not a Python or C/C++/CUDA/HIP source "
-                         f"(by its extension)")
+                         f"or a Jupyter notebook (by its extension)")
     try:
         data = sys.stdin.buffer.read()
     except (OSError, AttributeError, ValueError) as e:
@@ -535,28 +545,24 @@ def scan_selection(sel: Selection, jobs: Optional[int], *, report: bool = False,
         return scan._scan_stream(
             sel.paths, keep=sel.rules, excludes=sel.excludes, jobs=jobs,
             respect_gitignore=sel.respect_gitignore, max_file_size=sel.max_file_size,
-            drop=sel.dropped() if sel.per_file_ignores else None)
+            drop=sel.dropped() if sel.per_file_ignores else None, notebooks=True)
     if sel.stdin:
+        from anydev._migrate import check as _check  # one file, as `anydev server` checks it
+
         name, data, language = read_stdin(sel)
-        result = scan.ScanResult(files=1, bytes=len(data))
-        if len(data) > sel.max_file_size:
-            result.errors.append(scan.ScanError(
-                name, f"file is {len(data)} bytes, over the limit of {sel.max_file_size} "
-                      f"(a generated file?); skipped", None))
-            result.files = 0
-        else:
-            result.findings, result.errors = scan.scan_source(data, name, language=language)
-            result.findings = [f for f in result.findings if sel.rules(f.rule)]
+        checked = _check.check_source(data, name, sel.settings(), language=language,
+                                      baseline=False)
+        result = scan.ScanResult(findings=checked.findings, errors=checked.errors,
+                                 files=0 if len(data) > sel.max_file_size else 1,
+                                 bytes=len(data))
         result.stdin_data = data  # type: ignore[attr-defined]
-    else:
-        found = scan._scan_report(sel.paths, keep=sel.rules, excludes=sel.excludes, jobs=jobs,
-                                  respect_gitignore=sel.respect_gitignore,
-                                  max_file_size=sel.max_file_size)
-        if sel.per_file_ignores:
-            found.drop_where(sel.dropped())
-        return found if report else found.result()
-    result.findings = sel.filter(result.findings)
-    return result
+        return result
+    found = scan._scan_report(sel.paths, keep=sel.rules, excludes=sel.excludes, jobs=jobs,
+                              respect_gitignore=sel.respect_gitignore,
+                              max_file_size=sel.max_file_size, notebooks=True)
+    if sel.per_file_ignores:
+        found.drop_where(sel.dropped())
+    return found if report else found.result()
 
 
 def use_colour(stream) -> bool:

@@ -223,7 +223,9 @@ def render_json(findings, errors) -> Iterator[str]:
                 t = tails[key] = (f'"symbol": {dumps(f.symbol)}, "replacement": '
                                   f'{dumps(f.replacement)}, "rule": {dumps(f.rule)}, '
                                   f'"fix": {dumps(f.fix)}, "message": {dumps(f.message)}}}')
-            yield (f'{{"path": {p}, "line": {f.line}, "column": {f.column}, '
+            cell = getattr(f, "cell", None)  # a notebook's: the cell, then lines in it
+            c = "" if cell is None else f'"cell": {int(cell)}, '
+            yield (f'{{"path": {p}, {c}"line": {f.line}, "column": {f.column}, '
                    f'"end_line": {f.end_line}, "end_column": {f.end_column}, {t}')
 
     key_tails: dict = {}  # per key of a native report, kept from batch to batch of a stream
@@ -251,6 +253,11 @@ def render_json(findings, errors) -> Iterator[str]:
                 first = False
                 yield from native(batch)
             batch = None  # let it go before the next is scanned
+        if findings.extra:  # the notebooks' (Note [Notebooks in a scan] in anydev/scan.py)
+            yield "[\n  " if first else ",\n  "
+            first = False
+            findings = findings.extra
+            yield ",\n  ".join(items())
         yield "[]" if first else "\n ]"
     elif getattr(findings, "render", None) is None:  # Findings, not a scan._Report
         yield from _joined_in_batches(items(), "[\n  ", ",\n  ", "\n ]", "[]")
@@ -292,11 +299,19 @@ def render_github(findings, errors) -> Iterator[str]:
         for batch in batches():
             yield from native(batch)
             batch = None  # let it go before the next is scanned
-        findings = ()
+        findings = findings.extra  # the notebooks' findings
     elif getattr(findings, "render", None) is not None:  # a scan._Report: Note [Native reports]
         yield from native(findings)
         findings = ()
     for f in findings:
+        cell = getattr(f, "cell", None)
+        if cell is not None:
+            # a line of the notebook's JSON would be the wrong place: the file,
+            # and the cell and position in the message
+            props = f"file={_gh_escape(f.path, True)},title={f.rule}"
+            msg = f"cell {cell}, line {f.line}, column {f.column}: {f.message}"
+            yield f"::warning {props}::{_gh_escape(msg, False)}\n"
+            continue
         props = (f"file={_gh_escape(f.path, True)},line={f.line},col={f.column},"
                  f"endLine={f.end_line},endColumn={f.end_column},title={f.rule}")
         yield f"::warning {props}::{_gh_escape(f.message, False)}\n"
@@ -429,6 +444,9 @@ def render_sarif(findings, errors, keep, *, version: str,
                 t = tails[(f.symbol, f.replacement, f.fix)] = (
                     f'}}, "properties": {{"symbol": {dumps(f.symbol)}, "replacement": '
                     f'{dumps(f.replacement)}, "fix": {dumps(f.fix)}}}}}')
+            cell = getattr(f, "cell", None)
+            if cell is not None:  # a notebook's: the region's lines are the cell's
+                t = t[:-2] + f', "cell": {int(cell)}}}}}'
             yield (f'{h}{u}{f.line}, "startColumn": {f.column}, "endLine": {f.end_line}, '
                    f'"endColumn": {f.end_column}}}}}}}], "partialFingerprints": '
                    f'{{"anydevFingerprint/v1": "{fp}"{t}')

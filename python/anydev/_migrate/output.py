@@ -38,6 +38,15 @@ class _Lines:
                     data: Optional[bytes] = fh.read()
             except OSError:
                 data = None
+            if data and getattr(f, "cell", None) is not None:
+                # a notebook's offsets are in its code cells' source (Note
+                # [Notebook source] in anydev/_migrate/notebook.py)
+                from .notebook import Notebook, NotebookError
+
+                try:
+                    data = Notebook.parse(data).source.encode("utf-8")
+                except NotebookError:
+                    data = None
             self._path, self._data = f.path, data
         data = self._data
         if not data:

@@ -7,6 +7,15 @@ The command line (anydev._cli.rule) and any other front end print these."""
 from __future__ import annotations
 
 
+def rule_url(code: str) -> str:
+    """The page of a rule: its row of the migration guide (docs/migration-guide.md,
+    whose rule column carries an anchor per code), for an editor's link and
+    SARIF's helpUri."""
+    from .output import INFORMATION_URI
+
+    return f"{INFORMATION_URI}/blob/main/docs/migration-guide.md#{code.lower()}"
+
+
 def rule_doc(row, *, versions: bool = False) -> dict:
     """The rule as ``anydev rule --format json`` prints it; ``versions``: with
     the release its fix needs and its proof (``since``, ``needs``, ``proof``)."""

@@ -434,9 +434,14 @@ def test_migration_guide_states_coverage_matching_the_table():
     expected = {name: _counts(rows) for name, rows in areas.items()}
     expected["all"] = _counts(list(ROWS))
     assert stated == expected
-    # Every Python legacy name is listed with its rule code.
+    # Every Python legacy name is listed with its rule code, at the anchor its
+    # link points to (anydev._migrate.rules.rule_url: an editor's, SARIF's).
+    from anydev._migrate.rules import rule_url
+
     for r in ROWS:
-        assert f"`{r.legacy}`" in text and f"| {r.code} |" in text, r.code
+        anchor = rule_url(r.code).rpartition("#")[2]
+        assert rule_url(r.code).split("/blob/main/")[1].startswith("docs/migration-guide.md#")
+        assert f"`{r.legacy}`" in text and f'| <a id="{anchor}"></a>{r.code} |' in text, r.code
 
 
 # --- type stubs ---------------------------------------------------------------------------

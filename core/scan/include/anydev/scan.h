@@ -217,16 +217,24 @@ ScanSummary ScanFiles(const RuleSet& rules, const std::vector<std::string>& path
 
 // Lists the source files ScanPaths would scan, in the same order (for tests
 // and tools, and for a caller that scans them with ScanFiles in batches);
-// `ignored`, when given, gets ScanSummary::ignored.
+// `ignored`, when given, gets ScanSummary::ignored. `notebooks`, when given,
+// gets the Jupyter notebooks (.ipynb) the walk finds under the same ignore
+// rules and excludes, in walk order, a path given by name included: they are
+// not sources of this scanner (the Python package reads their code cells).
 std::vector<std::string> ListFiles(const ScanOptions& options,
                                    std::vector<FileResult>* path_errors,
-                                   uint64_t* ignored = nullptr);
+                                   uint64_t* ignored = nullptr,
+                                   std::vector<std::string>* notebooks = nullptr);
 
 // ListFiles, giving each file to `sink` as the walk finds it (in the same
 // order), for a caller that scans the first files while the walk goes on. An
 // exception `sink` throws ends the walk and is thrown on.
 void WalkFiles(const ScanOptions& options, std::vector<FileResult>* path_errors,
-               const std::function<void(std::string&&)>& sink, uint64_t* ignored = nullptr);
+               const std::function<void(std::string&&)>& sink, uint64_t* ignored = nullptr,
+               std::vector<std::string>* notebooks = nullptr);
+
+// Returns true if `path` names a Jupyter notebook (".ipynb", any case).
+bool IsNotebookPath(std::string_view path);
 
 struct CompiledGlob;  // walk.cc
 
