@@ -199,6 +199,81 @@ TEST(ScanFastPath, ErrorsAndWhatItLeavesToTheFullPath) {
 
 // Found by fuzzing both paths: a `.cuda(` whose ')' never comes had a call
 // end of 2^32 - 1 (an unsigned -1), past the end of the file.
+bool Has(const std::string& out, const std::string& what) {
+  return out.find(what) != std::string::npos;
+}
+
+// Note [noqa directives]: both paths read the `# noqa` comments on the
+// findings' lines and drop what they name, or leave them to tokenize alike.
+TEST(ScanFastPath, NoqaDirectives) {
+  const std::string src = Lines({
+      "import torch",
+      "torch.cuda.synchronize()  # noqa: AD107",
+      "torch.cuda.synchronize()  # NOQA:ad1",
+      "torch.cuda.synchronize()  # noqa: E501, AD110",
+      "torch.cuda.synchronize()  # noqa",
+      "x = 1  # noqa",
+      "s = '# noqa'; torch.cuda.current_device()",
+      "y = (torch.cuda.current_device(),  # noqa: AD103",
+      "     torch.cuda.synchronize())  # type: ignore  # noqa: AD107",
+      "def f():",
+      "    torch.cuda.synchronize()  # noqa:",
+      "    return torch.cuda.current_device()  #noqa:AD103,AD107"});
+  bool taken = false;
+  const std::string out = Both(src, &taken);
+  EXPECT_TRUE(taken);
+  EXPECT_FALSE(Has(out, " 2:")) << out;
+  EXPECT_FALSE(Has(out, " 3:")) << out;
+  EXPECT_TRUE(Has(out, "AD107 call 4:1")) << out;  // E501 and AD110 name no AD107
+  EXPECT_FALSE(Has(out, " 5:")) << out;
+  EXPECT_TRUE(Has(out, "AD103 call 7:15")) << out;  // a string is no comment
+  EXPECT_FALSE(Has(out, "AD103 call 8:")) << out;
+  EXPECT_FALSE(Has(out, "AD107 call 9:")) << out;
+  EXPECT_TRUE(Has(out, "AD107 call 11:5")) << out;  // `noqa:` without a code names nothing
+  EXPECT_FALSE(Has(out, " 12:")) << out;
+  EXPECT_TRUE(Has(out, "noqa 2 AD107\n")) << out;
+  EXPECT_TRUE(Has(out, "noqa 4 E501 AD110\n")) << out;
+  EXPECT_TRUE(Has(out, "noqa 5 all\n")) << out;
+  EXPECT_FALSE(Has(out, "noqa 6")) << out;  // no finding on its line
+  EXPECT_FALSE(Has(out, "noqa 11")) << out;
+  EXPECT_TRUE(Has(out, "noqa 12 AD103 AD107\n")) << out;
+  EXPECT_FALSE(Has(out, "fallback")) << out;
+  // The findings the directives name, kept where they are not applied.
+  const FileResult all = ScanSource(Rules(), Language::kPython, src, false);
+  EXPECT_EQ(all.findings.size(), 9u);
+  EXPECT_EQ(all.noqa.size(), 7u);
+}
+
+TEST(ScanFastPath, NoqaAfterADedentThatMatchesNoIndent) {
+  // Python's tokenize stops at line 4 (IndentationError): no directive from
+  // there on counts, as in anydev/_noqa.py.
+  const std::string src = Lines({"import torch", "if x:", "        torch.cuda.synchronize()  # noqa",
+                                 "    torch.cuda.synchronize()  # noqa",
+                                 "torch.cuda.synchronize()  # noqa"});
+  const std::string out = Both(src);
+  EXPECT_FALSE(Has(out, " 3:")) << out;
+  EXPECT_TRUE(Has(out, "AD107 call 4:5")) << out;
+  EXPECT_TRUE(Has(out, "AD107 call 5:1")) << out;
+}
+
+TEST(ScanFastPath, NoqaLeftToTokenize) {
+  // Where tokenize may read the file otherwise than the lexer (Note [noqa
+  // directives]), no finding is dropped and the flag says so.
+  for (const std::string& src :
+       {Lines({"import torch", "if x:", "\ttorch.cuda.synchronize()  # noqa"}),
+        Lines({"# -*- coding: latin-1 -*-", "import torch", "torch.cuda.synchronize()  # noqa"}),
+        std::string("import torch\rtorch.cuda.synchronize()  # noqa\n"),
+        Lines({"import torch", "s = f'''{torch.cuda.synchronize() # noqa", "}'''"})}) {
+    const std::string out = Both(src);
+    EXPECT_TRUE(Has(out, "AD107 call")) << src;
+    EXPECT_TRUE(Has(out, "noqa fallback")) << src;
+  }
+  // A noqa comment on no finding's line leaves nothing to tokenize.
+  const std::string out = Both(Lines({"import torch", "if x:", "\ty = 1  # noqa",
+                                      "\ttorch.cuda.synchronize()"}));
+  EXPECT_FALSE(Has(out, "fallback")) << out;
+}
+
 TEST(ScanFastPath, UnclosedCallHasNoCallEnd) {
   for (const char* src : {"import torch\nx = t.cuda(\n", "import torch\nx = t.cuda(1,\n  2\n"}) {
     Both(src);

@@ -233,12 +233,26 @@ struct Suppression {
   std::string_view codes;
 };
 
+// A comment of a Python file that mentions `noqa` (any case): its bytes,
+// from the '#' to its line's end, and whether it lies in an f-string's
+// replacement field (Note [noqa directives] in scan_source.cc).
+struct NoqaComment {
+  uint32_t start, end;
+  bool in_field;
+};
+
 // Everything one lexer run produces for one file. A lexer stops at its first
 // error; findings at or after `error_offset` are dropped by the caller.
 struct LexOutput {
   std::vector<RawFinding> findings;
   std::vector<Suppression> suppressions;
   bool noqa_comment = false;  // a comment lexed contains `noqa` (any case): see NoteComment
+  // Python: the comments lexed that mention `noqa`, in order, and what the
+  // file's indents are to Python's tokenize (PythonIndents), asked only where
+  // one was.
+  std::vector<NoqaComment> noqa;
+  uint32_t indent_error = 0xFFFFFFFFu;  // the start of the line tokenize's dedent check fails on
+  bool odd_indent = false;              // an indent holds a byte other than ' '
   bool has_error = false;
   uint32_t error_offset = 0;
   std::string error;
@@ -258,6 +272,19 @@ void ScanPython(const RuleSet& rules, std::string_view src, size_t begin, bool h
                 LexOutput* out);
 void ScanCpp(const RuleSet& rules, std::string_view src, size_t begin, LexOutput* out);
 
+// Lexes a whole Python file for its `# noqa` comments and indents (as
+// ScanPython's full path does; NoqaDirectives).
+void LexPythonComments(std::string_view src, size_t begin, LexOutput* out);
+
+// NoteComment for a Python comment (`in_field`: in an f-string's replacement
+// field), which also records a comment that mentions `noqa`.
+void NotePythonComment(std::string_view text, uint32_t offset, bool in_field, LexOutput* out);
+
+// Reads the `# noqa` directive of a Python comment (from its '#' to its
+// line's end, UTF-8) as anydev/_noqa.py does (Note [noqa directives] in
+// scan_source.cc); false where it is none.
+bool ParseNoqa(std::string_view comment, NoqaDirective* d);
+
 // Records the marker if the comment `text` (starting at `offset`) holds one.
 // Reads up to 15 bytes past the text: it must lie in a lexer's input (which
 // kPadding bytes follow).
@@ -274,7 +301,8 @@ size_t NoteLineComment(const char* s, size_t start, size_t n, LexOutput* out);
 // kPadding zero bytes (which the input itself never contains: a file with a
 // NUL byte is not lexed). ScanPadded is ScanSource for such a buffer.
 constexpr size_t kPadding = 16;
-FileResult ScanPadded(const RuleSet& rules, Language language, std::string_view src);
+FileResult ScanPadded(const RuleSet& rules, Language language, std::string_view src,
+                      bool apply_noqa = true);
 
 // The lexers' token arrays: written through a raw pointer, where a vector's
 // push_back would reload and store its end pointer around every token.

@@ -332,12 +332,13 @@ class Lexer {
     line_start_ = p_;
   }
 
-  void Comment() {
+  void Comment(bool in_field) {
     const size_t start = p_;
     size_t q = p_;  // a local (see LexCode's spaces)
     while (!kCommentStop[static_cast<unsigned char>(s_[q])]) ++q;
     p_ = q;
-    NoteComment(std::string_view(s_ + start, p_ - start), static_cast<uint32_t>(start), out_);
+    NotePythonComment(std::string_view(s_ + start, p_ - start), static_cast<uint32_t>(start),
+                      in_field, out_);
   }
 
   // Lexes code. At top level (in_field false) it runs to the end of the
@@ -392,7 +393,7 @@ class Lexer {
           if (!in_field && brackets_.empty()) EmitNewline();
           continue;
         case '#':
-          Comment();
+          Comment(in_field);
           continue;
         case '\\':
           if (p_ + 1 < n_ && (s_[p_ + 1] == '\n' || s_[p_ + 1] == '\r')) {
@@ -2669,6 +2670,7 @@ __attribute__((noinline)) size_t SkeletonStop(const SkeletonState& st, size_t p)
         st.scratch->clear();
         if (!st.strings->LexStringAt(start, p, raw, fmt, &after)) return 0;
         if (!st.scratch_out->suppressions.empty()) st.scratch_out->suppressions.clear();
+        if (!st.scratch_out->noqa.empty()) st.scratch_out->noqa.clear();
       } else {
         after = PlainStringEnd(s, n, p + (triple ? 3 : 1), c, triple);
         if (after == 0) return 0;  // unterminated: the full path reports it
@@ -3547,6 +3549,81 @@ bool ImportStatementsAlone(std::string_view src, const TokenBuffer<Tok>& one) {
   return t[0].first;
 }
 
+// What Python's tokenize makes of the file's indents, for its `# noqa`
+// comments (Note [noqa directives] in scan_source.cc): out->odd_indent where
+// an indent holds a byte other than ' ' (a tab, a form feed) or a line's
+// first token follows a backslash and a newline, else out->indent_error at
+// the start of the first line whose dedent matches no enclosing indent
+// (tokenize raises IndentationError there). `next(&floor, &first)` gives
+// each logical line with a token in order: its first token's offset, and an
+// offset at or before the start of that token's physical line; false after
+// the last. (The same answer from the skeleton's lines and from the tokens.)
+template <typename Next>
+void PythonIndents(std::string_view src, Next next, LexOutput* out) {
+  std::vector<uint32_t> open{0};
+  size_t floor, first;
+  while (next(&floor, &first)) {
+    size_t k = first;
+    while (k > floor && src[k - 1] == ' ') --k;
+    if (k > floor) {
+      if (src[k - 1] != '\n' && src[k - 1] != '\r') {
+        out->odd_indent = true;
+        return;
+      }
+      size_t j = k - 1;
+      if (src[j] == '\n' && j > floor && src[j - 1] == '\r') --j;
+      if (j > floor && src[j - 1] == '\\') {
+        out->odd_indent = true;
+        return;
+      }
+    }
+    const uint32_t indent = static_cast<uint32_t>(first - k);
+    if (indent > open.back()) {
+      open.push_back(indent);
+    } else if (indent < open.back()) {
+      if (std::find(open.begin(), open.end(), indent) == open.end()) {
+        out->indent_error = static_cast<uint32_t>(k);
+        return;
+      }
+      while (open.back() > indent) open.pop_back();
+    }
+  }
+}
+
+// PythonIndents over the skeleton's lines.
+void IndentsOfRegions(std::string_view src, const std::vector<Region>& regions, LexOutput* out) {
+  size_t r = 0;
+  PythonIndents(
+      src,
+      [&](size_t* floor, size_t* first) {
+        while (r < regions.size() && regions[r].first == kNoToken) ++r;
+        if (r == regions.size()) return false;
+        *floor = regions[r].start;
+        *first = regions[r].first;
+        ++r;
+        return true;
+      },
+      out);
+}
+
+// PythonIndents over the full lexer's tokens (`begin`: past a BOM).
+void IndentsOfTokens(std::string_view src, size_t begin, const TokenBuffer<Tok>& toks,
+                     LexOutput* out) {
+  size_t i = 0;
+  const size_t n = toks.size();
+  PythonIndents(
+      src,
+      [&](size_t* floor, size_t* first) {
+        while (i < n && !(toks[i].first && toks[i].type != kEnd)) ++i;
+        if (i == n) return false;
+        *floor = begin;
+        *first = toks[i].start;
+        ++i;
+        return true;
+      },
+      out);
+}
+
 // The fast path (Note [Fast path]). Returns false, having written nothing
 // to `out`, when the file must take the full path.
 bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bool has_cr,
@@ -3608,6 +3685,7 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
     pass.findings.clear();
     pass.suppressions.clear();
     pass.noqa_comment = false;
+    pass.noqa.clear();
     pass.has_error = false;
     pass.error_offset = 0;
     pass.error.clear();
@@ -3661,6 +3739,7 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
                                        replay, 0, 0, 0, 0});
         }
         pass.noqa_comment = false;
+        pass.noqa.clear();
         for (size_t k = 0; k < kSentinels; ++k) {
           *one.Add() = Tok{end, end, 0, kEnd, false, 0};
         }
@@ -3722,6 +3801,7 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
       pass.findings.clear();
       pass.suppressions.clear();
       pass.noqa_comment = false;
+      pass.noqa.clear();
       pass.has_error = false;
       pass.error_offset = 0;
       pass.error.clear();
@@ -3804,6 +3884,7 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
     if (more) continue;
     if (literals) PyLiterals(rules, src, *toks, fs.chains, &pass, &fs.literals).Run();
     *out = std::move(pass);
+    if (!out->noqa.empty()) IndentsOfRegions(src, regions, out);
     return true;
   }
 }
@@ -3814,6 +3895,7 @@ void ScanPythonFull(const RuleSet& rules, std::string_view src, size_t begin, Le
   TokenBuffer<Tok>& toks = *toks_ptr;
   toks.clear();
   Lexer(src, begin, &toks, out).Run();
+  if (!out->noqa.empty()) IndentsOfTokens(src, begin, toks, out);
   // Sentinels: the resolver looks up to three tokens ahead.
   for (size_t k = 0; k < kSentinels; ++k) {
     *toks.Add() = Tok{static_cast<uint32_t>(src.size()), static_cast<uint32_t>(src.size()), 0,
@@ -3855,6 +3937,12 @@ void FStringEndsForTesting(std::string_view src, size_t start, size_t quote, siz
   Lexer lexer(text, start, &toks, &out);
   size_t after = 0;
   *lexed = lexer.LexStringAt(start, quote, raw, fmt, &after) ? after : 0;
+}
+
+void LexPythonComments(std::string_view src, size_t begin, LexOutput* out) {
+  TokenBuffer<Tok> toks;
+  Lexer(src, begin, &toks, out).Run();
+  if (!out->noqa.empty()) IndentsOfTokens(src, begin, toks, out);
 }
 
 void ScanPython(const RuleSet& rules, std::string_view src, size_t begin, bool has_cr,

@@ -157,6 +157,16 @@ struct FileError {
   int line = 0;
 };
 
+// A `# noqa` directive of a Python file (Note [noqa directives] in
+// scan_source.cc): the line of its comment and the codes it names, upper-cased
+// (`# noqa: AD1` names "AD1", a prefix of every AD1xx rule); `all` for a bare
+// `# noqa`, which names every rule.
+struct NoqaDirective {
+  int line = 0;
+  bool all = false;
+  std::vector<std::string> codes;
+};
+
 struct FileResult {
   std::string path;
   Language language = Language::kPython;
@@ -167,15 +177,30 @@ struct FileResult {
   // every finding's text valid; null when there is no finding.
   std::shared_ptr<const std::string> texts;
   std::vector<FileError> errors;
-  // A comment the scanner lexed mentions `noqa` (any case). Every comment on
-  // a line that has a finding is lexed, so when this is false no `# noqa`
-  // directive can apply to the findings (anydev/_noqa.py reads them).
-  bool noqa_comment = false;
+  // The `# noqa` directives on the lines of the file's findings (those they
+  // dropped included), in line order: what `anydev fix` asks of a finding the
+  // scan dropped. Python files only.
+  std::vector<NoqaDirective> noqa;
+  // The directives are not read here: a comment on a finding's line mentions
+  // `noqa` where the scanner cannot tell for certain what Python's tokenize
+  // makes of the file (an error, an encoding other than UTF-8, a lone '\r',
+  // a tab in an indent, a comment in an f-string's field: Note [noqa
+  // directives]). No finding was dropped for a directive then and `noqa` is
+  // empty; the caller reads them (anydev/_noqa.py).
+  bool noqa_fallback = false;
 };
 
 // Scans one file's bytes. Findings on a line that carries an
-// `anydev: ignore` comment for their rule are dropped.
-FileResult ScanSource(const RuleSet& rules, Language language, std::string_view source);
+// `anydev: ignore` comment for their rule are dropped, and in a Python file
+// those a `# noqa` directive names unless `apply_noqa` is false.
+FileResult ScanSource(const RuleSet& rules, Language language, std::string_view source,
+                      bool apply_noqa = true);
+
+// The `# noqa` directives of every comment of a Python file's bytes, as
+// ScanSource reads them for the lines it drops findings on; false (the
+// caller must read them) where ScanSource would set noqa_fallback for a
+// finding on a directive's line.
+bool NoqaDirectives(std::string_view source, std::vector<NoqaDirective>* out);
 
 struct ScanOptions {
   std::vector<std::string> paths;  // files and directories
