@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -272,6 +273,67 @@ TEST(ScanFastPath, NoqaLeftToTokenize) {
   const std::string out = Both(Lines({"import torch", "if x:", "\ty = 1  # noqa",
                                       "\ttorch.cuda.synchronize()"}));
   EXPECT_FALSE(Has(out, "fallback")) << out;
+}
+
+// Note [Cheap names]: a name bound to a target with no word of the rules
+// (`torch`, `torch.distributed`, `torch.Tensor`) marks only the lines where
+// it may bind: each binding form the resolver reads, before the uses that
+// depend on it, in random files of them.
+TEST(ScanFastPath, CheapNamesWhereTheyBind) {
+  const std::vector<std::string> head = {
+      "import torch", "import torch as th", "from torch import Tensor",
+      "import torch.distributed as dist", "from torch import device as D2"};
+  const std::vector<std::string> binds = {
+      "torch = None", "torch = make()", "th: int = 3", "def f(torch): pass",
+      "def g(a, *torch): pass", "def h(a, torch=1): pass", "def k(a: int, torch: int): pass",
+      "for torch in x: pass", "for a, torch in x: pass", "with a as torch: pass",
+      "x = torch", "x = th", "x = th.cuda", "c = torch.cuda", "init = dist.init_process_group",
+      "init = torch.distributed.init_process_group  # alias", "D = torch.device", "T = Tensor",
+      "T = th.Tensor", "(torch := 1)", "a = torch = 2", "f = lambda torch: 1",
+      "class torch: pass", "def torch(): pass", "torch, y = 1, 2", "x, torch = 1, 2",
+      "*torch, = y", "try:\n    pass\nexcept E as torch:\n    pass", "global torch",
+      "torch.x = 1", "x = (torch.distributed)", "x = torch.distributed.x(1)",
+      "x = \\\n    th.cuda", "x = th . cuda", "y = dist; z = 1", "th.cuda = None",
+      "Tensor = int", "def m(self) -> Tensor: pass", "v: Tensor = t", "w = [Tensor, th]",
+      "dist = None", "D2 = th.device", "x = torch.cuda if a else None", "import os as torch",
+      "from os import path as th", "d = {torch: 1}", "q = th[0]", "r = th(1)"};
+  const std::vector<std::string> uses = {
+      "x.cuda.synchronize()",  "x.synchronize()",       "torch.cuda.synchronize()",
+      "th.cuda.current_device()", "c.synchronize()",  "init(\"nccl\")",
+      "init(backend=\"nccl\")", "D(\"cuda\")",          "D2(\"cuda\")",
+      "T.cuda.synchronize()",  "th.device(\"cuda\")",  "dist.init_process_group(\"nccl\")",
+      "torch.device(\"cuda\")", "y = th.cuda",          "y.synchronize()",
+      "f(torch.cuda.synchronize)", "torch.cuda.set_device(0)"};
+  std::mt19937 rng(31);
+  for (int round = 0; round < 600; ++round) {
+    std::string src;
+    for (const std::string& h : head) {
+      if (rng() % 3 != 0) src += h + "\n";
+    }
+    const int n = 3 + static_cast<int>(rng() % 10);
+    std::string indent;
+    for (int k = 0; k < n; ++k) {
+      const unsigned pick = rng() % 10;
+      if (pick == 0 && indent.size() < 8) {
+        src += indent + "def fn" + std::to_string(k) + "():\n";
+        indent += "    ";
+        src += indent + "pass\n";
+        continue;
+      }
+      if (pick == 1 && !indent.empty()) indent.resize(indent.size() - 4);
+      std::string line = pick < 6 ? binds[rng() % binds.size()] : uses[rng() % uses.size()];
+      // Each line of a bind at this indent.
+      std::string out;
+      for (size_t b = 0; b <= line.size();) {
+        size_t e = line.find('\n', b);
+        if (e == std::string::npos) e = line.size();
+        out += indent + line.substr(b, e - b) + "\n";
+        b = e + 1;
+      }
+      src += out;
+    }
+    Both(src);
+  }
 }
 
 TEST(ScanFastPath, UnclosedCallHasNoCallEnd) {

@@ -73,6 +73,8 @@ __attribute__((target("avx2"))) inline uint64_t ClassifyAvx2(const NibbleClass& 
 }
 #endif
 
+class NeedleSearch;
+
 // A set of byte strings searched for at once (prefilter.cc; Note [Needles]).
 class NeedleSet {
  public:
@@ -81,6 +83,14 @@ class NeedleSet {
   // Returns true if p[0, n) contains one of the needles. Reads up to 16 bytes
   // past p + n - 1 only where n allows (never past the end).
   bool FoundIn(const char* p, size_t n) const;
+  // FoundIn for p[0, n) followed by 16 readable bytes (the scanners' padded
+  // buffers), by the needle search's kernel (Note [Prefilter by the needle
+  // kernel] in prefilter.cc).
+  bool FoundInPadded(const char* p, size_t n) const;
+  // Makes FoundInPadded find `words` as whole words and `plain` anywhere
+  // (the Python prefilter: Note [Needles as words] in python_scan.cc); no
+  // change where they do not fit a search.
+  void SearchAsWords(const std::vector<std::string>& words, const std::vector<std::string>& plain);
   const std::vector<std::string>& needles() const { return needles_; }
   bool always() const { return always_; }
 
@@ -89,6 +99,10 @@ class NeedleSet {
   std::vector<std::string> needles_;
   size_t min_len_ = 0, max_len_ = 0;
   bool always_ = false;
+  // The search and the bytes its views hold (shared: a copy of the set
+  // keeps them where they are).
+  std::shared_ptr<const std::vector<std::string>> search_needles_;
+  std::shared_ptr<const NeedleSearch> search_;
 };
 
 // Every occurrence of a few byte strings, for the Python fast path's

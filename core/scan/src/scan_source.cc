@@ -1047,7 +1047,7 @@ FileResult internal::ScanPadded(const RuleSet& rules, Language language, std::st
     }
   }
   // No needle, no finding (Note [Needles]): most files end here, unlexed.
-  if (!rules.MayMatch(language, src.substr(begin, (python && invalid != kNone ? invalid
+  if (!rules.MayMatchPadded(language, src.substr(begin, (python && invalid != kNone ? invalid
                                                                               : src.size()) -
                                                          begin))) {
     return r;

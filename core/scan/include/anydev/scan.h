@@ -77,6 +77,8 @@ class RuleSet {
   // Returns true if `name` is the first component of some spelling ("torch",
   // "c10", "at").
   bool IsRoot(Language language, std::string_view name) const;
+  // The roots IsRoot knows, in the order their spellings came.
+  const std::vector<std::string_view>& Roots(Language language) const;
   // Returns true if `name` is one of the components of some spelling
   // ("cuda", "current_device").
   bool HasComponent(Language language, std::string_view name) const;
@@ -95,12 +97,20 @@ class RuleSet {
   // `text` (it contains none of their needles). Vectorised; reads nothing
   // outside `text`.
   bool MayMatch(Language language, std::string_view text) const;
+  // MayMatch for a text followed by at least 16 readable bytes (faster).
+  bool MayMatchPadded(Language language, std::string_view text) const;
   // The needles MayMatch looks for (for tests and tools).
   const std::vector<std::string>& Needles(Language language) const;
   // The byte strings of which each line with a finding of a spelling or a
   // literal rule holds one (the scanner's fast path; Note [Fast path] in
   // python_scan.cc), or null when the rules allow no such list.
   const std::vector<std::string>* FastPathNeedles(Language language) const;
+  // The same needles split for the Python fast path's search (Note [Needles
+  // as words] in python_scan.cc): those each finding's line holds as a whole
+  // word (a spelling's component, a literal rule's word), and the rules' own
+  // needles, held anyhow; valid where FastPathNeedles is not null.
+  const std::vector<std::string>& FastPathWords(Language language) const;
+  const std::vector<std::string>& FastPathPlain(Language language) const;
 
   // The index of the rule whose detector is `detector` (a value of the
   // internal enum in literal_rules.h), or -1 when no rule names it.
@@ -275,6 +285,8 @@ class IgnoreList {
     bool negated = false;
     bool dir_only = false;
     bool anchored = false;  // had a '/' before its end: matched against the whole relative path
+    bool base_root = false;  // base is "/"
+    bool base_here = false;  // base is empty or ".": paths are relative to it as they are
   };
   std::vector<Pattern> patterns_;
 };
