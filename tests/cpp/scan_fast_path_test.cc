@@ -296,14 +296,17 @@ TEST(ScanFastPath, CheapNamesWhereTheyBind) {
       "x = \\\n    th.cuda", "x = th . cuda", "y = dist; z = 1", "th.cuda = None",
       "Tensor = int", "def m(self) -> Tensor: pass", "v: Tensor = t", "w = [Tensor, th]",
       "dist = None", "D2 = th.device", "x = torch.cuda if a else None", "import os as torch",
-      "from os import path as th", "d = {torch: 1}", "q = th[0]", "r = th(1)"};
+      "from os import path as th", "d = {torch: 1}", "q = th[0]", "r = th(1)",
+      "cuda = torch", "import torch as cuda", "accelerator = th", "x = \\\n  torch.cuda",
+      "x = (\n    torch.cuda)", "x =torch.cuda", "x=\ttorch.cuda", "x = th.nn"};
   const std::vector<std::string> uses = {
       "x.cuda.synchronize()",  "x.synchronize()",       "torch.cuda.synchronize()",
       "th.cuda.current_device()", "c.synchronize()",  "init(\"nccl\")",
       "init(backend=\"nccl\")", "D(\"cuda\")",          "D2(\"cuda\")",
       "T.cuda.synchronize()",  "th.device(\"cuda\")",  "dist.init_process_group(\"nccl\")",
       "torch.device(\"cuda\")", "y = th.cuda",          "y.synchronize()",
-      "f(torch.cuda.synchronize)", "torch.cuda.set_device(0)"};
+      "f(torch.cuda.synchronize)", "torch.cuda.set_device(0)", "cuda.synchronize()",
+      "accelerator.cuda.synchronize()", "x.cuda.current_device()"};
   std::mt19937 rng(31);
   for (int round = 0; round < 600; ++round) {
     std::string src;
@@ -333,6 +336,27 @@ TEST(ScanFastPath, CheapNamesWhereTheyBind) {
       src += out;
     }
     Both(src);
+  }
+}
+
+// Note [Docstrings in the skeleton]: triple-quoted strings of every length
+// to 80, ended or not, with a backslash, a quote or a CRLF at each place,
+// at the end of the input (its padding) and before code.
+TEST(ScanFastPath, TripleQuotedStringsAtEveryLength) {
+  for (int len = 0; len <= 80; ++len) {
+    for (const char* q : {"\"\"\"", "'''"}) {
+      for (int variant = 0; variant < 6; ++variant) {
+        std::string body(static_cast<size_t>(len), 'x');
+        if (len > 0 && variant == 1) body[static_cast<size_t>(len) / 2] = '\\';
+        if (len > 0 && variant == 2) body[static_cast<size_t>(len) - 1] = q[0];
+        if (len > 1 && variant == 3) body.replace(static_cast<size_t>(len) / 2, 2, "\r\n");
+        if (len > 0 && variant == 4) body[static_cast<size_t>(len) - 1] = '\\';
+        const std::string head = "import torch\ns = " + std::string(q) + body;
+        Both(head);  // unterminated, at the end
+        Both(head + q + "\ntorch.cuda.synchronize()\n");
+        if (variant == 5) Both(head + q + q + "torch.cuda.synchronize()\n");
+      }
+    }
   }
 }
 

@@ -116,7 +116,10 @@ class NeedleSearch {
  public:
   static constexpr int kMax = 64;
   // Returns false when full (the caller then takes the slow path).
-  bool Add(std::string_view needle, bool word);
+  // `cheap` (a word): a match followed by '.' whose line holds no '='
+  // before it on its line (past spaces) is passed over (Note [Cheap names]
+  // in python_scan.cc); a needle added twice keeps the stricter kind.
+  bool Add(std::string_view needle, bool word, bool cheap = false);
   int size() const { return count_; }
   // Builds the tables; call after the last Add.
   void Build();
@@ -139,6 +142,7 @@ class NeedleSearch {
   struct Needle {
     std::string_view text;
     bool word;
+    bool cheap;   // see Add
     uint8_t off;  // where its three fingerprint bytes are: its rarest
     // Its fingerprint bytes (up to 3) and its first bytes (up to 8) as a
     // 4- and an 8-byte load of the text would hold them, and which bytes

@@ -817,6 +817,18 @@ bool CheapTarget(const RuleSet& rules, std::string_view target) {
   }
 }
 
+// Whether a name bound to a cheap target may be searched as cheap: not where
+// it is a word of the rules itself (`cuda = torch`: its matches are the
+// words' too), nor where a rule has needles of its own (a match of one may
+// start where a cheap name does).
+bool CheapName(const RuleSet& rules, std::string_view name) {
+  if (!rules.FastPathPlain(Language::kPython).empty()) return false;
+  for (const std::string& w : rules.FastPathWords(Language::kPython)) {
+    if (w == name) return false;
+  }
+  return true;
+}
+
 // Whether the match at `at` (a whole word) is one of the cheap names where
 // it binds nothing (Note [Cheap names]): no line need be marked for it.
 // What the resolver reads as a binding, and where this marks the line:
@@ -861,6 +873,7 @@ bool CheapHit(std::string_view src, size_t begin, size_t at,
     prev = b;
     break;
   }
+  if (prev == '.') return true;  // an attribute: no name of the resolver's
   // What follows the name, and after '=' what follows its chain (the
   // padding's NUL ends every run).
   size_t k = at + len;
@@ -2646,8 +2659,56 @@ inline size_t StringStop(const char* s, size_t q, char quote, const bool* stop) 
 // body starts at q, quoted by `quote`: where Lexer::StringBody ends it; 0
 // where the lexer fails on it (unterminated). 16 bytes a step with SSE2;
 // the padding's NUL stops the search at n.
+// Note [Docstrings in the skeleton]: real modules are a seventh docstrings
+// (Megatron-LM's Python files: 14% of their bytes in triple-quoted strings,
+// their lines short), and a newline stopped the scan of one at every line,
+// where only its quote and a backslash can end or escape anything: a
+// triple-quoted string's text is passed 32 bytes a step (AVX2) to its
+// quote, a backslash or the padding's NUL alone.
+#if defined(ANYDEV_SCAN_NIBBLE_AVX2)
+// The first quote, backslash or NUL from q: 32 bytes a step while they lie
+// in the input and its padding (s[q, q + 32) while q + 16 <= n), then 16.
+__attribute__((target("avx2"))) size_t TripleStop(const char* s, size_t q, size_t n, char quote) {
+  const __m256i vq = _mm256_set1_epi8(quote), bs = _mm256_set1_epi8('\\');
+  const __m256i nul = _mm256_setzero_si256();
+  for (; q + 16 <= n; q += 32) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + q));
+    const __m256i hit = _mm256_or_si256(_mm256_or_si256(_mm256_cmpeq_epi8(v, vq),
+                                                        _mm256_cmpeq_epi8(v, bs)),
+                                        _mm256_cmpeq_epi8(v, nul));
+    const unsigned m = static_cast<unsigned>(_mm256_movemask_epi8(hit));
+    if (m != 0) return q + static_cast<size_t>(__builtin_ctz(m));
+  }
+  const __m128i vq1 = _mm_set1_epi8(quote), bs1 = _mm_set1_epi8('\\');
+  for (;; q += 16) {  // (q <= n: the padding's NUL ends it)
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + q));
+    const __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, vq1), _mm_cmpeq_epi8(v, bs1)),
+                                     _mm_cmpeq_epi8(v, _mm_setzero_si128()));
+    const unsigned m = static_cast<unsigned>(_mm_movemask_epi8(hit));
+    if (m != 0) return q + static_cast<size_t>(__builtin_ctz(m));
+  }
+}
+#endif
+
 size_t PlainStringEnd(const char* s, size_t n, size_t q, char quote, bool triple) {
   const bool* stop = kStringStop[quote == '"' ? 1 : 0];
+#if defined(ANYDEV_SCAN_NIBBLE_AVX2)
+  if (triple && HaveAvx2()) {
+    // (s[q, q + 32) is in the input or its padding while q <= n: the
+    // padding's NUL ends the search at n.)
+    for (;;) {
+      q = TripleStop(s, q, n, quote);
+      if (q >= n) return 0;
+      if (s[q] == quote) {
+        if (q + 2 < n && s[q + 1] == quote && s[q + 2] == quote) return q + 3;
+        ++q;
+      } else {  // a backslash: it escapes the next byte, a newline (\r\n) included
+        if (q + 1 >= n) return 0;
+        q += s[q + 1] == '\r' && q + 2 < n && s[q + 2] == '\n' ? 3 : 2;
+      }
+    }
+  }
+#endif
   for (;;) {
     q = StringStop<false>(s, q, quote, stop);
     if (q >= n) return 0;
@@ -2741,11 +2802,29 @@ size_t PlainFStringEnd(const char* s, size_t q, char quote) {
 // `quote`, not an f-string) is one no rule reads: triple-quoted, bytes, or
 // with a byte in its body that no device string ("cuda:0") or mock target
 // ("torch.cuda.x") holds (Note [Fast path], dead text).
+// The bytes a device string or a mock target may hold: ASCII identifier
+// bytes, '.' and ':' (one table lookup a byte, where the test of each
+// cost 5 instructions).
+struct LiveStringBytes {
+  bool yes[256];
+};
+
+constexpr LiveStringBytes MakeLiveStringBytes() {
+  LiveStringBytes t{};
+  for (int c = 0; c < 128; ++c) {
+    t.yes[c] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               c == '_' || c == '.' || c == ':';
+  }
+  return t;
+}
+
+constexpr LiveStringBytes kLiveStringBytes = MakeLiveStringBytes();
+
 bool DeadString(const char* s, size_t quote, size_t after, bool triple, bool bytes) {
   if (triple || bytes) return true;
+  const unsigned char* u = reinterpret_cast<const unsigned char*>(s);
   for (size_t k = quote + 1; k + 1 < after; ++k) {
-    const unsigned char c = static_cast<unsigned char>(s[k]);
-    if (!(IsIdentChar(c) && c < 0x80) && c != '.' && c != ':') return true;
+    if (!kLiveStringBytes.yes[u[k]]) return true;
   }
   return false;
 }
@@ -3416,14 +3495,15 @@ struct FirstSearch {
   // and built; null when one cannot be added and `strict` (the caller
   // takes the slow path). `from` stays valid while the kept searches do (or
   // is `own`).
+  // `cheap`, by name: added as cheap (Note [Cheap names]); the key says so.
   const NeedleSearch* Extend(const NeedleSearch& from, const std::string_view* names,
-                             size_t count, bool strict) {
+                             const uint8_t* cheap, size_t count, bool strict) {
     auto it = kept.find(key);
     if (it != kept.end()) return it->second;
     if (searches.size() >= kMaxKept) {
       NeedleSearch next = from;
       for (size_t k = 0; k < count; ++k) {
-        if (!next.Add(names[k], true) && strict) return nullptr;
+        if (!next.Add(names[k], true, cheap[k] != 0) && strict) return nullptr;
       }
       next.Build();
       own = next;
@@ -3434,7 +3514,7 @@ struct FirstSearch {
     entry.names.reserve(count);
     for (size_t k = 0; k < count; ++k) {
       entry.names.emplace_back(names[k]);
-      if (!entry.search.Add(entry.names.back(), true) && strict) {
+      if (!entry.search.Add(entry.names.back(), true, cheap[k] != 0) && strict) {
         searches.pop_back();
         return nullptr;
       }
@@ -3520,6 +3600,7 @@ struct FastScratch {
   std::vector<uint8_t> bound_cheap;         // by entry of `bound`
   ImportNames import_names;                 // Note [Import lines that bind nothing]
   std::vector<std::string_view> cheap, fresh;  // the names searched as cheap (Note [Cheap names])
+  std::vector<uint8_t> names_cheap, fresh_cheap;  // by entry of `names`, `fresh`: cheap
   std::vector<uint32_t> binding_offsets;
   std::vector<ResolvedChain> chains;
   TokenBuffer<Tok> scratch_toks;
@@ -3908,6 +3989,7 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
     resolver.bound_cheap_ = &fs.bound_cheap;
     resolver.binding_offsets_ = &fs.binding_offsets;
     fs.cheap.clear();
+    fs.names_cheap.clear();
     fs.import_names.Reset();
     for (std::string_view root : rules.Roots(Language::kPython)) fs.import_names.Add(root);
     for (const std::string& w : words) fs.import_names.Add(w);
@@ -3993,25 +4075,46 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
         pass.findings.clear();  // what it found is found again below, or replayed
         pass.suppressions.clear();
         const size_t had = fs.names.size();
+        bool flipped = false;
         for (size_t k = 0; k < fs.bound.size(); ++k) {
           const std::string_view name = fs.bound[k];
+          const bool cheap_now = fs.bound_cheap[k] && CheapName(rules, name);
           const auto cheap = std::find(fs.cheap.begin(), fs.cheap.end(), name);
           if (std::find(fs.names.begin(), fs.names.end(), name) != fs.names.end()) {
             // Bound to a target with a word: every match from here on.
-            if (!fs.bound_cheap[k] && cheap != fs.cheap.end()) fs.cheap.erase(cheap);
+            if (!cheap_now && cheap != fs.cheap.end()) {
+              fs.cheap.erase(cheap);
+              const size_t index = static_cast<size_t>(
+                  std::find(fs.names.begin(), fs.names.end(), name) - fs.names.begin());
+              fs.names_cheap[index] = 0;
+              flipped = true;
+            }
             continue;
           }
           if (fs.names.size() >= static_cast<size_t>(NeedleSearch::kMax) / 2) return false;
           fs.names.push_back(name);
+          fs.names_cheap.push_back(cheap_now ? 1 : 0);
           fs.import_names.Add(name);
-          if (fs.bound_cheap[k]) fs.cheap.push_back(name);
+          if (cheap_now) fs.cheap.push_back(name);
+          if (cheap_now) first.key.push_back('\4');
           first.key.append(name);
           first.key.push_back('\0');
         }
-        if (fs.names.size() > had) {  // Note [Searches kept by their names]
+        if (flipped) {
+          // A cheap name is one no more: the search of every name, again.
+          first.key.assign(1, '\5');
+          for (size_t k = 0; k < fs.names.size(); ++k) {
+            if (fs.names_cheap[k]) first.key.push_back('\4');
+            first.key.append(fs.names[k]);
+            first.key.push_back('\0');
+          }
+          search = first.Extend(first.search, fs.names.data(), fs.names_cheap.data(),
+                                fs.names.size(), true);
+          if (search == nullptr) return false;
+        } else if (fs.names.size() > had) {  // Note [Searches kept by their names]
           first.key.push_back('\1');
-          search = first.Extend(*search, fs.names.data() + had, fs.names.size() - had,
-                                true);
+          search = first.Extend(*search, fs.names.data() + had, fs.names_cheap.data() + had,
+                                fs.names.size() - had, true);
           if (search == nullptr) return false;
         }
         if (!fs.bound.empty()) {  // their enclosing lines
@@ -4066,28 +4169,39 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
     // names]: bound in this round to a target with a word), searched for
     // over the whole file.
     fs.fresh.clear();
+    fs.fresh_cheap.clear();
     for (size_t k = 0; k < fs.bound.size(); ++k) {
       const std::string_view b = fs.bound[k];
+      const bool cheap_now = fs.bound_cheap[k] && CheapName(rules, b);
       const auto cheap = std::find(fs.cheap.begin(), fs.cheap.end(), b);
-      if (std::find(fs.names.begin(), fs.names.end(), b) != fs.names.end()) {
-        if (!fs.bound_cheap[k] && cheap != fs.cheap.end()) {
+      const auto known = std::find(fs.names.begin(), fs.names.end(), b);
+      if (known != fs.names.end()) {
+        if (!cheap_now && cheap != fs.cheap.end()) {
           fs.cheap.erase(cheap);
-          if (std::find(fs.fresh.begin(), fs.fresh.end(), b) == fs.fresh.end()) {
+          fs.names_cheap[static_cast<size_t>(known - fs.names.begin())] = 0;
+          const auto f = std::find(fs.fresh.begin(), fs.fresh.end(), b);
+          if (f == fs.fresh.end()) {
             fs.fresh.push_back(b);
+            fs.fresh_cheap.push_back(0);
+          } else {
+            fs.fresh_cheap[static_cast<size_t>(f - fs.fresh.begin())] = 0;
           }
         }
         continue;
       }
       if (fs.names.size() >= static_cast<size_t>(NeedleSearch::kMax)) return false;
       fs.names.push_back(b);
+      fs.names_cheap.push_back(cheap_now ? 1 : 0);
       fs.fresh.push_back(b);
-      if (fs.bound_cheap[k]) fs.cheap.push_back(b);
+      fs.fresh_cheap.push_back(cheap_now ? 1 : 0);
+      if (cheap_now) fs.cheap.push_back(b);
     }
     if (!fs.fresh.empty()) {  // Note [Searches kept by their names]
       FirstSearch& first = fs.first;
       first.key.assign(1, '\3');
-      for (std::string_view name : fs.fresh) {
-        first.key.append(name);
+      for (size_t k = 0; k < fs.fresh.size(); ++k) {
+        if (fs.fresh_cheap[k]) first.key.push_back('\4');
+        first.key.append(fs.fresh[k]);
         first.key.push_back('\0');
       }
       static const NeedleSearch empty = [] {
@@ -4095,7 +4209,7 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
         return none;
       }();
       const NeedleSearch* names =
-          first.Extend(empty, fs.fresh.data(), fs.fresh.size(), false);
+          first.Extend(empty, fs.fresh.data(), fs.fresh_cheap.data(), fs.fresh.size(), false);
       if (names == nullptr) return false;
       if (MarkHits(*names, src, begin, regions, fs.dead, fs.cheap, &fs.marked) != 0) more = true;
     }
