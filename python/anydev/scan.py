@@ -443,7 +443,7 @@ def _scan_with(data: bytes, path: str, lang: str, keep: Callable[[str], bool], n
     raw, errs, noqa = _native().scan_source(native, data, lang)
     findings = [_finding(path, t, rows[t[0]]) for t in raw if keep(rows[t[0]].code)]
     errors = [ScanError(path, message, line) for message, line in errs]
-    if findings and noqa:  # a comment mentions noqa (no other can drop a finding)
+    if findings and noqa is None:  # `# noqa` for tokenize to read (Note [noqa directives])
         from ._migrate import noqa as _noqa  # `# noqa` comments (ruff's convention)
 
         findings = _noqa.filter_findings(findings, lambda p: data)
@@ -1156,8 +1156,10 @@ class _Report:
         self.ignored = self.tracked = 0
         self.errors: list[ScanError] = []
         self.shown: list[str] = []  # per file, its path as shown
-        # the files with findings and a comment that mentions noqa: (index, name
-        # as the walk gave it, which opens a file whose shown name is quoted)
+        # the files with findings whose `# noqa` directives Python's tokenize
+        # must read (Note [noqa directives] in core/scan: the scanner read the
+        # others and dropped what they name): (index, name as the walk gave
+        # it, which opens a file whose shown name is quoted)
         self.noqa: list[tuple[int, str]] = []
         self.counts: list[int] = []  # per file, its number of findings
         self._sorted = False
@@ -1206,9 +1208,9 @@ class _Report:
         self.errors.sort(key=lambda e: (e.path, e.line or 0))
 
     def drop_noqa(self) -> None:
-        """Drops the findings `# noqa` comments suppress. Only the files whose
-        comments mention noqa are read again: every comment on a line with a
-        finding was lexed, so no other file has a directive that could drop one."""
+        """Drops the findings `# noqa` comments suppress, in the files whose
+        directives the scanner left to Python's tokenize (Note [noqa
+        directives] in core/scan/src/scan_source.cc); it dropped the others'."""
         if not self.noqa:
             return
         from ._migrate import noqa as _noqa  # `# noqa` comments (ruff's convention)
@@ -1348,8 +1350,9 @@ class _Report:
 def _result(entries: list, nfiles: int, nbytes: int, rows, cwd: str,
             noqa: Optional[set] = None) -> ScanResult:
     """A ScanResult of the native (path, language, findings, errors, noqa
-    comment) tuples; empties `entries` as it goes. `noqa` gets the paths (as
-    shown) of the files with findings and a comment that mentions noqa."""
+    fallback) tuples; empties `entries` as it goes. `noqa` gets the paths (as
+    shown) of the files with findings whose `# noqa` directives are Python's
+    to read."""
     result = ScanResult(files=nfiles, bytes=nbytes)
     append = result.findings.append
     for i, (path, _lang, found, errs, noqa_comment) in enumerate(entries):

@@ -72,7 +72,23 @@ py::tuple FileTuple(const sc::FileResult& r) {
   // Paths cross as bytes: a file name need not be UTF-8 (anydev/scan.py
   // decodes them).
   return py::make_tuple(py::bytes(r.path), LanguageName(r.language), findings,
-                        ErrorList(r.errors), r.noqa_comment);
+                        ErrorList(r.errors), r.noqa_fallback);
+}
+
+// The `# noqa` directives as anydev/_migrate/noqa.py gives them: {line: (code, ...)},
+// ("",) for a bare `# noqa` (every code starts with "").
+py::dict NoqaDict(const std::vector<sc::NoqaDirective>& dirs) {
+  py::dict out;
+  for (const sc::NoqaDirective& d : dirs) {
+    py::tuple codes(d.all ? 1 : d.codes.size());
+    if (d.all) {
+      codes[0] = py::str("");
+    } else {
+      for (size_t k = 0; k < d.codes.size(); ++k) codes[k] = Text(d.codes[k]);
+    }
+    out[py::int_(d.line)] = codes;
+  }
+  return out;
 }
 
 // Note [Native reports]: `anydev scan` on a tree with 100,000 findings spent
@@ -771,7 +787,8 @@ void BindScan(py::module_& m) {
 
   s.def(
       "scan_source",
-      [](const sc::RuleSet& rules, py::bytes data, const std::string& language) {
+      [](const sc::RuleSet& rules, py::bytes data, const std::string& language,
+         bool apply_noqa) {
         const sc::Language lang = ParseLanguage(language);
         std::string_view view;
         {
@@ -783,15 +800,43 @@ void BindScan(py::module_& m) {
         sc::FileResult r;
         {
           py::gil_scoped_release release;
-          r = sc::ScanSource(rules, lang, view);
+          r = sc::ScanSource(rules, lang, view, apply_noqa);
         }
         py::list findings;
         for (const sc::Finding& f : r.findings) findings.append(FindingTuple(f));
-        return py::make_tuple(findings, ErrorList(r.errors), r.noqa_comment);
+        return py::make_tuple(findings, ErrorList(r.errors),
+                              r.noqa_fallback ? py::object(py::none())
+                                              : py::object(NoqaDict(r.noqa)));
       },
-      py::arg("rules"), py::arg("data"), py::arg("language"),
-      "Scans one file's bytes: ([finding tuples], [(message, line)], whether a comment it "
-      "lexed mentions noqa).");
+      py::arg("rules"), py::arg("data"), py::arg("language"), py::arg("apply_noqa") = true,
+      "Scans one file's bytes: ([finding tuples], [(message, line)], the `# noqa` "
+      "directives on the findings' lines as {line: (code, ...)}, (\"\",) for a bare one, "
+      "or None where Python's tokenize must read them (nothing was dropped for them: "
+      "Note [noqa directives] in core/scan/src/scan_source.cc)). The findings the "
+      "directives name are dropped unless apply_noqa is false.");
+
+  s.def(
+      "noqa_directives",
+      [](py::bytes data) -> py::object {
+        std::string_view view;
+        {
+          char* buf = nullptr;
+          ssize_t len = 0;
+          if (PyBytes_AsStringAndSize(data.ptr(), &buf, &len) != 0) throw py::error_already_set();
+          view = std::string_view(buf, static_cast<size_t>(len));
+        }
+        std::vector<sc::NoqaDirective> dirs;
+        bool ok;
+        {
+          py::gil_scoped_release release;
+          ok = sc::NoqaDirectives(view, &dirs);
+        }
+        if (!ok) return py::none();
+        return NoqaDict(dirs);
+      },
+      py::arg("data"),
+      "The `# noqa` directives of every comment of a Python file's bytes, as scan_source "
+      "reads them ({line: (code, ...)}), or None where Python's tokenize must read them.");
 
   s.def(
       "scan_paths",
@@ -818,7 +863,7 @@ void BindScan(py::module_& m) {
       py::arg("jobs"), py::arg("max_file_size"), py::arg("keep") = std::vector<bool>(),
       "Walks and scans (paths and excludes as bytes (os.fsencode) or str; excludes: "
       "[(pattern, base folder)]; keep: per rule, whether to return its findings): "
-      "([(path bytes, language, findings, errors, noqa comment)] for files with either, "
+      "([(path bytes, language, findings, errors, noqa fallback)] for files with either, "
       "[path errors], files scanned, bytes scanned).");
 
   {
@@ -838,12 +883,12 @@ void BindScan(py::module_& m) {
             for (const sc::FileResult& f : r.files()) {
               out.append(py::make_tuple(py::bytes(f.path), LanguageName(f.language),
                                         f.findings.size(), ErrorList(f.errors),
-                                        f.noqa_comment));
+                                        f.noqa_fallback));
             }
             return out;
           },
-          "[(path bytes, language, number of findings, [(message, line)], noqa comment)], "
-          "path errors first.")
+          "[(path bytes, language, number of findings, [(message, line)], noqa fallback: "
+          "whether Python's tokenize must read its `# noqa` directives)], path errors first.")
       .def(
           "keys",
           [](const Report& r) {
@@ -951,7 +996,7 @@ void BindScan(py::module_& m) {
       py::arg("rules"), py::arg("paths"), py::arg("jobs"), py::arg("max_file_size"),
       py::arg("keep") = std::vector<bool>(),
       "Scans the files `paths` (bytes or str; from list_files): ([(path bytes, language, "
-      "findings, errors, noqa comment)] for files with either, files scanned, bytes scanned).");
+      "findings, errors, noqa fallback)] for files with either, files scanned, bytes scanned).");
 
   s.def(
       "scan_files_report",

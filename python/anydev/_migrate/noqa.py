@@ -7,8 +7,13 @@ prefixes; codes of other tools, ``E501``, are ignored). ``# NOQA`` and
 comment (``# type: ignore  # noqa: AD101``). ``# noqa:`` without a valid code
 suppresses nothing. C/C++ files use ``// anydev: ignore[...]`` (native).
 
-Only files that have findings and contain the bytes ``noqa`` are looked at:
-their comments are found with :mod:`tokenize` (so ``"# noqa"`` in a string is
+The scanner reads the directives itself and drops the findings they name
+(Note [noqa directives] in core/scan/src/scan_source.cc, which reads them as
+this module does). This module is the reference it is tested against
+(tests/python/scan/test_noqa_native.py) and reads them where the scanner leaves
+them to Python: a file with a lexing error, another encoding than UTF-8, a
+lone '\r', a tab in an indent, or a noqa comment in an f-string's field.
+Its comments are found with :mod:`tokenize` (so ``"# noqa"`` in a string is
 not a directive), once per file, and each finding is then a dictionary
 lookup; the cost is linear in the size of those files.
 """

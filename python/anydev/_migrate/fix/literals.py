@@ -403,13 +403,16 @@ def _suppressed(ctx, units: dict) -> dict[tuple, list]:
     if b"noqa" not in data.lower():
         return {}
     from anydev import scan as _scan  # noqa: PLC0415
-    from anydev._migrate import noqa as _noqa  # noqa: PLC0415
-    lines = _noqa.directives(data)
-    if not lines:
-        return {}
     keep = _scan.rule_filter(["AD9"], None)
     native, rows = _scan._rules(keep)
-    raw = _scan._native().scan_source(native, bytes(data), "python")[0]
+    # The findings with those the directives name, and the directives on
+    # their lines, as the scanner read them (Note [noqa directives]).
+    raw, _errors, lines = _scan._native().scan_source(native, bytes(data), "python", False)
+    if lines is None:  # for tokenize to read
+        from anydev._migrate import noqa as _noqa  # noqa: PLC0415
+        lines = _noqa.directives(data)
+    if not lines:
+        return {}
     out: dict[tuple, list] = {}
     for t in raw:
         row = rows[t[0]]
