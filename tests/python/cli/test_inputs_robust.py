@@ -1,0 +1,81 @@
+"""Inputs from elsewhere end in a clear error, in bounded time and memory
+(issue 30): a named FIFO given as a report or a baseline, a baseline with a
+number or a nesting no baseline has, a report with a long string."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import textwrap
+
+import pytest
+
+from conftest import run_command
+
+
+def _anydev(*argv: str, cwd=None, timeout: float = 60):
+    import subprocess
+
+    p = subprocess.run([sys.executable, "-m", "anydev", *argv], capture_output=True, text=True,
+                       timeout=timeout, cwd=cwd)
+    return p.returncode, p.stdout, p.stderr
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs")
+@pytest.mark.parametrize("argv", [("report", "show", "{fifo}"),
+                                  ("report", "merge", "{fifo}", "-o", "{out}"),
+                                  ("scan", "x.py", "--baseline", "{fifo}")])
+def test_a_named_fifo_is_refused_not_waited_on(tmp_path, argv):
+    # open() of a FIFO without a writer waits for one: these blocked for good.
+    fifo = tmp_path / "in.json"
+    os.mkfifo(fifo)
+    (tmp_path / "x.py").write_text("import torch\ntorch.cuda.synchronize()\n")
+    argv = [a.format(fifo=fifo, out=tmp_path / "m.json") for a in argv]
+    rc, _, err = _anydev(*argv, cwd=tmp_path, timeout=60)
+    assert rc == 2, err
+    assert "not a regular file (a FIFO)" in err and str(fifo) in err, err
+
+
+@pytest.mark.parametrize("findings,what", [
+    ('[{"path": "x.py", "rule": "AD107", "symbol": "s", "line_hash": "h", "occurrence": 1e400}]',
+     "the number 1e400 is too large"),
+    ('[{"path": "x.py", "rule": "AD107", "symbol": "s", "line_hash": "h", "occurrence": 1.5}]',
+     "a whole occurrence"),
+    ("[" * 100_000 + "]" * 100_000, "nested 100001 levels deep"),
+    ('[{"path": "x.py", "rule": "AD107", "symbol": "s", "line_hash": "h", "occurrence": '
+     + "9" * 5000 + "}]", "an integer of 5000 digits"),
+])
+def test_a_baseline_past_what_a_baseline_holds_is_a_usage_error(tmp_path, findings, what):
+    # 1e400 ended in an OverflowError traceback, 100,000 levels in a
+    # RecursionError one, both with exit 1.
+    (tmp_path / "x.py").write_text("import torch\ntorch.cuda.synchronize()\n")
+    (tmp_path / "base.json").write_text('{"version": 1, "findings": ' + findings + "}")
+    rc, _, err = _anydev("scan", "x.py", "--baseline", "base.json", cwd=tmp_path)
+    assert rc == 2, err
+    assert "Traceback" not in err and "base.json: " in err and what in err, err
+
+
+def test_report_show_reads_a_long_string_in_bounded_memory_and_linear_time(tmp_path):
+    # The depth check's regular expression kept a backtracking entry per
+    # character of a string: about 125 bytes per byte (a 25 MB field: 3.2 GB).
+    size = 8_000_000
+    report = {"format": "anydev-report", "version": 1,
+              "processes": [{"id": "p", "argv": ["x" * size]}], "calls": []}
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(report))
+    code = textwrap.dedent(f"""
+        import resource, sys, time
+        from anydev._cli import main
+        start = time.process_time()
+        rc = main.main(["report", "show", {str(path)!r}])
+        print(rc, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024,
+              time.process_time() - start, file=sys.stderr)
+    """)
+    rc, _, err = run_command([sys.executable, "-c", code], timeout=300)
+    assert rc == 0, err
+    status, peak_mib, seconds = err.split()[-3:]
+    assert status == "0"
+    # the file (8 MB), its text and the parsed string: about 40 MiB; it was over 900
+    assert int(peak_mib) < 250, err
+    assert float(seconds) < 30, err
