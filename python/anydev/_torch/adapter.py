@@ -513,6 +513,22 @@ def _replacement_form(row: Row) -> str:
 
 
 def _message(row: Row) -> str:
+    """The warning of an in-scope call: the replacement to use, where this
+    PyTorch has it; else what this PyTorch lacks, a replacement that only a
+    later release brings named as such (Note [Replacements no release has yet]
+    in anydev/_compat/messages.py)."""
+    if row.replacement and _lookup(row.replacement) is None:
+        import torch
+
+        from anydev._compat.messages import future_text
+        from anydev._compat.table import NEWEST_TORCH
+
+        if row.since == "main" or not row.since:
+            tail = future_text(row, NEWEST_TORCH)
+        else:
+            tail = (f"{row.replacement} needs PyTorch {row.since} or later (this one is "
+                    f"{torch.__version__}), so {row.legacy} is still the call to make here")
+        return f"{row.legacy} is a legacy device-specific API; {tail} [{row.code}]"
     return (f"{row.legacy} is a legacy device-specific API; use {_replacement_form(row)} "
             f"[{row.code}]")
 
