@@ -79,3 +79,25 @@ def test_report_show_reads_a_long_string_in_bounded_memory_and_linear_time(tmp_p
     # the file (8 MB), its text and the parsed string: about 40 MiB; it was over 900
     assert int(peak_mib) < 250, err
     assert float(seconds) < 30, err
+
+
+def test_a_folder_past_path_max_is_an_error_not_a_silent_skip(tmp_path):
+    # A file whose walked path is longer than about 4,096 bytes was skipped
+    # without a word: "0 files scanned", exit 0.
+    fd = os.open(tmp_path, os.O_RDONLY)
+    os.mkdir("d", dir_fd=fd)
+    fd2 = os.open("d", os.O_RDONLY, dir_fd=fd)
+    os.close(fd)
+    fd = fd2
+    for _ in range(25):  # 25 x 201 bytes: past PATH_MAX
+        os.mkdir("x" * 200, dir_fd=fd)
+        nxt = os.open("x" * 200, os.O_RDONLY, dir_fd=fd)
+        os.close(fd)
+        fd = nxt
+    leaf = os.open("m.py", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd)
+    os.write(leaf, b"import torch\ntorch.cuda.synchronize()\n")
+    os.close(leaf)
+    os.close(fd)
+    rc, out, err = _anydev("scan", "d", cwd=tmp_path)
+    assert rc == 2, (out, err)
+    assert "cannot read: File name too long" in err, err
