@@ -309,6 +309,14 @@ def _compile(row: Row, template: str, legacy: str, devices: _Devices) -> Optiona
         return None
     a = fdef.args
     params = [p.arg for p in a.posonlyargs + a.args + a.kwonlyargs]
+    if not star and not call.args and not call.keywords and not params and \
+            a.vararg is None and a.kwarg is None:
+        # Note [Forwarding without a frame]: `torch.cuda.device_count()` ->
+        # `torch.accelerator.device_count()` takes nothing and passes nothing:
+        # the forwarder calls the replacement itself, not a compiled function
+        # around it (a Python frame, a list and a dict per call: forward mode
+        # cost 2.1x the replacement on 2.13, 3x on 1.13's backport).
+        return target
     conv = {p: ("__index" if target_name == "torch.accelerator.device_index" else "__retype")
             for p in params if p in ("device", "device_index")}
     env: dict[str, Any] = {"__target": target, "_MISSING": _MISSING, "__acc": devices.acc_type,
