@@ -370,18 +370,26 @@ shutil.rmtree(root, ignore_errors=True)
 
 
 def _start_watcher(root: str) -> None:
-    import subprocess
-
+    """Starts the watcher (Note [The run's folder]) as no child of the run:
+    a shell puts it in the background and ends at once (the run waits for
+    the shell only), so that a script that waits for all its children
+    (`os.wait()` until ChildProcessError) is not kept waiting by it."""
+    global _watch_fd
     r, w = os.pipe()  # w: non-inheritable (closed at exec), kept open by forks
     try:
-        subprocess.Popen([sys.executable, "-I", "-S", "-c", _WATCHER, str(r), root],
-                         pass_fds=(r,), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL, start_new_session=True)
-    except OSError:
-        os.close(w)  # no watcher: the folder is still removed at any ordinary end
+        os.set_inheritable(r, True)
+        shell = "/bin/sh"
+        pid = os.posix_spawn(
+            shell, [shell, "-c", '"$0" -I -S -c "$1" "$2" "$3" &', sys.executable, _WATCHER,
+                    str(r), root],
+            os.environ, file_actions=[(os.POSIX_SPAWN_OPEN, fd, os.devnull, os.O_RDWR, 0)
+                                      for fd in (0, 1, 2)], setsid=True)
+        os.waitpid(pid, 0)
+    except (OSError, AttributeError, TypeError):  # no watcher: any ordinary end still removes it
+        os.close(w)
+        w = -1
     finally:
         os.close(r)
-    global _watch_fd
     _watch_fd = w
 
 

@@ -477,3 +477,21 @@ def test_a_script_that_closes_stderr_keeps_its_exit_status(tmp_path):
     rc, _, err = _in(tmp_path, "run", "s.py")
     assert rc == 0, err  # was 1: the summary's print to the closed stream failed
     assert "1 legacy call" in err  # written to the descriptor sys.stderr left open
+
+
+def test_a_script_that_waits_for_all_its_children_is_not_kept_waiting(tmp_path):
+    # The run's folder watcher is no child of the run's process.
+    rc, err, report = _run(tmp_path, '''
+        import os
+        import anydev.cuda
+        if os.fork() == 0:
+            anydev.cuda.device_count()
+            os._exit(0)
+        while True:
+            try:
+                os.wait()
+            except ChildProcessError:
+                break
+    ''', timeout=120)
+    assert rc == 0, err
+    assert _total(report) == 1
