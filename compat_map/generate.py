@@ -11,6 +11,7 @@ Outputs (each opens with an @generated line naming its source):
     python/anydev/cuda/__init__.py(i)     shims for torch.cuda, and their stubs
     python/anydev/cuda/amp/__init__.py(i) shims for torch.cuda.amp
     python/anydev/xpu/__init__.py(i)      shims for torch.xpu
+    python/anydev/{cuda,xpu}/{memory,random,graphs,streams}.py(i)  their submodules (SUBMODULES)
     python/anydev/_compat/legacy_accelerator.py  torch.accelerator.*_idx aliases
     shims/include/anydev/compat/cuda.h    C++ [[deprecated]] forwarders in anydev::cuda
     shims/include/anydev/compat/xpu.h     C++ forwarders in anydev::xpu
@@ -458,8 +459,10 @@ def _runtime_module(name: str) -> Any:
 
 
 def message(row: Row, shim_name: str) -> str:
-    """The warning text: the legacy entry point, the replacement, the rule code."""
-    return _runtime_module("messages").legacy_message(row, shim_name)
+    """The warning text: the legacy entry point, the replacement, the rule code
+    (a replacement no release has yet named as such: Note [Replacements no
+    release has yet] in python/anydev/_compat/messages.py)."""
+    return _runtime_module("messages").legacy_message(row, shim_name, NEWEST_TORCH)
 
 
 def shim_module_of(row: Row) -> Optional[tuple[str, str]]:
@@ -667,6 +670,85 @@ MODULE_DOCS = {
 }
 
 
+# The submodules of torch.cuda and torch.xpu that legacy code imports (`import
+# torch.cuda.memory`, `from torch.cuda.random import manual_seed`), with the
+# names PyTorch 2.13 gives each (its __all__; torch.cuda.streams and
+# torch.xpu.streams have none: their classes). anydev's submodule of the
+# same name holds the same objects as its package for the names the package
+# has (counted and warned as there); tests/python/compat/test_compat.py checks
+# the lists against the PyTorch at hand.
+SUBMODULES = {
+    "anydev.cuda": {
+        "memory": ("CUDAPluggableAllocator", "MemPool", "caching_allocator_alloc",
+                   "caching_allocator_delete", "caching_allocator_disabled",
+                   "caching_allocator_enable", "change_current_allocator", "empty_cache",
+                   "get_allocator_backend", "get_per_process_memory_fraction",
+                   "host_memory_stats", "host_memory_stats_as_nested_dict",
+                   "list_gpu_processes", "max_memory_allocated", "max_memory_cached",
+                   "max_memory_reserved", "mem_get_info", "memory_allocated", "memory_cached",
+                   "memory_reserved", "memory_snapshot", "memory_stats",
+                   "memory_stats_as_nested_dict", "memory_summary",
+                   "reset_accumulated_host_memory_stats", "reset_accumulated_memory_stats",
+                   "reset_max_memory_allocated", "reset_max_memory_cached",
+                   "reset_peak_host_memory_stats", "reset_peak_memory_stats",
+                   "set_per_process_memory_fraction", "use_mem_pool"),
+        "random": ("get_rng_state", "get_rng_state_all", "initial_seed", "manual_seed",
+                   "manual_seed_all", "seed", "seed_all", "set_rng_state", "set_rng_state_all"),
+        "graphs": ("CUDAGraph", "graph", "graph_pool_handle", "is_current_stream_capturing",
+                   "make_graphed_callables"),
+        "streams": ("Event", "ExternalStream", "Stream"),
+    },
+    "anydev.xpu": {
+        "memory": ("MemPool", "XPUPluggableAllocator", "change_current_allocator", "empty_cache",
+                   "get_per_process_memory_fraction", "max_memory_allocated",
+                   "max_memory_reserved", "mem_get_info", "memory_allocated", "memory_reserved",
+                   "memory_snapshot", "memory_stats", "memory_stats_as_nested_dict",
+                   "reset_accumulated_memory_stats", "reset_peak_memory_stats",
+                   "set_per_process_memory_fraction", "use_mem_pool"),
+        "random": ("get_rng_state", "get_rng_state_all", "initial_seed", "manual_seed",
+                   "manual_seed_all", "seed", "seed_all", "set_rng_state", "set_rng_state_all"),
+        "graphs": ("XPUGraph", "graph", "graph_pool_handle", "is_current_stream_capturing",
+                   "make_graphed_callables"),
+        "streams": ("Event", "Stream"),
+    },
+}
+
+
+def gen_submodule(table: Table, module: str, sub: str) -> tuple[str, str]:
+    """anydev/<pkg>/<sub>.py(i): the names of torch's submodule that the
+    package has, the package's own objects (lazy ones through __getattr__)."""
+    rows = {shim_module_of(r)[1]: r for r in table.rows  # type: ignore[index]
+            if not r.is_cpp and (shim_module_of(r) or ("", ""))[0] == module}
+    legacy_mod = MODULE_DOCS[module][0]
+    names = [n for n in SUBMODULES[module][sub] if n in rows]
+    lazy = [n for n in names if rows[n].status == "deprecated" and rows[n].kind in
+            ("attribute", "module")]
+    direct = [n for n in names if n not in lazy]
+    src = ", compat_map/".join(sorted({rows[n].file for n in names}))
+    doc = (f'"""``{legacy_mod}.{sub}`` over anydev: the entry points of {module} that '
+           f'{legacy_mod}.{sub} holds,\nthe same objects (counted and warned as there)."""')
+    out = [f"# {GENERATED.format(src=src)}", doc, ""]
+    if direct:
+        out.append(f"from {module} import (")
+        out += [f"    {n}," for n in direct]
+        out.append(")")
+    if lazy:
+        out += ["", f"import {module} as _package", "",
+                "",
+                "def __getattr__(name):",
+                f"    if name in {tuple(lazy)!r}:",
+                "        return getattr(_package, name)",
+                f"    raise AttributeError(f\"module {{__name__!r}} has no attribute {{name!r}}\")"]
+    out += ["", f"__all__ = {sorted(names)!r}", ""]
+    stub = [f"# {GENERATED.format(src=src)}"]
+    if names:
+        stub.append(f"from {module} import (")
+        stub += [f"    {n} as {n}," for n in names]
+        stub.append(")")
+    stub += ["", f"__all__ = {sorted(names)!r}", ""]
+    return "\n".join(out), "\n".join(stub)
+
+
 def _pyi_signature(row: Row) -> str:
     sig = row.signature or "(*args, **kwargs)"
     sig = re.sub(r"torch\.\w+", "...", sig)
@@ -687,6 +769,7 @@ def gen_shim_module(table: Table, module: str) -> tuple[str, str]:
            ""]
     lazy: list[tuple[str, str]] = []
     names: list[str] = []
+    subs = SUBMODULES.get(module, {})
     for r in sorted(rows, key=lambda r: shim_module_of(r)[1]):  # type: ignore[index]
         attr = shim_module_of(r)[1]  # type: ignore[index]
         if attr == "amp" and module == "anydev.cuda":
@@ -694,6 +777,8 @@ def gen_shim_module(table: Table, module: str) -> tuple[str, str]:
             names.append(attr)
             continue
         names.append(attr)
+        if attr in subs:
+            continue  # a submodule of its own, imported on first use (below)
         if r.status == "deprecated" and r.kind in ("attribute", "module"):
             lazy.append((attr, r.code))
             continue
@@ -702,9 +787,11 @@ def gen_shim_module(table: Table, module: str) -> tuple[str, str]:
             ("kept", "class"): "kept",
         }.get((r.status, r.kind), "forwarder" if r.status == "deprecated" else "kept")
         out.append(f"{attr} = _M.{maker}({r.code!r})  # {r.source}")
+    names += [n for n in subs if n not in names]
     out += ["",
             "__getattr__ = _M.lazy_getattr(globals(), {"
-            + ", ".join(f"{a!r}: {c!r}" for a, c in lazy) + "})",
+            + ", ".join(f"{a!r}: {c!r}" for a, c in lazy) + "}"
+            + (f", submodules={tuple(sorted(subs))!r}" if subs else "") + ")",
             f"__all__ = {sorted(names)!r}",
             ""]
     # Stub: every legacy entry point marked @deprecated (PEP 702) for static tools.
@@ -716,11 +803,13 @@ def gen_shim_module(table: Table, module: str) -> tuple[str, str]:
             "import anydev",
             "import anydev.compat",
             ""]
-    if module == "anydev.cuda":
-        stub += ["from . import amp as amp", ""]
+    heads = (["from . import amp as amp"] if module == "anydev.cuda" else []) + \
+        [f"from . import {n} as {n}" for n in sorted(subs)]
+    if heads:
+        stub += heads + [""]
     for r in sorted(rows, key=lambda r: shim_module_of(r)[1]):  # type: ignore[index]
         attr = shim_module_of(r)[1]  # type: ignore[index]
-        if attr == "amp" and module == "anydev.cuda":
+        if (attr == "amp" and module == "anydev.cuda") or attr in subs:
             continue
         msg = message(r, f"{module}.{attr}")
         dec = f"@deprecated({msg!r})\n" if r.status == "deprecated" else ""
@@ -1294,6 +1383,11 @@ def outputs(table: Table) -> dict[str, str]:
         files[path + ".py"] = code
         if not module.startswith("anydev._"):
             files[path + ".pyi"] = stub
+        for sub in SUBMODULES.get(module, {}):
+            code, stub = gen_submodule(table, module, sub)
+            base = path[:-len("__init__")] + sub
+            files[base + ".py"] = code
+            files[base + ".pyi"] = stub
     files["shims/include/anydev/compat/cuda.h"] = gen_cpp_header(table, "cuda")
     files["shims/include/anydev/compat/xpu.h"] = gen_cpp_header(table, "xpu")
     files["shims/include/anydev/torch_deprecations.h"] = gen_torch_deprecations(table)

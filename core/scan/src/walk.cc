@@ -628,7 +628,13 @@ class Walker {
         if (Ignored(child_abs, true, *ignores)) continue;
         if (path.empty()) path = Join(dir, name);
         struct stat st;
-        if (stat(path.c_str(), &st) != 0) continue;
+        if (stat(path.c_str(), &st) != 0) {
+          // A folder that went away is nothing to scan; any other failure
+          // (ENAMETOOLONG past PATH_MAX, EACCES) is a part not scanned: an
+          // error entry, never a silent skip.
+          if (errno != ENOENT) PathError(path, std::string("cannot read: ") + std::strerror(errno));
+          continue;
+        }
         const std::pair<dev_t, ino_t> id{st.st_dev, st.st_ino};
         if (std::find(ancestors_.begin(), ancestors_.end(), id) != ancestors_.end()) {
           continue;  // a link back up: a cycle

@@ -151,21 +151,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
         except (ImportError, ValueError) as e:
             print(f"anydev run --torch: {e}", file=sys.stderr)
             return 2
-    # Every process of the run counts into its report (anydev._cli.run_child);
-    # before the report's own exit hook, whose output it must outlive.
-    from . import run_child as _run_child
-
-    _run_child.prepare(torch=bool(args.torch or args.mode), facade=bool(args.facade),
-                       mode=args.mode, project=os.getcwd() if args.module else args.target)
     template = args.report or os.environ.get("ANYDEV_REPORT")
     if template:
         try:
-            report.enable_at_exit(template)
+            report.check_writable(report.expand_path(template))
         except report.ReportError as e:
             print(f"anydev run: {e}", file=sys.stderr)
             return 2
     if args.module:
-        sys.path.insert(0, os.getcwd())  # as `python -m`
         target, run = args.target, lambda: runpy.run_module(args.target, run_name="__main__",
                                                              alter_sys=True)
     else:
@@ -174,8 +167,16 @@ def _cmd_run(args: argparse.Namespace) -> int:
             return 2
         target = args.target
         path = os.path.abspath(target)  # as `python script.py`: code and report name it so
-        sys.path.insert(0, os.path.dirname(path))
         run = lambda: runpy.run_path(path, run_name="__main__")  # noqa: E731
+    # Every process of the run counts into its report (anydev._cli.run_child),
+    # and the run ends with its summary and report however it ends.
+    from . import run_child as _run_child
+
+    _run_child.prepare(torch=bool(args.torch or args.mode), facade=bool(args.facade),
+                       mode=args.mode, project=os.getcwd() if args.module else args.target)
+    if template:
+        report.enable_at_exit(template)  # checked above; made absolute now, before any chdir
+    sys.path.insert(0, os.getcwd() if args.module else os.path.dirname(path))  # as `python`
     sys.argv = [target, *args.args]
     status = 0
     try:
@@ -184,16 +185,17 @@ def _cmd_run(args: argparse.Namespace) -> int:
         code = e.code
         status = code if isinstance(code, int) else (0 if code is None else 1)
         if code is not None and not isinstance(code, int):
-            print(code, file=sys.stderr)
+            report.say(str(code))
     except KeyboardInterrupt:
-        traceback.print_exc()
+        report.say(traceback.format_exc().rstrip("\n"))
         status = 130  # as Python's own exit status after SIGINT
     except BaseException:  # the script's own failure: show it, then the summary
-        traceback.print_exc()
+        report.say(traceback.format_exc().rstrip("\n"))
         status = 1
-    finally:
-        sys.stdout.flush()
-        print(report.render(report.run_snapshot()), end="", file=sys.stderr)
+    # A child the script made with os.fork() that returned or raised
+    # SystemExit unwinds to here: it ends as it would under Python (its atexit
+    # functions, its report among the children's), without the run's summary.
+    _run_child.print_summary()
     return status
 
 

@@ -121,6 +121,9 @@ def _fix_main(args: argparse.Namespace) -> int:
         for source, t in targets.items():
             result.targets.setdefault(source, t)
     _print_errors(result.errors)
+    for name in getattr(result, "removed_temps", ()):
+        print(f"anydev fix: removed {name}, a temporary file a stopped run left",
+              file=sys.stderr)
     if args.diff:
         write_stdout([result.diff], "the diff", utf8=True)
     io_failed = False

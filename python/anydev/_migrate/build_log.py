@@ -118,8 +118,10 @@ def _read_input(path: str, reports: bool = True) -> tuple[bool, bytes]:
 
     It is a report when its name ends in ``.json``, or its first non-blank
     byte is ``{`` (not ``[``: ninja starts its lines with ``[1/8]``)."""
+    from anydev._common.files import open_input
+
     try:
-        with open(path, "rb") as f:
+        with open_input(path, "report or build log") as f:  # never blocks on a named FIFO
             head = f.read(_HEAD)
             is_json = reports and (path.lower().endswith(".json") or
                                    head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"{")

@@ -122,15 +122,29 @@ def write_baseline(path: str, findings: Sequence[_scan.Finding]) -> None:
 
 
 def read_baseline(path: str) -> set[tuple]:
+    """The accepted findings of a baseline file; UsageError (exit 2) naming
+    the file for anything else: missing, not a regular file or pipe (a named
+    FIFO would block the open forever), not JSON, nested or numbered past what
+    a baseline holds (read in bounded time and memory: anydev._common.json_text),
+    or not of the format."""
     import json
 
+    from anydev._common import json_text
+    from anydev._common.files import open_input
+
     try:
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
+        with open_input(path, "baseline") as f:
+            raw = f.read()
     except FileNotFoundError:
         raise UsageError(f"{path}: baseline not found (create it with --write-baseline)") from None
     except OSError as e:
         raise UsageError(f"{path}: cannot read the baseline: {e.strerror}") from None
+    try:
+        doc = json_text.loads(raw.decode("utf-8"), max_nesting=8, max_digits=20)
+    except UnicodeDecodeError as e:
+        raise UsageError(f"{path}: not a baseline (not UTF-8 text: byte {e.start})") from None
+    except json_text.JSONLimitError as e:
+        raise UsageError(f"{path}: not a baseline ({e})") from None
     except ValueError as e:
         raise UsageError(f"{path}: not a baseline (invalid JSON: {e})") from None
     if not isinstance(doc, dict) or doc.get("version") != BASELINE_VERSION or \
@@ -139,10 +153,18 @@ def read_baseline(path: str) -> set[tuple]:
     out = set()
     for e in doc["findings"]:
         try:
-            out.add((e["path"], e["rule"], e["symbol"], e["line_hash"], int(e["occurrence"])))
+            occurrence = e["occurrence"]
+            if isinstance(occurrence, float) and occurrence.is_integer():
+                occurrence = int(occurrence)  # 2.0: what another JSON writer may give
+            if not isinstance(occurrence, int) or isinstance(occurrence, bool) or occurrence < 0:
+                raise ValueError(occurrence)
+            out.add((e["path"], e["rule"], e["symbol"], e["line_hash"], occurrence))
         except (KeyError, TypeError, ValueError):
+            shown = repr(e)
+            if len(shown) > 200:
+                shown = shown[:200] + "..."
             raise UsageError(f"{path}: a baseline entry lacks path, rule, symbol, line_hash "
-                             f"or occurrence: {e!r}") from None
+                             f"or a whole occurrence: {shown}") from None
     return out
 
 

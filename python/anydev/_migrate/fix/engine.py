@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Optional, Sequence, Union
 
 from anydev._migrate import torch_versions as _versions
-from anydev._common.files import replace_atomically
+from anydev._common.files import (remove_stale_temps, removing_temps_on_signals,
+                                   replace_atomically)
 from anydev import scan as _scan
 from . import literals as _literals
 from .cpp import _fix_cpp
@@ -50,6 +51,9 @@ class FixResult:
     errors: list[_scan.ScanError] = field(default_factory=list)
     #: the targets the files were fixed for, by where each came from
     targets: dict[str, "_versions.Target"] = field(default_factory=dict)
+    #: temporary files a stopped run of anydev fix left beside the files
+    #: written, removed before writing (Note [Temporary files left behind])
+    removed_temps: list[str] = field(default_factory=list)
 
     @property
     def needs_torch(self) -> Optional[str]:
@@ -448,7 +452,10 @@ def _write_atomic(path: str, data: bytes, st: os.stat_result) -> None:
     file with several hard links keeps its inode, so every name sees the fix
     (Note [Replacing a file] in anydev/_common/files.py)."""
     replace_atomically(path, [data], mode=stat.S_IMODE(st.st_mode), owner=(st.st_uid, st.st_gid),
-                       prefix=".anydev-fix-")
+                       prefix=_TEMP_PREFIX)
+
+
+_TEMP_PREFIX = ".anydev-fix-"
 
 
 def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
@@ -522,7 +529,9 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
             continue
         key = (st.st_dev, st.st_ino)
         if key in seen and _same_file_now(seen[key], path, key):
-            refuse(f"is the same file as {seen[key]}; fixed there")
+            # Another name (a hard link) of a file fixed under its first name:
+            # its findings are that file's, counted there once, fixed or not.
+            fr.applied, fr.skipped = [], []
             continue
         seen[key] = path
         target = explicit or projects.for_file(path) or _versions.DEFAULT
@@ -558,14 +567,17 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
             fr.diff = unified_diff(path, _Text(data, lang).text, _Text(new, lang).text)
             continue
         writes.append((fr, new, st, findings))
-    if len(writes) > 1:
-        # fsync waits for the disk, without the GIL: the writes overlap (Note [Writes])
-        from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415 (only when writing)
-        with ThreadPoolExecutor(max_workers=min(_WRITERS, len(writes))) as pool:
-            for _ in pool.map(lambda w: _write_checked(*w), writes):
-                pass
-    elif writes:
-        _write_checked(*writes[0])
+    for folder in sorted({os.path.dirname(w[0].path) for w in writes}):
+        result.removed_temps += remove_stale_temps(folder, _TEMP_PREFIX)
+    with removing_temps_on_signals():  # Note [Temporary files left behind]
+        if len(writes) > 1:
+            # fsync waits for the disk, without the GIL: the writes overlap (Note [Writes])
+            from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415 (only when writing)
+            with ThreadPoolExecutor(max_workers=min(_WRITERS, len(writes))) as pool:
+                for _ in pool.map(lambda w: _write_checked(*w), writes):
+                    pass
+        elif writes:
+            _write_checked(*writes[0])
     return result
 
 
