@@ -154,7 +154,9 @@ def _tags(top: str, samples: int) -> tuple[list[tuple], int]:
     if not tagged:
         raise HistoryError("the repository has no tags of commits (--history-tags)")
     head = _git(top, ["rev-parse", "HEAD"]).decode().strip()
-    shown = _git(top, ["show", "-s", "--format=%H%x1f%ct%x1f%s", *tagged, head])
+    # The commits on stdin: a repository may have more tags than a command line holds.
+    shown = _git(top, ["log", "--no-walk=unsorted", "--stdin", "--format=%H%x1f%ct%x1f%s"],
+                 "\n".join([*tagged, head]).encode() + b"\n")
     line: dict[str, tuple] = {}
     for rec in shown.decode("utf-8", "replace").splitlines():
         h, ct, subject = rec.split("\x1f", 2)

@@ -551,9 +551,10 @@ def _progress(d: Dashboard) -> list[str]:
                    "tags).</p></section>")
         return out
     pts = h.points
-    what = "tags" if h.mode == "tags" else "commits"
-    out.append(f'<p class="muted">{_plural(len(pts), "point")}: {_n(len(pts))} of '
-               f"{_n(h.commits)} {what} that touch <code>{_e(' '.join(h.pathspec))}</code>, "
+    what = ("tags (and HEAD)" if h.mode == "tags" else
+            f"commits that changed <code>{_e(' '.join(h.pathspec))}</code>")
+    out.append(f'<p class="muted">{_plural(len(pts), "point")}, from the {_n(h.commits)} '
+               f"{what}, "
                f"scanned from git's objects without a checkout ({_n(h.blobs_scanned)} distinct "
                f"files scanned, {_n(h.blobs_reused)} unchanged ones reused, "
                f"{h.seconds:.1f} s).</p>")
@@ -626,7 +627,8 @@ def _chart(pts: list[Any]) -> str:
     for i, p in enumerate(pts):  # date labels, as many as fit
         x = x_of(i)
         if x - last_x >= 80 or i == 0:
-            out.append(f'<text x="{x:.1f}" y="{top_pad + h + 16}" text-anchor="middle">'
+            anchor = "start" if x < left + 40 else ("end" if x > left + w - 40 else "middle")
+            out.append(f'<text x="{x:.1f}" y="{top_pad + h + 16}" text-anchor="{anchor}">'
                        f"{_date(p.date)}</text>")
             last_x = x
     for k, label in SERIES:
