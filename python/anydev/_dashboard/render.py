@@ -47,6 +47,8 @@ _HERE = os.path.dirname(os.path.abspath(__file__))
 MAP_W, MAP_H = 960, 560
 #: The smallest tile drawn, in square pixels of the map (Note [Large reports]).
 MIN_TILE = 24.0
+#: The most files drawn in one view of the map.
+MAX_TILES = 1500
 #: The most sites that ran listed open; the rest are in a closed list below them.
 OPEN_SITES = 250
 #: The most sites that never ran listed one by one (more are marked in the files' lists).
@@ -207,6 +209,10 @@ def _treemap_svg(files: dict[str, list[Item]], index: dict[str, int], cats: tupl
     by_slash = {p.replace(os.sep, "/"): p for p in counts}
     root = _treemap.tree(sizes, {p.replace(os.sep, "/"): index[p] for p in counts})
     tiles = _treemap.layout(root, MAP_W, MAP_H)
+    # Note [Large reports]: at most MAX_TILES files are drawn, the largest;
+    # the others are too small to see or click at this size.
+    areas = sorted((t.w * t.h for t in tiles if t.node.leaf), reverse=True)
+    smallest = max(MIN_TILE, areas[MAX_TILES - 1] if len(areas) > MAX_TILES else 0.0)
     top = max(sizes.values())
     log_top = math.log1p(top)
     out = [f'<svg class="treemap" viewBox="0 0 {MAP_W} {MAP_H}" role="img" '
@@ -226,7 +232,7 @@ def _treemap_svg(files: dict[str, list[Item]], index: dict[str, int], cats: tupl
                            f"{_e(_fit(n.name + '/ ' + _n(int(n.size)), w - 8))}</text>")
             out.append("</g>")
             continue
-        if w * h < MIN_TILE:
+        if t.w * t.h < smallest:
             continue  # too small to see or click: its folder's tile and the lists show it
         path = by_slash[n.path]
         c = counts[path]
