@@ -211,8 +211,9 @@ def _treemap_svg(files: dict[str, list[Item]], index: dict[str, int], cats: tupl
     tiles = _treemap.layout(root, MAP_W, MAP_H)
     # Note [Large reports]: at most MAX_TILES files are drawn, the largest;
     # the others are too small to see or click at this size.
-    areas = sorted((t.w * t.h for t in tiles if t.node.leaf), reverse=True)
-    smallest = max(MIN_TILE, areas[MAX_TILES - 1] if len(areas) > MAX_TILES else 0.0)
+    leaves = sorted((t for t in tiles if t.node.leaf and t.w * t.h >= MIN_TILE),
+                    key=lambda t: -t.w * t.h)
+    drawn = {id(t) for t in leaves[:MAX_TILES]}
     top = max(sizes.values())
     log_top = math.log1p(top)
     out = [f'<svg class="treemap" viewBox="0 0 {MAP_W} {MAP_H}" role="img" '
@@ -232,7 +233,7 @@ def _treemap_svg(files: dict[str, list[Item]], index: dict[str, int], cats: tupl
                            f"{_e(_fit(n.name + '/ ' + _n(int(n.size)), w - 8))}</text>")
             out.append("</g>")
             continue
-        if t.w * t.h < smallest:
+        if id(t) not in drawn:
             continue  # too small to see or click: its folder's tile and the lists show it
         path = by_slash[n.path]
         c = counts[path]
