@@ -228,7 +228,8 @@ def walk(paths: Sequence[str], *, samples: int = 30, tags: bool = False,
     select = ["ALL"] if keep is not None else None
     cwd = os.getcwd()
     shown: dict[str, str] = {}   # path relative to the top -> as the work tree's scan shows it
-    found: dict[tuple[str, str], list[str]] = {}  # (blob, language) -> rule codes of its findings
+    # (blob, language) -> the rule codes of its findings
+    found: dict[tuple[str, Optional[str]], list[str]] = {}
     reused = 0
     points = []
     for commit, date, subject, label in picked:

@@ -37,7 +37,8 @@
     panel.setAttribute("data-shown", list.getAttribute("data-path"));
     if (link) {
       try {
-        history.replaceState(null, "", "#file=" + encodeURIComponent(list.getAttribute("data-path")));
+        var path = list.getAttribute("data-path");
+        history.replaceState(null, "", "#file=" + encodeURIComponent(path));
       } catch (e) { /* a file: URL some browsers refuse to change */ }
     }
     return true;

@@ -32,7 +32,7 @@ import math
 import os
 from collections import Counter, defaultdict
 from html import escape
-from typing import Any, Iterable, Optional
+from typing import Any, Optional
 
 from anydev._compat.table import ROWS_BY_CODE
 from anydev._migrate.literals import module_of
@@ -250,16 +250,15 @@ def _treemap_svg(files: dict[str, list[Item]], index: dict[str, int], cats: tupl
                 continue
             share = c[k] / total
             if w >= h:
-                bw = w * share
-                out.append(f'<rect x="{round(x + at)}" y="{y}" width="{round(x + at + bw) - round(x + at)}" '
-                           f'height="{h}" fill-opacity="{opacity:.2f}" class="t k-{k}"/>')
-                at += bw
+                a, b = round(x + at), round(x + at + w * share)
+                out.append(f'<rect x="{a}" y="{y}" width="{b - a}" height="{h}" '
+                           f'fill-opacity="{opacity:.2f}" class="t k-{k}"/>')
+                at += w * share
             else:
-                bh = h * share
-                out.append(f'<rect x="{x}" y="{round(y + at)}" width="{w}" '
-                           f'height="{round(y + at + bh) - round(y + at)}" fill-opacity="{opacity:.2f}" '
-                           f'class="t k-{k}"/>')
-                at += bh
+                a, b = round(y + at), round(y + at + h * share)
+                out.append(f'<rect x="{x}" y="{a}" width="{w}" height="{b - a}" '
+                           f'fill-opacity="{opacity:.2f}" class="t k-{k}"/>')
+                at += h * share
         if w >= 28 and h >= 16:
             name = _fit(n.name, w - 6)
             if name:

@@ -201,9 +201,10 @@ def statistics(findings: Iterable[Any], *, files: int = 0, nbytes: int = 0,
     s = Statistics(target=_versions.fmt(floor), target_source=source, files_scanned=files,
                    bytes_scanned=nbytes)
     kinds: Counter = Counter()
-    # The findings of a large tree share their file and rule in long runs:
-    # what a (path, rule) pair adds is worked out once per run.
-    last_path = last_file = last_module = None
+    # The findings come by file, and share rules: a rule's row is read once,
+    # a file's and its module's counts are looked up once per run of the file.
+    last_path: Optional[str] = None
+    last_file = last_module = Counts()  # replaced at the first finding
     info: dict[str, tuple[str, str, Optional[str], Any]] = {}
     for f in findings:
         code = f.rule
@@ -221,13 +222,8 @@ def statistics(findings: Iterable[Any], *, files: int = 0, nbytes: int = 0,
         kinds[f.kind] += 1
         if f.path != last_path:
             last_path = f.path
-            last_file = s.by_file.get(f.path)
-            if last_file is None:
-                last_file = s.by_file[f.path] = Counts()
-            m = module_of(f.path)
-            last_module = s.by_module.get(m)
-            if last_module is None:
-                last_module = s.by_module[m] = Counts()
+            last_file = s.by_file.setdefault(f.path, Counts())
+            last_module = s.by_module.setdefault(module_of(f.path), Counts())
         last_file.add(cat, fix)
         last_module.add(cat, fix)
         if since is not None:

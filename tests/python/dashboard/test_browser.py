@@ -137,8 +137,8 @@ def test_the_page_in_chromium(chromium, fixture_page):
     assert tile and int(tile.group(2)) == len(mine)
     assert f'<text class="n"' in tile.group(3) and f">{len(mine)}</text>" in tile.group(3)
     # The link #file=PATH opened that file's list in the panel: one row per finding.
-    panel = re.search(r'<aside class="panel" id="panel"[^>]*data-shown="([^"]*)"[^>]*>(.*?)</aside>',
-                      dom, re.S)
+    panel = re.search(r'<aside class="panel" id="panel"[^>]*data-shown="([^"]*)"[^>]*>'
+                      r"(.*?)</aside>", dom, re.S)
     assert panel and panel.group(1) == train
     listed = panel.group(2).split("<tbody>", 1)[1]
     assert len(re.findall(r"<tr>", listed)) == len(mine)
