@@ -396,6 +396,9 @@ def _build_report(p: argparse.ArgumentParser) -> None:
     _report_inputs(q)
     q.add_argument("-o", "--output", required=True, metavar="OUT")
     q.set_defaults(func=_cmd_report_merge)
+    q = rsub.add_parser("html", help="one self-contained HTML page of the migration: where the "
+                                     "legacy code is, what fixing it costs, what runs, progress")
+    _build_report_html(q)
 
 
 def _build_scan(p: argparse.ArgumentParser) -> None:
@@ -444,3 +447,97 @@ def _cmd_server(args: argparse.Namespace) -> int:
     from anydev._server import server as _server
 
     return _server.serve(config=args.config, client_pid=args.client_pid, exit_process=True)
+
+
+# --- `anydev report html` (the page itself: anydev._dashboard) ---------------------
+
+
+def _build_report_html(q: argparse.ArgumentParser) -> None:
+    from . import scan as _scan_cli
+
+    q.description = ("Writes one self-contained HTML page (no network: open it from disk or a "
+                     "CI artefact) of the legacy code in PATHs: a map of the findings by folder "
+                     "and file, what `anydev fix` does with them and what it refuses, what each "
+                     "torch release unlocks, the baseline's share, the runtime reports joined to "
+                     "the findings, and with --history the findings over the git history. "
+                     "See docs/report-html.md.")
+    q.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: .)")
+    q.add_argument("-o", "--output", type=_scan_cli.file_name, default="anydev-report.html",
+                   metavar="FILE", help="the page (default: anydev-report.html)")
+    q.add_argument("--report", action="append", metavar="FILE",
+                   help="a runtime report (anydev run --report, ANYDEV_REPORT) to join to the "
+                        "findings (repeatable: the reports are merged)")
+    q.add_argument("--baseline", type=_scan_cli.file_name, metavar="FILE",
+                   help="show which findings this baseline accepts (default: [tool.anydev] "
+                        "baseline)")
+    q.add_argument("--history", action="store_true",
+                   help="plot the findings at sampled commits of the git history")
+    q.add_argument("--history-tags", action="store_true",
+                   help="plot them at the repository's tags (and HEAD) instead")
+    q.add_argument("--history-samples", type=_int_in(1, 1000), default=30, metavar="N",
+                   help="at most N commits or tags (default: 30)")
+    q.add_argument("--no-fixer", action="store_true",
+                   help="take each finding's next step from its rule's fix level, without "
+                        "asking the fixer (faster; no refusal reasons)")
+    q.add_argument("--title", metavar="TEXT", help="the page's title")
+    for opt in ("--select", "--ignore"):
+        q.add_argument(opt, action="append", metavar="CODES",
+                       help=f"as for anydev scan {opt}")
+    q.add_argument("--exclude", action="append", default=[], metavar="GLOB",
+                   help="as for anydev scan --exclude")
+    q.add_argument("--no-gitignore", action="store_true", help="as for anydev scan")
+    q.add_argument("--jobs", "-j", type=_scan_cli.non_negative_int("threads"), metavar="N",
+                   help="threads (default: all cores)")
+    q.add_argument("--max-file-size", type=_scan_cli.non_negative_int("bytes"), metavar="BYTES",
+                   help="as for anydev scan")
+    q.add_argument("--target-torch", type=_scan_cli.target_torch, metavar="VERSION",
+                   help="the floor: the oldest PyTorch the code must keep running on (default: "
+                        "[tool.anydev] target-torch, else what the project declares)")
+    q.add_argument("--config", type=_scan_cli.file_name, metavar="FILE",
+                   help="read this configuration file instead of the nearest one")
+    q.add_argument("--no-config", action="store_true", help="read no configuration file")
+    q.set_defaults(func=_cmd_report_html, exit_zero=False, stdin_filename=None)
+
+
+def _cmd_report_html(args: argparse.Namespace) -> int:
+    import anydev
+    from anydev import report
+    from anydev._common.config import Glob
+    from anydev._dashboard import history as _history
+    from anydev._dashboard import model as _model
+    from anydev._dashboard import render as _render
+    from anydev._migrate.output import UsageError, write_atomic
+
+    from . import scan as _scan_cli
+
+    args.command = "report html"
+    try:
+        sel = _scan_cli.selection(args)
+        if sel.stdin:
+            raise UsageError("the page is made of files and folders, not of stdin (`-`)")
+        scanned = _scan_cli.scan_selection(sel, args.jobs)
+        walked = None
+        if args.history or args.history_tags:
+            globs = [Glob(p, b or os.getcwd()) for p, b in sel.excludes]
+            walked = _history.walk(
+                sel.paths, samples=args.history_samples, tags=args.history_tags, keep=sel.rules,
+                keep_path=(lambda p: not any(g.match(p) for g in globs)) if globs else None,
+                drop=sel.dropped() if sel.per_file_ignores else None,
+                max_file_size=sel.max_file_size)
+        d = _model.build(scanned, paths=sel.paths, title=args.title, reports=args.report or (),
+                         baseline=args.baseline or sel.cfg.baseline,
+                         target_torch=sel.target_torch, keep=sel.keep_globs,
+                         fixer=not args.no_fixer, jobs=args.jobs, history=walked,
+                         version=anydev.__version__)
+        page = _render.page(d)
+        try:
+            write_atomic(args.output, page.encode("utf-8", "backslashreplace").decode("utf-8"))
+        except OSError as e:
+            raise UsageError(f"{args.output}: cannot write: {e.strerror or e}") from None
+    except (UsageError, report.ReportError, _history.HistoryError) as e:
+        print(f"anydev report html: {e}", file=sys.stderr)
+        return 2
+    more = f"; {len(walked.points)} points of history" if walked is not None else ""
+    print(f"anydev report html: wrote {args.output} ({len(d.items)} finding(s) in "
+          f"{d.stats.files} file(s){more})", file=sys.stderr)
+    return 0

@@ -12,6 +12,8 @@
     anydev report show FILE...    render a runtime report or a build log (text, markdown, json,
                                   sarif); --scan PATH merges the scanner's findings
     anydev report merge FILES -o OUT   merge the reports of many processes and build logs
+    anydev report html [PATH...]  one self-contained HTML page of the migration (--history:
+                                  the findings over the git history; docs/report-html.md)
     anydev version                the version (also `anydev --version`, `-V`)
     anydev completion SHELL       a completion script for bash, zsh or fish
 
