@@ -133,8 +133,10 @@ def _fix_main(args: argparse.Namespace) -> int:
                 print(f"anydev fix: target torch {t.text} (from {t.source})", file=sys.stderr)
             else:
                 print(f"anydev fix: no torch version declared: target torch {t.text}, the "
-                      "newest release the table knows (give --target-torch or [tool.anydev] "
-                      "target-torch)", file=sys.stderr)
+                      "oldest release the table knows, so only the rewrites every release has "
+                      "are applied (give --target-torch or [tool.anydev] target-torch, or "
+                      "declare torch>=X)", file=sys.stderr)
+        _say_unlocks(remaining, args)
     if getattr(result, "needs_torch", None):
         print(f"anydev fix: the fixed code needs torch >= {result.needs_torch}", file=sys.stderr)
     _say_literals([f for fr in result.files if fr.error is None for f in fr.applied], args)
@@ -196,6 +198,18 @@ def _fix_stdin(args: argparse.Namespace, sel, scanned) -> int:
     if args.diff:
         return sel.status(new != data, scanned.errors)
     return sel.status(bool(skipped), scanned.errors)
+
+
+def _say_unlocks(remaining, args) -> None:
+    """How many more findings a newer target would make fixable, per release."""
+    from anydev._migrate import torch_versions as _versions
+
+    got = _versions.unlocks([why for f, why in remaining
+                             if args.unsafe_fixes or f.fix == "safe"])
+    if got:
+        parts = ", ".join(f"--target-torch {v} {n} more" for v, n in got)
+        print(f"anydev fix: a newer target makes more findings fixable: {parts}",
+              file=sys.stderr)
 
 
 def _say_literals(applied, args) -> None:

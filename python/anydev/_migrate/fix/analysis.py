@@ -965,3 +965,91 @@ class PyAnalysis:
             p = self.parent(p)
         return False
 
+
+
+# --- local bindings ---------------------------------------------------------------
+
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda) + _COMPREHENSIONS
+
+
+def _local_names(scope: ast.AST) -> dict[str, tuple[str, int]]:
+    """name -> (how it is bound, line) for the names a function, lambda or
+    comprehension binds itself (parameters, assignments, loop and ``with``
+    targets, ``except ... as``, imports, comprehension variables), not looking
+    into the scopes nested in it; a ``global``/``nonlocal`` name is not its own."""
+    out: dict[str, tuple[str, int]] = {}
+    declared: set[str] = set()
+    if isinstance(scope, _COMPREHENSIONS):
+        for g in scope.generators:
+            for n in walk(g.target):
+                if isinstance(n, ast.Name):
+                    out.setdefault(n.id, ("a comprehension variable", n.lineno))
+        return out
+    a = scope.args  # type: ignore[attr-defined]
+    for arg in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg]:
+        if arg is not None:
+            out.setdefault(arg.arg, ("a parameter", arg.lineno))
+    body = scope.body if isinstance(scope.body, list) else [scope.body]  # type: ignore[attr-defined]
+    todo: list = list(body)
+    while todo:
+        n = todo.pop()
+        t = type(n)
+        if t is ast.Name and isinstance(n.ctx, (ast.Store, ast.Del)):
+            out.setdefault(n.id, ("assigned", n.lineno))
+            continue
+        if isinstance(n, (ast.Global, ast.Nonlocal)):
+            declared.update(n.names)
+            continue
+        if isinstance(n, (ast.Import, ast.ImportFrom)):
+            for al in n.names:
+                name = al.asname or al.name.split(".")[0]
+                torch = isinstance(n, ast.Import) and (al.name == "torch" or (
+                    al.asname is None and al.name.startswith("torch.")))
+                out.setdefault(name, ("torch" if torch else "imported", n.lineno))
+            continue
+        if isinstance(n, ast.ExceptHandler) and n.name:
+            out.setdefault(n.name, ("an `except ... as` name", n.lineno))
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.setdefault(n.name, ("a nested definition", n.lineno))
+            todo.extend(n.decorator_list)
+            continue
+        if isinstance(n, (ast.Lambda,) + _COMPREHENSIONS):
+            continue
+        if t is ast.MatchAs or t.__name__ in ("MatchAs", "MatchStar"):
+            if getattr(n, "name", None):
+                out.setdefault(n.name, ("a match pattern", n.lineno))
+        for name in n._fields:
+            v = getattr(n, name, None)
+            if isinstance(v, ast.AST):
+                todo.append(v)
+            elif type(v) is list:
+                todo.extend(x for x in v if isinstance(x, ast.AST))
+    for name in declared:
+        out.pop(name, None)
+    return out
+
+
+def local_rebinding(chain: Sequence[ast.AST], name: str, memo: dict) -> Optional[str]:
+    """Why ``name`` (the package torch is spelled with) is not torch where the
+    end of ``chain`` is: a function, lambda or comprehension around it binds
+    the name itself to something else (a parameter, ``t =
+    time.perf_counter()``, a comprehension variable). None when none does (or
+    one binds it by ``import torch``)."""
+    for scope in reversed(chain):
+        if not isinstance(scope, _SCOPES):
+            continue
+        names = memo.get(id(scope))
+        if names is None or names[0] is not scope:
+            names = memo[id(scope)] = (scope, _local_names(scope))
+        got = names[1].get(name)
+        if got is None:
+            continue
+        how, line = got
+        if how == "torch":
+            return None
+        where = f"`def {scope.name}`" if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+            else "a lambda" if isinstance(scope, ast.Lambda) else "a comprehension"
+        return (f"`{name}` is {how} in {where} (line {line}), so it is not the torch package "
+                "there; the rewrite would call something else: rewrite by hand")
+    return None

@@ -22,7 +22,7 @@ from anydev._common.files import replace_atomically
 from anydev import scan as _scan
 from . import literals as _literals
 from .cpp import _fix_cpp
-from .mocks import _move_mock_targets
+from .mocks import _move_mock_targets, mock_conflicts
 from .python_api import _fix_python
 from .python_tree import _parse_error
 from .rows import _allowed, _row_of
@@ -149,7 +149,8 @@ def _check_findings(text: _Text, findings: Sequence[_scan.Finding]) -> None:
 def fix_source(data: bytes, path: str, findings: Sequence[_scan.Finding], *, unsafe: bool = False,
                target_torch: "Optional[str | _versions.Target]" = None, keep: Sequence[str] = (),
                select: Optional[Iterable[str]] = None, ignore: Optional[Iterable[str]] = None,
-               rules: Optional[Callable[[list], list]] = None
+               rules: Optional[Callable[[list], list]] = None,
+               frozen: Optional[dict[str, str]] = None
                ) -> tuple[bytes, list[_scan.Finding], list[tuple[_scan.Finding, str]]]:
     """Returns the fixed bytes of one file, with the findings applied and the
     ones skipped (and why). ``findings`` are the scanner's for exactly these
@@ -169,8 +170,14 @@ def fix_source(data: bytes, path: str, findings: Sequence[_scan.Finding], *, uns
     with; ``rules`` (a filter of a list of findings), where given, replaces them."""
     if rules is None:
         rules = _selected(select, ignore)
-    new, applied, skipped, _later = _fix_rounds(data, path, findings, unsafe=unsafe,
-                                                target_torch=target_torch, keep=keep, rules=rules)
+    try:
+        new, applied, skipped, _later = _fix_rounds(data, path, findings, unsafe=unsafe,
+                                                    target_torch=target_torch, keep=keep,
+                                                    rules=rules, frozen=frozen)
+    except (RecursionError, MemoryError) as e:
+        what = "nested too deeply" if isinstance(e, RecursionError) else "too large"
+        raise ValueError(f"is {what} for the fixer ({type(e).__name__}); nothing was "
+                         "changed") from None
     return new, applied, skipped
 
 
@@ -191,7 +198,8 @@ def _left_key(f: _scan.Finding) -> tuple:
 
 
 def _fix_rounds(data: bytes, path: str, findings: Sequence[_scan.Finding], *, unsafe: bool,
-                target_torch, keep: Sequence[str], rules: Optional[Callable[[list], list]]
+                target_torch, keep: Sequence[str], rules: Optional[Callable[[list], list]],
+                frozen: Optional[dict[str, str]] = None
                 ) -> tuple[bytes, list[_scan.Finding], list[tuple[_scan.Finding, str]], int]:
     """fix_source's rounds: the bytes, the findings applied in every round,
     the ones left (reconciled with each rescan) and how many were applied
@@ -208,7 +216,7 @@ def _fix_rounds(data: bytes, path: str, findings: Sequence[_scan.Finding], *, un
 
     new, applied, skipped, tree = _fix_once(data, path, findings, unsafe=unsafe,
                                             target_torch=target_torch, keep=keep,
-                                            more=more if _ROUNDS > 1 else None)
+                                            more=more if _ROUNDS > 1 else None, frozen=frozen)
     later = 0
     current = new
     done = applied
@@ -229,7 +237,7 @@ def _fix_rounds(data: bytes, path: str, findings: Sequence[_scan.Finding], *, un
         try:
             current, done, left, tree = _fix_once(
                 data, path, again, unsafe=unsafe, target_torch=target_torch, keep=keep,
-                tree=tree, more=None if last else more)
+                tree=tree, more=None if last else more, frozen=frozen)
         except ValueError as e:  # this round is dropped: the last good text stays
             current, done, left, tree = data, [], [(f, str(e)) for f in again], None
         applied += done
@@ -323,6 +331,7 @@ _Parsed = Optional[tuple[str, ast.Module]]
 
 def _fix_once(data: bytes, path: str, findings: Sequence[_scan.Finding], *, unsafe: bool,
               target_torch, keep: Sequence[str], tree: _Parsed = None,
+              frozen: Optional[dict[str, str]] = None,
               more: Optional[Callable[[bytes, bytes, list], bool]] = None
               ) -> tuple[bytes, list[_scan.Finding], list[tuple[_scan.Finding, str]], _Parsed]:
     """One round of fix_source: the findings of ``data`` applied, once.
@@ -335,7 +344,7 @@ def _fix_once(data: bytes, path: str, findings: Sequence[_scan.Finding], *, unsa
     try:
         text = _Text(data, language, strict=language == "python")
         _check_findings(text, findings)
-        todo, refused = _target_refusals(findings, target_torch, path, keep)
+        todo, refused = _target_refusals(findings, target_torch, path, keep, frozen, data)
         if not todo:
             applied, skipped = [], refused
             skipped.sort(key=lambda s: s[0].start)
@@ -538,6 +547,7 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
         new, fr.applied, fr.skipped, fr.later = out
         pending.append((fr, data, new, st, findings, target))
 
+    _settle_mocks(pending, unsafe, keep, rules)
     try:
         _move_mock_targets(pending)
     except Exception as e:  # a bug here must not stop the run: the mocks stay as they are
@@ -569,6 +579,35 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
     return result
 
 
+def _settle_mocks(pending: list, unsafe: bool, keep: Sequence[str],
+                  rules: Optional[Callable[[list], list]]) -> None:
+    """Fixes again, with the symbol left, the files where a symbol was
+    rewritten whose test patch cannot move with it (Note [Mock targets]),
+    until no such symbol is left: a patched call and its patch move together
+    in one run or neither moves."""
+    frozen: dict[str, str] = {}
+    for _ in range(16):  # each round freezes at least one more symbol
+        try:
+            more = mock_conflicts(pending, frozen)
+        except Exception:  # noqa: BLE001 (the mocks then stay: _move_mock_targets says so)
+            return
+        if not more:
+            return
+        frozen.update(more)
+        for k, item in enumerate(pending):
+            fr, data, new, st, findings, target = item
+            if fr.error is not None or not any(f.symbol in more for f in fr.applied):
+                continue
+            out = _fix_one(data, fr.path, findings, unsafe, target, keep, rules, dict(frozen))
+            if isinstance(out, str):
+                fr.error, fr.io_error = out, False
+                fr.applied, fr.skipped = [], [(f, out) for f in findings]
+                pending[k] = (fr, data, data, st, findings, target)
+                continue
+            new, fr.applied, fr.skipped, fr.later = out
+            pending[k] = (fr, data, new, st, findings, target)
+
+
 #: How many files are written at once.
 _WRITERS = 8
 
@@ -581,13 +620,18 @@ _Outcome = Union[str, tuple[bytes, list[_scan.Finding], list[tuple[_scan.Finding
 
 def _fix_one(data: bytes, path: str, findings: list[_scan.Finding], unsafe: bool,
              target: _versions.Target, keep: Sequence[str],
-             rules: Optional[Callable[[list], list]]) -> _Outcome:
+             rules: Optional[Callable[[list], list]],
+             frozen: Optional[dict[str, str]] = None) -> _Outcome:
     """_fix_rounds' answer for one file, or why the file is left as it was."""
     try:
         return _fix_rounds(data, path, findings, unsafe=unsafe, target_torch=target, keep=keep,
-                           rules=rules)
+                           rules=rules, frozen=frozen)
     except ValueError as e:
         return str(e)
+    except (RecursionError, MemoryError) as e:
+        what = "nested too deeply" if isinstance(e, RecursionError) else "too large"
+        return (f"is {what} for the fixer (Python's parser or the fixer's walk gave up: "
+                f"{type(e).__name__}); it was left as it was")
     except Exception as e:  # a bug of the fixer must not stop the run nor touch the file
         return (f"internal error of the fixer ({type(e).__name__}: {e}); the file was left "
                 "as it was; please report it")

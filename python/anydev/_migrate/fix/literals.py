@@ -261,6 +261,10 @@ class Units:
             m.own, m.kept = why, True
             return
         root, needs_import = ctx.torch_name(m.f, m.start, m.where)
+        why = ctx.rebound(m.f, root, m.where)
+        if why:
+            m.own = why
+            return
         if root is None:
             m.own = "`torch` is bound to something else in this module"
             return

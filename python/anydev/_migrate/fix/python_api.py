@@ -15,7 +15,8 @@ from anydev._compat.table import Row
 from . import analysis
 from . import literals as _literals
 from .edits import _Edit, _Edits, _arg_edits
-from .guards import _GUARD_REPLACEMENTS, _legacy_device, _refusal
+from .evidence import Evidence
+from .guards import _GUARD_REPLACEMENTS, _refusal
 from .imports import (
     _dunder_all, _fix_python_imports, _import_insert_point, _torch_names, _torch_root)
 from .python_tree import (
@@ -49,6 +50,7 @@ class _PyContext:
         self._name_uses: Optional[dict[str, int]] = None
         #: id(function) -> (the function, [(end, torch names)] of its imports): torch_name
         self._fn_imports: dict[int, tuple[ast.AST, list[tuple[int, list[str]]]]] = {}
+        self._scopes: dict = {}  # analysis.local_rebinding's memo
 
     def locate(self, start: int, end: int) -> _Located:
         s, e = self.text.ast_pos(start), self.text.ast_pos(end)
@@ -101,6 +103,18 @@ class _PyContext:
                 if names:
                     return names[-1], False
         return self.root, self.needs_import
+
+    def rebound(self, f: _scan.Finding, root: Optional[str], where: _Located) -> Optional[str]:
+        """Why the names the rewrite of ``f`` relies on (the package it spells
+        torch with, the finding's own first name) are something else where it
+        is: a function, lambda or comprehension around it binds them itself."""
+        head = "".join(f.text.split()).split(".")[0]
+        for name in (root, head) if root != head else (root,):
+            if name:
+                why = analysis.local_rebinding(where.chain, name, self._scopes)
+                if why:
+                    return why
+        return None
 
     @staticmethod
     def spelled(name: str, root: Optional[str]) -> Optional[str]:
@@ -248,6 +262,21 @@ def _fix_python(text: _Text, findings: list[_scan.Finding], unsafe: bool, path: 
     raise AssertionError("the literal units did not settle")  # pragma: no cover
 
 
+def _guard_verdict(verdict, unsafe: bool) -> Optional[str]:
+    """Why an availability or count check is left, from what the code it
+    decides was shown to be (Note [Safe on every accelerator]), or None."""
+    if verdict is None:
+        return None
+    level, reason = verdict
+    if level == "specific":
+        return ("on an accelerator other than CUDA the generic check says \"available\" and "
+                f"runs code that stays device-specific: {reason}; migrate both together")
+    if unsafe:
+        return None
+    return ("unsafe: not shown to be right on an accelerator other than CUDA, where the "
+            f"generic check says \"available\": {reason}; --unsafe-fixes applies it")
+
+
 def parse_module(source: str, path: str) -> ast.Module:
     """The syntax tree of a Python file that must parse (_FileError if not)."""
     version = f"Python {sys.version_info.major}.{sys.version_info.minor}"
@@ -301,6 +330,7 @@ def _fix_python_pass(text: _Text, tree: ast.Module, findings: list[_scan.Finding
 
     work.sort(key=lambda w: (is_guard(w[2]), w[0], w[1]))
     fixed_text: list[str] = []
+    judge: Optional[Evidence] = None
     for _, _, f, where, node in work:
         row = _row_of(f)
         why = f"{f.symbol} is not in the compat table" if row is None else _allowed(row, unsafe)
@@ -311,11 +341,14 @@ def _fix_python_pass(text: _Text, tree: ast.Module, findings: list[_scan.Finding
             if why is None and row.replacement in _GUARD_REPLACEMENTS:
                 anchor = node if node is not None else where.node
                 if anchor is not None:
-                    why = an.guarded_cuda_code(anchor, _legacy_device(row),
-                                               covered, text.span)
+                    if judge is None:  # after every other rewrite (they sort first)
+                        judge = Evidence(an, text.span, covered)
+                    why = _guard_verdict(judge.check(anchor), unsafe)
         edits: list[_Edit] = []
         start, end = text.index_of_byte(f.start), text.index_of_byte(f.end)
         root, needs_import = ctx.torch_name(f, start, where)
+        if why is None:
+            why = ctx.rebound(f, root, where)
         if why is None:
             assert row is not None
             if f.kind == "call":
