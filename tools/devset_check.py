@@ -418,6 +418,8 @@ def main() -> int:
         print(f"devset_check: no development set at {args.root!r}; nothing to check")
         return 0
     root = Path(args.root).resolve()
+    if os.sep in args.python:
+        args.python = os.path.abspath(args.python)
     repos = sorted(p.name for p in root.iterdir() if p.is_dir())
     if args.repos:
         wanted = args.repos.split(",")

@@ -27,6 +27,7 @@ from anydev._migrate.fix import engine as fix_engine
 from anydev.fix import FixResult, fix_paths, fix_source
 from anydev.scan import language_of, scan_source
 from conftest import run_cli
+from fix_default import newest_default_target  # noqa: F401 (autouse)
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 SCAN = FIXTURES / "scan"
@@ -607,6 +608,8 @@ def _make_repo(root: Path) -> None:
 
 
 def _cli(root: Path, *args: str) -> subprocess.CompletedProcess:
+    if args and args[0] == "fix" and "--target-torch" not in args:
+        args = (*args, "--target-torch", "2.13")  # the newest, as this test was written for
     return subprocess.run([*ANYDEV, *args], cwd=root, capture_output=True, text=True, timeout=120)
 
 

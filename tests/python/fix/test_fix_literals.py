@@ -22,6 +22,7 @@ import pytest
 from anydev.fix import fix_source
 from anydev.scan import scan_source
 from conftest import run_cli
+from fix_default import newest_default_target  # noqa: F401 (autouse)
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 SCAN = FIXTURES / "scan"

@@ -24,6 +24,7 @@ from anydev._compat import table as _compat_table  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 import prove_fixes as pf  # noqa: E402
+from fix_default import newest_default_target  # noqa: F401 (autouse)
 
 
 @pytest.fixture(scope="module")

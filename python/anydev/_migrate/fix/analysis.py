@@ -1004,8 +1004,11 @@ def _local_names(scope: ast.AST) -> dict[str, tuple[str, int]]:
         if isinstance(n, (ast.Import, ast.ImportFrom)):
             for al in n.names:
                 name = al.asname or al.name.split(".")[0]
-                torch = isinstance(n, ast.Import) and (al.name == "torch" or (
-                    al.asname is None and al.name.startswith("torch.")))
+                # a binding from torch itself (`import torch.cuda as tc`, `from
+                # torch.cuda import X`) is what the scanner resolved the finding by
+                torch = al.name == "torch" or al.name.startswith("torch.") \
+                    if isinstance(n, ast.Import) else \
+                    (n.level == 0 and (n.module or "").split(".")[0] == "torch")
                 out.setdefault(name, ("torch" if torch else "imported", n.lineno))
             continue
         if isinstance(n, ast.ExceptHandler) and n.name:

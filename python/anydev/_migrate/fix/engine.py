@@ -598,13 +598,15 @@ def _settle_mocks(pending: list, unsafe: bool, keep: Sequence[str],
             fr, data, new, st, findings, target = item
             if fr.error is not None or not any(f.symbol in more for f in fr.applied):
                 continue
+            before = {id(f): why for f, why in fr.skipped}  # a reason of its own stays
             out = _fix_one(data, fr.path, findings, unsafe, target, keep, rules, dict(frozen))
             if isinstance(out, str):
                 fr.error, fr.io_error = out, False
                 fr.applied, fr.skipped = [], [(f, out) for f in findings]
                 pending[k] = (fr, data, data, st, findings, target)
                 continue
-            new, fr.applied, fr.skipped, fr.later = out
+            new, fr.applied, skipped, fr.later = out
+            fr.skipped = [(f, before.get(id(f), why)) for f, why in skipped]
             pending[k] = (fr, data, new, st, findings, target)
 
 

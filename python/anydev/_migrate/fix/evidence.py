@@ -192,10 +192,19 @@ class Evidence:
         if t in (ast.Tuple, ast.List, ast.Set, ast.Dict, ast.Subscript, ast.BinOp,
                  ast.Starred):
             return self._climb(p, 0, depth)
-        if t is ast.comprehension or t is ast.For or t is ast.AsyncFor:
-            if getattr(p, "iter", None) is node and t is not ast.comprehension:
+        if t is ast.For or t is ast.AsyncFor:
+            if p.iter is node:
                 return self._stmts_verdict(p.body, depth)
             return ("unknown", f"its value is iterated (line {_line(p)})")
+        if t is ast.comprehension:
+            comp = self.an.parent(p)
+            if p.iter is not node or comp is None:
+                return ("unknown", f"its value is iterated (line {_line(comp or node)})")
+            parts = [comp.key, comp.value] if isinstance(comp, ast.DictComp) else [comp.elt]
+            v = None
+            for e in parts + list(p.ifs):
+                v = _worst(v, self._expr(e, depth))
+            return _worst(v, self._value(comp, depth))
         if isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.arguments, ast.Lambda)):
             return ("unknown", f"its value is a default or result of a function (line "
                                f"{_line(p)})")
@@ -226,7 +235,8 @@ class Evidence:
             if runs < 0:
                 return None  # the test runs only without an accelerator
             return self._function(fn, depth)
-        if last in ("int", "bool", "min", "max", "abs", "len", "str", "float"):
+        if last in ("int", "bool", "min", "max", "abs", "len", "str", "float", "sum", "list",
+                    "tuple", "sorted", "set", "any", "all", "enumerate", "zip"):
             return self._climb(call, pol if last in ("int", "bool") else 0, depth)
         if last == "range":
             return self._value(call, depth)
@@ -248,11 +258,12 @@ class Evidence:
 
     def _uses_of(self, target: ast.AST, stmt: ast.AST, pol: int, depth: int) -> Verdict:
         an = self.an
+        exported: Verdict = None
         if isinstance(target, ast.Name):
             scope = an.scope_of(stmt)
             if isinstance(scope, ast.Module) and not target.id.startswith("_"):
-                return ("unknown", f"it is kept in the module-level name `{target.id}` (line "
-                                   f"{_line(stmt)}), which other modules may import")
+                exported = ("unknown", f"it is kept in the module-level name `{target.id}` "
+                                       f"(line {_line(stmt)}), which other modules may import")
             uses = an.name_loads(scope, target.id)
             what = target.id
         elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and \
@@ -273,7 +284,7 @@ class Evidence:
             v = _worst(v, self._climb(u, pol, depth + 1))
             if v is not None and v[0] == "specific":
                 return v
-        return v
+        return _worst(v, exported)
 
     # -- branches --------------------------------------------------------------
     def _branch(self, stmt: ast.AST, pol: int, depth: int) -> Verdict:
@@ -294,11 +305,18 @@ class Evidence:
         if v is not None and v[0] == "specific":
             return v
         other = stmt.orelse if pol > 0 else stmt.body
-        # the code after it: reached on the new path (a negated test whose branch
-        # falls through), or seeing what a branch set
-        if (not _always_exits(other) and pol <= 0) or _assigns(stmt.body) or _assigns(stmt.orelse):
-            if not (_always_exits(stmt.body) and _always_exits(stmt.orelse)):
-                v = _worst(v, self._after_stmt(stmt, depth))
+        # the code after it, where the new path reaches it: after the branch taken
+        # where an accelerator is available (a negated test, a guard clause whose
+        # other branch exits), or seeing what a branch set
+        if pol == 0:
+            after = not (_always_exits(stmt.body) and _always_exits(stmt.orelse))
+        elif pol < 0:
+            after = not _always_exits(taken)
+        else:
+            after = not _always_exits(taken) and (
+                _always_exits(other) or _assigns(stmt.body) or _assigns(stmt.orelse))
+        if after:
+            v = _worst(v, self._after_stmt(stmt, depth))
         return v
 
     def _ladder(self, stmt: ast.If) -> Verdict:
