@@ -355,13 +355,16 @@ def _child_forms(checks: list[dict]) -> dict:
     return {"torch": torch.__version__, "checks": out}
 
 
-def run_child(python: str, mode: str, payload: list[dict]) -> dict:
+def run_child(python: str, mode: str, payload: list[dict], setup: str = "") -> dict:
     """Runs this file as a child on ``python``; its JSON answer, or
     {"error": why}."""
     try:
+        env = _child_env()
+        if setup:
+            env["PROVE_FIXES_SETUP"] = setup
         proc = subprocess.run([python, os.path.abspath(__file__), "--child", mode],
                               input=json.dumps(payload), capture_output=True, text=True,
-                              timeout=CHILD_TIMEOUT_S, cwd=ROOT, env=_child_env())
+                              timeout=CHILD_TIMEOUT_S, cwd=ROOT, env=env)
     except (OSError, subprocess.TimeoutExpired) as e:
         return {"error": f"{python} did not run ({type(e).__name__}: {e})"}
     if proc.returncode != 0:
@@ -456,6 +459,7 @@ def rewrite(src: str, code: str) -> tuple[Optional[str], Optional[str]]:
     included), or (None, why) when the finding of ``code`` is not applied."""
     from anydev import fix as _fix  # noqa: PLC0415
     from anydev import scan as _scan  # noqa: PLC0415
+    from anydev._compat import table as _compat_table  # noqa: PLC0415
     findings, errors = _scan.scan_source(src, "case.py", select=["ALL"])
     if errors:
         return None, f"the scanner failed: {errors[0].message}"
@@ -468,8 +472,11 @@ def rewrite(src: str, code: str) -> tuple[Optional[str], Optional[str]]:
                 f.kind == "call" and literal and f.rule != code and _is_guard(f.rule)]
     try:
         # one round: the proof is of this row's rewrite, not of what rewrites its output
+        # the newest target: the proof is of the rewrite; which releases have it is
+        # `since`'s claim, checked on its own
         new, applied, skipped = _fix.fix_source(src.encode(), "case.py", findings, unsafe=True,
-                                                rules=lambda fs: [])
+                                                rules=lambda fs: [],
+                                                target_torch=_compat_table.NEWEST_TORCH)
     except ValueError as e:
         return None, f"the fixer refused the file: {e}"
     if not any(f.rule == code for f in applied):
@@ -633,19 +640,52 @@ def literal_failures(doc: dict) -> list[str]:
 
 
 class Build(NamedTuple):
+    """One environment the cases run in: an interpreter with torch, and the
+    code its child runs first (``setup``; the third environment's, which
+    registers an accelerator that is not CUDA)."""
     python: str
     version: str
+    setup: str = ""
+
+
+#: The third environment (Note [Three machines]): an accelerator that is not
+#: CUDA inside the real torch. Its setup runs in the child before the cases;
+#: the environment is used where the probe succeeds on the interpreter.
+ACCELERATOR_SETUP = "import anydev.torch as _adt; _adt.register_sim()"
+ACCELERATOR_PROBE = "import anydev.torch as _adt; assert callable(_adt.register_sim)"
 
 
 def builds_at_hand(extra: list[str]) -> list[Build]:
-    """This interpreter's torch, Debian's 1.13 under /usr/bin/python3, and
-    any ``--python``; each once by version."""
+    """This interpreter's torch, Debian's 1.13 under /usr/bin/python3, any
+    ``--python``, each once by version; and, where ``anydev.torch`` can
+    register its accelerator in this interpreter's torch, the same torch with
+    an accelerator that is not CUDA (version ``<v>+sim``)."""
     out: list[Build] = []
     for py in [sys.executable, OLD_PYTHON, *extra]:
         v = torch_version_of(py)
         if v and all(b.version != v for b in out):
             out.append(Build(py, v))
+    if out and _probe(out[0].python, ACCELERATOR_PROBE):
+        out.append(Build(out[0].python, f"{out[0].version}+sim", ACCELERATOR_SETUP))
     return out
+
+
+def _probe(python: str, code: str) -> bool:
+    try:
+        return subprocess.run([python, "-c", code], capture_output=True, timeout=120,
+                              env=_child_env()).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+# Note [Three machines]
+# "Safe" is a promise for three machines: one without an accelerator, one with
+# CUDA and one with another accelerator, the kind the migration is for (docs/
+# scan.md, "A fix is a promise"). Here, the first is the real CPU build (and
+# Debian's 1.13 for the rows old enough); the third is the same torch with a
+# PrivateUse1 accelerator registered by anydev.torch.register_sim(), used as
+# soon as that function exists (before, the environment is absent and the
+# proofs say which builds they ran on). The CUDA machine is tools/gpu_check.sh's.
 
 
 def _first_line(s: str) -> str:
@@ -694,7 +734,7 @@ def prove(extra_pythons: Optional[list[str]] = None, only: Optional[set[str]] = 
     answers: dict[str, dict] = {}
     for b in builds:
         if per_build[b.version]:
-            answers[b.version] = run_child(b.python, "run", per_build[b.version])
+            answers[b.version] = run_child(b.python, "run", per_build[b.version], b.setup)
     for code, entry in doc_rows.items():
         if "verdict" in entry:
             continue
@@ -764,6 +804,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     args = ap.parse_args(argv)
     if args.child:
         payload = json.load(sys.stdin)
+        if os.environ.get("PROVE_FIXES_SETUP"):  # the environment's own (Note [Three machines])
+            exec(os.environ["PROVE_FIXES_SETUP"], {})
         answer = child_run(payload) if args.child == "run" else child_forms(payload)
         print(json.dumps(answer))
         return 0

@@ -387,6 +387,11 @@ def _from_package_init(d: str) -> _Found:
     return None
 
 
+def _has_spec(req: str) -> bool:
+    m = _REQ.match(req.strip())
+    return bool(m and m.group("spec"))
+
+
 #: What a project file says of torch: (lower bound or None, the requirement),
 #: or None when it does not name torch.
 _Found = Optional[tuple[Optional[Version], str]]
@@ -472,7 +477,12 @@ class ProjectTargets:
         if bounded:
             v, p, req = min(bounded)
             return Target(v, f"{p} ({req})")
-        named = [(p, f[1]) for p, f in sources if f is not None]
+        # an upper bound alone declares (every release up to it); a bare `torch`
+        # declares no version: a project around it may (megatron/core's
+        # requirements.txt under Megatron-LM's pyproject.toml)
+        named = [(p, f[1]) for p, f in sources if f is not None and _has_spec(f[1])]
+        if unbounded is not None and not _has_spec(unbounded.rsplit("(", 1)[-1].rstrip(")")):
+            unbounded = None
         if unbounded is None and named:
             unbounded = f"{named[0][0]} ({named[0][1]})"
         if unbounded is not None:

@@ -234,6 +234,14 @@ class Evidence:
                                    "find")
             if runs < 0:
                 return None  # the test runs only without an accelerator
+            if isinstance(fn, ast.ClassDef):  # every test of the class runs
+                v: Verdict = None
+                for m in fn.body:
+                    if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                        v = _worst(v, self._function(m, depth))
+                        if v is not None and v[0] == "specific":
+                            break
+                return v
             return self._function(fn, depth)
         if last in ("int", "bool", "min", "max", "abs", "len", "str", "float", "sum", "list",
                     "tuple", "sorted", "set", "any", "all", "enumerate", "zip"):
