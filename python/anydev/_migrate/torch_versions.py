@@ -327,8 +327,11 @@ def _from_requirements(path: str, seen: Optional[set[str]] = None) -> _Found:
             continue
         m = _REQ_OPTION.match(line)
         if m:
-            results.append(_from_requirements(os.path.join(os.path.dirname(path), m.group(1)),
-                                              seen))
+            nested = os.path.join(os.path.dirname(path), m.group(1))
+            got = _from_requirements(nested, seen)
+            if got is not None:
+                got = (got[0], f"{got[1]}, in {m.group(1)}")
+            results.append(got)
             continue
         reqs.append(line)
     results.append(_found(reqs))

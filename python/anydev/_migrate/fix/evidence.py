@@ -37,7 +37,7 @@ from typing import Callable, Optional, Sequence
 
 from .analysis import DEVICE_WORDS, _dotted, _words, device_token
 
-__all__ = ["Evidence"]
+__all__ = ["Evidence", "platform_branch"]
 
 Verdict = Optional[tuple[str, str]]   # None: shown generic; ("specific"|"unknown", why)
 
@@ -124,7 +124,23 @@ class Evidence:
         """None when everything the check at ``node`` decides is shown
         generic, else the verdict and why (the first specific reason wins)."""
         self._own = self.span(node)
-        return self._climb(node, 1, 0)
+        return self._enclosing_branch(node) or self._climb(node, 1, 0)
+
+    def _enclosing_branch(self, node: ast.AST) -> Verdict:
+        """A branch around the check that is itself for one device or platform
+        (`if isinstance(self, CUDAOpBuilder):`, `if TORCH_VERSION == "parrots":`,
+        `elif is_mlu_available():`): the check is that branch's own."""
+        an = self.an
+        child, p = node, an.parent(node)
+        while p is not None and not isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                    ast.ClassDef, ast.Module)):
+            if isinstance(p, (ast.If, ast.IfExp, ast.While)) and child is not p.test:
+                what = _platform_test(p.test, an.root)
+                if what is not None:
+                    return ("specific", f"it sits in the branch of `{ast.unparse(p.test)[:50]}` "
+                                        f"(line {p.lineno}), which is for {what}")
+            child, p = p, an.parent(p)
+        return None
 
     def _climb(self, node: ast.AST, pol: int, depth: int) -> Verdict:
         """What a value at ``node`` decides; ``pol`` is +1 when it is true (or
@@ -448,11 +464,19 @@ class Evidence:
                             if not (self._covered(n) or self._covered_above(n)):
                                 return ("specific", f"`{name}` (line {_line(n)}), which stays")
                         continue  # a name of torch: nothing below it to judge
+                    word = _device_word(n.attr)
+                    if word is not None and not self._covered(n):
+                        return ("specific", f"`{name}` (line {_line(n)}), named for {word}")
                     if isinstance(n.ctx, ast.Load) and set(_words(n.attr)) & _CONFIG_WORDS \
                             and not self._covered(n):
                         v = _worst(v, ("unknown", f"it reads the configured `{name}` (line "
                                                   f"{_line(n)}), whose value the fixer cannot "
                                                   "see"))
+            if t is ast.Name:
+                word = _device_word(n.id)
+                if word is not None and not self._covered(n):
+                    return ("specific", f"`{n.id}` (line {_line(n)}), named for {word}")
+                continue
             if t is ast.Call:
                 got = self._call(n, depth)
                 if got == "sink":
@@ -518,6 +542,8 @@ class Evidence:
             return ("specific", f"it calls `{name}` (line {_line(call)}), named for {word}")
         root = self.an.root
         if parts[0] in (root, "torch"):
+            if len(parts) == 3 and parts[1] in _TORCH_DEVICE_MODULES and parts[2] in _CHECKS:
+                return None  # another check: judged on its own (one run is final)
             if len(parts) > 1 and (parts[1] in _TORCH_DEVICE_MODULES or
                                    ".".join(parts[1:3]) in _TORCH_DEVICE_MODULES):
                 return ("specific", f"`{name}` (line {_line(call)}), which stays")
@@ -582,6 +608,67 @@ def _assigns(stmts: Sequence[ast.AST]) -> bool:
             if isinstance(n, (ast.Global, ast.Nonlocal)):
                 return True
     return False
+
+
+def platform_branch(an, chain) -> Optional[str]:
+    """Why a finding at the end of ``chain`` sits in a branch for another
+    platform than CUDA (`if TORCH_VERSION == "parrots":`, `if IS_NPU:`), where
+    `torch.cuda` may be that platform's own: left as it is; or None."""
+    for k in range(len(chain) - 1, 0, -1):
+        p, child = chain[k - 1], chain[k]
+        if isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            break
+        if isinstance(p, (ast.If, ast.IfExp, ast.While)) and child is not p.test:
+            what = _platform_test(p.test, an.root)
+            if what is not None and what not in ("cuda", "nccl") and \
+                    not what.startswith("cuda:"):
+                return (f"in the branch of `{ast.unparse(p.test)[:50]}` (line {p.lineno}), which "
+                        f"is for {what}: an alternative platform's code is left as it is")
+    return None
+
+
+#: Other frameworks and platforms a branch may be for (mmcv's `parrots`).
+_PLATFORMS = frozenset({"parrots", "dipu", "camb", "ascend", "habana", "ipu", "neuron",
+                        "torch_npu", "torch_musa", "torch_mlu"})
+
+
+def _device_word(name: str) -> Optional[str]:
+    return next((w for w in _words(name) if w in DEVICE_WORDS or w in _PLATFORMS), None)
+
+
+def _platform_test(test: ast.AST, root: str) -> Optional[str]:
+    """The device or platform a branch's test is for, or None: a name named for
+    one (`CUDAOpBuilder`, `IS_NPU`), a string naming one (`== "parrots"`), a
+    device module's check (`torch.xpu.is_available()`)."""
+    inner: set[int] = set()  # the `torch.cuda` of `torch.cuda.X`: judged as the whole name
+    for n in ast.walk(test):
+        if isinstance(n, ast.Attribute):
+            inner.add(id(n.value))
+        if id(n) in inner:
+            continue
+        if isinstance(n, ast.Name):
+            word = _device_word(n.id)
+            if word is not None:
+                return word
+        elif isinstance(n, ast.Constant) and isinstance(n.value, str):
+            v = n.value.lower()
+            if v in _PLATFORMS or v in DEVICE_WORDS or _device_string(v):
+                return v
+        elif isinstance(n, ast.Attribute):
+            name = _dotted(n) or ""
+            parts = name.split(".")
+            if parts[0] not in (root, "torch"):
+                word = _device_word(n.attr)
+                if word is not None:
+                    return word
+            elif len(parts) > 1 and parts[1] in DEVICE_WORDS and not (
+                    parts[1] in ("cuda",) and len(parts) == 3 and parts[2] in _CHECKS):
+                # (another availability check is judged on its own: a branch under
+                # `if torch.cuda.is_available():` is the accelerator's once that
+                # check is rewritten, so counting it here would make a second run
+                # rewrite what the first left)
+                return parts[1]
+    return None
 
 
 def _compare_sense(cmp: ast.Compare, node: ast.AST) -> int:

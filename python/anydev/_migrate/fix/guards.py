@@ -11,6 +11,7 @@ from typing import Optional
 from anydev import scan as _scan
 from anydev._compat.table import Row
 from . import analysis
+from .evidence import platform_branch
 from .python_tree import _Located
 
 
@@ -30,7 +31,8 @@ def _refusal(an: analysis.PyAnalysis, f: _scan.Finding, row: Row,
              where: "_Located", node: Optional[ast.Call]) -> Optional[str]:
     """Why the code around a finding forbids its rewrite, or None (see
     anydev._migrate.fix.analysis)."""
-    why = an.old_torch_only(where.chain) or an.device_home(where.chain)
+    why = an.old_torch_only(where.chain) or an.device_home(where.chain) or \
+        platform_branch(an, where.chain)
     if why:
         return why
     head = "".join(f.text.split()).split(".")[0]  # without blanks (`torch . cuda`)

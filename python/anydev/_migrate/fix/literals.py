@@ -43,6 +43,7 @@ from typing import Callable, Optional, Sequence
 
 from . import analysis as _analysis
 from .edits import _Edit
+from .evidence import platform_branch as _platform_branch
 from .guards import _GUARD_REPLACEMENTS
 from .rows import _row_of
 from .templates import _spell_template, _with_quote
@@ -252,7 +253,8 @@ class Units:
             m.own = (f"{row.code} changes behaviour on accelerators other than CUDA; apply it "
                      f"with --unsafe-fixes (`anydev rule {row.code}`)")
             return
-        why = an.old_torch_only(m.where.chain) or an.device_home(m.where.chain)
+        why = an.old_torch_only(m.where.chain) or an.device_home(m.where.chain) or \
+            _platform_branch(an, m.where.chain)
         if why:
             m.own, m.kept = why, True
             return
@@ -378,7 +380,8 @@ def _keeps(why: str) -> bool:
     (a device home, a version-guarded fallback) or is about no device: it does
     not block a unit."""
     return (why.startswith("not a device: ") or "a device's own implementation" in why or "version-guarded fallback" in why
-            or "fallback (line" in why or why.startswith("kept: "))
+            or "fallback (line" in why or why.startswith("kept: ")
+            or "an alternative platform's code is left" in why)
 
 
 def _in_cuda_call(m: _Member, an) -> Optional[str]:
