@@ -51,6 +51,10 @@ def add_fix_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--diff", action="store_true", help="print a unified diff; write nothing")
     p.add_argument("--show-fixes", action="store_true",
                    help="list the fixes applied, per file and rule")
+    p.add_argument("--summary", metavar="FILE.md",
+                   help="write a pull-request description of the fix (per file what changed, "
+                        "each change's level and proof, the torch it needs, what was left "
+                        "and why) to FILE.md")
     p.set_defaults(func=cmd_fix)
 
 
@@ -140,6 +144,17 @@ def _fix_main(args: argparse.Namespace) -> int:
     if getattr(result, "needs_torch", None):
         print(f"anydev fix: the fixed code needs torch >= {result.needs_torch}", file=sys.stderr)
     _say_literals([f for fr in result.files if fr.error is None for f in fr.applied], args)
+    if getattr(args, "summary", None):
+        from anydev._migrate.fix import summary as _summary
+        try:
+            with open(args.summary, "w", encoding="utf-8") as fh:
+                fh.write(_summary.markdown(result, unsafe=args.unsafe_fixes, diff=args.diff,
+                                          argv=[a for a in sys.argv[2:] if a != args.summary
+                                                and not a.startswith("--summary")]))
+        except OSError as e:
+            print(f"anydev fix: cannot write the summary {args.summary}: {e.strerror or e}",
+                  file=sys.stderr)
+            return 2
     if io_failed or any(_is_io_error(e) for e in result.errors):
         return 2
     if args.diff:

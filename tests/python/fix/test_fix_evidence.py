@@ -223,3 +223,20 @@ def test_one_run_is_final_on_nested_checks(tmp_path, monkeypatch):
     once = (tmp_path / "m.py").read_text()
     r = fix_paths(["."], target_torch="2.13")
     assert (tmp_path / "m.py").read_text() == once and r.applied == 0
+
+
+def test_summary_writes_a_pull_request_description(tmp_path, monkeypatch):
+    from anydev._cli.main import main
+    (tmp_path / "m.py").write_text(
+        "import torch\nif torch.cuda.is_available():\n    torch.cuda.synchronize()\n"
+        "def f():\n    return torch.cuda.device_count()\n")
+    monkeypatch.chdir(tmp_path)
+    assert main(["fix", ".", "--target-torch", "2.13", "--summary", "pr.md"]) == 1
+    text = (tmp_path / "pr.md").read_text()
+    assert text.startswith("# Migrate device-specific PyTorch calls")
+    assert "- Target torch: 2.13 (from --target-torch)." in text
+    assert "- The fixed code needs torch >= 2.6." in text
+    assert "| 2 | AD101 | `torch.cuda.is_available` | `torch.accelerator.is_available` | safe |" \
+        " the code the check decides was shown device-generic" in text
+    assert "| 3 | AD107 |" in text and "same behaviour on torch" in text
+    assert "## Left as it is (1)" in text and "its value is returned" in text and "`m.py:5` AD102" in text
