@@ -137,10 +137,10 @@ def test_a_unit_falls_whole_and_each_finding_names_the_blocker():
     assert "torch.cuda.get_device_properties" in _why(skipped, 35, "AD903")
     # a CUDA stream keeps its device without blocking the rest of its function
     assert "CUDA-only object" in _why(skipped, 40, "AD902")
-    assert "return x.to(torch.accelerator.current_accelerator()), s" in text
+    assert "return x.to(torch.accelerator.current_accelerator())" in text
     # device homes and version-guarded fallbacks keep their literals
-    assert "named for cuda" in _why(skipped, 46, "AD907")
-    assert "version-guarded fallback" in _why(skipped, 53, "AD901")
+    assert "named for cuda" in _why(skipped, 47, "AD907")
+    assert "version-guarded fallback" in _why(skipped, 54, "AD901")
     # a module-level if/else statement form
     assert 'DEFAULT = torch.accelerator.current_accelerator(check_available=True) or ' \
            'torch.device("cpu")' in text
@@ -194,7 +194,7 @@ def test_fixed_literals_run_on_the_real_torch_and_give_the_cpu_results():
     # x.to("cuda") became x.to(<accelerator>): the CPU tensor stays where it is
     x = torch.ones(2)
     assert ns["moves"].__code__.co_name == "moves"
-    src = ("import torch\n\ndef checks(x):\n    return x.is_cuda, x.device.type == \"cuda\", "
+    src = ("import torch\n\ndef checks(x: torch.Tensor):\n    return x.is_cuda, x.device.type == \"cuda\", "
            "x.to(\"cuda\").device.type\n")
     _, fixed, applied, _ = _fix(src.encode(), "c.py", "2.13", True)
     assert len(applied) == 3

@@ -350,6 +350,14 @@ def _home_path(path: str) -> Optional[str]:
 
 # --- the analysis of one module ----------------------------------------------------------
 
+#: Methods that take a generic torch.Stream or torch.Event.
+_STREAM_TAKERS = frozenset({"record_stream", "wait_stream", "wait_event", "record_event",
+                            "record", "wait", "elapsed_time", "set_stream"})
+
+#: The object a call's replacement returns, for the calls whose result the
+#: fixer follows (torch.accelerator.current_stream returns a torch.Stream).
+RETURNS = {"torch.accelerator.current_stream": "torch.Stream"}
+
 #: What only the CUDA (or XPU) class of a generic object has.
 CUDA_ONLY_MEMBERS = {
     "torch.Stream": {"cuda_stream", "__cuda_stream__", "priority", "priority_range", "sycl_queue"},
@@ -804,6 +812,10 @@ class PyAnalysis:
         scope: Optional[ast.AST] = None
         if isinstance(target, ast.Name):
             scope = self._enclosing(call, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module))
+            if isinstance(scope, ast.Module) and not target.id.startswith("_"):
+                return (f"the object is kept in the module-level name `{target.id}` (line "
+                        f"{call.lineno}), which other modules may import and use as the "
+                        f"{legacy_module} class; rewrite by hand")
             match = lambda n: isinstance(n, ast.Name) and n.id == target.id  # noqa: E731
             label = target.id
         elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and \
@@ -843,11 +855,29 @@ class PyAnalysis:
             callee = _dotted(p.func) or ""
             head = callee.split(".")[0]
             roots = {self.root, "torch"}
-            if head in roots and len(callee.split(".")) > 2 and \
-                    callee.split(".")[1] == legacy_module.split(".")[-1]:
+            parts = callee.split(".")
+            if head in roots and len(parts) > 2 and parts[1] == legacy_module.split(".")[-1]:
                 return (f"the object is passed to `{callee}` (line {p.lineno}), a "
                         f"{legacy_module} API that expects the {legacy_module} class; rewrite by "
                         "hand")
+            if head in roots and (len(parts) < 2 or parts[1] not in DEVICE_WORDS):
+                return None  # PyTorch's generic API takes the generic object
+            if parts[-1] in _STREAM_TAKERS:
+                return None  # `t.record_stream(s)`, `s2.wait_stream(s)`: generic ones take it
+            return (f"the object is passed to `{callee or ast.unparse(p.func)[:40]}` (line "
+                    f"{p.lineno}), which the fixer does not follow (it may use what only the "
+                    f"{legacy_module} class has); rewrite by hand")
+        if isinstance(p, ast.Return) or isinstance(p, (ast.Yield, ast.YieldFrom)):
+            return (f"the object is returned (line {p.lineno}) to callers the fixer does not "
+                    "follow; rewrite by hand")
+        if isinstance(p, (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.Starred)):
+            return (f"the object is kept in a container (line {getattr(p, 'lineno', '?')}) the "
+                    "fixer does not follow; rewrite by hand")
+        if isinstance(p, (ast.Assign, ast.AnnAssign)) and getattr(p, "value", None) is node:
+            targets = p.targets if isinstance(p, ast.Assign) else [p.target]
+            if any(not isinstance(t, ast.Name) for t in targets):
+                return (f"the object is stored in `{ast.unparse(targets[0])[:40]}` (line "
+                        f"{p.lineno}), which the fixer does not follow; rewrite by hand")
         return None
 
     def _enclosing(self, node: ast.AST, kinds: tuple) -> Optional[ast.AST]:

@@ -662,11 +662,11 @@ def _platform_test(test: ast.AST, root: str) -> Optional[str]:
                 if word is not None:
                     return word
             elif len(parts) > 1 and parts[1] in DEVICE_WORDS and not (
-                    parts[1] in ("cuda",) and len(parts) == 3 and parts[2] in _CHECKS):
-                # (another availability check is judged on its own: a branch under
+                    len(parts) == 3 and parts[2] in _CHECKS):
+                # (an availability check is judged on its own: a branch under
                 # `if torch.cuda.is_available():` is the accelerator's once that
                 # check is rewritten, so counting it here would make a second run
-                # rewrite what the first left)
+                # rewrite what the first left; the same for torch.xpu's)
                 return parts[1]
     return None
 

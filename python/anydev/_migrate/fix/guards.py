@@ -44,6 +44,13 @@ def _refusal(an: analysis.PyAnalysis, f: _scan.Finding, row: Row,
         why = an.cuda_only_use(node, row.replacement, row.legacy.rsplit(".", 1)[0])
         if why:
             return why
+    if node is not None and row.replacement in analysis.RETURNS:
+        # the object the call returns is followed as a constructed one is
+        # (`.cuda_stream` of torch.cuda.current_stream(): flash-attention, apex)
+        why = an.cuda_only_use(node, analysis.RETURNS[row.replacement],
+                               row.legacy.rsplit(".", 1)[0])
+        if why:
+            return why
     if node is not None and row.replacement in _INDEX_ONLY and \
             (row.template or "").startswith("torch.accelerator.device_index({"):
         arg = node.args[0] if node.args else next(

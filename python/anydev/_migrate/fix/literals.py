@@ -632,11 +632,109 @@ def _plan_cuda_method(ctx, an, m: _Member):
     return (s, e), make, cover
 
 
+#: Tensor methods that return a tensor (evidence that their result is one).
+_TENSOR_METHODS = frozenset({
+    "to", "cuda", "cpu", "float", "half", "double", "bfloat16", "int", "long", "bool",
+    "detach", "clone", "contiguous", "view", "reshape", "transpose", "permute", "squeeze",
+    "unsqueeze", "flatten", "expand", "repeat", "narrow", "chunk", "split", "sum", "mean",
+    "abs", "add", "mul", "sub", "div", "matmul", "t", "type_as", "view_as", "pin_memory",
+    "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor", "requires_grad_"})
+#: Attributes that are tensors on any module or tensor (parameters, gradients).
+_TENSOR_ATTRS = frozenset({"weight", "bias", "grad", "data", "running_mean", "running_var"})
+#: Calls over a module whose items are tensors.
+_TENSOR_ITERS = frozenset({"parameters", "buffers"})
+
+
+def _tensor_like(node: ast.AST, an, depth: int = 0) -> bool:
+    """Evidence that ``node`` is a tensor (Note [Receivers]): a torch.* call
+    (outside the device modules), a tensor method's result on a tensor, a
+    parameter or gradient attribute, a name annotated `Tensor` or assigned only
+    such values in its function, a loop variable over `.parameters()`, an
+    item or arithmetic of a tensor."""
+    if depth > 6:
+        return False
+    if isinstance(node, ast.Call):
+        name = _analysis._dotted(node.func) or ""
+        parts = name.split(".")
+        if parts[0] in (an.root, "torch") and len(parts) > 1 and \
+                parts[1] not in _analysis.DEVICE_WORDS and parts[1] not in ("nn", "device",
+                                                                            "Stream", "Event"):
+            return True
+        if isinstance(node.func, ast.Attribute) and node.func.attr in _TENSOR_METHODS:
+            return _tensor_like(node.func.value, an, depth + 1)
+        return False
+    if isinstance(node, ast.Attribute):
+        return node.attr in _TENSOR_ATTRS
+    if isinstance(node, ast.Subscript):
+        return _tensor_like(node.value, an, depth + 1)
+    if isinstance(node, ast.BinOp):
+        return _tensor_like(node.left, an, depth + 1) or _tensor_like(node.right, an, depth + 1)
+    if isinstance(node, ast.Name):
+        scope = an.scope_of(node)
+        if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            a = scope.args
+            for arg in [*a.posonlyargs, *a.args, *a.kwonlyargs]:
+                if arg.arg == node.id:
+                    ann = _analysis._dotted(arg.annotation) if arg.annotation is not None \
+                        else None
+                    return ann in ("torch.Tensor", "Tensor", "nn.Parameter",
+                                   "torch.nn.Parameter")
+        for n in ast.walk(scope) if depth == 0 else ():
+            if isinstance(n, (ast.For, ast.comprehension)) and isinstance(n.target, ast.Name) \
+                    and n.target.id == node.id and isinstance(n.iter, ast.Call) and \
+                    isinstance(n.iter.func, ast.Attribute) and n.iter.func.attr in _TENSOR_ITERS:
+                return True
+        assigned, annotated = an.facts(scope)
+        if annotated.get(node.id) in ("torch.Tensor", "Tensor"):
+            return True
+        values = assigned.get(node.id)
+        return bool(values) and all(_tensor_like(v, an, depth + 1) for v in values)
+    return False
+
+
+def _device_like(node: ast.AST, an, depth: int = 0) -> bool:
+    """Evidence that ``node`` is a torch.device: ``t.device`` of a tensor,
+    ``torch.device(...)``, a name annotated or assigned only such values."""
+    if depth > 6:
+        return False
+    if isinstance(node, ast.Attribute) and node.attr == "device":
+        return _tensor_like(node.value, an)
+    if isinstance(node, ast.Call):
+        return (_analysis._dotted(node.func) or "") in (f"{an.root}.device", "torch.device")
+    if isinstance(node, ast.Name):
+        scope = an.scope_of(node)
+        if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            a = scope.args
+            for arg in [*a.posonlyargs, *a.args, *a.kwonlyargs]:
+                if arg.arg == node.id:
+                    ann = _analysis._dotted(arg.annotation) if arg.annotation is not None \
+                        else None
+                    return ann in ("torch.device",)
+        assigned, annotated = an.facts(scope)
+        if annotated.get(node.id) == "torch.device":
+            return True
+        values = assigned.get(node.id)
+        return bool(values) and all(_device_like(v, an, depth + 1) for v in values)
+    return False
+
+
+# Note [Receivers]
+# `x.is_cuda` and `x.device.type == "cuda"` are rewritten as a tensor's and a
+# torch.device's, so the receiver must be shown to be one: an object's own
+# `is_cuda` flag (a config, a kernel wrapper) or a device *description* (a
+# dataclass with a `type` field) would otherwise be compared with the
+# accelerator's type and change meaning. What the fixer cannot show to be a
+# tensor or a device is left, with the reason.
+
+
 def _plan_is_cuda(ctx, an, m: _Member):
     """AD908: x.is_cuda -> x.device.type == <the accelerator's type>."""
     attr = _attr_at(m, "is_cuda")
     if attr is None or not isinstance(attr.ctx, ast.Load):
         return "could not locate `.is_cuda` in the syntax tree"
+    if not _tensor_like(attr.value, an):
+        return (f"cannot tell that `{ast.unparse(attr.value)[:40]}` is a tensor (an object's own "
+                "`is_cuda` flag would be rewritten as a tensor's); rewrite by hand")
     parent = _parent(m, attr)
     if isinstance(parent, ast.Call) and parent.func is attr:
         return "`.is_cuda` is called here (not the tensor attribute); rewrite by hand"
@@ -659,6 +757,15 @@ def _plan_type_compare(ctx, an, m: _Member):
     lit = _node_at(m, (ast.Constant,))
     if lit is None or lit.value != "cuda":
         return "the compared value is not the literal \"cuda\"; rewrite by hand"
+    cmp = _parent(m, lit)
+    other = None
+    if isinstance(cmp, ast.Compare) and len(cmp.ops) == 1:
+        other = cmp.left if cmp.comparators[0] is lit else cmp.comparators[0]
+    if not (isinstance(other, ast.Attribute) and other.attr == "type" and
+            _device_like(other.value, an)):
+        what = ast.unparse(other.value)[:40] if isinstance(other, ast.Attribute) else "it"
+        return (f"cannot tell that `{what}` is a torch.device (a device *description* of the "
+                "code's own would be compared with the accelerator's type); rewrite by hand")
     return ctx.text.span(lit), lambda: f'getattr({ACC}, "type", None)'
 
 
