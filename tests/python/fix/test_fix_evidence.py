@@ -240,3 +240,52 @@ def test_summary_writes_a_pull_request_description(tmp_path, monkeypatch):
         " the code the check decides was shown device-generic" in text
     assert "| 3 | AD107 |" in text and "same behaviour on torch" in text
     assert "## Left as it is (1)" in text and "its value is returned" in text and "`m.py:5` AD102" in text
+
+
+# --- operands ---------------------------------------------------------------------------------
+
+
+def _conditions(seed: int, n: int):
+    """Boolean conditions over names a..e and the availability check, made
+    from `and`, `or`, `not` and comparisons (a fixed seed: the same cases
+    every run)."""
+    import random
+    rnd = random.Random(seed)
+    atoms = ["a", "b", "c", "d == 'gpu'", "e > 1", "torch.cuda.is_available()",
+             "torch.cuda.device_count() > 0"]
+
+    def expr(depth):
+        if depth == 0 or rnd.random() < 0.3:
+            return rnd.choice(atoms)
+        op = rnd.choice(["and", "or", "not"])
+        if op == "not":
+            return f"not ({expr(depth - 1)})"
+        return f"({expr(depth - 1)}) {op} ({expr(depth - 1)})"
+
+    for _ in range(n):
+        yield expr(3)
+
+
+def _names(src: str) -> list[str]:
+    import ast
+    return sorted(n.id for n in ast.walk(ast.parse(src))
+                  if isinstance(n, ast.Name) and n.id in "abcde")
+
+
+@pytest.mark.parametrize("form", [
+    "def f(a, b, c, d, e):\n    return torch.device('cuda' if {c} else 'cpu')\n",
+    "def f(a, b, c, d, e):\n    return 'cuda' if {c} else 'cpu'\n",
+    "def f(a, b, c, d, e):\n    if {c}:\n        x = 'cuda'\n    else:\n        x = 'cpu'\n"
+    "    return x\n",
+    "def f(a, b, c, d, e):\n    return torch.device('cpu' if {c} else 'cuda')\n",
+])
+def test_no_rewrite_drops_an_operand_of_a_condition(form):
+    for cond in _conditions(29, 60):
+        src = "import torch\n\n" + form.format(c=cond)
+        data = src.encode()
+        findings, _ = scan_source(data, "m.py")
+        new, applied, skipped = fix_source(data, "m.py", findings, unsafe=True,
+                                           target_torch="2.13")
+        out = new.decode()
+        compile(out, "m.py", "exec")
+        assert _names(out) == _names(src), (src, out)

@@ -569,9 +569,25 @@ def _plan_idiom(ctx, an, m: _Member):
     s, e = ctx.text.span(node)
     if _has_comment(ctx.text.text[s:e]):
         return "the idiom has comments inside it; rewrite by hand"
+    parts = _idiom_test(inner.test)
+    if parts is None:
+        return ("the condition has operands besides the availability check that the "
+                "rewrite cannot keep; rewrite by hand")
+    sense, extras = parts
+    cpu = inner.orelse if sense > 0 else inner.body
     parent = m.where.parent
-    new = f"({IDIOM}).type" if string_form else _wrap(IDIOM, parent, node)
-    return (s, e), lambda: new
+    if not extras:
+        new = f"({IDIOM}).type" if string_form else _wrap(IDIOM, parent, node)
+        return (s, e), lambda: new
+
+    def make():  # `"cuda" if X and C else "cpu"`: X stays (Note [Operands kept])
+        cond = _render_operands(ctx, extras)
+        cpu_src = ctx.edits.render(*ctx.text.span(cpu))
+        if string_form:
+            return f"(({IDIOM}).type if {cond} else {cpu_src})"
+        return f"(({IDIOM}) if {cond} else torch.device({cpu_src}))"
+
+    return (s, e), make
 
 
 def _plan_idiom_statement(ctx, an, m: _Member):
@@ -588,8 +604,86 @@ def _plan_idiom_statement(ctx, an, m: _Member):
         return "the statement has comments inside it; rewrite by hand"
     strings = all(isinstance(x.value, (ast.Constant, ast.JoinedStr)) for x in (a, b))
     target = ctx.text.text[slice(*ctx.text.span(a.targets[0]))]
+    parts = _idiom_test(node.test)
+    if parts is None:
+        return ("the condition has operands besides the availability check that the "
+                "rewrite cannot keep; rewrite by hand")
+    sense, extras = parts
     value = f"({IDIOM}).type" if strings else IDIOM
-    return (s, e), lambda: f"{target} = {value}"
+    if not extras:
+        return (s, e), lambda: f"{target} = {value}"
+    cpu = b if sense > 0 else a
+
+    def make():
+        cond = _render_operands(ctx, extras)
+        cpu_src = ctx.edits.render(*ctx.text.span(cpu.value))
+        return f"{target} = {value} if {cond} else {cpu_src}"
+
+    return (s, e), make
+
+
+def _is_check(node: ast.AST) -> int:
+    """+1 for an availability check true where an accelerator is available
+    (`torch.cuda.is_available()`, `torch.cuda.device_count() > 0`), -1 for
+    its negation, 0 for anything else."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return -_is_check(node.operand)
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        k = node.comparators[0]
+        if isinstance(k, ast.Constant) and type(k.value) is int and \
+                _is_check(node.left) == 1 and \
+                ((isinstance(node.ops[0], (ast.Gt, ast.NotEq)) and k.value == 0) or
+                 (isinstance(node.ops[0], ast.GtE) and k.value == 1)):
+            return 1
+        return 0
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+            node.func.attr in ("is_available", "device_count") and not node.args:
+        return 1
+    return 0
+
+
+def _has_check(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and
+               n.func.attr in ("is_available", "device_count") for n in ast.walk(node))
+
+
+def _idiom_test(test: ast.AST) -> Optional[tuple[int, list]]:
+    """(+1 or -1, the other operands) of an idiom's condition: the check alone
+    or negated, or the check `and` operands that check nothing else (kept:
+    Note [Operands kept]); None for a condition whose other operands the
+    rewrite cannot keep (an `or`, a negated check among others, two checks)."""
+    sense = _is_check(test)
+    if sense:
+        return sense, []
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        checks = [v for v in test.values if _is_check(v)]
+        others = [v for v in test.values if not _is_check(v)]
+        if len(checks) == 1 and _is_check(checks[0]) == 1 and \
+                not any(_has_check(v) for v in others):
+            return 1, others
+    return None
+
+
+def _render_operands(ctx, operands: list) -> str:
+    out = []
+    for v in operands:
+        src = ctx.edits.render(*ctx.text.span(v))
+        if isinstance(v, (ast.BoolOp, ast.IfExp, ast.Lambda, ast.NamedExpr)):
+            src = f"({src})"
+        out.append(src)
+    return " and ".join(out)
+
+
+# Note [Operands kept]
+# pytorch/examples wrote `torch.device("cuda" if args.backend == "gpu" and
+# torch.cuda.is_available() else "cpu")`, and the idiom's rewrite to
+# `torch.accelerator.current_accelerator(check_available=True) or
+# torch.device("cpu")` dropped `args.backend == "gpu"`: a user who asked for
+# the CPU got the accelerator. The operands `and`-ed with the check stay as a
+# condition of their own (`IDIOM if args.backend == "gpu" else
+# torch.device("cpu")`); a condition the rewrite cannot keep whole (an `or`, a
+# negated check among other operands) is left. tests/python/fix/
+# test_fix_evidence.py checks over generated conditions that no operand is lost.
 
 
 def _plan_cuda_method(ctx, an, m: _Member):
