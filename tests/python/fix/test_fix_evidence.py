@@ -289,3 +289,10 @@ def test_no_rewrite_drops_an_operand_of_a_condition(form):
         out = new.decode()
         compile(out, "m.py", "exec")
         assert _names(out) == _names(src), (src, out)
+
+
+def test_a_try_whose_body_goes_goes_whole():
+    new, left = fix("import torch\ntry:\n    from torch.cuda.amp import GradScaler\n"
+                    "except ImportError:\n    pass\n\n\ndef f():\n    return GradScaler()\n")
+    assert "try:" not in new and "pass" not in new
+    assert 'return torch.amp.GradScaler("cuda")' in new
