@@ -230,11 +230,11 @@ AMP = ("import torch\n\n\ndef train(model, x):\n"
        "    with torch.cuda.amp.autocast(dtype=torch.bfloat16):\n"
        "        y = model(x)\n"
        "    return scaler, y\n")
+# (the device type named once: Note [Named once] in anydev/_migrate/fix/literals.py)
 AMP_GENERIC = ("import torch\n\n\ndef train(model, x):\n"
-               '    scaler = torch.amp.GradScaler(getattr(torch.accelerator.current_accelerator(), "type", "cuda"), '
-               "init_scale=2.0)\n"
-               '    with torch.amp.autocast(getattr(torch.accelerator.current_accelerator(), "type", "cuda"), '
-               "dtype=torch.bfloat16):\n"
+               '    device_type = getattr(torch.accelerator.current_accelerator(), "type", "cuda")\n'
+               "    scaler = torch.amp.GradScaler(device_type, init_scale=2.0)\n"
+               "    with torch.amp.autocast(device_type, dtype=torch.bfloat16):\n"
                "        y = model(x)\n"
                "    return scaler, y\n")
 

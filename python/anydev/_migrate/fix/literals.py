@@ -131,6 +131,8 @@ class _Member:
         self.span: Optional[tuple[int, int]] = None   # what the rewrite replaces
         self.reported = False
         self.cover: Optional[tuple[int, int]] = None  # the span the guard rule sees as rewritten
+        self.make: Optional[Callable[[], str]] = None  # the rewrite's text (Note [Named once])
+        self.root: Optional[str] = None
 
     @property
     def label(self) -> str:
@@ -282,6 +284,8 @@ class Units:
         if len(plan) > 2:
             m.cover = plan[2]
 
+        m.make, m.root = make, root
+
         def build(make=make, root=root, needs_import=needs_import, s=s, e=e, m=m):
             new = make()
             new = _spell_template(new, root) or new
@@ -336,8 +340,12 @@ class Units:
                          ctx.uses_torch)
                 todo = sorted((m for m in u.members if m.own is None and m.span),
                               key=lambda m: (m.span[1] - m.span[0], m.span[0]))
+                named = _name_device_type(ctx, todo)
                 for m in todo:
                     built = m.build() if m.build else None
+                    if built is not None and named is not None:
+                        for b in built:
+                            b.text = b.text.replace(named[0], named[1])
                     why = None
                     if built is None:
                         why = ("the rewrite needs a string literal where an f-string leaves "
@@ -350,6 +358,12 @@ class Units:
                         return False
                     ctx.edits.add(built)
                     done.append(m)
+                if named is not None and named[2] is not None:
+                    if ctx.edits.conflicts([named[2]]):
+                        ctx.edits.items, ctx.edits._keys, ctx.edits._seq, ctx.uses_torch = saved
+                        self.fallen[u.key] = "the name of its device type could not be added"
+                        return False
+                    ctx.edits.add([named[2]])
             for m in u.members:
                 if m.reported:
                     continue
@@ -360,6 +374,68 @@ class Units:
                                           f"{u.blocked}"))
             applied.extend(m.f for m in done)
         return True
+
+
+#: The names a function's device type gets, the first one it does not use.
+_TYPE_NAMES = ("device_type", "accelerator_type", "acc_type", "device_type_")
+
+
+def _name_device_type(ctx, todo: list):
+    """(the accelerator-type expression as spelled, the name that replaces
+    it, the edit that binds the name or None where the function binds it
+    already) for a unit whose rewrites use the expression twice or more, in
+    a function (Note [Named once]); None otherwise."""
+    users = [m for m in todo if m.make is not None and m.root is not None]
+    if not users:
+        return None
+    fn = next((n for n in reversed(users[0].where.chain)
+               if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    if fn is None:
+        return None
+    spelled = _spell_template(ACC_TYPE, users[0].root) or ACC_TYPE
+    try:
+        uses = sum(m.make().count(ACC_TYPE) for m in users)
+    except Exception:  # noqa: BLE001 (a plan that cannot render: no name, as before)
+        return None
+    body = fn.body
+    k = 0
+    while k < len(body) and (isinstance(body[k], (ast.Global, ast.Nonlocal)) or (
+            k == 0 and isinstance(body[k], ast.Expr) and isinstance(body[k].value, ast.Constant)
+            and isinstance(body[k].value.value, str))):
+        k += 1
+    for st in body[k:k + 3]:  # bound already (an earlier run, or a further round)
+        if isinstance(st, ast.Assign) and len(st.targets) == 1 and \
+                isinstance(st.targets[0], ast.Name) and \
+                ctx.text.text[slice(*ctx.text.span(st.value))] == spelled:
+            return (spelled, st.targets[0].id, None) if uses else None
+    if uses < 2 or k >= len(body):
+        return None
+    seen = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)} | \
+        {a.arg for n in ast.walk(fn) if isinstance(n, ast.arguments)
+         for a in [*n.posonlyargs, *n.args, *n.kwonlyargs, n.vararg, n.kwarg] if a}
+    name = next((n for n in _TYPE_NAMES if n not in seen), None)
+    if name is None:
+        return None
+    first = body[k]
+    text = ctx.text
+    s = text.span(first)[0]
+    line_start = text.line_starts()[text.line_of(s)]
+    indent = text.text[line_start:s]
+    if indent.strip():
+        return None  # the body shares its line with the `def`
+    return spelled, name, _Edit(line_start, line_start,
+                                f"{indent}{name} = {spelled}{text.newline}")
+
+
+# Note [Named once]
+# PyTorch's docs and examples name the device (or its type) once and reuse it:
+# `device = torch.accelerator.current_accelerator()`. The literal rewrites of a
+# function spelled `getattr(torch.accelerator.current_accelerator(), "type",
+# "cuda")` at each use (1,082 times in Megatron-LM), which pushed lines far
+# past the project's limit. A function whose rewrites use it twice or more now
+# binds it once, first in its body (`device_type = getattr(...)`, a name the
+# function does not use), and the rewrites use the name; a later round or run
+# finds the binding and reuses it, so one run stays final.
 
 
 def _key(chain: Sequence[ast.AST]) -> tuple[tuple, str]:
