@@ -466,7 +466,8 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
               respect_gitignore: bool = True,
               scanned: Optional[_scan.ScanResult] = None,
               target_torch: Optional[str] = None, keep: Sequence[str] = (),
-              rules: Optional[Callable[[list], list]] = None) -> FixResult:
+              rules: Optional[Callable[[list], list]] = None, check: bool = False
+              ) -> FixResult:
     """Scans ``paths`` (or takes the findings of ``scanned``) and applies the
     fixes; with ``diff=True`` writes nothing and returns a unified diff
     instead. Rule selection, excludes and .gitignore apply as for
@@ -482,7 +483,9 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
     (``mock.patch("torch.cuda.set_device")``) move with them when every call
     of that symbol in the fixed tree was rewritten (Note [Mock targets]).
     ``rules``: the filter of the findings of each fixed file's rescans (see
-    :func:`fix_source`); by default ``select``/``ignore``."""
+    :func:`fix_source`); by default ``select``/``ignore``. ``check=True``: a
+    dry run that writes nothing and makes no diff (the results say what would
+    be applied: `anydev scan`'s `[*]` marks)."""
     if isinstance(paths, str):
         paths = [paths]
     explicit = _versions.resolve_target(target_torch) if target_torch is not None else None
@@ -563,6 +566,8 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
         if fr.error is not None or new == data:
             continue
         fr.changed = True
+        if check:
+            continue  # a dry run: what would be applied, no diff (`anydev scan`'s marks)
         if diff:
             lang = _scan.language_of(path) or findings[0].language
             fr.diff = unified_diff(path, _Text(data, lang).text, _Text(new, lang).text)
