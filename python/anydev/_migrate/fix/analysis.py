@@ -32,12 +32,15 @@ CUDA-only objects (:meth:`PyAnalysis.cuda_only_use`)
 Integers (:func:`int_like`)
     ``torch.accelerator.device_index`` takes only an int or None, so
     ``torch.cuda.device(x)`` is rewritten only when ``x`` is one.
-Guards (:meth:`PyAnalysis.guarded_cuda_code`)
-    An availability or count check (``torch.cuda.is_available()``,
-    ``device_count()``) is not made generic while the expression around it or
-    the code it guards stays CUDA-specific: a ``"cuda"`` device literal, a
-    ``.cuda()`` call, ``.is_cuda``, or a ``torch.cuda.*`` name the same fix
-    does not rewrite.
+Guards
+    Whether an availability or count check may become generic is decided by
+    anydev._migrate.fix.evidence (positive evidence, Note [Safe on every
+    accelerator]); :meth:`PyAnalysis.guarded_cuda_code` is the older, narrower
+    look for CUDA literals next to a check, kept for callers that ask it.
+Local bindings (:func:`local_rebinding`)
+    A function, lambda or comprehension that binds the package name the
+    rewrite spells torch with (``t = time.perf_counter()``, a parameter named
+    ``torch``) makes the rewrite call something else: not rewritten.
 """
 
 from __future__ import annotations

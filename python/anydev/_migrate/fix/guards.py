@@ -68,8 +68,7 @@ def _refusal(an: analysis.PyAnalysis, f: _scan.Finding, row: Row,
 # `torch.device("cuda" if torch.cuda.is_available() else "cpu")` rewritten to
 # torch.accelerator.is_available() sends an XPU or MPS machine down the "cuda"
 # branch, where it fails. So an availability or count check is rewritten last,
-# after every other finding of the file was decided, and only when the
-# expression around it and the code it guards (the `if` body, the rest of the
-# block after a guard clause, the uses of a name it is assigned to) hold no
-# device literal, `.cuda()`, `.is_cuda` or `torch.cuda.*` that the same fix
-# leaves (anydev._migrate.fix.analysis.PyAnalysis.guarded_cuda_code).
+# after every other finding of the file was decided, and only where what it
+# decides is shown generic (Note [Safe on every accelerator] in evidence.py):
+# device-specific code that stays under it refuses it in every mode; code the
+# fixer cannot see into leaves it to --unsafe-fixes.
