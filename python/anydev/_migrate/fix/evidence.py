@@ -118,6 +118,7 @@ class Evidence:
         self._suffix: dict[tuple[int, int], Verdict] = {}
         self._defs: Optional[dict[str, list[ast.AST]]] = None
         self._own: tuple[int, int] = (0, 0)
+        self._operand_index: dict[int, dict[int, int]] = {}
 
     # -- the check ---------------------------------------------------------------
     def check(self, node: ast.AST) -> Verdict:
@@ -158,7 +159,10 @@ class Evidence:
         if t is ast.Compare:
             return self._climb(p, _compare_sense(p, node) * pol, depth)
         if t is ast.BoolOp:
-            k = next(i for i, v in enumerate(p.values) if v is node)
+            where = self._operand_index.get(id(p))
+            if where is None:  # once per expression: n checks in one `and` stay linear
+                where = self._operand_index[id(p)] = {id(v): i for i, v in enumerate(p.values)}
+            k = where[id(node)]
             runs_when_true = isinstance(p.op, ast.And)
             v: Verdict = None
             if pol == 0 or (pol > 0) == runs_when_true:
