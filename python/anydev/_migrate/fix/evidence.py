@@ -119,6 +119,7 @@ class Evidence:
         self._defs: Optional[dict[str, list[ast.AST]]] = None
         self._own: tuple[int, int] = (0, 0)
         self._operand_index: dict[int, dict[int, int]] = {}
+        self._top_names: Optional[dict[str, list[ast.AST]]] = None
 
     # -- the check ---------------------------------------------------------------
     def check(self, node: ast.AST) -> Verdict:
@@ -571,19 +572,47 @@ class Evidence:
         return ("unknown", f"it calls `{name}` (line {_line(call)}), whose code the fixer "
                            "cannot see from here")
 
+    def _top(self) -> dict[str, list[ast.AST]]:
+        """name -> the module-level statements that bind it (imports, defs,
+        classes, assignments; into if/try/with blocks), once per module: a
+        look-up per call, not a walk of the whole module."""
+        if self._top_names is None:
+            from .python_tree import _module_statements  # noqa: PLC0415
+
+            top: dict[str, list[ast.AST]] = {}
+            for st in _module_statements(self.an.tree.body):
+                names: list[str] = []
+                if isinstance(st, (ast.Import, ast.ImportFrom)):
+                    names = [a.asname or a.name.split(".")[0] for a in st.names]
+                elif isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    names = [st.name]
+                elif isinstance(st, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                    targets = st.targets if isinstance(st, ast.Assign) else [st.target]
+                    names = [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+                elif isinstance(st, (ast.For, ast.With)):
+                    names = [n.id for n in ast.walk(st) if isinstance(n, ast.Name) and
+                             isinstance(n.ctx, ast.Store)]
+                for n in names:
+                    top.setdefault(n, []).append(st)
+            self._top_names = top
+        return self._top_names
+
     def _not_rebound(self, name: str) -> bool:
-        for what, _, _ in self.an.bindings().get(name, []):
-            if what.split(".")[0] != name and what not in (name,):
+        """Whether the module binds ``name`` only by importing that module."""
+        for st in self._top().get(name, []):
+            if not (isinstance(st, ast.Import) and
+                    any((a.asname or a.name.split(".")[0]) == name and
+                        a.name.split(".")[0] == name for a in st.names)):
                 return False
         return True
 
     def _module_def(self, name: str) -> Optional[ast.AST]:
         """The module-level function ``name`` when that is the module's only
-        binding of the name."""
-        binds = self.an.bindings().get(name, [])
+        module-level binding of the name."""
+        binds = self._top().get(name, [])
         if len(binds) != 1:
             return None
-        node = binds[0][2]
+        node = binds[0]
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and \
                 self.an.parent(node) is self.an.tree:
             return node
