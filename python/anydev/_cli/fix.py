@@ -173,10 +173,19 @@ def _fix_stdin(args: argparse.Namespace, sel, scanned) -> int:
     skipped: list = []
     error = None
     if scanned.findings:
+        kwargs = _target_kwargs(_fix.fix_source, sel)
+        if "target_torch" not in kwargs:
+            # the project around the file it stands for (--stdin-filename), else around
+            # the current folder, declares the target as for a file on disk
+            import os
+            from anydev._migrate import torch_versions as _versions
+            where = os.path.abspath(sel.stdin_filename or os.path.join(os.getcwd(), "-"))
+            declared = _versions.ProjectTargets().for_file(where)
+            if declared is not None:
+                kwargs["target_torch"] = declared
         try:
             new, applied, skipped = _fix.fix_source(data, name, scanned.findings,
-                                                    unsafe=args.unsafe_fixes,
-                                                    **_target_kwargs(_fix.fix_source, sel))
+                                                    unsafe=args.unsafe_fixes, **kwargs)
         except ValueError as e:
             error = str(e)
             skipped = [(f, error) for f in scanned.findings]
