@@ -47,7 +47,8 @@ ROW_FILES = ("python.toml", "xpu.toml", "cpp.toml", "literals.toml")
 
 KEYS = ["code", "legacy", "also", "kind", "status", "replacement", "anydev", "fix", "signature",
         "template", "rename", "deprecated_in", "since", "note", "shim", "redeclare",
-        "not_redeclared", "language", "detect", "covers", "opt_in", "example"]
+        "not_redeclared", "language", "detect", "covers", "opt_in", "example",
+        "pytorch_deprecated"]
 # The native detectors of literal rows (core/scan/src/literal_rules.cc), by language.
 DETECTORS = {
     "python": ("py.device_call", "py.device_keyword", "py.to_call", "py.amp_device",
@@ -381,6 +382,10 @@ def validate(table: Table) -> None:
                           f"[{g}] is used by no row")
     for row in table.rows:
         _validate_redeclare(row, err)
+        pd = row.data.get("pytorch_deprecated")
+        if pd is not None and (not isinstance(pd, bool) or row.data.get("status") != "deprecated"):
+            err(row, "pytorch_deprecated", "`pytorch_deprecated` is true or false, on a "
+                "deprecated row")
     if errors:
         raise TableError("\n".join(errors))
 
@@ -536,6 +541,10 @@ def gen_table_module(table: Table) -> str:
             "",
             "ROWS_BY_CODE: dict[str, Row] = {r.code: r for r in ROWS}",
             f"NEWEST_TORCH = {NEWEST_TORCH!r}",
+            "# The rows whose legacy name PyTorch itself deprecates (a warning of its own);",
+            "# the others are device-specific with a generic replacement (SCHEMA.md).",
+            "PYTORCH_DEPRECATED: frozenset[str] = frozenset("
+            + repr(tuple(r.code for r in table.rows if r.data.get("pytorch_deprecated"))) + ")",
             "ROWS_BY_LEGACY: dict[str, Row] = {n: r for r in ROWS for n in (r.legacy, *r.also)}",
             ""]
     out += gen_proofs(os.path.join(TABLE_DIR, "proofs.json"))
@@ -544,7 +553,7 @@ def gen_table_module(table: Table) -> str:
 
 # The fields of a Row the scanner reads, in the order of _scan_table.RULES.
 SCAN_FIELDS = ("code", "language", "status", "legacy", "also", "covers", "detect", "opt_in",
-               "replacement", "fix")
+               "replacement", "fix", "since")
 
 
 def gen_scan_table(table: Table) -> str:
@@ -560,7 +569,8 @@ def gen_scan_table(table: Table) -> str:
         literal = r.file == "literals.toml"
         values = (r.code, "cpp" if r.is_cpp else "python", r.status, r.legacy, tuple(r.also or ()),
                   tuple(r.covers or ()) if literal else (), r.detect if literal else None,
-                  bool(r.opt_in) if literal else False, r.replacement or "", r.fix or "none")
+                  bool(r.opt_in) if literal else False, r.replacement or "", r.fix or "none",
+                  r.since)
         if values[6] == "":
             raise SystemExit(f"compat_map: {r.code}: an empty detector")
         fields = []
@@ -599,6 +609,10 @@ def gen_scan_table(table: Table) -> str:
     out += [")",
             "# The rules that are off unless selected.",
             f"OPT_IN = {tuple(opt_in)!r}",
+            "# The rows whose legacy name PyTorch itself deprecates (their findings say",
+            "# \"deprecated\"; the others' say \"device-specific\": anydev.scan.message_for).",
+            "PYTORCH_DEPRECATED = frozenset("
+            + repr(tuple(r.code for r in table.rows if r.data.get("pytorch_deprecated"))) + ")",
             "# The fields of a row that the scanner reads, in the order of ROWS_TEXT's.",
             f"SCAN_FIELDS = {SCAN_FIELDS!r}",
             "# Per row, those fields separated by tabs (a tuple's items by spaces, None as",

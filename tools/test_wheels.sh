@@ -125,7 +125,7 @@ for wheel in "${wheels[@]}"; do
     printf "import torch\ntorch.cuda.synchronize()\nx = torch.cuda.current_device()\n" >legacy.py
     rc=0; step anydev scan legacy.py || rc=$?
     [[ $rc -eq 1 ]] || { echo "anydev scan: expected exit 1 (findings), got $rc" >&2; exit 1; }
-    rc=0; step anydev fix --diff legacy.py || rc=$?
+    rc=0; step anydev fix --diff --target-torch 2.13 legacy.py || rc=$?
     [[ $rc -eq 1 ]] || { echo "anydev fix --diff: expected exit 1 (a diff), got $rc" >&2; exit 1; }
     step anydev rule AD107 >/dev/null
     step python -c "

@@ -556,6 +556,7 @@ class _Rule(tuple):
     opt_in = property(_at(7))
     replacement = property(_at(8))
     fix = property(_at(9))
+    since = property(_at(10))
 
 
 class _Rows:
@@ -578,7 +579,7 @@ class _Rows:
             f = self._text[i].split("\t")
             r = self._made[i] = _Rule((f[0], f[1], f[2], f[3], tuple(f[4].split()),
                                        tuple(f[5].split()), f[6] or None, f[7] == "1", f[8],
-                                       f[9]))
+                                       f[9], f[10] or None))
         return r
 
     def __iter__(self) -> Iterator[_Rule]:
@@ -705,9 +706,19 @@ def message_for(symbol: str, row) -> str:
         hint = "portable through" if row.opt_in else "device-generic:"
         return (f"`{what}` is CUDA-specific; {hint} `{row.replacement}` "
                 f"(`anydev rule {row.code}`)")
+    from ._migrate.scan_table import PYTORCH_DEPRECATED
+
+    if row.code in PYTORCH_DEPRECATED:  # PyTorch warns of these itself
+        if row.replacement:
+            return f"`{symbol}` is deprecated; use `{row.replacement}`"
+        return f"`{symbol}` is deprecated (`anydev rule {row.code}`)"
     if row.replacement:
-        return f"`{symbol}` is deprecated; use `{row.replacement}`"
-    return f"`{symbol}` is deprecated and has no drop-in replacement (`anydev rule {row.code}`)"
+        since = getattr(row, "since", None)
+        when = "" if not since else " (no PyTorch release has it yet)" if since == "main" \
+            else f" (torch >= {since})"
+        return f"`{symbol}` is device-specific; use `{row.replacement}`{when}"
+    return (f"`{symbol}` is device-specific and has no drop-in replacement "
+            f"(`anydev rule {row.code}`)")
 
 
 _messages: dict = {}

@@ -51,6 +51,10 @@ def add_fix_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--diff", action="store_true", help="print a unified diff; write nothing")
     p.add_argument("--show-fixes", action="store_true",
                    help="list the fixes applied, per file and rule")
+    p.add_argument("--summary", metavar="FILE.md",
+                   help="write a pull-request description of the fix (per file what changed, "
+                        "each change's level and proof, the torch it needs, what was left "
+                        "and why) to FILE.md")
     p.set_defaults(func=cmd_fix)
 
 
@@ -160,11 +164,24 @@ def _fix_main(args: argparse.Namespace) -> int:
                 print(f"anydev fix: target torch {t.text} (from {t.source})", file=sys.stderr)
             else:
                 print(f"anydev fix: no torch version declared: target torch {t.text}, the "
-                      "newest release the table knows (give --target-torch or [tool.anydev] "
-                      "target-torch)", file=sys.stderr)
+                      "oldest release the table knows, so only the rewrites every release has "
+                      "are applied (give --target-torch or [tool.anydev] target-torch, or "
+                      "declare torch>=X)", file=sys.stderr)
+        _say_unlocks(remaining, args)
     if getattr(result, "needs_torch", None):
         print(f"anydev fix: the fixed code needs torch >= {result.needs_torch}", file=sys.stderr)
     _say_literals([f for fr in result.files if fr.error is None for f in fr.applied], args)
+    if getattr(args, "summary", None):
+        from anydev._migrate.fix import summary as _summary
+        try:
+            with open(args.summary, "w", encoding="utf-8") as fh:
+                fh.write(_summary.markdown(result, unsafe=args.unsafe_fixes, diff=args.diff,
+                                          argv=[a for a in sys.argv[2:] if a != args.summary
+                                                and not a.startswith("--summary")]))
+        except OSError as e:
+            print(f"anydev fix: cannot write the summary {args.summary}: {e.strerror or e}",
+                  file=sys.stderr)
+            return 2
     if io_failed or any(_is_io_error(e) for e in result.errors):
         return 2
     if args.diff:
@@ -183,6 +200,16 @@ def _fix_stdin(args: argparse.Namespace, sel, scanned) -> int:
     skipped: list = []
     error = None
     if scanned.findings:
+        kwargs = _target_kwargs(_fix.fix_source, sel)
+        if "target_torch" not in kwargs:
+            # the project around the file it stands for (--stdin-filename), else around
+            # the current folder, declares the target as for a file on disk
+            import os
+            from anydev._migrate import torch_versions as _versions
+            where = os.path.abspath(sel.stdin_filename or os.path.join(os.getcwd(), "-"))
+            declared = _versions.ProjectTargets().for_file(where)
+            if declared is not None:
+                kwargs["target_torch"] = declared
         try:
             if getattr(scanned.findings[0], "cell", None) is not None:  # a notebook
                 from anydev._migrate import check as _check
@@ -192,8 +219,7 @@ def _fix_stdin(args: argparse.Namespace, sel, scanned) -> int:
                     **_target_kwargs(_check.fix_notebook, sel))
             else:
                 new, applied, skipped = _fix.fix_source(data, name, scanned.findings,
-                                                        unsafe=args.unsafe_fixes,
-                                                        **_target_kwargs(_fix.fix_source, sel))
+                                                        unsafe=args.unsafe_fixes, **kwargs)
         except ValueError as e:
             error = str(e)
             skipped = [(f, error) for f in scanned.findings]
@@ -229,6 +255,18 @@ def _fix_stdin(args: argparse.Namespace, sel, scanned) -> int:
     if args.diff:
         return sel.status(new != data, scanned.errors)
     return sel.status(bool(skipped), scanned.errors)
+
+
+def _say_unlocks(remaining, args) -> None:
+    """How many more findings a newer target would make fixable, per release."""
+    from anydev._migrate import torch_versions as _versions
+
+    got = _versions.unlocks([why for f, why in remaining
+                             if args.unsafe_fixes or f.fix == "safe"])
+    if got:
+        parts = ", ".join(f"--target-torch {v} {n} more" for v, n in got)
+        print(f"anydev fix: a newer target makes more findings fixable: {parts}",
+              file=sys.stderr)
 
 
 def _say_literals(applied, args) -> None:

@@ -79,7 +79,8 @@ def _text_path(path: str) -> str:
 
 
 def render_text(findings, errors, files: int, *, colour: bool = False,
-                summary: bool = True, show_fixes: bool = False) -> Iterator[str]:
+                summary: bool = True, show_fixes: bool = False,
+                fixable: "Optional[set]" = None) -> Iterator[str]:
     """The text report of `findings`: a list of Findings, a scan._Report
     (its lines written natively: Note [Native reports] in bind_scan.cc), or
     a scan._Stream (its batches' reports written as they come, and its
@@ -92,26 +93,68 @@ def render_text(findings, errors, files: int, *, colour: bool = False,
             yield from _render_text_native(batch, colour, texts)
             batch = None  # let it go before the next is scanned
         files = findings.files
-        yield from _render_text_objects(findings.extra, colour)  # notebooks, at the end
+        yield from _render_text_objects(findings.extra, colour, fixable)  # notebooks, at the end
     elif native is not None:
         yield from _render_text_native(findings, colour, {})
     else:
-        yield from _render_text_objects(findings, colour)
+        yield from _render_text_objects(findings, colour, fixable)
     if show_fixes:
         listed = findings.findings if native is not None else findings
-        yield from render_fix_list([f for f in listed if f.fix == "safe"],
+        yield from render_fix_list([f for f in listed if _marked(f, fixable)],
                                    "Would fix {n} with `anydev fix`:")
     if summary:
-        yield summary_line(findings, files) + "\n"
+        yield summary_line(findings, files, fixable) + "\n"
 
 
-def _render_text_objects(findings, colour: bool) -> Iterator[str]:
+def _marked(f, fixable) -> bool:
+    """Whether a finding gets `[*]`: the ones `anydev fix` would fix at that
+    site (``fixable``, its dry run's keys), else those of a safe row."""
+    if fixable is None:
+        return f.fix == "safe"
+    return (f.path, f.start, f.rule) in fixable
+
+
+def fixable_keys(sel, scanned) -> "Optional[set]":
+    """The (path, start, rule) of each finding `anydev fix` would rewrite
+    without --unsafe-fixes, from a dry run of the fixer on ``scanned`` (Note
+    [Marks of the fixer]); None where none can be asked (stdin, no safe row)."""
+    if getattr(sel, "stdin", False) or not any(f.fix == "safe" for f in scanned.findings):
+        return None
+    from anydev import fix as _fix
+
+    kwargs: dict = {}
+    if sel.target_torch is not None:
+        kwargs["target_torch"] = sel.target_torch
+    if sel.keep_globs:
+        kwargs["keep"] = sel.keep_globs
+    result = _fix.fix_paths(sel.paths, unsafe=False, diff=True, scanned=scanned, check=True,
+                            rules=lambda fs: sel.filter([f for f in fs if sel.rules(f.rule)]),
+                            **kwargs)
+    return {(f.path, f.start, f.rule) for fr in result.files if fr.error is None
+            for f in fr.applied}
+
+
+# Note [Marks of the fixer]
+# `anydev scan` marked `[*]` every finding of a row whose fix is safe, and said
+# "4 fixable" where `anydev fix` then left all four (a target torch without the
+# replacement, a device home, a check over code not shown generic, a test's
+# patch). `anydev scan --show-fixes` asks the fixer itself, in a dry run on the
+# same findings (it parses only the files with a finding the table lets it
+# rewrite at the target: Note [Nothing to fix]), and marks and lists exactly
+# what it would rewrite. The plain text report stays streamed from the native
+# scan (Note [Streamed reports]: its memory does not grow with the findings,
+# and it imports no fixer), so there `[*]` is still the row's level; JSON and
+# SARIF keep the row's level in `fix`. On Megatron-LM the dry run costs about
+# 5 s of wall on top of the scan's 1.3 s.
+
+
+def _render_text_objects(findings, colour: bool, fixable=None) -> Iterator[str]:
     """The text lines of Finding objects (a notebook's: `path:cell N:line:column`)."""
     shown = _text_path
     if colour:  # as ruff: the path bold, the position dim, the code red, [*] cyan
         b, d, r, c, z = "\033[1m", "\033[2m", "\033[1;31m", "\033[36m", "\033[0m"
         for f in findings:
-            mark = f" {c}[*]{z}" if f.fix == "safe" else ""
+            mark = f" {c}[*]{z}" if _marked(f, fixable) else ""
             cell = getattr(f, "cell", None)
             where = f"{d}:{z}cell {cell}" if cell is not None else ""
             yield (f"{b}{shown(f.path)}{z}{where}{d}:{z}{f.line}{d}:{z}{f.column}{d}:{z} "
@@ -119,7 +162,7 @@ def _render_text_objects(findings, colour: bool) -> Iterator[str]:
                    f"{mark} {f.message}\n")
     else:
         for f in findings:
-            mark = " [*]" if f.fix == "safe" else ""
+            mark = " [*]" if _marked(f, fixable) else ""
             cell = getattr(f, "cell", None)
             where = f":cell {cell}" if cell is not None else ""
             yield f"{shown(f.path)}{where}:{f.line}:{f.column}: {f.rule}{mark} {f.message}\n"
@@ -166,12 +209,17 @@ def render_fix_list(fixed, title: str) -> Iterator[str]:
     yield "\n"
 
 
-def summary_line(findings, files: int) -> str:
+def summary_line(findings, files: int, fixable: "Optional[set]" = None) -> str:
     if not findings:
         return f"No legacy references found ({files} file{'s' if files != 1 else ''} scanned)."
     counts = getattr(findings, "summary_counts", None)  # a scan._Report
     if counts is not None:
         n, nfiles, safe, unsafe = counts()
+    elif fixable is not None:
+        n = len(findings)
+        nfiles = len({f.path for f in findings})
+        safe = sum(1 for f in findings if (f.path, f.start, f.rule) in fixable)
+        unsafe = sum(1 for f in findings if f.fix == "unsafe")
     else:
         n = len(findings)
         nfiles = len({f.path for f in findings})
@@ -621,8 +669,12 @@ def _scan_main(args: argparse.Namespace) -> int:
                                                      sel.target_torch)]
         else:
             colour = not args.output and use_colour(sys.stdout)
+            # with --show-fixes, `[*]` is what `anydev fix` would fix at that site (Note
+            # [Marks of the fixer]); the streamed report marks the safe rows
+            fixable = fixable_keys(sel, result) if findings and args.show_fixes else None
             text = render_text(findings, result.errors, result.files, colour=colour,
-                               summary=not args.quiet, show_fixes=args.show_fixes)
+                               summary=not args.quiet, show_fixes=args.show_fixes,
+                               fixable=fixable)
         if not args.quiet:
             text = _then(text, lambda: _scanner().ignore_summary(result))
     elif fmt == "json":

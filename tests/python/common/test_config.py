@@ -33,6 +33,9 @@ def project(tmp_path, monkeypatch):
         "    return torch.cuda.current_device()\n")
     (tmp_path / "tests").mkdir()
     (tmp_path / "tests" / "test_x.py").write_text("import torch\ntorch.cuda.synchronize()\n")
+    # the project declares its torch: the fixer's target (where none is declared it is
+    # the oldest release the table knows, which has none of these rewrites)
+    (tmp_path / "requirements.txt").write_text("torch>=2.13\n")
     return tmp_path
 
 

@@ -273,9 +273,9 @@ def test_cli_text(project):
     rc, out, err = run_cli("scan")
     assert rc == 1, err
     lines = out.splitlines()
-    assert lines[0] == "ops.cu:2:12: AD625 `at::cuda::getCurrentCUDAStream` is deprecated; use " \
-                       "`at::accelerator::getCurrentStream`"
-    assert "train.py:7:5: AD107 [*] `torch.cuda.synchronize` is deprecated" in out
+    assert lines[0] == "ops.cu:2:12: AD625 `at::cuda::getCurrentCUDAStream` is device-specific; " \
+                       "use `at::accelerator::getCurrentStream` (torch >= 2.6)"
+    assert "train.py:7:5: AD107 [*] `torch.cuda.synchronize` is device-specific" in out
     assert lines[-1] == ("Found 5 legacy references in 2 files (4 fixable with `anydev fix`).")
 
 
@@ -364,8 +364,8 @@ def test_cli_github(project):
     assert rc == 1
     lines = out.splitlines()
     assert ("::warning file=ops.cu,line=2,col=12,endLine=2,endColumn=42,title=AD625::"
-            "`at::cuda::getCurrentCUDAStream` is deprecated; use "
-            "`at::accelerator::getCurrentStream`") in lines
+            "`at::cuda::getCurrentCUDAStream` is device-specific; use "
+            "`at::accelerator::getCurrentStream` (torch >= 2.6)") in lines
     assert lines[0].startswith("::warning file=odd%2C name.py,line=2,col=1,endLine=2,")
     assert len(lines) == 6
 

@@ -529,6 +529,11 @@ def test_cli_streamed_reports_are_those_of_the_whole_tree(tree, small_batches, f
     quiet = "-q" in args
     if "--statistics" in args:
         return  # the statistics read the whole tree's Findings, as before
+    if "--show-fixes" in args and fmt == "text":
+        # `[*]` and the list are what the fixer would rewrite (Note [Marks of the fixer]):
+        # here nothing (the tree declares no torch: the oldest release is the target)
+        assert " [*] " not in out and "Would fix" not in out
+        return
     if fmt == "text":
         want = _text(_scan_cli.render_text(report, report.errors, report.files,
                                            summary=not quiet,

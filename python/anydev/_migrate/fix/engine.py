@@ -23,7 +23,7 @@ from anydev._common.files import (remove_stale_temps, removing_temps_on_signals,
 from anydev import scan as _scan
 from . import literals as _literals
 from .cpp import _fix_cpp
-from .mocks import _move_mock_targets
+from .mocks import _move_mock_targets, mock_conflicts
 from .python_api import _fix_python
 from .python_tree import _parse_error
 from .rows import _allowed, _row_of
@@ -153,7 +153,8 @@ def _check_findings(text: _Text, findings: Sequence[_scan.Finding]) -> None:
 def fix_source(data: bytes, path: str, findings: Sequence[_scan.Finding], *, unsafe: bool = False,
                target_torch: "Optional[str | _versions.Target]" = None, keep: Sequence[str] = (),
                select: Optional[Iterable[str]] = None, ignore: Optional[Iterable[str]] = None,
-               rules: Optional[Callable[[list], list]] = None
+               rules: Optional[Callable[[list], list]] = None,
+               frozen: Optional[dict[str, str]] = None
                ) -> tuple[bytes, list[_scan.Finding], list[tuple[_scan.Finding, str]]]:
     """Returns the fixed bytes of one file, with the findings applied and the
     ones skipped (and why). ``findings`` are the scanner's for exactly these
@@ -173,8 +174,14 @@ def fix_source(data: bytes, path: str, findings: Sequence[_scan.Finding], *, uns
     with; ``rules`` (a filter of a list of findings), where given, replaces them."""
     if rules is None:
         rules = _selected(select, ignore)
-    new, applied, skipped, _later = _fix_rounds(data, path, findings, unsafe=unsafe,
-                                                target_torch=target_torch, keep=keep, rules=rules)
+    try:
+        new, applied, skipped, _later = _fix_rounds(data, path, findings, unsafe=unsafe,
+                                                    target_torch=target_torch, keep=keep,
+                                                    rules=rules, frozen=frozen)
+    except (RecursionError, MemoryError) as e:
+        what = "nested too deeply" if isinstance(e, RecursionError) else "too large"
+        raise ValueError(f"is {what} for the fixer ({type(e).__name__}); nothing was "
+                         "changed") from None
     return new, applied, skipped
 
 
@@ -195,7 +202,8 @@ def _left_key(f: _scan.Finding) -> tuple:
 
 
 def _fix_rounds(data: bytes, path: str, findings: Sequence[_scan.Finding], *, unsafe: bool,
-                target_torch, keep: Sequence[str], rules: Optional[Callable[[list], list]]
+                target_torch, keep: Sequence[str], rules: Optional[Callable[[list], list]],
+                frozen: Optional[dict[str, str]] = None
                 ) -> tuple[bytes, list[_scan.Finding], list[tuple[_scan.Finding, str]], int]:
     """fix_source's rounds: the bytes, the findings applied in every round,
     the ones left (reconciled with each rescan) and how many were applied
@@ -212,7 +220,7 @@ def _fix_rounds(data: bytes, path: str, findings: Sequence[_scan.Finding], *, un
 
     new, applied, skipped, tree = _fix_once(data, path, findings, unsafe=unsafe,
                                             target_torch=target_torch, keep=keep,
-                                            more=more if _ROUNDS > 1 else None)
+                                            more=more if _ROUNDS > 1 else None, frozen=frozen)
     later = 0
     current = new
     done = applied
@@ -233,7 +241,7 @@ def _fix_rounds(data: bytes, path: str, findings: Sequence[_scan.Finding], *, un
         try:
             current, done, left, tree = _fix_once(
                 data, path, again, unsafe=unsafe, target_torch=target_torch, keep=keep,
-                tree=tree, more=None if last else more)
+                tree=tree, more=None if last else more, frozen=frozen)
         except ValueError as e:  # this round is dropped: the last good text stays
             current, done, left, tree = data, [], [(f, str(e)) for f in again], None
         applied += done
@@ -327,6 +335,7 @@ _Parsed = Optional[tuple[str, ast.Module]]
 
 def _fix_once(data: bytes, path: str, findings: Sequence[_scan.Finding], *, unsafe: bool,
               target_torch, keep: Sequence[str], tree: _Parsed = None,
+              frozen: Optional[dict[str, str]] = None,
               more: Optional[Callable[[bytes, bytes, list], bool]] = None
               ) -> tuple[bytes, list[_scan.Finding], list[tuple[_scan.Finding, str]], _Parsed]:
     """One round of fix_source: the findings of ``data`` applied, once.
@@ -339,7 +348,7 @@ def _fix_once(data: bytes, path: str, findings: Sequence[_scan.Finding], *, unsa
     try:
         text = _Text(data, language, strict=language == "python")
         _check_findings(text, findings)
-        todo, refused = _target_refusals(findings, target_torch, path, keep)
+        todo, refused = _target_refusals(findings, target_torch, path, keep, frozen, data)
         if not todo:
             applied, skipped = [], refused
             skipped.sort(key=lambda s: s[0].start)
@@ -464,7 +473,8 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
               respect_gitignore: bool = True,
               scanned: Optional[_scan.ScanResult] = None,
               target_torch: Optional[str] = None, keep: Sequence[str] = (),
-              rules: Optional[Callable[[list], list]] = None) -> FixResult:
+              rules: Optional[Callable[[list], list]] = None, check: bool = False
+              ) -> FixResult:
     """Scans ``paths`` (or takes the findings of ``scanned``) and applies the
     fixes; with ``diff=True`` writes nothing and returns a unified diff
     instead. Rule selection, excludes and .gitignore apply as for
@@ -480,7 +490,9 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
     (``mock.patch("torch.cuda.set_device")``) move with them when every call
     of that symbol in the fixed tree was rewritten (Note [Mock targets]).
     ``rules``: the filter of the findings of each fixed file's rescans (see
-    :func:`fix_source`); by default ``select``/``ignore``."""
+    :func:`fix_source`); by default ``select``/``ignore``. ``check=True``: a
+    dry run that writes nothing and makes no diff (the results say what would
+    be applied: `anydev scan`'s `[*]` marks)."""
     if isinstance(paths, str):
         paths = [paths]
     explicit = _versions.resolve_target(target_torch) if target_torch is not None else None
@@ -547,6 +559,7 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
         new, fr.applied, fr.skipped, fr.later = out
         pending.append((fr, data, new, st, findings, target))
 
+    _settle_mocks(pending, unsafe, keep, rules)
     try:
         _move_mock_targets(pending)
     except Exception as e:  # a bug here must not stop the run: the mocks stay as they are
@@ -562,6 +575,8 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
         if fr.error is not None or new == data:
             continue
         fr.changed = True
+        if check:
+            continue  # a dry run: what would be applied, no diff (`anydev scan`'s marks)
         if diff:
             lang = _scan.language_of(path) or findings[0].language
             fr.diff = unified_diff(path, _Text(data, lang).text, _Text(new, lang).text)
@@ -581,6 +596,37 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
     return result
 
 
+def _settle_mocks(pending: list, unsafe: bool, keep: Sequence[str],
+                  rules: Optional[Callable[[list], list]]) -> None:
+    """Fixes again, with the symbol left, the files where a symbol was
+    rewritten whose test patch cannot move with it (Note [Mock targets]),
+    until no such symbol is left: a patched call and its patch move together
+    in one run or neither moves."""
+    frozen: dict[str, str] = {}
+    for _ in range(16):  # each round freezes at least one more symbol
+        try:
+            more = mock_conflicts(pending, frozen)
+        except Exception:  # noqa: BLE001 (the mocks then stay: _move_mock_targets says so)
+            return
+        if not more:
+            return
+        frozen.update(more)
+        for k, item in enumerate(pending):
+            fr, data, new, st, findings, target = item
+            if fr.error is not None or not any(f.symbol in more for f in fr.applied):
+                continue
+            before = {id(f): why for f, why in fr.skipped}  # a reason of its own stays
+            out = _fix_one(data, fr.path, findings, unsafe, target, keep, rules, dict(frozen))
+            if isinstance(out, str):
+                fr.error, fr.io_error = out, False
+                fr.applied, fr.skipped = [], [(f, out) for f in findings]
+                pending[k] = (fr, data, data, st, findings, target)
+                continue
+            new, fr.applied, skipped, fr.later = out
+            fr.skipped = [(f, before.get(id(f), why)) for f, why in skipped]
+            pending[k] = (fr, data, new, st, findings, target)
+
+
 #: How many files are written at once.
 _WRITERS = 8
 
@@ -593,13 +639,18 @@ _Outcome = Union[str, tuple[bytes, list[_scan.Finding], list[tuple[_scan.Finding
 
 def _fix_one(data: bytes, path: str, findings: list[_scan.Finding], unsafe: bool,
              target: _versions.Target, keep: Sequence[str],
-             rules: Optional[Callable[[list], list]]) -> _Outcome:
+             rules: Optional[Callable[[list], list]],
+             frozen: Optional[dict[str, str]] = None) -> _Outcome:
     """_fix_rounds' answer for one file, or why the file is left as it was."""
     try:
         return _fix_rounds(data, path, findings, unsafe=unsafe, target_torch=target, keep=keep,
-                           rules=rules)
+                           rules=rules, frozen=frozen)
     except ValueError as e:
         return str(e)
+    except (RecursionError, MemoryError) as e:
+        what = "nested too deeply" if isinstance(e, RecursionError) else "too large"
+        return (f"is {what} for the fixer (Python's parser or the fixer's walk gave up: "
+                f"{type(e).__name__}); it was left as it was")
     except Exception as e:  # a bug of the fixer must not stop the run nor touch the file
         return (f"internal error of the fixer ({type(e).__name__}: {e}); the file was left "
                 "as it was; please report it")
