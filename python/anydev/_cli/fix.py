@@ -75,7 +75,18 @@ def _accepts(fn, name: str) -> bool:
 def _target_kwargs(fn, sel) -> dict:
     """``target_torch=`` and ``keep=`` for the fixer, as far as it takes them."""
     out: dict = {}
-    if sel.target_torch is not None and _accepts(fn, "target_torch"):
+    if _accepts(fn, "target_for") and sel.files is not None:
+        # each file's own target (Note [Configuration per file] in anydev/_cli/scan.py)
+        if sel.explicit_target is not None:
+            out["target_torch"] = sel.explicit_target
+        else:
+            out["target_for"] = sel.target_for
+    elif sel.stdin and sel.stdin_filename and sel.files is not None and \
+            _accepts(fn, "target_torch"):
+        target = sel.target_for(sel.stdin_filename)
+        if target is not None:
+            out["target_torch"] = target
+    elif sel.target_torch is not None and _accepts(fn, "target_torch"):
         out["target_torch"] = sel.target_torch
     if sel.keep_globs and _accepts(fn, "keep"):
         out["keep"] = sel.keep_globs

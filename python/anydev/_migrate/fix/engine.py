@@ -457,7 +457,9 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
               respect_gitignore: bool = True,
               scanned: Optional[_scan.ScanResult] = None,
               target_torch: Optional[str] = None, keep: Sequence[str] = (),
-              rules: Optional[Callable[[list], list]] = None) -> FixResult:
+              rules: Optional[Callable[[list], list]] = None,
+              target_for: Optional[Callable[[str], Optional[_versions.Target]]] = None
+              ) -> FixResult:
     """Scans ``paths`` (or takes the findings of ``scanned``) and applies the
     fixes; with ``diff=True`` writes nothing and returns a unified diff
     instead. Rule selection, excludes and .gitignore apply as for
@@ -473,7 +475,9 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
     (``mock.patch("torch.cuda.set_device")``) move with them when every call
     of that symbol in the fixed tree was rewritten (Note [Mock targets]).
     ``rules``: the filter of the findings of each fixed file's rescans (see
-    :func:`fix_source`); by default ``select``/``ignore``."""
+    :func:`fix_source`); by default ``select``/``ignore``. ``target_for(path)``:
+    a file's own target where ``target_torch`` is not given (the command
+    line's per-file configuration), None to fall back to its project's."""
     if isinstance(paths, str):
         paths = [paths]
     explicit = _versions.resolve_target(target_torch) if target_torch is not None else None
@@ -525,7 +529,8 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
             refuse(f"is the same file as {seen[key]}; fixed there")
             continue
         seen[key] = path
-        target = explicit or projects.for_file(path) or _versions.DEFAULT
+        target = explicit or (target_for(path) if target_for is not None else None) or \
+            projects.for_file(path) or _versions.DEFAULT
         result.targets.setdefault(target.source, target)
         work.append((fr, data, st, findings, target))
 
