@@ -1006,8 +1006,8 @@ def _scan_main(args: argparse.Namespace) -> int:
 
         text = render_full(findings)
         if not args.quiet:
-            text = _then(_then(text, lambda: summary_line(findings, result.files)),
-                         lambda: "\n" + _scanner().ignore_summary(result))
+            text = _then(_then(text, lambda: summary_line(findings, result.files) + "\n"),
+                         lambda: _scanner().ignore_summary(result))
     elif fmt in ("json", "json-lines"):
         from anydev._migrate.formats import render_json, render_json_lines
 

@@ -109,16 +109,16 @@ def changed_since(rev: str, cwd: str = ".") -> ChangedLines:
     toplevel = os.path.realpath(out.decode("utf-8", "surrogateescape").strip())
     if rev.startswith("-"):
         raise DiffBaseError(f"--diff-base {rev}: not a revision")
+    rc, out, err = _git(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], toplevel)
+    if rc != 0:
+        raise DiffBaseError(f"--diff-base {rev}: HEAD has no commit yet, so there is no merge "
+                            f"base; scan without --diff-base")
     rc, out, err = _git(["rev-parse", "--verify", "--quiet", "--end-of-options",
                          f"{rev}^{{commit}}"], toplevel)
     if rc != 0:
         raise DiffBaseError(f"--diff-base {rev}: unknown revision (not a commit, branch or tag "
                             f"of this repository; `git fetch` it first?)")
     target = out.decode().strip()
-    rc, out, err = _git(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], toplevel)
-    if rc != 0:
-        raise DiffBaseError(f"--diff-base {rev}: HEAD has no commit yet, so there is no merge "
-                            f"base; scan without --diff-base")
     rc, out, err = _git(["merge-base", target, "HEAD"], toplevel)
     if rc != 0:
         raise DiffBaseError(f"--diff-base {rev}: {rev} and HEAD have no common ancestor "
