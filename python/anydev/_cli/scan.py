@@ -623,34 +623,37 @@ class FileConfigs:
     def walked(self, names: list, show: Callable[[bytes], str],
                rewalk: Optional[Callable[[list], list]] = None) -> list:
         """The files to scan of the walk's (Note [Configuration per file]):
-        finds the configuration of each folder; where one below the run's
-        excludes other paths than the run's, walks again without the
-        configuration's excludes and excludes each file as its folders'
-        configurations say."""
-        pairs = [(name, show(name)) for name in names] if self.per_file else \
-            [(name, None) for name in names]
+        finds the configuration of each folder (once per folder: the walk
+        gives a folder's files together); where one below the run's excludes
+        other paths than the run's, walks again without the configurations'
+        excludes and excludes each file as its folders' configurations say."""
         if self.per_file:
-            for _name, path in pairs:
-                self.for_path(path)
+            self._find_folders(names)
             if rewalk is not None and any(not _same_exclude(c, self.root)
                                           for c in self.used.values()):
                 names = rewalk(self.cli_excludes)
-                pairs = [(name, show(name)) for name in names]
-                for _name, path in pairs:
-                    self.for_path(path)
-                pairs = [(n, p) for n, p in pairs if not self._excluded(p)]
-        collect = self.collect or self.rules_of(self.root)("AD001")
+                self._find_folders(names)
+                names = [n for n in names if not self._excluded(os.fsdecode(n))]
+        collect = self.collect or any(self.rules_of(c)("AD001") for c in self.used.values())
         self.collect = collect
-        python = self.python_files
-        out = []
-        for name, path in pairs:
-            out.append(name)
-            if name.endswith((b".py", b".pyi")):
-                if path is None:
-                    path = show(name)
-                if collect or self.rules_of(self.for_path(path))("AD001"):
-                    python.append((path, os.fsdecode(name)))
-        return out
+        if collect:  # AD001 reads the Python files walked (Note [Unused noqa])
+            python = self.python_files
+            for name in names:
+                if name.endswith((b".py", b".pyi")):
+                    path = os.fsdecode(name)
+                    if self.rules_of(self.for_path(path))("AD001"):
+                        python.append((show(name), path))
+        return names
+
+    def _find_folders(self, names: list) -> None:
+        """The configuration of each folder of ``names`` (as the walk gives
+        them: bytes, relative to the current folder or absolute)."""
+        last = None
+        for name in names:
+            d = name.rpartition(b"/")[0]
+            if d != last:
+                last = d
+                self.for_folder(os.path.abspath(os.fsdecode(d) if d else "."))
 
     def _excluded(self, path: str) -> bool:
         """Whether the configurations exclude the file: a folder above it
@@ -672,9 +675,6 @@ class FileConfigs:
                                                               self._globs)
             memo[d] = got
         return got
-
-    def root_rules_unused_noqa(self) -> bool:
-        return self.rules_of(self.root)("AD001")
 
 
 def _same_exclude(cfg: Config, root: Config) -> bool:
@@ -1158,7 +1158,7 @@ def _unused_noqa(sel: Selection, report) -> list:
             before[shown] = report._file_findings(i)
     out: list = []
     for shown, name in files.python_files:
-        keep = files.rules_of(files.for_path(shown))
+        keep = files.rules_of(files.for_path(name))
         if not keep("AD001"):
             continue
         data = read_file(name)

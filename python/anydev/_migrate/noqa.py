@@ -8,7 +8,8 @@ comment (``# type: ignore  # noqa: AD101``). ``# noqa:`` without a valid code
 suppresses nothing. C/C++ files use ``// anydev: ignore[...]`` (native).
 
 A comment ``# anydev: noqa`` alone on its line, anywhere in a Python file,
-exempts the whole file (ruff's ``# ruff: noqa``); ``# anydev: noqa: AD1,
+exempts the whole file (ruff's ``# ruff: noqa``; ``anydev`` in lower, upper or
+title case, ``noqa`` in any); ``# anydev: noqa: AD1,
 AD601`` exempts it from these codes or prefixes only. After code on the same
 line it is no file-level directive (and no line directive either).
 
@@ -76,7 +77,7 @@ def _own_line(tok) -> bool:
 def file_exemption(data: bytes) -> Optional[tuple[str, ...]]:
     """The code prefixes a file-level ``# anydev: noqa`` exempts the file from
     (``ALL`` for a bare one), or None when the file has none."""
-    if b"anydev" not in data and b"ANYDEV" not in data.upper():
+    if b"nydev" not in data and b"NYDEV" not in data:  # anydev, Anydev, ANYDEV
         return None
     out: Optional[tuple[str, ...]] = None
     for tok in _comments(data):
