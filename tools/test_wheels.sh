@@ -17,7 +17,7 @@
 # against this repository (ANYDEV_REPO: another clone of it) at the release
 # tag v<version> of pyproject.toml: the wheel is tagged as docs/install.md
 # says (manylinux_2_34) and installs from its local path; `pip install
-# "anydev @ git+file://REPO@vX.Y.Z"` builds and runs; pre-commit with `repo:
+# "git+file://REPO@vX.Y.Z"` builds and runs; pre-commit with `repo:
 # REPO`, `rev: vX.Y.Z` runs the hooks anydev-scan-system (the anydev on PATH)
 # and anydev-scan (pre-commit builds one) and fails a commit with a legacy
 # call. A missing tag is an error that says how to make it. Minutes: two
@@ -197,10 +197,10 @@ if ((install_paths)); then
   py=$(command -v python3)
   export PIP_DISABLE_PIP_VERSION_CHECK=1
   printf "import torch\ntorch.cuda.synchronize()\n" >"$work/legacy.py"
-  # pip install "anydev @ git+file://REPO@vX.Y.Z" (docs/install.md, "From source")
+  # pip install "git+file://REPO@vX.Y.Z" (docs/install.md, "From source")
   "$py" -m venv "$work/venv-git"
-  say "pip install \"anydev @ git+file://$repo@$rel\" (builds the core)"
-  if ! "$work/venv-git/bin/python" -m pip install -q "anydev @ git+file://$repo@$rel" \
+  say "pip install \"git+file://$repo@$rel\" (builds the core)"
+  if ! "$work/venv-git/bin/python" -m pip install -q "git+file://$repo@$rel" \
        >"$work/git.log" 2>&1; then
     tail -n 30 "$work/git.log" >&2; say "pip install from the tag: FAILED"; status=1
   else
