@@ -803,6 +803,15 @@ def _scan_report(paths: Sequence[str], *, select=None, ignore=None,
                    walked).whole()
 
 
+def _read_bytes(name: str) -> bytes:
+    """A file's bytes, or b"" where it cannot be read (Note [File-level noqa])."""
+    try:
+        with open(name, "rb") as fh:
+            return fh.read()
+    except OSError:
+        return b""
+
+
 # Note [File-level noqa]: `# anydev: noqa` alone on a line exempts a Python
 # file (ruff's `# ruff: noqa`; anydev/_migrate/noqa.py). The native scanner
 # lexes only the lines its searches find, so such a line, which holds no
@@ -1119,18 +1128,23 @@ class _Report:
         one; except a file-level `# anydev: noqa` (Note [File-level noqa])."""
         if not self.noqa and not self.unflagged:
             return
-        from ._migrate import noqa as _noqa  # `# noqa` comments (ruff's convention)
-
         for i, name in self.unflagged:
-            data = _noqa.read_file(name)
-            # `anydev` in lower, upper or title case (two searches, no copy)
-            if not data or (b"nydev" not in data and b"NYDEV" not in data):
+            data = _read_bytes(name)
+            # `anydev` in lower, upper or title case (two searches, no copy);
+            # anydev._migrate.noqa (which imports re) only where it is there
+            if b"nydev" not in data and b"NYDEV" not in data:
                 continue
+            from ._migrate import noqa as _noqa
+
             whole = _noqa.file_exemption(data)
             if whole is not None:
                 found = self._file_findings(i)
                 self._drop(i, [j for j, f in enumerate(found)
                                if any(f.rule.startswith(c) for c in whole)])
+        if not self.noqa:
+            return
+        from ._migrate import noqa as _noqa  # `# noqa` comments (ruff's convention)
+
         for i, name in self.noqa:
             found = self._file_findings(i)
             kept = _noqa.filter_findings(found, lambda _shown, name=name: _noqa.read_file(name))

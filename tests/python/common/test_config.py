@@ -467,6 +467,8 @@ def test_only_files_whose_comments_mention_noqa_are_read_again(tmp_path, monkeyp
     assert 0 < len(expected) < len(every)
     read = []
     monkeypatch.setattr(_noqa, "read_file", lambda p: read.append(p) or real_read(p))
+    real_bytes = scan._read_bytes
+    monkeypatch.setattr(scan, "_read_bytes", lambda p: read.append(p) or real_bytes(p))
     assert scan.scan_paths(["."], jobs=1).findings == expected
     streamed = [f for part in scan.iter_scan_paths(["."], jobs=1, batch=7) for f in part.findings]
     assert streamed == expected

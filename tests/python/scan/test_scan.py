@@ -519,7 +519,9 @@ def test_rule_command():
     rc, _, err = run_cli("rule", "AD999")
     assert rc == 2 and "unknown rule code" in err
     rc, out, _ = run_cli("rule", "--all")
-    assert rc == 0 and len(out.splitlines()) == len(_compat_table.ROWS)
+    from anydev._migrate import meta_rules as _meta  # anydev's own rules (AD001) first
+
+    assert rc == 0 and len(out.splitlines()) == len(_compat_table.ROWS) + len(_meta.ROWS_BY_CODE)
     rc, out, _ = run_cli("rule", "AD104", "--format", "json")
     doc = json.loads(out)
     assert doc["example"] == {"before": ["torch.cuda.set_device(device)"],

@@ -60,14 +60,14 @@ def test_file_level_noqa(project, directive, left):
 def test_file_level_noqa_in_a_tree_and_its_cost(project, monkeypatch):
     # Note [File-level noqa]: a file with findings is read once more for the
     # directive, a file without findings never
-    from anydev._migrate import noqa as _noqa
+    from anydev import scan
 
     (project / "a.py").write_text("# anydev: noqa\n" + SRC)
     (project / "b.py").write_text(SRC)
     (project / "c.py").write_text("import torch\n")
     read = []
-    real = _noqa.read_file
-    monkeypatch.setattr(_noqa, "read_file", lambda p: read.append(p) or real(p))
+    real = scan._read_bytes
+    monkeypatch.setattr(scan, "_read_bytes", lambda p: read.append(p) or real(p))
     assert {p for p, _l, _r in rules()} == {"b.py"}
     assert sorted(read) == ["a.py", "b.py"]
 
