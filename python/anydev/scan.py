@@ -443,7 +443,10 @@ def _scan_with(data: bytes, path: str, lang: str, keep: Callable[[str], bool], n
     raw, errs, noqa = _native().scan_source(native, data, lang)
     findings = [_finding(path, t, rows[t[0]]) for t in raw if keep(rows[t[0]].code)]
     errors = [ScanError(path, message, line) for message, line in errs]
-    if findings and noqa is None:  # `# noqa` for tokenize to read (Note [noqa directives])
+    # the scanner left `# noqa` to tokenize (Note [noqa directives]), or the file
+    # may have a file-level `# anydev: noqa` (Note [File-level noqa])
+    if findings and (noqa is None
+                     or (lang == "python" and (b"nydev" in data or b"NYDEV" in data))):
         from ._migrate import noqa as _noqa  # `# noqa` comments (ruff's convention)
 
         findings = _noqa.filter_findings(findings, lambda p: data)
@@ -456,12 +459,14 @@ def rule_filter(select: Optional[Iterable[str]] = None,
     :func:`scan_paths`); ValueError names an entry that is not a code or a
     prefix of one."""
     from ._migrate.scan_table import NATIVE, OPT_IN  # Note [Scan table]
+    from ._migrate import meta_rules as _meta  # anydev's own rules (AD001)
 
-    codes = [t[0] for t in NATIVE]
+    codes = [t[0] for t in NATIVE] + list(_meta.CODES)
     sel = [""] if select is None else _prefixes(select, codes, "select")
     ign = [] if ignore is None else _prefixes(ignore, codes, "ignore")
-    # Opt-in rules (a portability hint such as AD911) are on only when selected.
-    off = set(OPT_IN) if select is None else set()
+    # Opt-in rules (a portability hint such as AD911, unused noqa AD001) are
+    # on only when selected.
+    off = set(OPT_IN) | _meta.OPT_IN if select is None else set()
     if sel == [""] and not ign:  # every rule (the default): only the opt-in ones are off
         return lambda code: code not in off
     memo: dict[str, bool] = {}
@@ -897,16 +902,36 @@ def _scan_report(paths: Sequence[str], *, select=None, ignore=None,
                  excludes: Sequence[tuple[str, str]] = (), jobs: Optional[int] = None,
                  respect_gitignore: bool = True, max_file_size: int = 20 << 20,
                  keep: Optional[Callable[[str], bool]] = None,
-                 notebooks: bool = False) -> _Report:
+                 notebooks: bool = False,
+                 walked: Optional[Callable[..., list]] = None) -> _Report:
     """_scan_paths, its findings kept native (a _Report): `# noqa` applied,
-    Finding objects made only when asked for."""
+    Finding objects made only when asked for. ``walked``: as _Stream's."""
     if keep is None:
         keep = rule_filter(select, ignore)
     # The files a stream would scan, in one batch: so that a file two paths
     # reach is scanned, counted and read once here too.
     return _Stream(paths, keep, excludes, jobs, respect_gitignore, max_file_size, None,
-                   notebooks).whole()
+                   notebooks, walked).whole()
 
+
+def _read_bytes(name: str) -> bytes:
+    """A file's bytes, or b"" where it cannot be read (Note [File-level noqa])."""
+    try:
+        with open(name, "rb") as fh:
+            return fh.read()
+    except OSError:
+        return b""
+
+
+# Note [File-level noqa]: `# anydev: noqa` alone on a line exempts a Python
+# file (ruff's `# ruff: noqa`; anydev/_migrate/noqa.py). The native scanner
+# lexes only the lines its searches find, so such a line, which holds no
+# legacy name, is seen by no lexer and sets no file's noqa flag: every Python
+# file with findings that is not flagged is read again, and tokenized only
+# where its bytes hold `anydev` (`nydev` or `NYDEV`: two searches without the
+# copy a case-folded search makes, which cost 6% of the scan of PyTorch's
+# torch/distributed, whose files mention `noqa` everywhere). Until the scanner
+# reports the directives itself, this costs one read of each such file.
 
 # Note [Streamed reports]: the text, JSON and GitHub reports of `anydev scan`
 # are written as the tree is scanned, a batch of files at a time, so that the
@@ -941,12 +966,13 @@ def _scan_stream(paths: Sequence[str], *, keep: Callable[[str], bool],
                  excludes: Sequence[tuple[str, str]] = (), jobs: Optional[int] = None,
                  respect_gitignore: bool = True, max_file_size: int = 20 << 20,
                  drop: Optional[Callable[[str, str], bool]] = None,
-                 notebooks: bool = False) -> _Stream:
+                 notebooks: bool = False,
+                 walked: Optional[Callable[..., list]] = None) -> _Stream:
     """_scan_report in batches (Note [Streamed reports]): the tree is walked
     now, and scanned as _Stream.batches() is iterated. ``drop``: as
-    _Report.drop_where's predicate (per-file-ignores)."""
+    _Report.drop_where's predicate (per-file-ignores); ``walked``: as _Stream's."""
     return _Stream(paths, keep, excludes, jobs, respect_gitignore, max_file_size, drop,
-                   notebooks)
+                   notebooks, walked)
 
 
 class _Stream:
@@ -955,18 +981,23 @@ class _Stream:
     totals: ``files``, ``bytes``, ``errors`` (the same list object all along,
     filled as the batches come, the walk's own errors first), ``ignored``,
     ``len()`` and summary_counts() (what is left after the filters).
-    ``tracked`` is known from the start."""
+    ``tracked`` is known from the start.
+
+    ``walked(names, show, rewalk)``, where given, sees the walk's files (their
+    names as the walk gives them, and ``show`` of a name: the path reports
+    show) before anything is scanned or the rules are built, and returns those
+    to scan (``rewalk(excludes)`` walks again with other excludes): the tree
+    is then walked first, whatever the paths (Note [Walked first])."""
 
     def __init__(self, paths: Sequence[str], keep: Callable[[str], bool],
                  excludes: Sequence[tuple[str, str]], jobs: Optional[int],
                  respect_gitignore: bool, max_file_size: int,
-                 drop: Optional[Callable[[str, str], bool]], notebooks: bool = False) -> None:
+                 drop: Optional[Callable[[str, str], bool]], notebooks: bool = False,
+                 walked: Optional[Callable[..., list]] = None) -> None:
         if isinstance(paths, str):
             paths = [paths]
         if jobs is not None and jobs < 0:
             raise ValueError("jobs must be >= 0")
-        self._rules, self.rows = _scan_rules(keep)
-        self._keep_rows = _keep_rows(keep)
         self._jobs, self._max = _jobs(jobs), _size_limit(max_file_size)
         self._drop = drop
         self._keep = keep
@@ -990,7 +1021,18 @@ class _Stream:
         # several are sorted by the path shown (stably), a file two of them
         # reach scanned once, so they are walked first.
         self._sorted = len(paths) + len(tracked) > 1
-        self._names: Optional[list] = self._walked() if self._sorted else None
+        # Note [Walked first]: per-file configuration (anydev._cli.scan) needs
+        # the files' folders before the scan, for the configuration files
+        # there: their rules decide the RuleSet (built below, after the walk)
+        # and their excludes which files are scanned. The walk is the one the
+        # scan would do, done first (so not overlapped with the scan as one
+        # path's walk otherwise is: Note [Scan ahead] in bind_scan.cc).
+        self._prewalked = walked is not None
+        self._names: Optional[list] = (walked(self._walked(), self._show, self._rewalk)
+                                       if walked is not None
+                                       else self._walked() if self._sorted else None)
+        self._rules, self.rows = _scan_rules(keep)
+        self._keep_rows = _keep_rows(keep)
         self._scanned = False
 
     def _walked(self) -> list:
@@ -1002,6 +1044,26 @@ class _Stream:
             names, path_errors, self.ignored, self._notebooks = _native().walk_files(
                 *self._walk, notebooks=True)
         self._path_errors(path_errors)
+        if not self._sorted:
+            return names
+        show = self._show
+        seen: set[str] = set()
+        named = []
+        for name in names:
+            shown = show(name)
+            if shown not in seen:
+                seen.add(shown)
+                named.append((shown, name))
+        named.sort(key=_at(0))
+        return [name for _shown, name in named]
+
+    def _rewalk(self, excludes: Sequence[tuple[str, str]]) -> list:
+        """The walk again with other excludes ((pattern, base folder) pairs):
+        its files, in the order _walked gives them (its errors and ignored
+        count are the first walk's)."""
+        walk = (self._walk[0], [(os.fsencode(p), os.fsencode(b or self._cwd))
+                                for p, b in excludes], self._walk[2])
+        names, _errors, _ignored = _native().walk_files(*walk)
         if not self._sorted:
             return names
         show = self._show
@@ -1056,7 +1118,7 @@ class _Stream:
         if self._sorted:
             report.sort()
         report.drop_noqa()
-        if self._drop is not None:
+        if self._drop:  # None, or a predicate that may say (bool) it drops nothing
             report.drop_where(self._drop)
         return report
 
@@ -1101,11 +1163,11 @@ class _Stream:
             report = None
         if self._sorted:
             self.errors.sort(key=lambda e: (e.path, e.line or 0))
-        elif self._notebooks is None:
-            path_errors, self.ignored = queue.walked()
-            self._path_errors(path_errors)
-        else:
-            path_errors, self.ignored, self._notebooks = queue.walked()
+        elif not self._prewalked:  # the queue walked the one path (no walk before it)
+            if self._notebooks is None:
+                path_errors, self.ignored = queue.walked()
+            else:
+                path_errors, self.ignored, self._notebooks = queue.walked()
             self._path_errors(path_errors)
         if self._notebooks:
             self._scan_notebooks()
@@ -1173,6 +1235,8 @@ class _Report:
         # it, which opens a file whose shown name is quoted)
         self.noqa: list[tuple[int, str]] = []
         self.counts: list[int] = []  # per file, its number of findings
+        # the other Python files with findings (index, name): Note [File-level noqa]
+        self.unflagged: list[tuple[int, str]] = []
         self._sorted = False
         self._left: Optional[list] = None
         self._findings: Optional[list] = None
@@ -1194,6 +1258,8 @@ class _Report:
             seen.add(shown)
             if noqa_comment and n:
                 self.noqa.append((i, os.fsdecode(path)))
+            elif n and _lang == "python":
+                self.unflagged.append((i, os.fsdecode(path)))
             for message, line in errs:
                 self.errors.append(ScanError(shown, message, line))
 
@@ -1219,9 +1285,26 @@ class _Report:
         self.errors.sort(key=lambda e: (e.path, e.line or 0))
 
     def drop_noqa(self) -> None:
-        """Drops the findings `# noqa` comments suppress, in the files whose
-        directives the scanner left to Python's tokenize (Note [noqa
-        directives] in core/scan/src/scan_source.cc); it dropped the others'."""
+        """Drops the findings `# noqa` comments suppress: the scanner dropped
+        those of the line directives it read (Note [noqa directives] in
+        core/scan/src/scan_source.cc); this reads the files it left to Python's
+        tokenize, and the Python files with findings that may have a file-level
+        `# anydev: noqa` (Note [File-level noqa])."""
+        if not self.noqa and not self.unflagged:
+            return
+        for i, name in self.unflagged:
+            data = _read_bytes(name)
+            # `anydev` in lower, upper or title case (two searches, no copy);
+            # anydev._migrate.noqa (which imports re) only where it is there
+            if b"nydev" not in data and b"NYDEV" not in data:
+                continue
+            from ._migrate import noqa as _noqa
+
+            whole = _noqa.file_exemption(data)
+            if whole is not None:
+                found = self._file_findings(i)
+                self._drop(i, [j for j, f in enumerate(found)
+                               if any(f.rule.startswith(c) for c in whole)])
         if not self.noqa:
             return
         from ._migrate import noqa as _noqa  # `# noqa` comments (ruff's convention)

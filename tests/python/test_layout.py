@@ -38,7 +38,7 @@ SUBSYSTEMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
                 ("compat", "common", "native")),
     "migrate": (("anydev._migrate", "anydev.scan", "anydev.fix"), ("compat", "common", "native")),
     "torch": (("anydev._torch", "anydev.torch", "anydev.cpp_extension"),
-              ("runtime", "compat", "common", "native")),
+              ("migrate", "runtime", "compat", "common", "native")),
     "dashboard": (("anydev._dashboard",), ("migrate", "compat", "common", "native")),
     "server": (("anydev._server",), ("migrate", "compat", "common", "native")),
     "cli": (("anydev._cli", "anydev.__main__"),

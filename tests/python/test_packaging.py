@@ -132,7 +132,8 @@ def _hook_file_patterns() -> dict[str, str]:
 
 def test_pre_commit_hooks_see_every_file_the_scanner_reads():
     hooks = _hook_file_patterns()
-    assert set(hooks) == {"anydev-scan", "anydev-scan-system"}
+    assert set(hooks) == {"anydev-scan", "anydev-scan-system", "anydev-scan-new",
+                          "anydev-scan-new-system"}
     text = read(".pre-commit-hooks.yaml")
     assert "language: system" in text and "language: python" in text
     extensions = [e for exts in scan.EXTENSIONS.values() for e in exts]

@@ -14,7 +14,6 @@ why), then a summary. ``--diff`` prints the unified diff on stdout.
 from __future__ import annotations
 
 import argparse
-import inspect
 import sys
 import textwrap
 
@@ -24,6 +23,7 @@ from .scan import (
     _print_errors,
     _silence_stdout,
     add_common_arguments,
+    fixer_kwargs,
     render_fix_list,
     scan_selection,
     selection,
@@ -69,25 +69,6 @@ def cmd_fix(args: argparse.Namespace) -> int:
         return 1
 
 
-def _accepts(fn, name: str) -> bool:
-    try:
-        return name in inspect.signature(fn).parameters
-    except (TypeError, ValueError):  # pragma: no cover
-        return False
-
-
-def _target_kwargs(fn, sel) -> dict:
-    """``target_torch=`` and ``keep=`` for the fixer, as far as it takes them."""
-    out: dict = {}
-    if sel.target_torch is not None and _accepts(fn, "target_torch"):
-        out["target_torch"] = sel.target_torch
-    if sel.keep_globs and _accepts(fn, "keep"):
-        out["keep"] = sel.keep_globs
-    if _accepts(fn, "rules"):  # the rescans of a fixed file keep the selection
-        out["rules"] = lambda fs: sel.filter([f for f in fs if sel.rules(f.rule)])
-    return out
-
-
 def location(f) -> str:
     """`path:line:column`, or in a notebook `path:cell N:line:column`."""
     from anydev.scan import location as _location
@@ -114,11 +95,11 @@ def _fix_main(args: argparse.Namespace) -> int:
             errors=scanned.errors, files=scanned.files, bytes=scanned.bytes)
     result = _fix.fix_paths(sel.paths, unsafe=args.unsafe_fixes, diff=args.diff,
                             scanned=scanned, jobs=args.jobs,
-                            **_target_kwargs(_fix.fix_paths, sel))
+                            **fixer_kwargs(_fix.fix_paths, sel))
     if notebook:
         from anydev._migrate import check as _check
 
-        kw = _target_kwargs(_check.fix_notebook_files, sel)
+        kw = fixer_kwargs(_check.fix_notebook_files, sel)
         files, targets = _check.fix_notebook_files(notebook, unsafe=args.unsafe_fixes,
                                                    diff=args.diff, **kw)
         result.files += files
@@ -200,7 +181,7 @@ def _fix_stdin(args: argparse.Namespace, sel, scanned) -> int:
     skipped: list = []
     error = None
     if scanned.findings:
-        kwargs = _target_kwargs(_fix.fix_source, sel)
+        kwargs = fixer_kwargs(_fix.fix_source, sel)
         if "target_torch" not in kwargs:
             # the project around the file it stands for (--stdin-filename), else around
             # the current folder, declares the target as for a file on disk
@@ -216,7 +197,7 @@ def _fix_stdin(args: argparse.Namespace, sel, scanned) -> int:
 
                 new, applied, skipped = _check.fix_notebook(
                     data, name, scanned.findings, unsafe=args.unsafe_fixes,
-                    **_target_kwargs(_check.fix_notebook, sel))
+                    **fixer_kwargs(_check.fix_notebook, sel))
             else:
                 new, applied, skipped = _fix.fix_source(data, name, scanned.findings,
                                                         unsafe=args.unsafe_fixes, **kwargs)

@@ -147,9 +147,11 @@ _SCAN_FLAGS = {
     "--show-fixes": "show_fixes",
 }
 # option -> (dest, how the value is taken: "append", "int" (>= 0), "torch",
-# "format" or "file" (not empty))
+# "format", "file" or "rev" (not empty))
 _SCAN_VALUES = {
     "--select": ("select", "append"), "--ignore": ("ignore", "append"),
+    "--extend-select": ("extend_select", "append"),
+    "--extend-ignore": ("extend_ignore", "append"), "--diff-base": ("diff_base", "rev"),
     "--exclude": ("exclude", "append"), "--jobs": ("jobs", "int"), "-j": ("jobs", "int"),
     "--max-file-size": ("max_file_size", "int"), "--target-torch": ("target_torch", "torch"),
     "--stdin-filename": ("stdin_filename", "file"), "--config": ("config", "file"),
@@ -178,7 +180,8 @@ def _fast_scan_args(argv: list[str]):
           "jobs": None, "max_file_size": None, "target_torch": None, "exit_zero": False,
           "stdin_filename": None, "quiet": False, "config": None, "no_config": False,
           "format": None, "output": None, "statistics": False, "show_fixes": False,
-          "baseline": None, "write_baseline": None}
+          "baseline": None, "write_baseline": None, "extend_select": None,
+          "extend_ignore": None, "diff_base": None}
     paths: list[str] = ns["paths"]
     group = 0  # 1 while in the one group of paths, 2 after it
     i, n = 0, len(argv)
@@ -229,7 +232,7 @@ def _fast_scan_args(argv: list[str]):
                 return None
         elif how == "format" and value not in _scan_cli.FORMATS:
             return None
-        elif how == "file" and not value:
+        elif how in ("file", "rev") and not value:
             return None
         ns[dest] = value
     return _Args(**ns, func=_scan_cli.cmd_scan)

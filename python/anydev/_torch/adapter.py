@@ -135,12 +135,31 @@ def _abs_globs(globs: Sequence[str], base: str) -> tuple[str, ...]:
 
 def _project_start() -> str:
     """Where to look for the project's pyproject.toml: the __main__ script's
-    folder when there is one, else the working directory."""
+    folder when it is the user's script, else the working directory. A
+    __main__ that an installed tool runs (pytest's console script, `python -m
+    pytest`: files of a Python environment) is no project's: `import
+    anydev.torch` in a conftest.py found no [tool.anydev] from there and ran
+    with the __main__-only scope, so no test's legacy call warned."""
     main = sys.modules.get("__main__")
     file = getattr(main, "__file__", None)
-    if isinstance(file, str) and os.path.exists(file):
+    if isinstance(file, str) and os.path.exists(file) and not _in_environment(file):
         return os.path.dirname(os.path.abspath(file))
     return os.getcwd()
+
+
+def _in_environment(file: str) -> bool:
+    """Whether ``file`` lies in a Python environment's folders (its prefix:
+    scripts, libraries), as an installed tool's entry point does."""
+    import sysconfig
+
+    real = os.path.realpath(file)
+    roots = {sys.prefix, sys.exec_prefix, sys.base_prefix}
+    paths = sysconfig.get_paths()
+    roots.update(paths.get(k, "") for k in ("scripts", "purelib", "platlib", "stdlib"))
+    for r in roots:
+        if r and real.startswith(os.path.realpath(r).rstrip(os.sep) + os.sep):
+            return True
+    return False
 
 
 def _pyproject_scope(start: str) -> Optional[tuple[tuple[str, ...], tuple[str, ...], str]]:
@@ -185,6 +204,14 @@ def make_scope(packages: Optional[Iterable[str]] = None, paths: Optional[Iterabl
     found = _pyproject_scope(start)
     if found is not None:
         return Scope(found[0], found[1], main, found[2], internal)
+    if "_pytest" in sys.modules and project is None:
+        # under pytest the __main__ script is pytest's: a scope of it alone
+        # warns about no test and no module of the project
+        warnings.warn(
+            f"anydev.torch: no [tool.anydev] packages or paths found from {start}: only the "
+            f"__main__ script (pytest's) is in the scope, so no legacy call of the project's "
+            f"code or tests warns; set `packages`/`paths` in [tool.anydev], or run "
+            f"`pytest -p anydev` (docs/torch.md)", UserWarning, stacklevel=3)
     return Scope(main=main, internal=internal) if main else Scope(
         main=False, source="empty (main=False and nothing named)", internal=internal)
 

@@ -546,8 +546,8 @@ def test_cli_exit_codes(project):
     assert run_cli("fix", "--unsafe-fixes")[0] == 1  # a row without a fix is left
     rc, _, err = run_cli("fix", "missing.py")
     assert rc == 2 and "missing.py: no such file or directory" in err
-    rc, _, err = run_cli("fix", "--select", "AD0")
-    assert rc == 2 and "'AD0' is not a rule code" in err
+    rc, _, err = run_cli("fix", "--select", "AD09")
+    assert rc == 2 and "'AD09' is not a rule code" in err
     (project / "pyproject.toml").write_text("[tool.anydev]\nselect = [\n")
     rc, _, err = run_cli("fix")
     assert rc == 2 and "not valid TOML" in err

@@ -473,7 +473,8 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
               respect_gitignore: bool = True,
               scanned: Optional[_scan.ScanResult] = None,
               target_torch: Optional[str] = None, keep: Sequence[str] = (),
-              rules: Optional[Callable[[list], list]] = None, check: bool = False
+              rules: Optional[Callable[[list], list]] = None, check: bool = False,
+              target_for: Optional[Callable[[str], Optional[_versions.Target]]] = None
               ) -> FixResult:
     """Scans ``paths`` (or takes the findings of ``scanned``) and applies the
     fixes; with ``diff=True`` writes nothing and returns a unified diff
@@ -492,7 +493,9 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
     ``rules``: the filter of the findings of each fixed file's rescans (see
     :func:`fix_source`); by default ``select``/``ignore``. ``check=True``: a
     dry run that writes nothing and makes no diff (the results say what would
-    be applied: `anydev scan`'s `[*]` marks)."""
+    be applied: `anydev scan`'s `[*]` marks). ``target_for(path)``: a file's
+    own target where ``target_torch`` is not given (the command line's
+    per-file configuration), None to fall back to its project's."""
     if isinstance(paths, str):
         paths = [paths]
     explicit = _versions.resolve_target(target_torch) if target_torch is not None else None
@@ -546,7 +549,8 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
             fr.applied, fr.skipped = [], []
             continue
         seen[key] = path
-        target = explicit or projects.for_file(path) or _versions.DEFAULT
+        target = explicit or (target_for(path) if target_for is not None else None) or \
+            projects.for_file(path) or _versions.DEFAULT
         result.targets.setdefault(target.source, target)
         work.append((fr, data, st, findings, target))
 
