@@ -298,7 +298,13 @@ TEST(ScanFastPath, CheapNamesWhereTheyBind) {
       "dist = None", "D2 = th.device", "x = torch.cuda if a else None", "import os as torch",
       "from os import path as th", "d = {torch: 1}", "q = th[0]", "r = th(1)",
       "cuda = torch", "import torch as cuda", "accelerator = th", "x = \\\n  torch.cuda",
-      "x = (\n    torch.cuda)", "x =torch.cuda", "x=\ttorch.cuda", "x = th.nn"};
+      "x = (\n    torch.cuda)", "x =torch.cuda", "x=\ttorch.cuda", "x = th.nn",
+      // Note [Cheap names at a line's start and after '='] in prefilter.cc.
+      "x = th.cuda(0)", "x = th.a.b  # c", "x = th.a;y = 1", "x = th.a \\\n  .b",
+      "x == th.cuda", "x <= th . a . b", "x = \\\r\n  th.cuda", "x = \\\r  th.cuda",
+      "th .a = 1", "th.cuda.x = 1", "y = 1 + \\\n th.cuda", "x = th\t.\fa.b",
+      "x = th.a.\n", "x = th.\n", "D = \\\n  th.device", "D = \\\r\n  th.device",
+      "D = \\\r  torch.device", "D = \\\n  th.device(0)"};
   const std::vector<std::string> uses = {
       "x.cuda.synchronize()",  "x.synchronize()",       "torch.cuda.synchronize()",
       "th.cuda.current_device()", "c.synchronize()",  "init(\"nccl\")",
@@ -334,6 +340,16 @@ TEST(ScanFastPath, CheapNamesWhereTheyBind) {
         b = e + 1;
       }
       src += out;
+    }
+    // A match at the file's start, and CRLF or CR line ends.
+    if (round % 5 == 1) src = "th.cuda.x = 1\n" + src;
+    if (round % 4 == 2 || round % 4 == 3) {
+      std::string crlf;
+      for (char c : src) {
+        if (c == '\n' && round % 4 == 2) crlf += '\r';
+        crlf += c == '\n' && round % 4 == 3 ? '\r' : c;
+      }
+      src = crlf;
     }
     Both(src);
   }
