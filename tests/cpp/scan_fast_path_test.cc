@@ -355,6 +355,76 @@ TEST(ScanFastPath, CheapNamesWhereTheyBind) {
   }
 }
 
+// Note [Comments and strings in the skeleton's loop] in python_scan.cc: the
+// skeleton's loop ends a comment and a string of one quote without a
+// prefix from its block's mask, and calls a string dead where a special
+// byte lies in its body or DeadBody finds a byte no device string holds.
+// Random files of such strings (every quote, escapes of quotes, backslashes
+// and newlines, special and non-ASCII bytes, spaces, live strings a rule
+// reads, empty ones, unterminated ones), prefixed and triple-quoted ones
+// beside them, comments at a line's start and after code (with quotes and
+// brackets in them, at the input's end), each at every offset of a block,
+// with LF, CRLF and CR line ends; both classifiers.
+void CheckCommentsAndStringsInTheLoop(int rounds, unsigned seed) {
+  const std::vector<std::string> strings = {
+      "'cuda'", "\"cuda:0\"", "'cuda:1'", "\"torch.cuda.synchronize\"", "'torch.cuda.x'",
+      "''", "\"\"", "'a b'", "\"cu da\"", "'cuda '", "' cuda'", "'c\\'uda'", "\"c\\\"uda\"",
+      "'cuda\\\\'", "\"\\\\\"", "'a\\\nb'", "'a\\\r\nb'", "'(#)'", "\"[{'\"", "'\"'", "\"'\"",
+      "'\xc3\xa9'", "'cuda\xc3\xa9'", "'x-y'", "'a:b.c_d'", "r'cuda'", "b'cuda'", "f'cuda'",
+      "f\"cuda:{i}\"", "rb'\\''", "u'cuda'", "'''cuda'''", "\"\"\"a\nb\"\"\"", "'\\x41'",
+      "'" + std::string(70, 'c') + "'", "'" + std::string(40, ' ') + "cuda'",
+      "\"" + std::string(63, 'a') + "(\"", "'unterminated", "\"unterminated\\", "'\t'"};
+  const std::vector<std::string> comments = {"# cuda", "# 'cuda' (", "#", "# \"\"\" ]",
+                                             "# torch.cuda.synchronize()", "#\xc3\xa9 '",
+                                             "# " + std::string(90, 'x') + " )"};
+  const std::vector<std::string> code = {
+      "x = torch.zeros(1, device=S)", "y = t.to(S)", "torch.device(S)", "mock.patch(S)",
+      "d = S if torch.cuda.is_available() else 'cpu'", "z = (S,\n     S)", "f(S, S) + g[S]",
+      "torch.cuda.synchronize()", "w = {S: S}", "if S == 'x': torch.cuda.synchronize()"};
+  std::mt19937 rng(seed);
+  for (int round = 0; round < rounds; ++round) {
+    std::string src = "import torch\nfrom unittest import mock\n";
+    src += "v = " + std::string(rng() % 130, 'a') + "\n";
+    const int lines = 2 + static_cast<int>(rng() % 8);
+    for (int k = 0; k < lines; ++k) {
+      std::string line = rng() % 4 == 0 ? std::string(rng() % 9, ' ') : std::string();
+      const unsigned pick = rng() % 6;
+      if (pick == 0) {
+        line += comments[rng() % comments.size()];
+      } else {
+        std::string c = code[rng() % code.size()];
+        for (size_t at; (at = c.find('S')) != std::string::npos;) {
+          c.replace(at, 1, strings[rng() % strings.size()]);
+        }
+        line += c;
+        if (pick == 1) line += "  " + comments[rng() % comments.size()];
+      }
+      src += line + "\n";
+    }
+    if (rng() % 3 == 0) src += comments[rng() % comments.size()];  // at the end, no newline
+    const unsigned ends = rng() % 3;
+    if (ends != 0) {
+      std::string other;
+      for (char c : src) {
+        if (c == '\n' && ends == 1) other += '\r';
+        other += c == '\n' && ends == 2 ? '\r' : c;
+      }
+      src = other;
+    }
+    Both(src);
+  }
+}
+
+TEST(ScanFastPath, CommentsAndStringsInTheSkeletonLoop) {
+  CheckCommentsAndStringsInTheLoop(6000, 7);
+}
+
+TEST(ScanFastPath, CommentsAndStringsInTheSkeletonLoopScalar) {
+  internal::SetSkeletonScalarForTesting(true);
+  CheckCommentsAndStringsInTheLoop(1500, 8);
+  internal::SetSkeletonScalarForTesting(false);
+}
+
 // Note [Docstrings in the skeleton]: triple-quoted strings of every length
 // to 80, ended or not, with a backslash, a quote or a CRLF at each place,
 // at the end of the input (its padding) and before code.
