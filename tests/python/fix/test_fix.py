@@ -228,9 +228,11 @@ def fixed(src: str, name: str = "m.py", unsafe: bool = True) -> str:
 def test_imports_are_rewritten_with_their_uses():
     src = "from torch.cuda.amp import autocast\n\n\ndef f(x):\n    with autocast(dtype=x):\n        pass\n"
     # (under --unsafe-fixes the template's "cuda" is AD904's, rewritten in the same run)
+    # (wrapped: the rewritten line went over 88 columns, Note [Wrapping rewritten lines])
     assert fixed(src) == ("import torch\n\n\ndef f(x):\n"
-                          '    with torch.amp.autocast(getattr(torch.accelerator.current_accelerator(), "type", "cuda"), '
-                          'dtype=x):\n        pass\n')
+                          "    with torch.amp.autocast(\n"
+                          '        getattr(torch.accelerator.current_accelerator(), "type", "cuda"), '
+                          'dtype=x\n    ):\n        pass\n')
     assert fixed(src, unsafe=False) == ("import torch\n\n\ndef f(x):\n"
                                         '    with torch.amp.autocast("cuda", dtype=x):\n        pass\n')
     # an existing `import torch as th` is used, and no `import torch` added

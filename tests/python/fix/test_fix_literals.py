@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from anydev._migrate.fix import wrap as _wrap
 from anydev.fix import fix_source
 from anydev.scan import scan_source
 from conftest import run_cli
@@ -85,7 +86,10 @@ def test_the_strings_that_are_no_device_are_no_findings_and_stay():
 
 
 @pytest.mark.parametrize("src", SOURCES, ids=[p.name for p in SOURCES])
-def test_fixed_code_compiles_is_stable_and_leaves_no_cuda_behind_a_generic_check(src: Path):
+def test_fixed_code_compiles_is_stable_and_leaves_no_cuda_behind_a_generic_check(
+        src: Path, monkeypatch):
+    # the findings left are matched by line: no line is wrapped (anydev._migrate.fix.wrap)
+    monkeypatch.setattr(_wrap, "DEFAULT_LENGTH", 10_000)
     data = src.read_bytes()
     _, new, applied, skipped = _fix(data, src.name, "2.13", True)
     compile(new, src.name, "exec", dont_inherit=True)
@@ -124,8 +128,8 @@ def test_a_unit_falls_whole_and_each_finding_names_the_blocker():
     _, new, applied, skipped = _fix(data, "units.py", "2.13", True)
     text = new.decode()
     # migrates: the guard, the idiom (str form) and the guarded literals together
-    assert 'device = (torch.accelerator.current_accelerator(check_available=True) or ' \
-           'torch.device("cpu")).type' in text
+    assert 'device = (\n        torch.accelerator.current_accelerator(check_available=True)\n' \
+           '        or torch.device("cpu")\n    ).type' in text
     assert "    if torch.accelerator.is_available():\n        model = model.to(" in text
     # blocked_by_noqa: a suppressed literal keeps its whole function
     why = _why(skipped, 19, "AD101")
@@ -142,8 +146,8 @@ def test_a_unit_falls_whole_and_each_finding_names_the_blocker():
     assert "named for cuda" in _why(skipped, 47, "AD907")
     assert "version-guarded fallback" in _why(skipped, 54, "AD901")
     # a module-level if/else statement form
-    assert 'DEFAULT = torch.accelerator.current_accelerator(check_available=True) or ' \
-           'torch.device("cpu")' in text
+    assert 'DEFAULT = (\n    torch.accelerator.current_accelerator(check_available=True) or ' \
+           'torch.device("cpu")\n)' in text
 
 
 def test_without_unsafe_fixes_nothing_of_a_unit_moves():
@@ -171,7 +175,8 @@ def test_the_target_torch_decides_the_spelling_and_refuses_what_it_lacks():
                 "`def f`" in why and "AD905" in why and "needs torch >= 2.7" in why
     # g has only .cuda() (since 2.6): 2.6 rewrites it, 2.1 does not
     _, new, _, skipped = _fix(src.encode(), "t.py", "2.6", True)
-    assert b'    return x.to(torch.device(getattr(torch.accelerator.current_accelerator(), "type", "cuda")))\n' in new
+    assert (b'    return x.to(\n        torch.device(getattr(torch.accelerator.current_accelerator(), '
+            b'"type", "cuda"))\n    )\n') in new
     _, new, _, skipped = _fix(src.encode(), "t.py", "2.1", True)
     assert _why(skipped, 10, "AD907") == "needs torch >= 2.6 (target 2.1)"
 
@@ -211,7 +216,8 @@ def test_cli_summary_says_the_literal_rewrites_are_unsafe(tmp_path):
     rc, out, err = run_cli("fix", "--unsafe-fixes", str(p), "--target-torch", "2.13")
     assert rc == 0, err
     assert "rewrote 1 device literal(s) and idiom(s) (AD907)" in err and "unsafe" in err
-    assert 'x.to(torch.device(getattr(torch.accelerator.current_accelerator(), "type", "cuda")))' in p.read_text()
+    assert 'x.to(\n        torch.device(getattr(torch.accelerator.current_accelerator(), "type", ' \
+        '"cuda"))\n    )' in p.read_text()
 
 
 def test_rule_docs_say_how_literals_are_fixed_and_proven():

@@ -29,6 +29,7 @@ from .python_tree import _parse_error
 from .rows import _allowed, _row_of
 from .text import _FileError, _Text, split_lines
 from .versions import _target_refusals
+from .wrap import wrap_file as _wrap_file
 
 
 @dataclass
@@ -212,6 +213,7 @@ def _fix_rounds(data: bytes, path: str, findings: Sequence[_scan.Finding], *, un
         target_torch = _versions.resolve_target(target_torch)
     language = _scan.language_of(path) or (findings[0].language if findings else None)
     asked: list[tuple[bytes, bool]] = []  # what more() answered, for the loop to reuse
+    original = data
 
     def more(old: bytes, new: bytes, done: list) -> bool:
         got = _again(old, new, done, language, unsafe)
@@ -247,6 +249,8 @@ def _fix_rounds(data: bytes, path: str, findings: Sequence[_scan.Finding], *, un
         applied += done
         later += len(done)
         skipped = _reconcile(skipped, left, done)
+    if language == "python":  # lines it took over the limit (Note [Wrapping rewritten lines])
+        current = _wrap_file(original, current, path)
     return current, applied, skipped, later
 
 

@@ -1,0 +1,586 @@
+"""The fixer's rewritten lines wrapped to the project's line length.
+
+A rewrite makes lines longer (``torch.cuda.current_device()`` becomes
+``torch.accelerator.current_device_index()``, a ``"cuda"`` becomes the
+accelerator's type). Where a line that was within the project's configured
+length (``line_length_for``: ruff's ``line-length``, black's, flake8's
+``max-line-length``, yapf's ``column_limit``, isort's ``line_length``; 88
+where none) goes over it, the line is wrapped as a maintainer (or black)
+would: inside the brackets it already has, at a call's arguments, with a
+hanging indent of the file's own indentation unit:
+
+    x = some.call(first, torch.accelerator.current_device_index(), last)
+    ->
+    x = some.call(
+        first, torch.accelerator.current_device_index(), last
+    )
+
+and, where the arguments do not fit on one line either, one argument a line
+with a trailing comma (Note [Wrapping rewritten lines]). A line that was over
+the limit already is never reflowed, nor is a line the fixer did not change.
+
+    new = wrap_new_long_lines(old_text, new_text, limit)
+"""
+
+from __future__ import annotations
+
+import ast
+import configparser
+import difflib
+import io
+import os
+import re
+import tokenize
+from typing import Optional
+
+from .text import _Text, split_lines
+
+__all__ = ["DEFAULT_LENGTH", "line_length_for", "wrap_new_long_lines", "wrap_file"]
+
+#: black's and ruff's default; flake8's is 79, but a project that left it so
+#: and wrote 88-column code is the common case (issue 29: "88 where none").
+DEFAULT_LENGTH = 88
+
+#: Folder -> the line length configured there (None: nothing configured).
+_dir_cache: dict[str, Optional[int]] = {}
+
+
+def _from_pyproject(path: str) -> Optional[int]:
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except OSError:
+        return None
+    if b"line-length" not in raw and b"line_length" not in raw and \
+            b"column_limit" not in raw:
+        return None
+    try:
+        from anydev._common.config import loads_toml  # noqa: PLC0415 (only where one is set)
+
+        doc = loads_toml(raw.decode("utf-8"))
+    except Exception:  # noqa: BLE001 (a broken pyproject.toml sets nothing here)
+        return None
+    tool = doc.get("tool") if isinstance(doc, dict) else None
+    if not isinstance(tool, dict):
+        return None
+    for name, key in (("ruff", "line-length"), ("black", "line-length"),
+                      ("black", "line_length"), ("yapf", "column_limit"),
+                      ("isort", "line_length")):
+        sect = tool.get(name)
+        v = sect.get(key) if isinstance(sect, dict) else None
+        if type(v) is int and v > 0:
+            return v
+    return None
+
+
+_RUFF_TOML = re.compile(r"(?m)^\s*line-length\s*=\s*(\d+)")
+
+
+def _from_ini(path: str) -> Optional[int]:
+    cp = configparser.ConfigParser(interpolation=None, strict=False)
+    try:
+        cp.read(path, encoding="utf-8")
+    except (configparser.Error, UnicodeDecodeError, OSError):
+        return None
+    for sect, key in (("flake8", "max-line-length"), ("flake8", "max_line_length"),
+                      ("pycodestyle", "max-line-length"), ("pycodestyle", "max_line_length"),
+                      ("yapf", "column_limit"), ("isort", "line_length")):
+        if cp.has_option(sect, key):
+            try:
+                v = int(cp.get(sect, key).split("#")[0].split(";")[0].strip())
+            except ValueError:
+                continue
+            if v > 0:
+                return v
+    return None
+
+
+def _configured_in(d: str) -> Optional[int]:
+    """The line length a file of folder ``d`` gets from ``d``'s own files:
+    ruff's files first (ruff.toml, .ruff.toml), then pyproject.toml (ruff,
+    black, yapf, isort), then flake8's (setup.cfg, tox.ini, .flake8)."""
+    for name in ("ruff.toml", ".ruff.toml"):
+        p = os.path.join(d, name)
+        if os.path.isfile(p):
+            try:
+                with open(p, encoding="utf-8", errors="replace") as fh:
+                    m = _RUFF_TOML.search(fh.read())
+            except OSError:
+                m = None
+            if m:
+                return int(m.group(1))
+    p = os.path.join(d, "pyproject.toml")
+    if os.path.isfile(p):
+        v = _from_pyproject(p)
+        if v is not None:
+            return v
+    for name in (".flake8", "setup.cfg", "tox.ini"):
+        p = os.path.join(d, name)
+        if os.path.isfile(p):
+            v = _from_ini(p)
+            if v is not None:
+                return v
+    return None
+
+
+def line_length_for(path: str) -> int:
+    """The line length configured for the file ``path``: the nearest folder at
+    or above it whose configuration sets one (up to the repository's root, the
+    folder with ``.git``); DEFAULT_LENGTH where none does or the file is not on
+    the disk."""
+    d = os.path.dirname(os.path.abspath(path))
+    walked: list[str] = []
+    found: Optional[int] = None
+    while True:
+        if d in _dir_cache:
+            found = _dir_cache[d]
+            break
+        walked.append(d)
+        found = _configured_in(d)
+        if found is not None or os.path.exists(os.path.join(d, ".git")):
+            break
+        parent = os.path.dirname(d)
+        if parent == d:
+            break
+        d = parent
+    for w in walked:
+        _dir_cache[w] = found
+    return found if found is not None else DEFAULT_LENGTH
+
+
+# --- wrapping -------------------------------------------------------------------------
+
+_OPEN = {"(": ")", "[": "]", "{": "}"}
+_CLOSE = {")", "]", "}"}
+_FSTRING_START = getattr(tokenize, "FSTRING_START", -1)
+_FSTRING_END = getattr(tokenize, "FSTRING_END", -1)
+_SKIP_TYPES = {tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
+               tokenize.ENDMARKER, tokenize.COMMENT}
+
+
+class _Tok:
+    __slots__ = ("s", "e", "text", "op")
+
+    def __init__(self, s: int, e: int, text: str, op: bool):
+        self.s, self.e, self.text, self.op = s, e, text, op
+
+
+def _width(line: str) -> int:
+    return len(line)
+
+
+def _indent_unit(tokens: list) -> str:
+    """The file's indentation step (the commonest INDENT's increase), "    " by default."""
+    counts: dict[str, int] = {}
+    stack = [""]
+    for t in tokens:
+        if t.type == tokenize.INDENT:
+            prev = stack[-1]
+            if t.string.startswith(prev) and len(t.string) > len(prev):
+                step = t.string[len(prev):]
+                counts[step] = counts.get(step, 0) + 1
+            stack.append(t.string)
+        elif t.type == tokenize.DEDENT and len(stack) > 1:
+            stack.pop()
+    if not counts:
+        return "    "
+    return max(counts.items(), key=lambda kv: (kv[1], kv[0] == "    "))[0]
+
+
+class _Line:
+    """One physical line's code tokens (atoms: an f-string is one) and comment."""
+
+    def __init__(self, text: str, toks: list[_Tok], comment: Optional[str], start_depth: int):
+        self.text = text
+        self.toks = toks
+        self.comment = comment
+        #: how many brackets of earlier lines are open where the line starts
+        self.start_depth = start_depth
+        #: the line starts inside a bracket of an earlier line and closes none of it
+        self.inside = start_depth > 0 and _top(toks, 0, len(toks), ()) is not None
+
+
+def _pairs(toks: list[_Tok]) -> Optional[list[tuple[int, int, int]]]:
+    """(open index, close index, depth) of the brackets that open and close
+    among ``toks``; None where they cross brackets of other lines in a way
+    that a split cannot keep (an unmatched closer after an opener)."""
+    stack: list[int] = []
+    out = []
+    for i, t in enumerate(toks):
+        if not t.op:
+            continue
+        if t.text in _OPEN:
+            stack.append(i)
+        elif t.text in _CLOSE:
+            if stack:
+                o = stack.pop()
+                if _OPEN[toks[o].text] != t.text:
+                    return None
+                out.append((o, i, len(stack)))
+    return out
+
+
+def _top(toks: list[_Tok], lo: int, hi: int, words: tuple[str, ...]) -> Optional[list[int]]:
+    """The indices of the tokens of toks[lo:hi] outside any bracket whose text
+    is one of ``words`` (operators: ",", "="; keywords: "or", "and"); None
+    where the brackets of the range do not balance, or where a split there
+    would change meaning or read badly (a `lambda`'s parameters, a
+    comprehension's `for`)."""
+    depth = 0
+    out = []
+    for i in range(lo, hi):
+        t = toks[i]
+        if t.op and t.text in _OPEN:
+            depth += 1
+        elif t.op and t.text in _CLOSE:
+            depth -= 1
+            if depth < 0:
+                return None
+        elif depth == 0:
+            if t.text in words:
+                out.append(i)
+            elif not t.op and t.text in ("lambda", "for", "async"):
+                return None
+    if depth != 0:
+        return None
+    return out
+
+
+def _src(line: _Line, lo: int, hi: int) -> str:
+    """The text of tokens lo..hi-1 as the line has it."""
+    return line.text[line.toks[lo].s:line.toks[hi - 1].e]
+
+
+#: A split's penalties (Note [Wrapping rewritten lines]): its body is one token
+#: (`torch.device(\n"cpu"\n)`); code other than a trailer follows its closing
+#: bracket (`f(\nx\n) or g()`); new parentheses around an assignment's value.
+_TRIVIAL, _HEAVY_TAIL, _NEW_PARENS = 2, 2, 1
+
+_Fit = Optional[tuple[int, list[str]]]
+
+
+def _heavy_tail(toks: list[_Tok], c: int, hi: int) -> bool:
+    """Whether code other than closing brackets, `,`, `:`, and trailers
+    (`.name`, `(...)`, `[...]`) follows the bracket closed at ``c``."""
+    i = c + 1
+    while i < hi:
+        t = toks[i]
+        if t.op and t.text in _CLOSE or t.text in (",", ":", ";"):
+            i += 1
+        elif t.text == "." and i + 1 < hi and not toks[i + 1].op:
+            i += 2
+        elif t.op and t.text in _OPEN:
+            depth, i = 1, i + 1
+            while i < hi and depth:
+                if toks[i].op and toks[i].text in _OPEN:
+                    depth += 1
+                elif toks[i].op and toks[i].text in _CLOSE:
+                    depth -= 1
+                i += 1
+        else:
+            return True
+    return False
+
+
+def _best(line: _Line, lo: int, hi: int, indent: str, unit: str, limit: int,
+          prefix: str, suffix: str, depth: int) -> _Fit:
+    """(penalty, lines) for ``prefix + tokens lo..hi-1 + suffix`` at
+    ``indent`` within ``limit``: the line itself where it fits, else the
+    least penalized split at one of the range's outermost bracket pairs
+    (the last one first on a tie); None where none fits."""
+    whole = indent + prefix + _src(line, lo, hi) + suffix
+    if _width(whole) <= limit:
+        return 0, [whole]
+    if depth > 5 or hi <= lo:
+        return None
+    pairs = _pairs(line.toks[lo:hi])
+    if not pairs:
+        return None
+    top = min(d for _, _, d in pairs)
+    best: _Fit = None
+    for o, c in sorted(((o + lo, c + lo) for o, c, d in pairs if d == top and c > o + 1),
+                       key=lambda oc: -oc[1]):
+        head = indent + prefix + line.text[line.toks[lo].s:line.toks[o].e]
+        tail = indent + line.text[line.toks[c].s:line.toks[hi - 1].e] + suffix
+        if _width(head) > limit or _width(tail) > limit:
+            continue
+        body = _body(line, o + 1, c, indent + unit, unit, limit, depth + 1)
+        if body is None:
+            continue
+        pen = body[0] + (_TRIVIAL if c == o + 2 else 0) + \
+            (_HEAVY_TAIL if _heavy_tail(line.toks, c, hi) else 0)
+        got = (pen, [head, *body[1], tail])
+        if best is None or (got[0], len(got[1])) < (best[0], len(best[1])):
+            best = got
+    return best
+
+
+def _body(line: _Line, lo: int, hi: int, indent: str, unit: str, limit: int,
+          depth: int) -> _Fit:
+    """(penalty, lines) for the contents of a bracket at ``indent``: on one
+    line; else one item a line with a trailing comma (at its top-level
+    commas), or one operand a line (at its top-level `or`/`and`, the
+    operator first, as black writes them); else split inside (_best)."""
+    one = indent + _src(line, lo, hi)
+    if _width(one) <= limit:
+        return 0, [one]
+    commas = _top(line.toks, lo, hi, (",",))
+    if commas:
+        out, pen, start = [], 0, lo
+        for k in commas + [hi]:
+            if k > start:
+                got = _best(line, start, k, indent, unit, limit, "", ",", depth + 1)
+                if got is None:
+                    return None
+                pen += got[0]
+                out.extend(got[1])
+            start = k + 1
+        return pen, out
+    if commas is None:
+        return None
+    ops = _top(line.toks, lo, hi, ("or",)) or _top(line.toks, lo, hi, ("and",))
+    if ops:
+        out, pen, start, word = [], 0, lo, ""
+        for k in ops + [hi]:
+            got = _best(line, start, k, indent, unit, limit, word, "", depth + 1)
+            if got is None or k == start:
+                return None
+            pen += got[0]
+            out.extend(got[1])
+            if k < hi:
+                word = line.toks[k].text + " "
+            start = k + 1
+        return pen, out
+    return _best(line, lo, hi, indent, unit, limit, "", "", depth)
+
+
+def _wrap_line(line: _Line, unit: str, limit: int) -> Optional[list[str]]:
+    """The wrapped form of one physical line, or None where it cannot be
+    wrapped inside its own brackets (or in new ones around an assignment's
+    or a return's value)."""
+    toks = line.toks
+    if not toks:
+        return None
+    indent = line.text[:len(line.text) - len(line.text.lstrip(" \t"))]
+    rest = line.text[toks[-1].e:].rstrip()   # a backslash continuation
+    suffix = "  " + line.comment if line.comment is not None else \
+        " " + rest.strip() if rest else ""
+    n = len(toks)
+    if line.inside:
+        # a run of items inside a bracket of earlier lines: one item a line
+        commas = _top(toks, 0, n, (",",))
+        if commas:
+            out: list[str] = []
+            start = 0
+            for k in commas + [n]:
+                if k > start:
+                    got = _best(line, start, k, indent, unit, limit, "",
+                                "," if k < n else "", 1)
+                    if got is None:
+                        return None
+                    out.extend(got[1])
+                start = k + 1
+            out[-1] += suffix
+            return out if _width(out[-1]) <= limit else None
+    cands = []
+    got = _best(line, 0, n, indent, unit, limit, "", suffix, 0)
+    if got is not None:
+        cands.append(got)
+    if not line.start_depth:
+        value = _value_start(toks)
+        if value is not None and value < n:
+            head = indent + line.text[toks[0].s:toks[value - 1].e] + " ("
+            tail = indent + ")" + suffix
+            body = _body(line, value, n, indent + unit, unit, limit, 1)
+            if body is not None and _width(head) <= limit and _width(tail) <= limit:
+                cands.append((body[0] + _NEW_PARENS, [head, *body[1], tail]))
+    if not cands:
+        return None
+    return min(cands, key=lambda pl: (pl[0], len(pl[1])))[1]
+
+
+_ASSIGN_OPS = frozenset({"=", "+=", "-=", "*=", "/=", "//=", "%=", "**=", "@=", "&=", "|=",
+                         "^=", ">>=", "<<="})
+
+
+def _value_start(toks: list[_Tok]) -> Optional[int]:
+    """The index of the first token of a statement's value that new
+    parentheses may hold: after `return`, or after the one top-level
+    assignment operator; None for any other line (and for a value that is
+    one bracket already: that bracket is split instead)."""
+    if not toks[0].op and toks[0].text == "return":
+        start = 1
+    else:
+        ops = _top(toks, 0, len(toks), tuple(_ASSIGN_OPS))
+        if not ops or len(ops) != 1 or toks[ops[0]].text not in _ASSIGN_OPS:
+            return None
+        start = ops[0] + 1
+    if start >= len(toks) or (not toks[start].op and toks[start].text in ("yield", "lambda")):
+        return None
+    if toks[start].op and toks[start].text in _OPEN:
+        pairs = _pairs(toks[start:])
+        if pairs and any(o == 0 and c == len(toks) - start - 1 for o, c, _ in pairs):
+            return None
+    return start
+
+
+def _lines_of(text: str, rows: set[int]) -> tuple[dict[int, _Line], str]:
+    """The code tokens of the physical lines ``rows`` (1-based) of ``text``
+    and the file's indentation unit; a row that a multi-line token (a string)
+    touches, or that lies within one, is left out."""
+    lines = split_lines(text)
+    got: dict[int, list[_Tok]] = {r: [] for r in rows}
+    comments: dict[int, str] = {}
+    bad: set[int] = set()
+    all_toks = list(tokenize.generate_tokens(io.StringIO(text).readline))
+    unit = _indent_unit(all_toks)
+    fdepth = 0
+    fstart: Optional[tuple[int, int]] = None
+    depth = 0
+    start_depth: dict[int, int] = {}
+    for t in all_toks:
+        if t.start[0] in got and t.start[0] not in start_depth:
+            start_depth[t.start[0]] = depth
+        if t.type == tokenize.OP and not fdepth:
+            if t.string in _OPEN:
+                depth += 1
+            elif t.string in _CLOSE:
+                depth -= 1
+        (sr, sc), (er, ec) = t.start, t.end
+        if t.type == _FSTRING_START:
+            if fdepth == 0:
+                fstart = t.start
+            fdepth += 1
+            continue
+        if fdepth:
+            if t.type == _FSTRING_END:
+                fdepth -= 1
+                if fdepth == 0 and fstart is not None:
+                    if fstart[0] != er:
+                        bad.update(range(fstart[0], er + 1))
+                    elif er in got:
+                        got[er].append(_Tok(fstart[1], ec, "f-string", False))
+            continue
+        if t.type in _SKIP_TYPES:
+            if t.type == tokenize.COMMENT and sr in got:
+                comments[sr] = t.string
+            continue
+        if sr != er:
+            bad.update(range(sr, er + 1))
+            continue
+        if sr in got:
+            got[sr].append(_Tok(sc, ec, t.string, t.type == tokenize.OP))
+    out = {}
+    for r in rows:
+        if r in bad or r > len(lines):
+            continue
+        out[r] = _Line(lines[r - 1].rstrip("\r\n"), got[r], comments.get(r),
+                       start_depth.get(r, 0))
+    return out, unit
+
+
+def _made_long(old_lines: list[str], new_lines: list[str], limit: int) -> list[int]:
+    """The 0-based indices of the new lines over ``limit`` that a rewrite made
+    so: changed or added lines whose old counterpart was within the limit (a
+    block of lines replaced by as many is matched line by line; any other
+    block's old lines must all have been within it)."""
+    long_new = [i for i, ln in enumerate(new_lines) if _width(ln) > limit]
+    if not long_new:
+        return []
+    old_set = set(old_lines)
+    if all(new_lines[i] in old_set for i in long_new):
+        return []
+    want = set(long_new)
+    out = []
+    sm = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+    for tag, i1, i2, j1, j2 in sm.get_opcodes():
+        if tag == "equal" or tag == "delete":
+            continue
+        for j in range(j1, j2):
+            if j not in want:
+                continue
+            if tag == "replace" and i2 - i1 == j2 - j1:
+                was_ok = _width(old_lines[i1 + j - j1]) <= limit
+            else:
+                was_ok = all(_width(x) <= limit for x in old_lines[i1:i2])
+            if was_ok:
+                out.append(j)
+    return out
+
+
+def wrap_new_long_lines(old: str, new: str, limit: int) -> str:
+    """``new`` (the fixer's rewrite of ``old``, a Python file that parses) with
+    each line that the rewrite took over ``limit`` wrapped inside its own
+    brackets, where that fits; the rest as it is. The result has the same
+    syntax tree as ``new`` (checked), or is ``new`` itself."""
+    if new == old or limit <= 0:
+        return new
+    new_with = split_lines(new)
+    new_lines = [ln.rstrip("\r\n") for ln in new_with]
+    old_lines = [ln.rstrip("\r\n") for ln in split_lines(old)]
+    todo = _made_long(old_lines, new_lines, limit)
+    if not todo:
+        return new
+    try:
+        lines, unit = _lines_of(new, {j + 1 for j in todo})
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return new
+    m = re.search(r"\r\n|\r|\n", new)
+    nl = m.group(0) if m else "\n"
+    changed = False
+    out = list(new_with)
+    for j in todo:
+        line = lines.get(j + 1)
+        if line is None:
+            continue
+        got = _wrap_line(line, unit, limit)
+        if not got or len(got) < 2:
+            continue
+        brk = new_with[j][len(new_lines[j]):]
+        out[j] = nl.join(got) + brk
+        changed = True
+    if not changed:
+        return new
+    result = "".join(out)
+    try:
+        same = ast.dump(ast.parse(result)) == ast.dump(ast.parse(new))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        same = False
+    return result if same else new
+
+
+def wrap_file(old: bytes, new: bytes, path: str) -> bytes:
+    """The fixed bytes ``new`` of the Python file ``path`` (``old`` before the
+    fix) with the lines the fix took over the line length configured for
+    ``path`` wrapped (wrap_new_long_lines)."""
+    if new == old:
+        return new
+    limit = line_length_for(path)
+    if not any(len(ln) > limit for ln in new.splitlines()):
+        return new  # (bytes: a line over the limit in characters is over it in bytes)
+    a, b = _Text(old, "python"), _Text(new, "python")
+    got = wrap_new_long_lines(a.text, b.text, limit)
+    return new if got == b.text else b.encode(got)
+
+
+# Note [Wrapping rewritten lines]
+# On Megatron-LM (100 columns, ruff and black), `--target-torch 2.13
+# --unsafe-fixes` took 1,286 lines over the limit, and a reviewer asks for
+# each to be wrapped before the pull request is read. The wrap is black's
+# "right hand split" in small: the last bracket pair of the line's outermost
+# ones whose head (up to the opening bracket) and tail (from the closing one,
+# with the line's comment) fit; its contents on one line one indentation unit
+# deeper, else one item a line with a trailing comma (black's "magic trailing
+# comma", which keeps the layout under black and ruff format), each item
+# wrapped the same way where it is still too long. A line that is a run of
+# items inside a bracket opened on an earlier line (one argument a line) is
+# split at its commas, at its own indentation. Only brackets already there
+# are used (no parentheses are added), a line inside a multi-line string is
+# never touched, and a split at the commas of a `lambda`'s parameters or a
+# comprehension is never made. The wrapped text must give the same syntax
+# tree (ast.dump, positions aside) as the unwrapped one, else the file keeps
+# the long lines: wrapping never changes what the code does. A line that was
+# over the limit before the rewrite is left as the rewrite made it (the
+# project accepted it; reflowing it is a diff of the formatter's, not the
+# migration's), and so is every line the fixer did not change. A second run
+# changes nothing: it has no rewrite, so no line of its own to wrap.
