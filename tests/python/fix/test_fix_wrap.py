@@ -217,3 +217,45 @@ def test_generated_lines_wrap_to_the_same_tree_within_the_limit_or_stay(seed):
     # every line of the result is one of new's, or a wrapped one within the limit
     for ln in got.splitlines():
         assert ln in new.splitlines() or len(ln) <= 60, ln
+
+
+@pytest.mark.parametrize("line, want", [
+    # a comprehension: one clause a line
+    ("    xs = [t.to(torch.accelerator.current_accelerator(), non_blocking=True) for t in "
+     "tensors]",
+     "    xs = [\n        t.to(torch.accelerator.current_accelerator(), non_blocking=True)\n"
+     "        for t in tensors\n    ]"),
+    # an assert's test in new parentheses, its message after them
+    ("    assert a.device.type == torch.accelerator.current_accelerator().type and b.is_ok(), "
+     "'msg'",
+     "    assert (\n        a.device.type == torch.accelerator.current_accelerator().type "
+     "and b.is_ok()\n    ), 'msg'"),
+    # an if's condition, operators first
+    ("    if torch.accelerator.is_available() and torch.accelerator.device_count() > 1 and "
+     "not args.cpu:",
+     "    if (\n        torch.accelerator.is_available()\n        and "
+     "torch.accelerator.device_count() > 1\n        and not args.cpu\n    ):"),
+    # a conditional expression
+    ("    index = torch.accelerator.current_device_index() if torch.accelerator.is_available() "
+     "else 0",
+     "    index = (\n        torch.accelerator.current_device_index()\n        if "
+     "torch.accelerator.is_available()\n        else 0\n    )"),
+    # a lambda's parameters are no items of the call
+    ("    m = torch.load(path, map_location=lambda s, loc: s.to(torch.accelerator."
+     "current_accelerator()))",
+     "    m = torch.load(\n        path, map_location=lambda s, loc: s.to("
+     "torch.accelerator.current_accelerator())\n    )"),
+    ("    m = torch.load(path_to_checkpoint, map_location=lambda s, loc: s.to(torch.accelerator."
+     "current_accelerator()))",
+     "    m = torch.load(\n        path_to_checkpoint,\n        map_location=lambda s, loc: s.to("
+     "torch.accelerator.current_accelerator()),\n    )"),
+])
+def test_statement_forms_are_wrapped_as_black_would(line, want):
+    old = "def f():\n    x = 1\n    pass\n"
+    new = f"def f():\n{line}\n    pass\n"
+    if line.lstrip().startswith("if "):
+        new = f"def f():\n{line}\n        pass\n"
+        old = "def f():\n    if x:\n        pass\n"
+    got = _wrap.wrap_new_long_lines(old, new, 88)
+    assert got.split("\n", 1)[1].startswith(want + "\n"), got
+    assert ast.dump(ast.parse(got)) == ast.dump(ast.parse(new))

@@ -228,6 +228,7 @@ def _top(toks: list[_Tok], lo: int, hi: int, words: tuple[str, ...]) -> Optional
     comprehension's `for`)."""
     depth = 0
     out = []
+    params = False  # in a `lambda`'s parameters (their commas are not the range's)
     for i in range(lo, hi):
         t = toks[i]
         if t.op and t.text in _OPEN:
@@ -237,11 +238,48 @@ def _top(toks: list[_Tok], lo: int, hi: int, words: tuple[str, ...]) -> Optional
             if depth < 0:
                 return None
         elif depth == 0:
-            if t.text in words:
+            if params:
+                params = not (t.op and t.text == ":")
+            elif not t.op and t.text == "lambda":
+                params = True
+            elif t.text in words:
                 out.append(i)
-            elif not t.op and t.text in ("lambda", "for", "async"):
+            elif not t.op and t.text in ("for", "async"):
                 return None
     if depth != 0:
+        return None
+    return out
+
+
+def _clauses(toks: list[_Tok], lo: int, hi: int) -> Optional[list[int]]:
+    """Where the clauses of a comprehension in toks[lo:hi] start (its `for`s,
+    `async for`s and the `if`s after the first `for`, outside any bracket);
+    None where it has none or its brackets do not balance."""
+    depth, out, seen_for, params = 0, [], False, False
+    for i in range(lo, hi):
+        t = toks[i]
+        if t.op and t.text in _OPEN:
+            depth += 1
+        elif t.op and t.text in _CLOSE:
+            depth -= 1
+            if depth < 0:
+                return None
+        elif depth == 0 and not t.op:
+            if params:
+                continue
+            if t.text == "lambda":
+                params = True
+            elif t.text == "for":
+                if not (out and out[-1] == i - 1 and toks[i - 1].text == "async"):
+                    out.append(i)
+                seen_for = True
+            elif t.text == "async" and i + 1 < hi and toks[i + 1].text == "for":
+                out.append(i)
+            elif t.text == "if" and seen_for:
+                out.append(i)
+        elif depth == 0 and params and t.op and t.text == ":":
+            params = False
+    if depth != 0 or not out or out[0] == lo:
         return None
     return out
 
@@ -319,8 +357,10 @@ def _body(line: _Line, lo: int, hi: int, indent: str, unit: str, limit: int,
           depth: int) -> _Fit:
     """(penalty, lines) for the contents of a bracket at ``indent``: on one
     line; else one item a line with a trailing comma (at its top-level
-    commas), or one operand a line (at its top-level `or`/`and`, the
-    operator first, as black writes them); else split inside (_best)."""
+    commas), one clause a line (a comprehension's), or one operand a line
+    (at its top-level `or`, `and`, or a conditional expression's `if` and
+    `else`, the keyword first, as black writes them); else split inside
+    (_best)."""
     one = indent + _src(line, lo, hi)
     if _width(one) <= limit:
         return 0, [one]
@@ -337,8 +377,20 @@ def _body(line: _Line, lo: int, hi: int, indent: str, unit: str, limit: int,
             start = k + 1
         return pen, out
     if commas is None:
-        return None
-    ops = _top(line.toks, lo, hi, ("or",)) or _top(line.toks, lo, hi, ("and",))
+        parts = _clauses(line.toks, lo, hi)
+        if parts is None:
+            return None
+        out, pen, start = [], 0, lo
+        for k in parts + [hi]:
+            got = _best(line, start, k, indent, unit, limit, "", "", depth + 1)
+            if got is None:
+                return None
+            pen += got[0]
+            out.extend(got[1])
+            start = k
+        return pen, out
+    ops = _top(line.toks, lo, hi, ("or",)) or _top(line.toks, lo, hi, ("and",)) or \
+        _top(line.toks, lo, hi, ("if", "else"))
     if ops:
         out, pen, start, word = [], 0, lo, ""
         for k in ops + [hi]:
@@ -387,11 +439,15 @@ def _wrap_line(line: _Line, unit: str, limit: int) -> Optional[list[str]]:
     if got is not None:
         cands.append(got)
     if not line.start_depth:
-        value = _value_start(toks)
-        if value is not None and value < n:
-            head = indent + line.text[toks[0].s:toks[value - 1].e] + " ("
-            tail = indent + ")" + suffix
-            body = _body(line, value, n, indent + unit, unit, limit, 1)
+        value = _value_range(toks)
+        if value is not None:
+            a, b = value
+            head = indent + line.text[toks[0].s:toks[a - 1].e] + " ("
+            after = line.text[toks[b].s:toks[n - 1].e] if b < n else ""
+            if after and not after.startswith((",", ":")):
+                after = " " + after
+            tail = indent + ")" + after + suffix
+            body = _body(line, a, b, indent + unit, unit, limit, 1)
             if body is not None and _width(head) <= limit and _width(tail) <= limit:
                 cands.append((body[0] + _NEW_PARENS, [head, *body[1], tail]))
     if not cands:
@@ -403,25 +459,41 @@ _ASSIGN_OPS = frozenset({"=", "+=", "-=", "*=", "/=", "//=", "%=", "**=", "@=", 
                          "^=", ">>=", "<<="})
 
 
-def _value_start(toks: list[_Tok]) -> Optional[int]:
-    """The index of the first token of a statement's value that new
-    parentheses may hold: after `return`, or after the one top-level
-    assignment operator; None for any other line (and for a value that is
-    one bracket already: that bracket is split instead)."""
-    if not toks[0].op and toks[0].text == "return":
+def _value_range(toks: list[_Tok]) -> Optional[tuple[int, int]]:
+    """The token range [a, b) of a statement's expression that new parentheses
+    may hold: after `return`, after the one top-level assignment operator, an
+    `assert`'s test (before its message), an `if`/`elif`/`while`'s condition;
+    None for any other line, and for an expression that is one bracket
+    already (that bracket is split instead)."""
+    n = len(toks)
+    first = toks[0].text if not toks[0].op else ""
+    end = n
+    if first == "return":
         start = 1
+    elif first == "assert":
+        start = 1
+        commas = _top(toks, 0, n, (",",))
+        if commas is None or len(commas) > 1:
+            return None
+        end = commas[0] if commas else n
+    elif first in ("if", "elif", "while"):
+        if not (toks[-1].op and toks[-1].text == ":"):
+            return None
+        start, end = 1, n - 1
     else:
-        ops = _top(toks, 0, len(toks), tuple(_ASSIGN_OPS))
+        ops = _top(toks, 0, n, tuple(_ASSIGN_OPS))
         if not ops or len(ops) != 1 or toks[ops[0]].text not in _ASSIGN_OPS:
             return None
         start = ops[0] + 1
-    if start >= len(toks) or (not toks[start].op and toks[start].text in ("yield", "lambda")):
+    if start >= end or (not toks[start].op and toks[start].text in ("yield", "lambda")):
         return None
     if toks[start].op and toks[start].text in _OPEN:
-        pairs = _pairs(toks[start:])
-        if pairs and any(o == 0 and c == len(toks) - start - 1 for o, c, _ in pairs):
+        pairs = _pairs(toks[start:end])
+        if pairs and any(o == 0 and c == end - start - 1 for o, c, _ in pairs):
             return None
-    return start
+    if _top(toks, start, end, ()) is None and _clauses(toks, start, end) is None:
+        return None
+    return start, end
 
 
 def _lines_of(text: str, rows: set[int]) -> tuple[dict[int, _Line], str]:
