@@ -29,6 +29,7 @@ from .python_tree import _parse_error
 from .rows import _allowed, _row_of
 from .text import _FileError, _Text, split_lines
 from .versions import _target_refusals
+from .ladders import pre_pass as _ladders_pre_pass
 from .wrap import wrap_file as _wrap_file
 
 
@@ -220,9 +221,13 @@ def _fix_rounds(data: bytes, path: str, findings: Sequence[_scan.Finding], *, un
         asked.append((new, got))
         return got
 
+    # dispatch ladders first (Note [Collapsing a dispatch ladder])
+    data, findings, restore = _ladders_pre_pass(data, path, findings, target_torch, keep, frozen,
+                                                language)
     new, applied, skipped, tree = _fix_once(data, path, findings, unsafe=unsafe,
                                             target_torch=target_torch, keep=keep,
                                             more=more if _ROUNDS > 1 else None, frozen=frozen)
+    applied, skipped = restore(applied, skipped)
     later = 0
     current = new
     done = applied

@@ -290,8 +290,9 @@ def _src(line: _Line, lo: int, hi: int) -> str:
 
 
 #: A split's penalties (Note [Wrapping rewritten lines]): its body is one token
-#: (`torch.device(\n"cpu"\n)`); code other than a trailer follows its closing
-#: bracket (`f(\nx\n) or g()`); new parentheses around an assignment's value.
+#: after an operator (`a or torch.device(\n"cpu"\n)`); code other than a
+#: trailer follows its closing bracket (`f(\nx\n) or g()`); new parentheses
+#: around an assignment's value.
 _TRIVIAL, _HEAVY_TAIL, _NEW_PARENS = 2, 2, 1
 
 _Fit = Optional[tuple[int, list[str]]]
@@ -316,6 +317,26 @@ def _heavy_tail(toks: list[_Tok], c: int, hi: int) -> bool:
                     depth -= 1
                 i += 1
         else:
+            return True
+    return False
+
+
+_OPERATORS = frozenset({"or", "and", "not", "if", "else", "in", "is", "+", "-", "*", "/", "//",
+                        "%", "|", "&", "^", "==", "!=", "<", ">", "<=", ">=", "@", "**", "<<",
+                        ">>"})
+
+
+def _heavy_head(toks: list[_Tok], lo: int, o: int) -> bool:
+    """Whether an operator stands outside any bracket before the bracket
+    opened at ``o`` (`x = a or torch.device(`): split there, its one-token
+    contents read as a stray line."""
+    depth = 0
+    for t in toks[lo:o]:
+        if t.op and t.text in _OPEN:
+            depth += 1
+        elif t.op and t.text in _CLOSE:
+            depth -= 1
+        elif depth == 0 and t.text in _OPERATORS:
             return True
     return False
 
@@ -345,7 +366,7 @@ def _best(line: _Line, lo: int, hi: int, indent: str, unit: str, limit: int,
         body = _body(line, o + 1, c, indent + unit, unit, limit, depth + 1)
         if body is None:
             continue
-        pen = body[0] + (_TRIVIAL if c == o + 2 else 0) + \
+        pen = body[0] + (_TRIVIAL if c == o + 2 and _heavy_head(line.toks, lo, o) else 0) + \
             (_HEAVY_TAIL if _heavy_tail(line.toks, c, hi) else 0)
         got = (pen, [head, *body[1], tail])
         if best is None or (got[0], len(got[1])) < (best[0], len(best[1])):

@@ -1,0 +1,504 @@
+"""Dispatch ladders collapsed into one ``torch.accelerator`` form.
+
+    if torch.cuda.is_available():                 device = (
+        device = torch.device("cuda")                 torch.accelerator.current_accelerator(
+    elif torch.xpu.is_available():          ->            check_available=True)
+        device = torch.device("xpu")                  or torch.device("cpu")
+    elif torch.backends.mps.is_available():       )
+        device = torch.device("mps")
+    else:
+        device = torch.device("cpu")
+
+A ladder of availability checks, one per device, whose branches are the same
+code but for the device's name (``"cuda"``, ``f"cuda:{rank}"``,
+``torch.device("cuda")``), is one decision: "the available accelerator, else
+the CPU". Its branches are compared as syntax trees with each branch's own
+device name put out of the way; where they are equal, the ladder runs on every
+device it names exactly what the one statement runs (Note [Collapsing a
+dispatch ladder]), so the collapse is made in safe mode too. Anything else (a
+branch with one more statement, a branch for a case that is not a device, a
+branch that uses ``torch.cuda.*`` or another device's string, comments in the
+branches left out, a ``# noqa``) leaves the ladder to the fixer's other rules,
+which refuse it with their reasons as before.
+
+    got = collapse(data, path, findings, target, keep, frozen)
+    # None: no ladder collapsed; else (new bytes, findings moved to the new
+    # bytes (id -> the original), the original findings the collapse applied)
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import dataclasses
+import io
+import re
+import tokenize
+from typing import Optional, Sequence
+
+from anydev import scan as _scan
+from .evidence import _device_string
+from .text import _Text, split_lines
+from .versions import _target_refusals
+
+__all__ = ["collapse", "pre_pass"]
+
+#: The availability checks of a ladder: the module under the torch name -> the device.
+_CHECKS = {("cuda",): "cuda", ("xpu",): "xpu", ("backends", "mps"): "mps", ("mps",): "mps",
+           ("npu",): "npu", ("hpu",): "hpu", ("mlu",): "mlu", ("musa",): "musa",
+           ("mtia",): "mtia"}
+#: torch's device modules: a branch that uses one is not device-generic.
+_DEVICE_MODULES = frozenset({"cuda", "xpu", "mps", "npu", "hpu", "mlu", "musa", "mtia",
+                             "backends"})
+#: Methods and attributes named for a device (`.cuda()`, `.is_cuda`).
+_DEVICE_ATTRS = frozenset({"cuda", "is_cuda", "xpu", "is_xpu", "mps", "is_mps", "npu"})
+_PLACE = "\x00anydev-device\x00"
+_QUOTE = re.compile(r"^([rRbBuUfF]*)('''|\"\"\"|'|\")")
+
+
+def _dotted(node: ast.AST) -> Optional[list[str]]:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return None
+    parts.append(node.id)
+    return parts[::-1]
+
+
+def _check_device(test: ast.AST, roots: set[str]) -> Optional[tuple[str, str]]:
+    """(device, torch's name) for `torch.<device>.is_available()`, else None."""
+    if not (isinstance(test, ast.Call) and not test.args and not test.keywords and
+            isinstance(test.func, ast.Attribute) and test.func.attr == "is_available"):
+        return None
+    parts = _dotted(test.func.value)
+    if not parts or parts[0] not in roots:
+        return None
+    dev = _CHECKS.get(tuple(parts[1:]))
+    return (dev, parts[0]) if dev else None
+
+
+def _torch_roots(tree: ast.Module) -> set[str]:
+    """The module-level names `import torch` binds."""
+    out = set()
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            for a in node.names:
+                if a.name == "torch":
+                    out.add(a.asname or "torch")
+    return out
+
+
+class _Normal(ast.NodeTransformer):
+    """A branch's code with its device's name put out of the way (and counted)."""
+
+    def __init__(self, dev: str) -> None:
+        self.dev = dev
+        self.count = 0
+
+    def visit_Constant(self, node):
+        if isinstance(node.value, str) and node.value == self.dev:
+            self.count += 1
+            return ast.Constant(_PLACE)
+        return node
+
+    def visit_JoinedStr(self, node):
+        head = node.values[0] if node.values else None
+        if isinstance(head, ast.Constant) and isinstance(head.value, str) and \
+                head.value.startswith(self.dev + ":"):
+            self.count += 1
+            rest = [ast.Constant(_PLACE + head.value[len(self.dev):])] + \
+                [self.visit(v) for v in node.values[1:]]
+            return ast.JoinedStr(values=rest)
+        return self.generic_visit(node)
+
+
+def _normal(body: list[ast.stmt], dev: str) -> tuple[str, int]:
+    n = _Normal(dev)
+    mod = n.visit(ast.Module(body=copy.deepcopy(body), type_ignores=[]))
+    return ast.dump(mod), n.count
+
+
+def _specific(body: list[ast.stmt], dev: str, roots: set[str]) -> Optional[str]:
+    """Why the branch of ``dev`` is not generic but for its device's name, or None."""
+    normal = _Normal(dev).visit(ast.Module(body=copy.deepcopy(body), type_ignores=[]))
+    for node in ast.walk(normal):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and \
+                node.value != dev and _device_string(node.value):
+            return f"it names another device ({node.value!r})"
+        if isinstance(node, ast.Attribute):
+            if node.attr in _DEVICE_ATTRS:
+                return f"it uses `.{node.attr}`"
+            parts = _dotted(node)
+            if parts and parts[0] in roots and len(parts) > 1 and parts[1] in _DEVICE_MODULES:
+                return f"it uses `{'.'.join(parts[:2])}`"
+    return None
+
+
+@dataclasses.dataclass
+class _Ladder:
+    node: ast.If
+    branches: list[tuple[str, list[ast.stmt]]]   # (device, body)
+    orelse: list[ast.stmt]
+    root: str
+
+
+def _ladders(tree: ast.Module, text: str, roots: set[str]) -> list[_Ladder]:
+    """The `if`/`elif` ladders whose every test is a device's availability check."""
+    out = []
+    lines = split_lines(text)
+    # an `elif` is a branch of the ladder above it, never a ladder of its own
+    inner = {id(n.orelse[0]) for n in ast.walk(tree)
+             if isinstance(n, ast.If) and len(n.orelse) == 1 and isinstance(n.orelse[0], ast.If)
+             and lines[n.orelse[0].lineno - 1][n.orelse[0].col_offset:].startswith("elif")}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.If) or id(node) in inner:
+            continue
+        branches, cur, root = [], node, None
+        while True:
+            got = _check_device(cur.test, roots)
+            if got is None:
+                branches = []
+                break
+            if root is not None and got[1] != root:
+                branches = []
+                break
+            root = got[1]
+            branches.append((got[0], cur.body))
+            nxt = cur.orelse[0] if len(cur.orelse) == 1 and isinstance(cur.orelse[0], ast.If) \
+                else None
+            if nxt is not None and id(nxt) in inner:
+                cur = nxt
+                continue
+            orelse = cur.orelse
+            break
+        if len(branches) >= 2:
+            out.append(_Ladder(node, branches, orelse, root))
+    return out
+
+
+def _comments(src: str) -> list[tuple[int, str]]:
+    """(line, text) of each comment of ``src``."""
+    out = []
+    try:
+        for t in tokenize.generate_tokens(io.StringIO(src).readline):
+            if t.type == tokenize.COMMENT:
+                out.append((t.start[0], t.string))
+    except (tokenize.TokenError, SyntaxError):
+        return [(0, "#")]
+    return out
+
+
+def _why_not(lad: _Ladder, text: _Text, roots: set[str]) -> Optional[str]:
+    """Why the ladder is not one decision of the device's name (None: it is)."""
+    devs = [d for d, _ in lad.branches]
+    if len(set(devs)) != len(devs):
+        return "a device is checked twice"
+    if "cuda" not in devs:
+        return "no branch is CUDA's"
+    cuda_body = dict(lad.branches)["cuda"]
+    want, _ = _normal(cuda_body, "cuda")
+    for dev, body in lad.branches:
+        got, _ = _normal(body, dev)
+        if got != want:
+            return (f"the {dev} branch (line {body[0].lineno}) is not the CUDA branch's code "
+                    "with its device's name")
+        why = _specific(body, dev, roots)
+        if why:
+            return f"the {dev} branch is not generic: {why}"
+    for _, body in lad.branches + [("", lad.orelse)]:
+        if body:
+            ls = text.line_starts()[body[0].lineno - 1]
+            if text.text[ls:text.index_of_ast(body[0].lineno, body[0].col_offset)].strip():
+                return "a branch on the line of its test"
+    return None
+
+
+def _span_lines(text: _Text, first: int, last: int) -> str:
+    starts = text.line_starts()
+    return text.text[starts[first - 1]:text.line_end(last - 1, True)]
+
+
+def _replacements(body: list[ast.stmt], dev: str, root: str, text: _Text, dev_expr: str,
+                  type_expr: str) -> Optional[list[tuple[int, int, str]]]:
+    """(start, end, new text) of each device name of the template branch."""
+    out: list[tuple[int, int, str]] = []
+    skip: set[int] = set()
+    parents: dict[int, ast.AST] = {}
+    for stmt in body:
+        for p in ast.walk(stmt):
+            for c in ast.iter_child_nodes(p):
+                parents[id(c)] = p
+    for stmt in body:
+        for node in ast.walk(stmt):
+            if id(node) in skip:
+                continue
+            if isinstance(node, ast.Call) and _dotted(node.func) == [root, "device"] and \
+                    len(node.args) == 1 and not node.keywords and \
+                    isinstance(node.args[0], ast.Constant) and node.args[0].value == dev:
+                skip.add(id(node.args[0]))
+                s, e = text.span(node)
+                parent = parents.get(id(node))
+                loose = isinstance(parent, (ast.Assign, ast.AnnAssign, ast.Return, ast.keyword,
+                                            ast.Call, ast.List, ast.Tuple, ast.Expr))
+                if isinstance(parent, ast.Call) and parent.func is node:
+                    loose = False
+                out.append((s, e, dev_expr if loose else f"({dev_expr})"))
+            elif isinstance(node, ast.JoinedStr):
+                for v in node.values:
+                    skip.add(id(v))
+                head = node.values[0] if node.values else None
+                if not (isinstance(head, ast.Constant) and isinstance(head.value, str) and
+                        head.value.startswith(dev + ":")):
+                    continue
+                s, e = text.span(node)
+                m = _QUOTE.match(text.text[s:e])
+                if m is None or text.text[s + m.end():s + m.end() + len(dev) + 1] != dev + ":":
+                    return None
+                q = m.group(2)[0]
+                inner = type_expr.replace('"', "'") if q == '"' else type_expr
+                if q in inner:
+                    return None
+                at = s + m.end()
+                out.append((at, at + len(dev), "{" + inner + "}"))
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str) and \
+                    node.value == dev and not isinstance(parents.get(id(node)), ast.JoinedStr):
+                s, e = text.span(node)
+                out.append((s, e, type_expr))
+    out.sort()
+    return out
+
+
+def _render(lad: _Ladder, text: _Text, target_version: tuple) -> Optional[str]:
+    """The one statement (with its lines' breaks) the ladder becomes, or None."""
+    root = lad.root
+    cuda_body = dict(lad.branches)["cuda"]
+    first, last = cuda_body[0].lineno, cuda_body[-1].end_lineno
+    block = _span_lines(text, first, last)
+    base = text.text[text.line_starts()[lad.node.lineno - 1]:][:lad.node.col_offset]
+    if base.strip():
+        return None  # `x = 1; if ...`: not a statement of its own line
+    want, n = _normal(cuda_body, "cuda")
+    cpu_else = bool(lad.orelse) and _normal(lad.orelse, "cpu")[0] == want
+    if cpu_else:
+        if target_version < (2, 7):
+            return None   # check_available is a parameter since 2.7
+        dev_expr = (f"{root}.accelerator.current_accelerator(check_available=True) or "
+                    f'{root}.device("cpu")')
+        type_expr = f"({dev_expr}).type"
+    else:
+        dev_expr = f"{root}.accelerator.current_accelerator()"
+        type_expr = f"{dev_expr}.type"
+    reps = _replacements(cuda_body, "cuda", root, text, dev_expr, type_expr)
+    if reps is None or len(reps) != n and n:
+        return None
+    start = text.line_starts()[first - 1]
+    out, pos = [], start
+    for s, e, new in reps:
+        out.append(text.text[pos:s])
+        out.append(new)
+        pos = e
+    out.append(text.text[pos:start + len(block)])
+    body = "".join(out)
+    if cpu_else:
+        # the branch's statements, one level less indented (no string spans lines)
+        body_indent = text.text[start:start + cuda_body[0].col_offset]
+        if any(isinstance(x, ast.Constant) and isinstance(x.value, str) and
+               x.lineno != x.end_lineno for s in cuda_body for x in ast.walk(s)):
+            return None
+        lines = split_lines(body)
+        got = []
+        for ln in lines:
+            if ln.startswith(body_indent):
+                got.append(base + ln[len(body_indent):])
+            elif ln.strip() == "":
+                got.append(ln)
+            else:
+                return None
+        return "".join(got)
+    head = f"{base}if {root}.accelerator.is_available():{text.newline}"
+    if not lad.orelse:
+        return head + body
+    e_first = lad.orelse[0].lineno
+    e_last = lad.orelse[-1].end_lineno
+    return head + body + f"{base}else:{text.newline}" + _span_lines(text, e_first, e_last)
+
+
+def collapse(data: bytes, path: str, findings: Sequence[_scan.Finding], target,
+             keep: Sequence[str], frozen: Optional[dict]
+             ) -> Optional[tuple[bytes, list[_scan.Finding], dict[int, _scan.Finding],
+                                 list[_scan.Finding]]]:
+    """The file with its collapsible ladders collapsed: (new bytes, the other
+    findings moved onto them, id of a moved finding -> the original, the
+    findings applied); None where no ladder was collapsed."""
+    if data.count(b"is_available") < 2 or b"elif" not in data or \
+            any(f.kind == "mock" for f in findings):
+        return None
+    text = _Text(data, "python")
+    try:
+        tree = ast.parse(text.text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    roots = _torch_roots(tree)
+    if not roots:
+        return None
+    from anydev._migrate import torch_versions as _versions  # noqa: PLC0415
+
+    target = target or _versions.DEFAULT
+    if target.version < (2, 6):
+        return None   # torch.accelerator is 2.6's
+    edits: list[tuple[int, int, str, list]] = []
+    for lad in _ladders(tree, text.text, roots):
+        if _why_not(lad, text, roots) is not None:
+            continue
+        if _rebound(tree, lad.node, lad.root):
+            continue
+        s = text.line_starts()[lad.node.lineno - 1]
+        e = text.line_end(lad.node.end_lineno - 1, True)
+        # the ladder's own line ends where the statement does (nothing after it)
+        if text.text[text.span(lad.node)[1]:e].strip() not in ("",) and \
+                not text.text[text.span(lad.node)[1]:e].strip().startswith("#"):
+            continue
+        mine = [f for f in findings
+                if s <= text.index_of_byte(f.start) and text.index_of_byte(f.end) <= e]
+        if not mine:
+            continue
+        # `keep` globs, mocks that cannot move, the project's markers; not the
+        # rows' own versions: the collapse writes its own form, checked above
+        newest = _versions.Target(_versions.NEWEST, target.source)
+        todo, refused = _target_refusals(mine, newest, path, keep, frozen, data)
+        if refused:
+            continue
+        src = text.text[s:e]
+        cuda_body = dict(lad.branches)["cuda"]
+        keep_lines = set(range(cuda_body[0].lineno, cuda_body[-1].end_lineno + 1))
+        if lad.orelse:
+            keep_lines |= set(range(lad.orelse[0].lineno, lad.orelse[-1].end_lineno + 1))
+        comments = _comments(src)
+        if any("noqa" in c or "anydev:" in c or "type: ignore" in c for _, c in comments):
+            continue
+        if any(line + lad.node.lineno - 1 not in keep_lines for line, _ in comments):
+            continue  # a comment that the collapse would drop
+        new = _render(lad, text, target.version)
+        if new is None:
+            continue
+        edits.append((s, e, new, mine))
+    if not edits:
+        return None
+    edits.sort(key=lambda x: x[0])
+    out, pos = [], 0
+    applied: list[_scan.Finding] = []
+    for s, e, new, mine in edits:
+        if s < pos:
+            continue  # a ladder inside another's branch: the outer one's
+        out.append(text.text[pos:s])
+        out.append(new)
+        pos = e
+        applied += mine
+    out.append(text.text[pos:])
+    new_text = "".join(out)
+    try:  # the collapsed text must parse; the fixer's check is of its own edits only
+        ast.parse(new_text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    new_data = text.encode(new_text)
+    done = {id(f) for f in applied}
+    moved: list[_scan.Finding] = []
+    back: dict[int, _scan.Finding] = {}
+    for f in findings:
+        if id(f) in done:
+            continue
+        g = _moved(f, text, edits, data)
+        if g is None:
+            return None
+        moved.append(g)
+        back[id(g)] = f
+    return new_data, moved, back, applied
+
+
+def pre_pass(data: bytes, path: str, findings: Sequence[_scan.Finding], target,
+             keep: Sequence[str], frozen: Optional[dict], language: Optional[str]):
+    """(data, findings, restore) for the fixer's first round: the ladders
+    collapsed (collapse) and the other findings moved onto the new text;
+    ``restore(applied, skipped)`` gives the round's results in the original
+    findings, the collapse's own applied included."""
+    got = collapse(data, path, findings, target, keep, frozen) if language == "python" \
+        else None
+    if got is None:
+        return data, findings, lambda applied, skipped: (applied, skipped)
+    new, moved, back, done = got
+
+    def restore(applied, skipped):
+        return (done + [back.get(id(f), f) for f in applied],
+                [(back.get(id(f), f), why) for f, why in skipped])
+
+    return new, moved, restore
+
+
+def _moved(f: _scan.Finding, text: _Text, edits: list, data: bytes) -> Optional[_scan.Finding]:
+    """``f`` at its place in the collapsed text (None: inside a collapsed ladder)."""
+    db = dl = 0
+    i = text.index_of_byte(f.start)
+    for s, e, new, _ in edits:
+        if e <= i:
+            old_b = len(text.text[s:e].encode(text.encoding, errors="surrogateescape"))
+            new_b = len(new.encode(text.encoding, errors="surrogateescape"))
+            db += new_b - old_b
+            dl += len(split_lines(new)) - len(split_lines(text.text[s:e]))
+        elif s <= i:
+            return None
+    if not db and not dl:
+        return f
+    return dataclasses.replace(f, line=f.line + dl, end_line=f.end_line + dl,
+                               start=f.start + db, end=f.end + db,
+                               call_end=None if f.call_end is None else f.call_end + db)
+
+
+def _rebound(tree: ast.Module, node: ast.AST, root: str) -> bool:
+    """Whether the function around ``node`` binds the torch name itself."""
+    for fn in ast.walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            continue
+        if not (fn.lineno <= node.lineno and node.end_lineno <= fn.end_lineno):
+            continue
+        a = fn.args
+        if any(x.arg == root for x in [*a.posonlyargs, *a.args, *a.kwonlyargs,
+                                       *([a.vararg] if a.vararg else []),
+                                       *([a.kwarg] if a.kwarg else [])]):
+            return True
+        for n in ast.walk(fn):
+            if isinstance(n, ast.Name) and n.id == root and isinstance(n.ctx, ast.Store):
+                return True
+            if isinstance(n, (ast.Import, ast.ImportFrom)) and \
+                    any((x.asname or x.name.split(".")[0]) == root for x in n.names):
+                return True
+            if isinstance(n, (ast.Global, ast.Nonlocal)) and root in n.names:
+                return True
+    return False
+
+
+# Note [Collapsing a dispatch ladder]
+# `if torch.cuda.is_available(): T("cuda") elif torch.xpu.is_available():
+# T("xpu") elif torch.backends.mps.is_available(): T("mps") else: T("cpu")`
+# becomes `T((torch.accelerator.current_accelerator(check_available=True) or
+# torch.device("cpu")).type)`, with `torch.device("cuda")` becoming the device
+# itself. current_accelerator(check_available=True) is the accelerator torch
+# was built for when it is available, else None (docs.pytorch.org/docs/2.7/
+# generated/torch.accelerator.current_accelerator.html; the parameter exists
+# since 2.7); at most one accelerator is built in (aten/src/ATen/accelerator/
+# Accelerator.cpp raises "Cannot have both ..."). So on a CUDA machine both
+# forms run T("cuda"), on an XPU or MPS machine T("xpu") or T("mps") (ROCm is
+# "cuda" to both), on a machine with none T("cpu"); the one difference is the
+# point of the migration: an accelerator the ladder did not name runs T with
+# its own type instead of T("cpu"). That holds only when the branches are T
+# with their device's name and nothing else: each branch's syntax tree, with
+# its own device's name (the string, or the "cuda:" head of an f-string) set
+# aside, must equal the CUDA branch's, and T must name no other device and
+# use no device module (`torch.cuda.*`) or device method (`.cuda()`). A ladder
+# without an `else` becomes `if torch.accelerator.is_available(): T(<type>)`,
+# and one whose `else` is other code keeps it as the `else` (both valid from
+# 2.6, where current_accelerator() raises without an accelerator: it is
+# guarded). Comments of the CUDA branch and the `else` are kept; a ladder with
+# a comment elsewhere, a `# noqa`, a finding the target or a `keep` glob
+# refuses, or a function that rebinds the name `torch` is left whole.
