@@ -22,4 +22,6 @@ cpp_includes  C++ headers the rewrites need; using-declarations made unused
 mocks         mock targets moved with the calls they patch (whole tree)
 literals      device literals and idioms (AD9xx), fixed a function at a time
 summary       ``anydev fix --summary``: a pull-request description
+ladders       dispatch ladders collapsed into one torch.accelerator form
+wrap          rewritten lines wrapped to the project's line length
 """

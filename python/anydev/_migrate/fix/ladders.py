@@ -500,5 +500,7 @@ def _rebound(tree: ast.Module, node: ast.AST, root: str) -> bool:
 # and one whose `else` is other code keeps it as the `else` (both valid from
 # 2.6, where current_accelerator() raises without an accelerator: it is
 # guarded). Comments of the CUDA branch and the `else` are kept; a ladder with
-# a comment elsewhere, a `# noqa`, a finding the target or a `keep` glob
-# refuses, or a function that rebinds the name `torch` is left whole.
+# a comment elsewhere, a noqa or anydev suppression comment, a finding that a
+# `keep` glob, a patched mock or the project's own device marker refuses, or in
+# a function that rebinds the name `torch` is left whole. The collapsed text
+# must parse, else nothing is collapsed.

@@ -660,20 +660,30 @@ def wrap_file(old: bytes, new: bytes, path: str) -> bytes:
 # On Megatron-LM (100 columns, ruff and black), `--target-torch 2.13
 # --unsafe-fixes` took 1,286 lines over the limit, and a reviewer asks for
 # each to be wrapped before the pull request is read. The wrap is black's
-# "right hand split" in small: the last bracket pair of the line's outermost
-# ones whose head (up to the opening bracket) and tail (from the closing one,
-# with the line's comment) fit; its contents on one line one indentation unit
-# deeper, else one item a line with a trailing comma (black's "magic trailing
-# comma", which keeps the layout under black and ruff format), each item
-# wrapped the same way where it is still too long. A line that is a run of
+# "right hand split" in small. The candidates: each of the line's outermost
+# bracket pairs whose head (up to the opening bracket) and tail (from the
+# closing one, with the line's comment) fit, its contents on one line one
+# indentation unit deeper (the file's commonest step), else one item a line
+# with a trailing comma (black's "magic trailing comma", which keeps the
+# layout under black and ruff format), one comprehension clause a line, or
+# one operand a line at a top-level `or`, `and` or conditional expression
+# (keyword first), each part wrapped the same way where it is still too
+# long; and, for an assignment's or `return`'s value, an `assert`'s test or
+# an `if`/`elif`/`while` condition, the same in new parentheses. The least
+# penalized candidate wins, then the one of fewest lines, then the last pair
+# (black's preference): a one-token body after an operator (`a or
+# torch.device(\n"cpu"\n)`) and code after the closing bracket (`f(\n...\n)
+# or g()`) are penalized, new parentheses a little. A line that is a run of
 # items inside a bracket opened on an earlier line (one argument a line) is
-# split at its commas, at its own indentation. Only brackets already there
-# are used (no parentheses are added), a line inside a multi-line string is
-# never touched, and a split at the commas of a `lambda`'s parameters or a
-# comprehension is never made. The wrapped text must give the same syntax
-# tree (ast.dump, positions aside) as the unwrapped one, else the file keeps
-# the long lines: wrapping never changes what the code does. A line that was
-# over the limit before the rewrite is left as the rewrite made it (the
-# project accepted it; reflowing it is a diff of the formatter's, not the
-# migration's), and so is every line the fixer did not change. A second run
-# changes nothing: it has no rewrite, so no line of its own to wrap.
+# split at its commas, at its own indentation. A line inside a multi-line
+# string is never touched, strings are never split, and a split at the
+# commas of a `lambda`'s parameters is never made. The wrapped text must give
+# the same syntax tree (ast.dump, positions aside) as the unwrapped one, else
+# the file keeps the long lines: wrapping never changes what the code does.
+# A line that was over the limit before the rewrite is left as the rewrite
+# made it (the project accepted it; reflowing it is a diff of the
+# formatter's, not the migration's), and so is every line the fixer did not
+# change. A second run changes nothing: it has no rewrite, so no line of its
+# own to wrap. The length is the nearest configuration's (a subfolder may set
+# its own: flash-attention's tests/pyproject.toml says 100 where the root
+# sets nothing, 88).
