@@ -259,11 +259,12 @@ def test_a_device_string_in_an_expression_with_the_cpu_fallback_and_an_alias():
         import torch
 
 
-        def sync():
+        def name():
             if torch.cuda.is_available():
-                torch.cuda.synchronize()
+                return torch.cuda.get_device_name()
             elif torch.xpu.is_available():
-                torch.xpu.synchronize()
+                return torch.xpu.get_device_name()
+            return "cpu"
         """, "device modules"),
     # a comment the collapse would drop
     ("""\
@@ -384,3 +385,32 @@ def test_findings_after_a_collapsed_ladder_are_fixed_and_reported_at_their_lines
     assert old.splitlines()[sync.line - 1].strip() == "torch.cuda.synchronize()"
     for f, _why in skipped:
         assert f.text in old.splitlines()[f.line - 1]
+
+
+def test_a_ladder_the_rewrites_make_collapsible_is_collapsed_in_the_same_run():
+    # accelerate's utils/bnb.py: each branch calls its device's current_device(), which
+    # the API rows make torch.accelerator.current_device_index(): the branches become
+    # the same code, and a second run collapsed them (one run must be final)
+    src = """\
+        import torch
+
+
+        def device_map_of(device_map=None):
+            if device_map is None:
+                if torch.cuda.is_available():
+                    device_map = {"": torch.cuda.current_device()}
+                elif torch.xpu.is_available():
+                    device_map = {"": torch.xpu.current_device()}
+                else:
+                    raise RuntimeError("No GPU found. A GPU is needed for quantization.")
+            return device_map
+        """
+    old, new, applied, skipped = _fix(src)
+    assert ("        if torch.accelerator.is_available():\n"
+            '            device_map = {"": torch.accelerator.current_device_index()}\n'
+            "        else:\n"
+            '            raise RuntimeError("No GPU found. A GPU is needed for quantization.")\n'
+            ) in new
+    assert not [f for f, _ in skipped if f.rule in ("AD101", "AD401")], skipped
+    again = _fix(new)
+    assert again[1] == new and not again[2]

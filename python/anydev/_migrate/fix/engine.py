@@ -29,7 +29,7 @@ from .python_tree import _parse_error
 from .rows import _allowed, _row_of
 from .text import _FileError, _Text, split_lines
 from .versions import _target_refusals
-from .ladders import pre_pass as _ladders_pre_pass
+from .ladders import post_pass as _ladders_post_pass, pre_pass as _ladders_pre_pass
 from .wrap import wrap_file as _wrap_file
 
 
@@ -254,6 +254,10 @@ def _fix_rounds(data: bytes, path: str, findings: Sequence[_scan.Finding], *, un
         applied += done
         later += len(done)
         skipped = _reconcile(skipped, left, done)
+    current, done, left = _ladders_post_pass(original, current, path, target_torch, keep, frozen,
+                                             language, rules)
+    if done:  # ladders the rewrites made collapsible (Note [Collapsing a dispatch ladder])
+        applied, later, skipped = applied + done, later + len(done), _reconcile(skipped, left, done)
     if language == "python":  # lines it took over the limit (Note [Wrapping rewritten lines])
         current = _wrap_file(original, current, path)
     return current, applied, skipped, later

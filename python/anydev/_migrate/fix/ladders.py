@@ -41,7 +41,7 @@ from .evidence import _device_string
 from .text import _Text, split_lines
 from .versions import _target_refusals
 
-__all__ = ["collapse", "pre_pass"]
+__all__ = ["collapse", "pre_pass", "post_pass"]
 
 #: The availability checks of a ladder: the module under the torch name -> the device.
 _CHECKS = {("cuda",): "cuda", ("xpu",): "xpu", ("backends", "mps"): "mps", ("mps",): "mps",
@@ -436,6 +436,28 @@ def pre_pass(data: bytes, path: str, findings: Sequence[_scan.Finding], target,
     return new, moved, restore
 
 
+def post_pass(original: bytes, current: bytes, path: str, target, keep: Sequence[str],
+              frozen: Optional[dict], language: Optional[str], rules
+              ) -> tuple[bytes, list[_scan.Finding], list[tuple[_scan.Finding, str]]]:
+    """(bytes, findings applied, findings left) after the fixer's rounds: the
+    ladders the rounds' rewrites made collapsible (`torch.cuda.current_device()`
+    and `torch.xpu.current_device()` in two branches, both made
+    `torch.accelerator.current_device_index()`) collapsed in the same run, so
+    that a second run has nothing to do (Note [Collapsing a dispatch ladder])."""
+    if language != "python" or current == original or current.count(b"is_available") < 2 \
+            or b"elif" not in current:
+        return current, [], []
+    found, _errors = _scan.scan_source(current, path, language="python")
+    found = [f for f in found if f.kind != "mock"]
+    if rules is not None:
+        found = list(rules(found))
+    got = collapse(current, path, found, target, keep, frozen)
+    if got is None:
+        return current, [], []
+    new, moved, _back, done = got
+    return new, done, [(f, "") for f in moved]
+
+
 def _moved(f: _scan.Finding, text: _Text, edits: list, data: bytes) -> Optional[_scan.Finding]:
     """``f`` at its place in the collapsed text (None: inside a collapsed ladder)."""
     db = dl = 0
@@ -503,4 +525,9 @@ def _rebound(tree: ast.Module, node: ast.AST, root: str) -> bool:
 # a comment elsewhere, a noqa or anydev suppression comment, a finding that a
 # `keep` glob, a patched mock or the project's own device marker refuses, or in
 # a function that rebinds the name `torch` is left whole. The collapsed text
-# must parse, else nothing is collapsed.
+# must parse, else nothing is collapsed. The collapse runs before the first
+# round and again after the last on what the rounds wrote (post_pass): a
+# rewrite can make two branches the same (accelerate's `torch.cuda.
+# current_device()` and `torch.xpu.current_device()`, both made
+# `torch.accelerator.current_device_index()`), and a second run must find
+# nothing to do.
