@@ -28,6 +28,7 @@ from urllib.parse import quote, unquote, urlparse
 
 from anydev._common import config as _config
 from anydev._migrate import check as _check
+from anydev._migrate import scan_table as _scan_table
 from anydev._migrate import notebook as _notebook
 
 from . import rpc
@@ -628,7 +629,10 @@ class Server:
              "message": f.message + note,
              "data": {"fix": fix, "symbol": f.symbol, "replacement": f.replacement,
                       "kind": f.kind}}
-        if row is not None and row.status == "deprecated":
+        if row is not None and row.status == "deprecated" and \
+                row.code in _scan_table.PYTORCH_DEPRECATED:
+            # only what PyTorch itself deprecates is struck through; the rest of
+            # torch.cuda is device-specific, not deprecated (anydev.scan.message_for)
             d["tags"] = [DEPRECATED]
         return d
 
