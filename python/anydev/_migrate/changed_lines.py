@@ -27,7 +27,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Optional, Sequence
 
-__all__ = ["ChangedLines", "DiffBaseError", "changed_since"]
+__all__ = ["BaseVersions", "ChangedLines", "DiffBaseError", "changed_since", "merge_base",
+           "new_line_ranges"]
 
 #: A whole file is new (untracked, or added since the base).
 WHOLE = None
@@ -66,14 +67,7 @@ class ChangedLines:
         key = self._key(path)
         if key not in self.files:
             return False
-        ranges = self.files[key]
-        if ranges is WHOLE:
-            return True
-        last = line if end_line is None or end_line < line else end_line
-        from bisect import bisect_right
-
-        i = bisect_right(ranges, (last, float("inf"))) - 1
-        return i >= 0 and ranges[i][1] >= line
+        return covers(self.files[key], line, end_line)
 
     def outside(self, path: str) -> bool:
         """Whether ``path`` lies outside the work tree."""
@@ -98,9 +92,9 @@ def _git(args: Sequence[str], cwd: str) -> tuple[int, bytes, str]:
     return p.returncode, p.stdout, p.stderr.decode("utf-8", "replace").strip()
 
 
-def changed_since(rev: str, cwd: str = ".") -> ChangedLines:
-    """The lines added or changed since the merge base of ``rev`` and HEAD
-    (see the module docstring), in the work tree that holds ``cwd``."""
+def merge_base(rev: str, cwd: str = ".") -> tuple[str, str]:
+    """(the work tree's top folder, the merge base of ``rev`` and HEAD) for
+    the work tree that holds ``cwd``; DiffBaseError says what is missing."""
     cwd = os.path.abspath(cwd)
     rc, out, err = _git(["rev-parse", "--show-toplevel"], cwd)
     if rc != 0:
@@ -124,6 +118,13 @@ def changed_since(rev: str, cwd: str = ".") -> ChangedLines:
         raise DiffBaseError(f"--diff-base {rev}: {rev} and HEAD have no common ancestor "
                             f"(git merge-base found none)")
     base = out.decode().strip()
+    return toplevel, base
+
+
+def changed_since(rev: str, cwd: str = ".") -> ChangedLines:
+    """The lines added or changed since the merge base of ``rev`` and HEAD
+    (see the module docstring), in the work tree that holds ``cwd``."""
+    toplevel, base = merge_base(rev, cwd)
     rc, out, err = _git(["-c", "core.quotePath=true", "diff", "--no-color", "--no-ext-diff",
                          "--no-textconv", "--ignore-submodules", "-U0", "-M",
                          "--src-prefix=a/", "--dst-prefix=b/", base, "--"], toplevel)
@@ -186,3 +187,80 @@ def _parse_diff(out: bytes, toplevel: str) -> dict[str, Optional[list[tuple[int,
         if ranges:
             ranges.sort()
     return files
+
+
+# --- a buffer against the base (the editor server) -------------------------------------
+
+
+class BaseVersions:
+    """The merge base's version of the files of one work tree, for text that
+    is not on disk yet (an editor's buffer): ``text(path)`` is the file's
+    bytes at the base, followed through a rename since (``git diff -M``),
+    or None where the file is new since the base. Read once a file."""
+
+    def __init__(self, rev: str, cwd: str) -> None:
+        self.rev = rev
+        self.toplevel, self.base = merge_base(rev, cwd)
+        self._texts: dict[str, Optional[bytes]] = {}
+        self._renamed: Optional[dict[str, str]] = None
+
+    def _renames(self) -> dict[str, str]:
+        """Real path now -> the path at the base (relative to the top)."""
+        if self._renamed is None:
+            self._renamed = {}
+            rc, out, _err = _git(["diff", "--no-color", "--no-ext-diff", "--name-status", "-z",
+                                  "-M", self.base, "--"], self.toplevel)
+            fields = out.split(b"\0") if rc == 0 else []
+            i = 0
+            while i < len(fields) and fields[i]:
+                status = fields[i]
+                if status[:1] in (b"R", b"C") and i + 2 < len(fields):
+                    old, new = os.fsdecode(fields[i + 1]), os.fsdecode(fields[i + 2])
+                    self._renamed[os.path.realpath(os.path.join(self.toplevel, new))] = old
+                    i += 3
+                else:
+                    i += 2
+        return self._renamed
+
+    def text(self, path: str) -> Optional[bytes]:
+        real = os.path.realpath(path)
+        if real in self._texts:
+            return self._texts[real]
+        got: Optional[bytes] = None
+        top = self.toplevel.rstrip(os.sep) + os.sep
+        if real.startswith(top):
+            rel = self._renames().get(real) or os.path.relpath(real, self.toplevel)
+            rc, out, _err = _git(["cat-file", "blob", f"{self.base}:{rel.replace(os.sep, '/')}"],
+                                 self.toplevel)
+            got = out if rc == 0 else None
+        self._texts[real] = got
+        return got
+
+
+def new_line_ranges(old: Optional[bytes], new: bytes) -> Optional[list[tuple[int, int]]]:
+    """The (first, last) lines of ``new`` (1-based) that are not lines of
+    ``old`` as a diff matches them (:data:`WHOLE` where there is no old
+    text): what ``git diff -U0`` would call added or changed."""
+    if old is None:
+        return WHOLE
+    from difflib import SequenceMatcher
+
+    a, b = old.splitlines(), new.splitlines()
+    ranges = []
+    for tag, _i1, _i2, j1, j2 in SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag in ("replace", "insert") and j2 > j1:
+            ranges.append((j1 + 1, j2))
+    return ranges
+
+
+def covers(ranges: Optional[list[tuple[int, int]]], line: int,
+           end_line: Optional[int] = None) -> bool:
+    """Whether a line from ``line`` to ``end_line`` lies in ``ranges``
+    (sorted; :data:`WHOLE`: every line)."""
+    if ranges is WHOLE:
+        return True
+    last = line if end_line is None or end_line < line else end_line
+    from bisect import bisect_right
+
+    i = bisect_right(ranges, (last, float("inf"))) - 1
+    return i >= 0 and ranges[i][1] >= line
