@@ -659,19 +659,25 @@ def test_end_to_end_on_a_generated_repository(tmp_path):
 
     p = _cli(tmp_path, "fix", "--unsafe-fixes")
     assert p.returncode == 1, p.stderr  # rows without a fix remain
-    # the "cuda" the safe rewrites wrote (AD904) is made generic too, and said so
+    # the "cuda" the safe rewrites wrote (AD904) is made generic too, and said so; the
+    # lines it took over 88 columns are wrapped (Note [Wrapping rewritten lines])
     assert "device literal(s) and idiom(s) (AD904)" in p.stderr
     train = (tmp_path / "pkg_a/train.py").read_text()
     assert train == textwrap.dedent("""\
         import torch
 
-        scaler = torch.amp.GradScaler(getattr(torch.accelerator.current_accelerator(), "type", "cuda"))
+        scaler = torch.amp.GradScaler(
+            getattr(torch.accelerator.current_accelerator(), "type", "cuda")
+        )
 
 
         def run(model, batches, rank):
             torch.accelerator.set_device_index(rank)
             for b in batches:
-                with torch.amp.autocast(getattr(torch.accelerator.current_accelerator(), "type", "cuda"), dtype=torch.float16):
+                with torch.amp.autocast(
+                    getattr(torch.accelerator.current_accelerator(), "type", "cuda"),
+                    dtype=torch.float16,
+                ):
                     loss = model(b)
                 scaler.scale(loss).backward()
                 torch.accelerator.synchronize()

@@ -198,6 +198,7 @@ class _Line:
         self.start_depth = start_depth
         #: the line starts inside a bracket of an earlier line and closes none of it
         self.inside = start_depth > 0 and _top(toks, 0, len(toks), ()) is not None
+        self.memo: dict[tuple, "_Fit"] = {}
 
 
 def _pairs(toks: list[_Tok]) -> Optional[list[tuple[int, int, int]]]:
@@ -352,6 +353,14 @@ def _best(line: _Line, lo: int, hi: int, indent: str, unit: str, limit: int,
         return 0, [whole]
     if depth > 5 or hi <= lo:
         return None
+    key = (lo, hi, indent, prefix, suffix, depth)
+    if key not in line.memo:  # a range is tried from several splits around it
+        line.memo[key] = _best_split(line, lo, hi, indent, unit, limit, prefix, suffix, depth)
+    return line.memo[key]
+
+
+def _best_split(line: _Line, lo: int, hi: int, indent: str, unit: str, limit: int,
+                prefix: str, suffix: str, depth: int) -> _Fit:
     pairs = _pairs(line.toks[lo:hi])
     if not pairs:
         return None
