@@ -414,3 +414,40 @@ def test_a_ladder_the_rewrites_make_collapsible_is_collapsed_in_the_same_run():
     assert not [f for f, _ in skipped if f.rule in ("AD101", "AD401")], skipped
     again = _fix(new)
     assert again[1] == new and not again[2]
+
+
+def test_a_duplicate_branch_under_the_generic_check_is_folded():
+    # --unsafe-fixes rewrites the XPU check to the generic one, which left
+    # `if torch.cuda...: X elif torch.accelerator...: X` (a dead duplicate branch) and a
+    # second run that changed the file again
+    src = """\
+        import torch
+
+
+        def device_map_of():
+            if torch.cuda.is_available():
+                device_map = {"": torch.cuda.current_device()}
+            elif torch.xpu.is_available():
+                device_map = {"": torch.xpu.current_device()}
+            else:
+                raise RuntimeError("No GPU found.")
+            return device_map
+        """
+    old, new, applied, skipped = _fix(src, unsafe=True)
+    assert new == textwrap.dedent("""\
+        import torch
+
+
+        def device_map_of():
+            if torch.accelerator.is_available():
+                device_map = {"": torch.accelerator.current_device_index()}
+            else:
+                raise RuntimeError("No GPU found.")
+            return device_map
+        """)
+    again = _fix(new, unsafe=True)
+    assert again[1] == new and not again[2]
+    # written by hand, half migrated: the same
+    half = src.replace("elif torch.xpu.is_available():", "elif torch.accelerator.is_available():")
+    half = half.replace("torch.xpu.current_device()", "torch.cuda.current_device()")
+    assert "elif" not in _fix(half)[1]

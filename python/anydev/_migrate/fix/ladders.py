@@ -46,7 +46,10 @@ __all__ = ["collapse", "pre_pass", "post_pass"]
 #: The availability checks of a ladder: the module under the torch name -> the device.
 _CHECKS = {("cuda",): "cuda", ("xpu",): "xpu", ("backends", "mps"): "mps", ("mps",): "mps",
            ("npu",): "npu", ("hpu",): "hpu", ("mlu",): "mlu", ("musa",): "musa",
-           ("mtia",): "mtia"}
+           ("mtia",): "mtia",
+           # the generic check a rewrite (or a half migration) put in a branch: true
+           # wherever a device's own check is (Note [Collapsing a dispatch ladder])
+           ("accelerator",): "accelerator"}
 #: torch's device modules: a branch that uses one is not device-generic.
 _DEVICE_MODULES = frozenset({"cuda", "xpu", "mps", "npu", "hpu", "mlu", "musa", "mtia",
                              "backends"})
@@ -192,13 +195,15 @@ def _comments(src: str) -> list[tuple[int, str]]:
 
 def _why_not(lad: _Ladder, text: _Text, roots: set[str]) -> Optional[str]:
     """Why the ladder is not one decision of the device's name (None: it is)."""
-    devs = [d for d, _ in lad.branches]
+    devs = [d for d, _ in lad.branches if d != "accelerator"]
     if len(set(devs)) != len(devs):
         return "a device is checked twice"
-    if "cuda" not in devs:
+    tdev, tbody = _template(lad)
+    if tdev is None:
         return "no branch is CUDA's"
-    cuda_body = dict(lad.branches)["cuda"]
-    want, _ = _normal(cuda_body, "cuda")
+    want, n = _normal(tbody, tdev)
+    if tdev == "accelerator" and n:
+        return "the generic branch names a device"
     for dev, body in lad.branches:
         got, _ = _normal(body, dev)
         if got != want:
@@ -213,6 +218,16 @@ def _why_not(lad: _Ladder, text: _Text, roots: set[str]) -> Optional[str]:
             if text.text[ls:text.index_of_ast(body[0].lineno, body[0].col_offset)].strip():
                 return "a branch on the line of its test"
     return None
+
+
+def _template(lad: _Ladder) -> tuple[Optional[str], list[ast.stmt]]:
+    """The branch the collapsed code is written from: CUDA's, else the first
+    under the generic check (whose code names no device); (None, []) for neither."""
+    for want in ("cuda", "accelerator"):
+        for dev, body in lad.branches:
+            if dev == want:
+                return dev, body
+    return None, []
 
 
 def _span_lines(text: _Text, first: int, last: int) -> str:
@@ -273,13 +288,13 @@ def _replacements(body: list[ast.stmt], dev: str, root: str, text: _Text, dev_ex
 def _render(lad: _Ladder, text: _Text, target_version: tuple) -> Optional[str]:
     """The one statement (with its lines' breaks) the ladder becomes, or None."""
     root = lad.root
-    cuda_body = dict(lad.branches)["cuda"]
+    tdev, cuda_body = _template(lad)
     first, last = cuda_body[0].lineno, cuda_body[-1].end_lineno
     block = _span_lines(text, first, last)
     base = text.text[text.line_starts()[lad.node.lineno - 1]:][:lad.node.col_offset]
     if base.strip():
         return None  # `x = 1; if ...`: not a statement of its own line
-    want, n = _normal(cuda_body, "cuda")
+    want, n = _normal(cuda_body, tdev)
     cpu_else = bool(lad.orelse) and _normal(lad.orelse, "cpu")[0] == want
     if cpu_else:
         if target_version < (2, 7):
@@ -290,7 +305,8 @@ def _render(lad: _Ladder, text: _Text, target_version: tuple) -> Optional[str]:
     else:
         dev_expr = f"{root}.accelerator.current_accelerator()"
         type_expr = f"{dev_expr}.type"
-    reps = _replacements(cuda_body, "cuda", root, text, dev_expr, type_expr)
+    reps = _replacements(cuda_body, "cuda", root, text, dev_expr, type_expr) \
+        if tdev == "cuda" else []
     if reps is None or len(reps) != n and n:
         return None
     start = text.line_starts()[first - 1]
@@ -326,12 +342,15 @@ def _render(lad: _Ladder, text: _Text, target_version: tuple) -> Optional[str]:
 
 
 def collapse(data: bytes, path: str, findings: Sequence[_scan.Finding], target,
-             keep: Sequence[str], frozen: Optional[dict]
+             keep: Sequence[str], frozen: Optional[dict],
+             written: Optional[set[int]] = None
              ) -> Optional[tuple[bytes, list[_scan.Finding], dict[int, _scan.Finding],
                                  list[_scan.Finding]]]:
     """The file with its collapsible ladders collapsed: (new bytes, the other
     findings moved onto them, id of a moved finding -> the original, the
-    findings applied); None where no ladder was collapsed."""
+    findings applied); None where no ladder was collapsed. A ladder without a
+    finding is collapsed only where the fixer wrote one of its lines (``written``,
+    1-based: the rounds' rewrites made it)."""
     if data.count(b"is_available") < 2 or b"elif" not in data or \
             any(f.kind == "mock" for f in findings):
         return None
@@ -362,7 +381,8 @@ def collapse(data: bytes, path: str, findings: Sequence[_scan.Finding], target,
             continue
         mine = [f for f in findings
                 if s <= text.index_of_byte(f.start) and text.index_of_byte(f.end) <= e]
-        if not mine:
+        if not mine and not (written and any(
+                ln in written for ln in range(lad.node.lineno, lad.node.end_lineno + 1))):
             continue
         # `keep` globs, mocks that cannot move, the project's markers; not the
         # rows' own versions: the collapse writes its own form, checked above
@@ -371,7 +391,7 @@ def collapse(data: bytes, path: str, findings: Sequence[_scan.Finding], target,
         if refused:
             continue
         src = text.text[s:e]
-        cuda_body = dict(lad.branches)["cuda"]
+        cuda_body = _template(lad)[1]
         keep_lines = set(range(cuda_body[0].lineno, cuda_body[-1].end_lineno + 1))
         if lad.orelse:
             keep_lines |= set(range(lad.orelse[0].lineno, lad.orelse[-1].end_lineno + 1))
@@ -451,7 +471,9 @@ def post_pass(original: bytes, current: bytes, path: str, target, keep: Sequence
     found = [f for f in found if f.kind != "mock"]
     if rules is not None:
         found = list(rules(found))
-    got = collapse(current, path, found, target, keep, frozen)
+    before = set(original.splitlines())
+    written = {i + 1 for i, ln in enumerate(current.splitlines()) if ln not in before}
+    got = collapse(current, path, found, target, keep, frozen, written)
     if got is None:
         return current, [], []
     new, moved, _back, done = got
@@ -525,7 +547,15 @@ def _rebound(tree: ast.Module, node: ast.AST, root: str) -> bool:
 # a comment elsewhere, a noqa or anydev suppression comment, a finding that a
 # `keep` glob, a patched mock or the project's own device marker refuses, or in
 # a function that rebinds the name `torch` is left whole. The collapsed text
-# must parse, else nothing is collapsed. The collapse runs before the first
+# must parse, else nothing is collapsed. A branch under the generic check
+# (`elif torch.accelerator.is_available():`, written by a half migration or by
+# --unsafe-fixes' rewrite of `torch.xpu.is_available()`) counts as a branch
+# whose device has no name: `if A: X elif B: X` runs X where `A or B`, and a
+# device's check A implies the accelerator's B, so `A or B` is B. Its code has
+# no device name to set aside, so it matches only a CUDA branch that has none
+# either (Megatron-LM's 27 duplicate dead `elif` branches; accelerate's
+# `utils/bnb.py` changed again on a second run under --unsafe-fixes).
+# The collapse runs before the first
 # round and again after the last on what the rounds wrote (post_pass): a
 # rewrite can make two branches the same (accelerate's `torch.cuda.
 # current_device()` and `torch.xpu.current_device()`, both made
