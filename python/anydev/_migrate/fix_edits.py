@@ -53,7 +53,17 @@ def finding_edits(data: bytes, path: str, finding, *, target=None, keep: Sequenc
     if not applied or new == data:
         why = skipped[0][1] if skipped else "the fixer leaves it"
         return None, why
+    if (_scan_language(path) or finding.language) == "python":
+        # the lines it took over the line length wrapped, as fix_source writes them
+        from anydev._migrate.fix.wrap import wrap_file
+        new = wrap_file(data, new, path)
     return text_edits(data, new), None
+
+
+def _scan_language(path: str):
+    from anydev import scan as _scan
+
+    return _scan.language_of(path)
 
 
 def parse(data: bytes, path: str):
