@@ -259,3 +259,15 @@ def test_statement_forms_are_wrapped_as_black_would(line, want):
     got = _wrap.wrap_new_long_lines(old, new, 88)
     assert got.split("\n", 1)[1].startswith(want + "\n"), got
     assert ast.dump(ast.parse(got)) == ast.dump(ast.parse(new))
+
+
+def test_the_tree_check_refuses_a_wrap_that_changes_the_code():
+    new = "class C:\n    def f(self):\n        x = g(a, b)\n        return x\n"
+    tree = ast.parse(new)
+    good = "class C:\n    def f(self):\n        x = g(\n            a, b\n        )\n        return x\n"
+    assert _wrap._same_tree(tree, good, [3])
+    # an operand changed, a tuple made of a parenthesized value, a bracket left open
+    assert not _wrap._same_tree(tree, good.replace("a, b", "a, c"), [3])
+    assert not _wrap._same_tree(tree, good.replace("a, b\n", "(a, b),\n"), [3])
+    with pytest.raises(SyntaxError):
+        _wrap._same_tree(tree, good.replace("        )\n", ""), [3])

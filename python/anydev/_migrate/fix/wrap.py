@@ -169,24 +169,6 @@ def _width(line: str) -> int:
     return len(line)
 
 
-def _indent_unit(tokens: list) -> str:
-    """The file's indentation step (the commonest INDENT's increase), "    " by default."""
-    counts: dict[str, int] = {}
-    stack = [""]
-    for t in tokens:
-        if t.type == tokenize.INDENT:
-            prev = stack[-1]
-            if t.string.startswith(prev) and len(t.string) > len(prev):
-                step = t.string[len(prev):]
-                counts[step] = counts.get(step, 0) + 1
-            stack.append(t.string)
-        elif t.type == tokenize.DEDENT and len(stack) > 1:
-            stack.pop()
-    if not counts:
-        return "    "
-    return max(counts.items(), key=lambda kv: (kv[1], kv[0] == "    "))[0]
-
-
 class _Line:
     """One physical line's code tokens (atoms: an f-string is one) and comment."""
 
@@ -526,32 +508,82 @@ def _value_range(toks: list[_Tok]) -> Optional[tuple[int, int]]:
     return start, end
 
 
-def _lines_of(text: str, rows: set[int]) -> tuple[dict[int, _Line], str]:
+def _lines_of(text: str, rows: set[int], tree: ast.Module
+              ) -> tuple[dict[int, _Line], str]:
     """The code tokens of the physical lines ``rows`` (1-based) of ``text``
-    and the file's indentation unit; a row that a multi-line token (a string)
-    touches, or that lies within one, is left out."""
+    (whose syntax tree is ``tree``) and the file's indentation unit; a row
+    that a multi-line token (a string) touches, or that lies within one, is
+    left out. Only the statements that hold the rows are tokenized (their
+    headers, for a compound statement's header line): Python's tokenizer
+    over a whole large file cost more than the rest of the wrap."""
     lines = split_lines(text)
     got: dict[int, list[_Tok]] = {r: [] for r in rows}
     comments: dict[int, str] = {}
     bad: set[int] = set()
-    all_toks = list(tokenize.generate_tokens(io.StringIO(text).readline))
-    unit = _indent_unit(all_toks)
+    start_depth: dict[int, int] = {}
+    spans: dict[tuple[int, int], list[int]] = {}
+    for r in rows:
+        spans.setdefault(_statement_lines(tree, r), []).append(r)
+    for (first, last), rs in spans.items():
+        if not (1 <= first <= min(rs) and max(rs) <= last <= len(lines)):
+            bad.update(rs)
+            continue
+        snippet = "".join(lines[first - 1:last])
+        try:
+            toks = list(tokenize.generate_tokens(io.StringIO(snippet).readline))
+        except (tokenize.TokenError, SyntaxError, IndentationError):
+            bad.update(rs)
+            continue
+        _take_tokens(toks, first - 1, got, comments, bad, start_depth)
+    out = {}
+    for r in rows:
+        if r in bad or r > len(lines):
+            continue
+        out[r] = _Line(lines[r - 1].rstrip("\r\n"), got[r], comments.get(r),
+                       start_depth.get(r, 0))
+    return out, _indent_unit_of(lines)
+
+
+def _statement_lines(tree: ast.Module, row: int) -> tuple[int, int]:
+    """The lines (1-based, inclusive) of the innermost statement that holds
+    ``row``: its header alone where ``row`` is in a compound statement's
+    header (decorators included)."""
+    node: ast.AST = tree
+    for name, i in _path_to(tree, row):
+        node = getattr(node, name)[i]
+    if node is tree:
+        return row, row
+    first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", ())])
+    body = getattr(node, "body", None)
+    if isinstance(body, list) and body and isinstance(body[0], ast.stmt) and \
+            row < body[0].lineno:
+        return first, max(row, body[0].lineno - 1)
+    return first, node.end_lineno
+
+
+def _take_tokens(toks: list, offset: int, got: dict, comments: dict, bad: set,
+                 start_depth: dict) -> None:
+    """Records the tokens of a statement's lines (its rows ``offset`` + the
+    tokens' rows): each wanted row's code tokens (an f-string as one), its
+    comment, the brackets open where it starts; rows of multi-line tokens are bad."""
     fdepth = 0
     fstart: Optional[tuple[int, int]] = None
     depth = 0
-    start_depth: dict[int, int] = {}
-    for t in all_toks:
-        if t.start[0] in got and t.start[0] not in start_depth:
-            start_depth[t.start[0]] = depth
+    for t in toks:
+        sr, sc = t.start
+        er, ec = t.end
+        sr += offset
+        er += offset
+        if sr in got and sr not in start_depth:
+            start_depth[sr] = depth
         if t.type == tokenize.OP and not fdepth:
             if t.string in _OPEN:
                 depth += 1
             elif t.string in _CLOSE:
                 depth -= 1
-        (sr, sc), (er, ec) = t.start, t.end
         if t.type == _FSTRING_START:
             if fdepth == 0:
-                fstart = t.start
+                fstart = (sr, sc)
             fdepth += 1
             continue
         if fdepth:
@@ -572,13 +604,26 @@ def _lines_of(text: str, rows: set[int]) -> tuple[dict[int, _Line], str]:
             continue
         if sr in got:
             got[sr].append(_Tok(sc, ec, t.string, t.type == tokenize.OP))
-    out = {}
-    for r in rows:
-        if r in bad or r > len(lines):
+
+
+def _indent_unit_of(lines: list[str]) -> str:
+    """The file's indentation step: the commonest increase after a line that
+    ends with ":" ("    " by default)."""
+    counts: dict[str, int] = {}
+    prev: Optional[str] = None
+    colon = False
+    for ln in lines:
+        st = ln.strip()
+        if not st or st[0] == "#":
             continue
-        out[r] = _Line(lines[r - 1].rstrip("\r\n"), got[r], comments.get(r),
-                       start_depth.get(r, 0))
-    return out, unit
+        ind = ln[:len(ln) - len(ln.lstrip(" \t"))]
+        if colon and prev is not None and len(ind) > len(prev) and ind.startswith(prev):
+            step = ind[len(prev):]
+            counts[step] = counts.get(step, 0) + 1
+        prev, colon = ind, st.endswith(":")
+    if not counts:
+        return "    "
+    return max(counts.items(), key=lambda kv: (kv[1], kv[0] == "    "))[0]
 
 
 def _made_long(old_lines: list[str], new_lines: list[str], limit: int) -> list[int]:
@@ -594,7 +639,7 @@ def _made_long(old_lines: list[str], new_lines: list[str], limit: int) -> list[i
         return []
     want = set(long_new)
     out = []
-    sm = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+    sm = difflib.SequenceMatcher(None, old_lines, new_lines)
     for tag, i1, i2, j1, j2 in sm.get_opcodes():
         if tag == "equal" or tag == "delete":
             continue
@@ -624,12 +669,13 @@ def wrap_new_long_lines(old: str, new: str, limit: int) -> str:
     if not todo:
         return new
     try:
-        lines, unit = _lines_of(new, {j + 1 for j in todo})
-    except (tokenize.TokenError, SyntaxError, IndentationError):
+        tree = ast.parse(new)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return new
+    lines, unit = _lines_of(new, {j + 1 for j in todo}, tree)
     m = re.search(r"\r\n|\r|\n", new)
     nl = m.group(0) if m else "\n"
-    changed = False
+    rows = []
     out = list(new_with)
     for j in todo:
         line = lines.get(j + 1)
@@ -640,15 +686,97 @@ def wrap_new_long_lines(old: str, new: str, limit: int) -> str:
             continue
         brk = new_with[j][len(new_lines[j]):]
         out[j] = nl.join(got) + brk
-        changed = True
-    if not changed:
+        rows.append(j + 1)
+    if not rows:
         return new
     result = "".join(out)
     try:
-        same = ast.dump(ast.parse(result)) == ast.dump(ast.parse(new))
+        same = _same_tree(tree, result, rows)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         same = False
     return result if same else new
+
+
+def _path_to(tree: ast.AST, row: int) -> list[tuple[str, int]]:
+    """(field, index) steps from the module to the innermost statement (or
+    handler) whose lines hold ``row`` (1-based)."""
+    path: list[tuple[str, int]] = []
+    node = tree
+    while True:
+        step = None
+        for name, value in ast.iter_fields(node):
+            if not isinstance(value, list):
+                continue
+            for i, child in enumerate(value):
+                if not isinstance(child, (ast.stmt, ast.excepthandler)):
+                    break
+                first = min([child.lineno] + [d.lineno for d in
+                                              getattr(child, "decorator_list", ())])
+                if first <= row <= child.end_lineno:
+                    step = (name, i, child)
+                    break
+            if step:
+                break
+        if step is None:
+            return path
+        path.append(step[:2])
+        node = step[2]
+
+
+def _follow(tree: ast.AST, other: ast.AST, path: list) -> Optional[tuple[ast.AST, ast.AST]]:
+    """The nodes ``path`` leads to in both trees, where every list on the way
+    has as many items in both; None where it does not."""
+    a, b = tree, other
+    for name, i in path:
+        la, lb = getattr(a, name, None), getattr(b, name, None)
+        if not isinstance(la, list) or not isinstance(lb, list) or len(la) != len(lb):
+            return None
+        a, b = la[i], lb[i]
+    return a, b
+
+
+def _same_tree(a: ast.Module, result: str, rows: list[int]) -> bool:
+    """Whether ``result`` (the text whose tree is ``a``, with the physical
+    lines ``rows`` wrapped) has the same syntax tree: the statements that hold the wrapped lines are
+    compared whole (ast.dump, positions aside), and every statement list on
+    the way to them must have as many statements in both (the text outside
+    the wrapped lines is the same; a bracket left open would change them).
+    Comparing these alone, not the module, keeps a large file's check cheap."""
+    b = ast.parse(result)
+    if len(a.body) != len(b.body):
+        return False
+    seen = set()
+    for row in rows:
+        path = tuple(_path_to(a, row))
+        if path in seen:
+            continue
+        seen.add(path)
+        got = _follow(a, b, list(path))
+        if got is None or _dump_at(got[0]) != _dump_at(got[1]):
+            return False
+    return True
+
+
+_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _dump_at(node: ast.AST) -> str:
+    """ast.dump of a statement, without the statements of a compound one
+    (they are the same text, and compared where they hold a wrapped line)."""
+    if not any(isinstance(getattr(node, f, None), list) for f in _BODIES):
+        return ast.dump(node)
+    parts = [type(node).__name__]
+    for name, value in ast.iter_fields(node):
+        if name in _BODIES and isinstance(value, list):
+            parts.append(f"{name}:{len(value)}")
+        elif isinstance(value, ast.AST):
+            parts.append(f"{name}={ast.dump(value)}")
+        elif isinstance(value, list):
+            parts.append(f"{name}=" + ",".join(ast.dump(v) if isinstance(v, ast.AST) else
+                                                repr(v) for v in value))
+        else:
+            parts.append(f"{name}={value!r}")
+    return "|".join(parts)
 
 
 def wrap_file(old: bytes, new: bytes, path: str) -> bytes:
