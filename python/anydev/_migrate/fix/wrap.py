@@ -757,7 +757,7 @@ def _same_tree(a: ast.Module, result: str, rows: list[int]) -> bool:
     return True
 
 
-_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")
+_BODIES = ("body", "orelse", "finalbody", "handlers")  # (a match's cases are dumped whole)
 
 
 def _dump_at(node: ast.AST) -> str:
