@@ -49,7 +49,7 @@ from .rows import _row_of
 from .templates import _spell_template, _with_quote
 from .text import _has_comment as _tokens_have_comment
 
-__all__ = ["Units", "is_literal_row", "ACC", "ACC_TYPE", "IDIOM"]
+__all__ = ["Units", "is_literal_row", "row_refusal", "ACC", "ACC_TYPE", "IDIOM"]
 
 #: The current accelerator (None where the build has none; torch >= 2.7).
 ACC = "torch.accelerator.current_accelerator()"
@@ -85,6 +85,21 @@ def unit_refusals(refused: Sequence[tuple]) -> list[tuple]:
     literals and availability checks; a unit with one of them is left."""
     return [(f, why) for f, why in refused
             if is_literal_row(_row_of(f)) or _guard_row(_row_of(f))]
+
+
+def row_refusal(row, unsafe: bool) -> Optional[str]:
+    """Why a Python literal finding of ``row`` is not rewritten, by its row
+    alone (no template, an unsafe fix not asked for), or None: the first
+    checks of a unit member's plan, which the fixer also asks before it
+    parses a file (Note [Nothing to fix] in anydev._migrate.fix.engine)."""
+    if row.language != "python":
+        return f"{row.code}: C++ literals are hints; the fixer does not rewrite them"
+    if row.fix == "none" or not row.template:
+        return f"{row.code} has no mechanical fix; migrate by hand (`anydev rule {row.code}`)"
+    if row.fix == "unsafe" and not unsafe:
+        return (f"{row.code} changes behaviour on accelerators other than CUDA; apply it "
+                f"with --unsafe-fixes (`anydev rule {row.code}`)")
+    return None
 
 
 def _cuda_string(node: ast.AST) -> Optional[tuple[str, Optional[ast.AST], Optional[str]]]:
@@ -245,15 +260,8 @@ class Units:
         if row is None:
             m.own = f"{m.f.symbol} is not in the compat table"
             return
-        if row.language != "python":
-            m.own = f"{row.code}: C++ literals are hints; the fixer does not rewrite them"
-            return
-        if row.fix == "none" or not row.template:
-            m.own = f"{row.code} has no mechanical fix; migrate by hand (`anydev rule {row.code}`)"
-            return
-        if row.fix == "unsafe" and not self.unsafe:
-            m.own = (f"{row.code} changes behaviour on accelerators other than CUDA; apply it "
-                     f"with --unsafe-fixes (`anydev rule {row.code}`)")
+        m.own = row_refusal(row, self.unsafe)
+        if m.own is not None:
             return
         why = an.old_torch_only(m.where.chain) or an.device_home(m.where.chain) or \
             _platform_branch(an, m.where.chain)
