@@ -126,3 +126,148 @@ def test_an_import_still_makes_a_file_parsed(monkeypatch, unsafe):
     findings, _ = scan_source(data, "m.py")
     fix_source(data, "m.py", findings, target_torch="2.13", unsafe=unsafe)
     assert parsed
+
+
+def _local_names_reference(scope):
+    """analysis._local_names as it was written first (every child of every
+    node, by isinstance), to check the walk by node type against."""
+    from anydev._migrate.fix.analysis import _COMPREHENSIONS
+    from anydev._migrate.fix.python_tree import walk
+
+    out: dict = {}
+    declared: set = set()
+    if isinstance(scope, _COMPREHENSIONS):
+        for g in scope.generators:
+            for n in walk(g.target):
+                if isinstance(n, ast.Name):
+                    out.setdefault(n.id, ("a comprehension variable", n.lineno))
+        return out
+    a = scope.args
+    for arg in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg]:
+        if arg is not None:
+            out.setdefault(arg.arg, ("a parameter", arg.lineno))
+    todo = list(scope.body if isinstance(scope.body, list) else [scope.body])
+    while todo:
+        n = todo.pop()
+        if type(n) is ast.Name and isinstance(n.ctx, (ast.Store, ast.Del)):
+            out.setdefault(n.id, ("assigned", n.lineno))
+            continue
+        if isinstance(n, (ast.Global, ast.Nonlocal)):
+            declared.update(n.names)
+            continue
+        if isinstance(n, (ast.Import, ast.ImportFrom)):
+            for al in n.names:
+                torch = al.name == "torch" or al.name.startswith("torch.") \
+                    if isinstance(n, ast.Import) else \
+                    (n.level == 0 and (n.module or "").split(".")[0] == "torch")
+                out.setdefault(al.asname or al.name.split(".")[0],
+                               ("torch" if torch else "imported", n.lineno))
+            continue
+        if isinstance(n, ast.ExceptHandler) and n.name:
+            out.setdefault(n.name, ("an `except ... as` name", n.lineno))
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.setdefault(n.name, ("a nested definition", n.lineno))
+            todo.extend(n.decorator_list)
+            continue
+        if isinstance(n, (ast.Lambda,) + _COMPREHENSIONS):
+            continue
+        if type(n).__name__ in ("MatchAs", "MatchStar") and getattr(n, "name", None):
+            out.setdefault(n.name, ("a match pattern", n.lineno))
+        for name in n._fields:
+            v = getattr(n, name, None)
+            if isinstance(v, ast.AST):
+                todo.append(v)
+            elif type(v) is list:
+                todo.extend(x for x in v if isinstance(x, ast.AST))
+    for name in declared:
+        out.pop(name, None)
+    return out
+
+
+_BINDINGS = '''
+import torch as t
+def f(a, /, b, *c, d, **e):
+    g = h = 1
+    (i, [j, *k]) = z
+    l += 1
+    m: int = 2
+    del n
+    for o in p:
+        with q as (r, s):
+            pass
+    try:
+        pass
+    except E as u:
+        pass
+    if (v := 3):
+        import os.path
+        from . import w as x
+        from torch import cuda as tc
+    global y
+    def inner(): aa = 1
+    class C: bb = 1
+    lambda cc: cc
+    [dd for dd in ee if (ff := dd)]
+    match zz:
+        case [gg, *hh] | {"k": gg, **hh}:
+            pass
+        case Point(x=ii) as jj:
+            pass
+    t = t.cuda
+    y = 1
+    g = 2
+    async def ai(): pass
+'''
+
+
+def test_the_names_a_scope_binds_are_found_in_the_same_order():
+    """analysis._local_names (a walk by node type) against the first walk, on
+    every scope of the fixtures and a module with every kind of binding: the
+    same names, hows and lines (the first binding found is the one a message
+    names)."""
+    from anydev._migrate.fix.analysis import _SCOPES, _local_names
+
+    trees = [ast.parse(_BINDINGS)] + [ast.parse(data) for _, data in _cases()]
+    scopes = 0
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, _SCOPES):
+                assert list(_local_names(node).items()) == \
+                    list(_local_names_reference(node).items()), ast.dump(node)[:200]
+                scopes += 1
+    assert scopes > 300
+    got = _local_names(trees[0].body[1])
+    assert got["ii"] == ("a match pattern", 28) and got["u"][0] == "an `except ... as` name"
+    assert got["t"] == ("assigned", 30) and got["tc"] == ("torch", 19) and "y" not in got
+    assert got["g"] == ("assigned", 32)  # the last of the body is found first
+
+
+def test_the_statements_are_walks_statements_in_its_order():
+    """analysis.statements (the statement lists only) visits the statements
+    of a module in python_tree.walk's order (breadth first over every node):
+    PyAnalysis.bindings lists a name's bindings in that order, which picks
+    the binding a message names."""
+    from anydev._migrate.fix.analysis import statements
+    from anydev._migrate.fix.python_tree import walk
+
+    kinds = (ast.stmt, ast.ExceptHandler, ast.match_case)
+    n = 0
+    for tree in [ast.parse(_BINDINGS)] + [ast.parse(data) for _, data in _cases()]:
+        want = [x for x in walk(tree) if isinstance(x, kinds)]
+        got = [x for x in statements(tree) if x is not tree]
+        assert len(got) == len(want) and all(a is b for a, b in zip(got, want))
+        n += len(got)
+    assert n > 2000
+
+
+def test_an_assignments_binding_is_spelled_when_a_message_needs_it():
+    from anydev._migrate.fix.analysis import ASSIGNED, PyAnalysis
+
+    tree = ast.parse("try:\n    import torch as tc\nexcept ImportError:\n"
+                     "    tc = make_a_stub(1, 2)\nx: int\n")
+    an = PyAnalysis(tree, "m.py")
+    (what, line, node), = [b for b in an.bindings()["tc"] if b[0] == ASSIGNED]
+    assert line == 4 and PyAnalysis.binding_text(what, node) == "`make_a_stub(1, 2)`"
+    assert an.bindings()["x"][0][0] == "an annotation"
+    assert "bound to `make_a_stub(1, 2)` on another branch (line 4)" in \
+        an.other_binding("tc", "torch.cuda.synchronize")
