@@ -271,3 +271,20 @@ def test_an_assignments_binding_is_spelled_when_a_message_needs_it():
     assert an.bindings()["x"][0][0] == "an annotation"
     assert "bound to `make_a_stub(1, 2)` on another branch (line 4)" in \
         an.other_binding("tc", "torch.cuda.synchronize")
+
+
+def test_the_names_a_function_uses_are_those_of_ast_walk():
+    """literals._names_in (one walk of python_tree's) against the two walks of
+    ast it replaced: the names a unit's device-type name must not take."""
+    from anydev._migrate.fix.literals import _names_in
+
+    n = 0
+    for tree in [ast.parse(_BINDINGS)] + [ast.parse(data) for _, data in _cases()]:
+        for fn in ast.walk(tree):
+            if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                want = {x.id for x in ast.walk(fn) if isinstance(x, ast.Name)} | \
+                    {a.arg for x in ast.walk(fn) if isinstance(x, ast.arguments)
+                     for a in [*x.posonlyargs, *x.args, *x.kwonlyargs, x.vararg, x.kwarg] if a}
+                assert _names_in(fn) == want
+                n += 1
+    assert n > 200

@@ -45,6 +45,7 @@ from . import analysis as _analysis
 from .edits import _Edit
 from .evidence import platform_branch as _platform_branch
 from .guards import _GUARD_REPLACEMENTS
+from .python_tree import walk as _walk
 from .rows import _row_of
 from .templates import _spell_template, _with_quote
 from .text import _has_comment as _tokens_have_comment
@@ -418,9 +419,7 @@ def _name_device_type(ctx, todo: list):
             return (spelled, st.targets[0].id, None) if uses else None
     if uses < 2 or k >= len(body):
         return None
-    seen = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)} | \
-        {a.arg for n in ast.walk(fn) if isinstance(n, ast.arguments)
-         for a in [*n.posonlyargs, *n.args, *n.kwonlyargs, n.vararg, n.kwarg] if a}
+    seen = _names_in(fn)
     name = next((n for n in _TYPE_NAMES if n not in seen), None)
     if name is None:
         return None
@@ -433,6 +432,23 @@ def _name_device_type(ctx, todo: list):
         return None  # the body shares its line with the `def`
     return spelled, name, _Edit(line_start, line_start,
                                 f"{indent}{name} = {spelled}{text.newline}")
+
+
+def _names_in(fn: ast.AST) -> set[str]:
+    """Every name a function's code uses or binds, its parameters' and those
+    of the functions and lambdas in it included (one walk)."""
+    seen: set[str] = set()
+    add = seen.add
+    Name, arguments = ast.Name, ast.arguments
+    for n in _walk(fn):
+        t = type(n)
+        if t is Name:
+            add(n.id)  # type: ignore[attr-defined]
+        elif t is arguments:
+            for a in [*n.posonlyargs, *n.args, *n.kwonlyargs, n.vararg, n.kwarg]:  # type: ignore[attr-defined]
+                if a:
+                    add(a.arg)
+    return seen
 
 
 # Note [Named once]
