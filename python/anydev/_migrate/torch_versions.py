@@ -24,13 +24,12 @@ many more ``--target-torch X`` would make fixable.
 from __future__ import annotations
 
 import ast
-import configparser
 import os
 import re
-from dataclasses import dataclass
 from typing import Optional
 
 from anydev._compat.table import NEWEST_TORCH
+from anydev._migrate.record import record
 
 __all__ = ["Target", "VersionError", "needs", "parse_version", "project_target", "resolve_target"]
 
@@ -56,7 +55,7 @@ def fmt(v: Version) -> str:
 NEWEST: Version = parse_version(NEWEST_TORCH)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)  # a dataclass, without importing dataclasses
 class Target:
     """The oldest PyTorch the fixed code must run on, and where that came from."""
 
@@ -174,6 +173,8 @@ def _from_pyproject(path: str) -> tuple["_Found", Optional[str], bool]:
 
 
 def _from_setup_cfg(path: str) -> _Found:
+    import configparser  # noqa: PLC0415 (where a setup.cfg is: not at every start-up)
+
     cp = configparser.ConfigParser(interpolation=None, strict=False)
     try:
         cp.read(path, encoding="utf-8")

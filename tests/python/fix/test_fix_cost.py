@@ -288,3 +288,44 @@ def test_the_names_a_function_uses_are_those_of_ast_walk():
                 assert _names_in(fn) == want
                 n += 1
     assert n > 200
+
+
+def test_the_fixer_imports_no_more_than_it_needs():
+    """`anydev fix` of one file pays its imports per save (the editor server,
+    pre-commit): dataclasses (and inspect, dis), difflib, configparser and the
+    C++ fixer are imported where used, not at start-up."""
+    import subprocess
+    import sys
+
+    code = ("import sys, anydev.fix, anydev._cli.fix, anydev._cli.main; "
+            "print(sorted(m for m in ('dataclasses', 'inspect', 'dis', 'difflib', 'configparser', "
+            "'anydev._migrate.fix.cpp', 'anydev._migrate.fix.cpp_classes') if m in sys.modules))")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert p.stdout.strip() == "[]", p.stdout
+
+
+def test_an_edit_is_equal_to_one_with_the_same_span_and_text():
+    from anydev._migrate.fix.edits import _Edit
+
+    assert _Edit(1, 2, "x") == _Edit(1, 2, "x", proven=True) != _Edit(1, 3, "x")
+    assert repr(_Edit(1, 2, "x")) == "_Edit(start=1, end=2, text='x', proven=False)"
+    e = _Edit(1, 2, "x")
+    e.text = "y"
+    assert e.text == "y" and _Edit.__hash__ is None
+
+
+def test_the_results_are_still_dataclasses_to_their_users():
+    import dataclasses
+
+    from anydev._migrate import torch_versions as versions
+    from anydev.fix import FileResult, FixResult
+
+    fr = FileResult("a.py")
+    assert fr.applied == [] and fr.applied is not FileResult("a.py").applied and fr.later == 0
+    assert [f.name for f in dataclasses.fields(FileResult)][:3] == ["path", "applied", "skipped"]
+    r = FixResult(files=[fr])
+    assert r.applied == 0 and r.diff == "" and dataclasses.asdict(r)["files"][0]["path"] == "a.py"
+    t = versions.Target((2, 6), "default")
+    assert t == versions.Target((2, 6), "default") and hash(t) and t.text == "2.6"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        t.source = "x"  # type: ignore[misc]

@@ -6,7 +6,6 @@ results they return and the safety checks around reading and writing."""
 from __future__ import annotations
 
 import ast
-import difflib
 import errno
 import os
 import re
@@ -14,15 +13,14 @@ import stat
 import sys
 from symtable import symtable as _symtable
 import _thread
-from dataclasses import dataclass, field
 from typing import Callable, Iterable, Optional, Sequence, Union
 
 from anydev._migrate import torch_versions as _versions
+from anydev._migrate.record import field, record
 from anydev._common.files import (remove_stale_temps, removing_temps_on_signals,
                                    replace_atomically)
 from anydev import scan as _scan
 from . import literals as _literals
-from .cpp import _fix_cpp
 from .mocks import _move_mock_targets, mock_conflicts
 from .python_api import _fix_python
 from .python_tree import _parse_error
@@ -31,7 +29,7 @@ from .text import _FileError, _Text, split_lines
 from .versions import _target_refusals
 
 
-@dataclass
+@record  # a dataclass, without importing dataclasses (anydev._migrate.record)
 class FileResult:
     path: str
     applied: list[_scan.Finding] = field(default_factory=list)
@@ -45,7 +43,7 @@ class FileResult:
     later: int = 0
 
 
-@dataclass
+@record
 class FixResult:
     files: list[FileResult] = field(default_factory=list)
     errors: list[_scan.ScanError] = field(default_factory=list)
@@ -377,6 +375,8 @@ def _fix_once(data: bytes, path: str, findings: Sequence[_scan.Finding], *, unsa
             new, applied, skipped, pieces = _fix_python(text, todo, unsafe, path, unit_refused,
                                                         tree=given)
         else:
+            from .cpp import _fix_cpp  # noqa: PLC0415 (a C++ file's: not at start-up)
+
             new, applied, skipped = _fix_cpp(text, todo, unsafe, path)
         skipped += refused
         applied.sort(key=lambda f: f.start)
@@ -416,6 +416,8 @@ def unified_diff(path: str, old: str, new: str) -> str:
         name_a, name_b = (_scan.quote_path(n.encode("utf-8", "surrogateescape"))
                           for n in (name_a, name_b))
     a, b = split_lines(old), split_lines(new)
+    import difflib  # noqa: PLC0415 (--diff only: not at every start-up)
+
     lines = difflib.unified_diff(a, b, fromfile=name_a, tofile=name_b)
     if not (a and not a[-1].endswith(("\n", "\r")) or b and not b[-1].endswith(("\n", "\r"))):
         # every line of both ends with its break, so every line of the diff does
