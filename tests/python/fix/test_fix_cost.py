@@ -7,6 +7,7 @@ mode, reason for reason."""
 from __future__ import annotations
 
 import ast
+import sys
 from pathlib import Path
 
 import pytest
@@ -329,3 +330,42 @@ def test_the_results_are_still_dataclasses_to_their_users():
     assert t == versions.Target((2, 6), "default") and hash(t) and t.text == "2.6"
     with pytest.raises(dataclasses.FrozenInstanceError):
         t.source = "x"  # type: ignore[misc]
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fixes in processes on Linux")
+def test_files_fixed_again_for_their_mocks_in_processes_give_what_one_process_gives(
+        tmp_path, monkeypatch):
+    """_settle_mocks fixes the files of a frozen symbol again as the first fix
+    was, in processes where there are many: the same results as one process."""
+    from anydev.fix import fix_paths
+
+    monkeypatch.setattr(engine, "_FILES_PER_PROCESS", 2)
+    used = []
+    real = engine._fix_in_processes
+    monkeypatch.setattr(engine, "_fix_in_processes", lambda *a: used.append(a[-2]) or real(*a))
+    plain = b"import torch\n\n\ndef step():\n    torch.cuda.synchronize()\n"
+    home = b"import torch\n\n\nclass CUDABackend:\n    def sync(self):\n        torch.cuda.synchronize()\n"
+    test = (b"from unittest import mock\n\n\n"
+            b"@mock.patch(\"torch.cuda.synchronize\")\ndef test_step(m):\n    pass\n")
+    for tree in ("one", "many"):
+        for i in range(8):
+            p = tmp_path / tree / f"pkg{i % 2}" / f"m{i}.py"
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_bytes(home if i == 5 else plain)
+        (tmp_path / tree / "test_m.py").write_bytes(test)
+    monkeypatch.chdir(tmp_path)
+
+    def summary(r):
+        return ([(fr.path.split("/", 1)[1], fr.error, fr.changed,
+                  [(f.rule, f.start) for f in fr.applied],
+                  [(f.rule, f.start, why.replace("many/", "one/")) for f, why in fr.skipped])
+                 for fr in r.files],
+                r.diff.replace("one/", "X/").replace("many/", "X/"))
+
+    a = fix_paths(["one"], diff=True, target_torch="2.13", jobs=1)
+    b = fix_paths(["many"], diff=True, target_torch="2.13", jobs=3)
+    assert summary(a) == summary(b)
+    assert a.diff == "" and any("a test patches torch.cuda.synchronize" in why
+                                for _, why in a.remaining)
+    # the first fix and the files fixed again for the frozen symbol, both in processes
+    assert used[0] is None and used[1] == {"torch.cuda.synchronize": used[1]["torch.cuda.synchronize"]}

@@ -576,7 +576,7 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
         new, fr.applied, fr.skipped, fr.later = out
         pending.append((fr, data, new, st, findings, target))
 
-    _settle_mocks(pending, unsafe, keep, rules)
+    _settle_mocks(pending, unsafe, keep, rules, jobs)
     try:
         _move_mock_targets(pending)
     except Exception as e:  # a bug here must not stop the run: the mocks stay as they are
@@ -614,11 +614,13 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
 
 
 def _settle_mocks(pending: list, unsafe: bool, keep: Sequence[str],
-                  rules: Optional[Callable[[list], list]]) -> None:
+                  rules: Optional[Callable[[list], list]], jobs: Optional[int] = None) -> None:
     """Fixes again, with the symbol left, the files where a symbol was
     rewritten whose test patch cannot move with it (Note [Mock targets]),
     until no such symbol is left: a patched call and its patch move together
-    in one run or neither moves."""
+    in one run or neither moves. The files of a round are fixed again as the
+    first fix was, in ``jobs`` processes where there are many (Note [Fixing
+    in processes])."""
     frozen: dict[str, str] = {}
     for _ in range(16):  # each round freezes at least one more symbol
         try:
@@ -628,18 +630,21 @@ def _settle_mocks(pending: list, unsafe: bool, keep: Sequence[str],
         if not more:
             return
         frozen.update(more)
-        for k, item in enumerate(pending):
-            fr, data, new, st, findings, target = item
-            if fr.error is not None or not any(f.symbol in more for f in fr.applied):
-                continue
-            before = {id(f): why for f, why in fr.skipped}  # a reason of its own stays
-            out = _fix_one(data, fr.path, findings, unsafe, target, keep, rules, dict(frozen))
+        redo = [k for k, (fr, *_) in enumerate(pending)
+                if fr.error is None and any(f.symbol in more for f in fr.applied)]
+        work = [(pending[k][0], pending[k][1], pending[k][3], pending[k][4], pending[k][5])
+                for k in redo]  # as _fix_all takes them: (fr, data, st, findings, target)
+        befores = [{id(f): why for f, why in pending[k][0].skipped} for k in redo]
+        outs = _fix_all(work, unsafe, keep, jobs, rules, dict(frozen))
+        for k, before, out in zip(redo, befores, outs):
+            fr, data, _new, st, findings, target = pending[k]
             if isinstance(out, str):
                 fr.error, fr.io_error = out, False
                 fr.applied, fr.skipped = [], [(f, out) for f in findings]
                 pending[k] = (fr, data, data, st, findings, target)
                 continue
             new, fr.applied, skipped, fr.later = out
+            # a reason of its own stays
             fr.skipped = [(f, before.get(id(f), why)) for f, why in skipped]
             pending[k] = (fr, data, new, st, findings, target)
 
@@ -693,10 +698,10 @@ def _fix_range(lo: int, hi: int) -> list:
     """In a process of the fix: the outcomes of work[lo:hi], findings as their
     indices in their file's list (the parent has the findings themselves)."""
     assert _SHARED is not None
-    work, unsafe, keep, rules = _SHARED
+    work, unsafe, keep, rules, frozen = _SHARED
     out: list = []
     for fr, data, _st, findings, target in work[lo:hi]:
-        got = _fix_one(data, fr.path, findings, unsafe, target, keep, rules)
+        got = _fix_one(data, fr.path, findings, unsafe, target, keep, rules, frozen)
         if isinstance(got, str):
             out.append(got)
             continue
@@ -727,20 +732,23 @@ def _processes(jobs: Optional[int], files: int) -> int:
 
 
 def _fix_all(work: list, unsafe: bool, keep: Sequence[str], jobs: Optional[int],
-             rules: Optional[Callable[[list], list]]) -> list[_Outcome]:
+             rules: Optional[Callable[[list], list]],
+             frozen: Optional[dict[str, str]] = None) -> list[_Outcome]:
     """The outcome of each file of ``work``, in its order, fixed in this
-    process or, for many files, in ``jobs`` forked ones (Note [Fixing in processes])."""
+    process or, for many files, in ``jobs`` forked ones (Note [Fixing in processes]).
+    ``frozen``: the symbols left for their mocks (_settle_mocks)."""
     n = _processes(jobs, len(work))
     if n > 1:
-        got = _fix_in_processes(work, unsafe, keep, rules, n)
+        got = _fix_in_processes(work, unsafe, keep, rules, frozen, n)
         if got is not None:
             return got
-    return [_fix_one(data, fr.path, findings, unsafe, target, keep, rules)
+    return [_fix_one(data, fr.path, findings, unsafe, target, keep, rules, frozen)
             for fr, data, _st, findings, target in work]
 
 
 def _fix_in_processes(work: list, unsafe: bool, keep: Sequence[str],
-                      rules: Optional[Callable[[list], list]], n: int
+                      rules: Optional[Callable[[list], list]],
+                      frozen: Optional[dict[str, str]], n: int
                       ) -> Optional[list[_Outcome]]:
     """_fix_all in ``n`` forked processes, each a contiguous range of the files
     (about as many bytes each), its outcomes sent back through a pipe; None
@@ -759,7 +767,7 @@ def _fix_in_processes(work: list, unsafe: bool, keep: Sequence[str],
     bounds.append((lo, len(work)))
     if not _SHARED_LOCK.acquire(blocking=False):
         return None  # another thread's fix_paths is forking: this one fixes here
-    _SHARED = (work, unsafe, keep, rules)
+    _SHARED = (work, unsafe, keep, rules, frozen)
     children: list[tuple[int, int]] = []
     parts: Optional[list] = []
     try:
