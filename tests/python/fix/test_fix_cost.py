@@ -369,3 +369,36 @@ def test_files_fixed_again_for_their_mocks_in_processes_give_what_one_process_gi
                                 for _, why in a.remaining)
     # the first fix and the files fixed again for the frozen symbol, both in processes
     assert used[0] is None and used[1] == {"torch.cuda.synchronize": used[1]["torch.cuda.synchronize"]}
+
+
+def test_a_cpp_file_not_lexed_gets_what_the_driver_gives(monkeypatch):
+    """Note [Nothing to fix], C++: every fixture C++ file and function-sized
+    piece of it, in every mode, answered as the C++ driver answers it."""
+    real = engine._none_fixable_cpp
+    sources = sorted(p for d in ("tests/fixtures/scan", "tests/fixtures/fix", "tests/fixtures/cpp_ext",
+                                 "tests/fixtures/cpp_compile", "tests/fixtures/projects")
+                     for ext in ("*.cc", "*.cpp", "*.cu", "*.h", "*.cuh")
+                     for p in (ROOT / d).rglob(ext))
+    cases = []
+    for p in sources:
+        data = p.read_bytes()
+        path = str(p.relative_to(ROOT))
+        cases.append((path, data))
+        lines = data.splitlines(keepends=True)
+        for k in range(0, len(lines), 12):  # pieces: fewer findings, more of them unfixable
+            cases.append((path, b"".join(lines[k:k + 12])))
+    not_lexed = 0
+    for path, data in cases:
+        findings, _ = scan_source(data, path)
+        if not findings:
+            continue
+        for kw in MODES:
+            seen: list = []
+            monkeypatch.setattr(engine, "_none_fixable_cpp",
+                                lambda fs, u: seen.append(real(fs, u)) or seen[-1])
+            fast = _outcome(data, path, findings, **kw)
+            monkeypatch.setattr(engine, "_none_fixable_cpp", lambda fs, u: False)
+            full = _outcome(data, path, findings, **kw)
+            assert fast == full, (path, kw)
+            not_lexed += any(seen)
+    assert len(sources) > 5 and not_lexed > 20, (len(sources), not_lexed)

@@ -135,6 +135,21 @@ def _none_fixable(findings: Sequence[_scan.Finding], unsafe: bool) -> bool:
     return True
 
 
+def _cpp_why_not(f: _scan.Finding, unsafe: bool) -> Optional[str]:
+    """Why the table forbids rewriting ``f`` in a C++ file (the C++ driver's
+    first check), or None."""
+    row = _row_of(f)
+    return f"{f.symbol} is not in the compat table" if row is None else _allowed(row, unsafe)
+
+
+def _none_fixable_cpp(findings: Sequence[_scan.Finding], unsafe: bool) -> bool:
+    """Whether the table forbids rewriting every finding of a C++ file (and
+    no two start at one place): the file is then not lexed (Note [Nothing to fix])."""
+    if len({f.start for f in findings}) != len(findings):
+        return False
+    return all(_cpp_why_not(f, unsafe) is not None for f in findings)
+
+
 # Note [Nothing to fix]
 # A Python file whose findings the table alone forbids rewriting (rows without a
 # mechanical fix, unsafe fixes not asked for: a device literal's row too) is not
@@ -146,6 +161,10 @@ def _none_fixable(findings: Sequence[_scan.Finding], unsafe: bool) -> bool:
 # refusals of literals and checks (which block units) only block more. Where
 # unsafe fixes are not asked for, that is most files of a real tree (every
 # literal row is unsafe): 150 of Megatron-LM's 323 parsed files at its target.
+# A C++ file whose findings the table forbids rewriting (its literals are
+# hints, unsafe rows without --unsafe-fixes) is not lexed either: the C++
+# driver's code mask (a Python loop over every byte) was most of a safe fix of
+# detectron2, whose six C++ files with findings have nothing a safe fix writes.
 
 
 def _check_findings(text: _Text, findings: Sequence[_scan.Finding]) -> None:
@@ -367,6 +386,11 @@ def _fix_once(data: bytes, path: str, findings: Sequence[_scan.Finding], *, unsa
         if language == "python" and _none_fixable(todo, unsafe):
             # no rewrite to try: the file is never parsed (Note [Nothing to fix])
             skipped = [(f, _why_not(f, unsafe)) for f in todo] + refused
+            skipped.sort(key=lambda s: s[0].start)
+            return data, [], skipped, None
+        if language != "python" and _none_fixable_cpp(todo, unsafe):
+            # nothing to rewrite: the file is never lexed (Note [Nothing to fix])
+            skipped = [(f, _cpp_why_not(f, unsafe)) for f in todo] + refused
             skipped.sort(key=lambda s: s[0].start)
             return data, [], skipped, None
         if language == "python":
