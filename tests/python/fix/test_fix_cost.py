@@ -7,6 +7,7 @@ mode, reason for reason."""
 from __future__ import annotations
 
 import ast
+import re
 import sys
 from pathlib import Path
 
@@ -402,3 +403,67 @@ def test_a_cpp_file_not_lexed_gets_what_the_driver_gives(monkeypatch):
             assert fast == full, (path, kw)
             not_lexed += any(seen)
     assert len(sources) > 5 and not_lexed > 20, (len(sources), not_lexed)
+
+
+def _cpp_code_mask_reference(text: str) -> str:
+    """cpp_lex._cpp_code_mask as first written (a step per character)."""
+    out = list(text)
+    i, n = 0, len(text)
+
+    def blank(s: int, e: int) -> None:
+        for k in range(s, min(e, n)):
+            if out[k] not in "\r\n":
+                out[k] = " "
+
+    while i < n:
+        ch = text[i]
+        if text.startswith("//", i):
+            j = i
+            while j < n and text[j] not in "\r\n":
+                j += 2 if text[j] == "\\" and j + 1 < n else 1
+            blank(i, j)
+            i = j
+        elif text.startswith("/*", i):
+            j = text.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            blank(i, j)
+            i = j
+        elif ch == '"' and i > 0 and text[i - 1] == "R" and re.match(r'"[^()\\ ]{0,16}\(', text[i:i + 20]):
+            delim = re.match(r'"([^()\\ ]{0,16})\(', text[i:]).group(1)  # type: ignore[union-attr]
+            j = text.find(")" + delim + '"', i)
+            j = n if j < 0 else j + len(delim) + 2
+            blank(i, j)
+            i = j
+        elif ch in "\"'" and not (ch == "'" and i > 0 and text[i - 1].isalnum()):
+            j = i + 1
+            while j < n and text[j] != ch and text[j] not in "\r\n":
+                j += 2 if text[j] == "\\" else 1
+            blank(i, j + 1)
+            i = j + 1
+        else:
+            i += 1
+    return "".join(out)
+
+
+def test_the_cpp_code_mask_is_the_one_a_step_per_character_gives():
+    """cpp_lex._cpp_code_mask (a search for the next `/`, `"` or `'`, spans
+    blanked at once) against the loop it replaced: random texts of the
+    characters that matter, and every C++ fixture."""
+    import random
+
+    from anydev._migrate.fix.cpp_lex import _cpp_code_mask
+
+    rng = random.Random(31)
+    alphabet = ["/", "*", '"', "'", "\\", "R", "(", ")", "a", "1", "\n", "\r", " ", "d", "x"]
+    for _ in range(20000):
+        t = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 24)))
+        assert _cpp_code_mask(t) == _cpp_code_mask_reference(t), repr(t)
+    n = 0
+    for ext in ("*.cc", "*.cpp", "*.cu", "*.h", "*.cuh"):
+        for p in (ROOT / "tests" / "fixtures").rglob(ext):
+            t = p.read_text(encoding="utf-8", errors="surrogateescape")
+            assert _cpp_code_mask(t) == _cpp_code_mask_reference(t), p
+            n += 1
+    assert n > 5
+    assert _cpp_code_mask('a = "x//y"; // c\nR"d(/*)d" b /* \n */ c') == \
+        'a =       ;     \nR         b    \n    c'
