@@ -467,3 +467,18 @@ def test_the_cpp_code_mask_is_the_one_a_step_per_character_gives():
     assert n > 5
     assert _cpp_code_mask('a = "x//y"; // c\nR"d(/*)d" b /* \n */ c') == \
         'a =       ;     \nR         b    \n    c'
+
+
+def test_the_target_reader_walks_as_ast_walk():
+    """torch_versions._walk (a list, no generator per node) visits ast.walk's
+    nodes in its order: the first version check found is the one a target
+    names."""
+    from anydev._migrate import torch_versions
+
+    n = 0
+    for tree in [ast.parse(_BINDINGS)] + [ast.parse(data) for _, data in _cases()]:
+        want = list(ast.walk(tree))
+        got = torch_versions._walk(tree)
+        assert len(got) == len(want) and all(a is b for a, b in zip(got, want))
+        n += 1
+    assert n > 40
