@@ -390,25 +390,31 @@ def one_file(args, tools: list[Tool], files: list[str], work: str) -> None:
             argv = tool.argv + (["scan", name] if what == "scan" else
                                 ["fix"] + (["--diff"] if what == "diff" else []) + MODES[m] +
                                 [name])
-            w, _, p = run(argv, env=tool.env, cwd=cwd)
+            w, c, p = run(argv, env=tool.env, cwd=cwd)
             if p.returncode not in (0, 1):
                 raise SystemExit(f"{' '.join(argv)} failed ({p.returncode}): {p.stderr[-2000:]}")
             runs.setdefault((tool.name, f, what, m), []).append(w)
-    print(f"one file, whole commands (start-up included), median wall of {args.rounds} "
-          f"interleaved rounds; target: anydev fix under 100 ms for 2,000 lines; load "
-          f"{os.getloadavg()[0]:.1f}")
+            runs.setdefault((tool.name, f, what, m, "cpu"), []).append(c)
+    print(f"one file, whole commands (start-up included), median wall (and CPU) of "
+          f"{args.rounds} interleaved rounds; target: anydev fix under 100 ms for 2,000 lines; "
+          f"load {os.getloadavg()[0]:.1f} (on a loaded machine the CPU time and the "
+          f"instructions tell, not the wall)")
     for f in files:
         with open(f, "rb") as fh:
             lines = fh.read().count(b"\n")
         for tool in tools:
             scan = median(runs[(tool.name, f, "scan", "")])
+            scan_cpu = median(runs[(tool.name, f, "scan", "", "cpu")])
             cells = []
             for m in modes:
                 d, w = median(runs[(tool.name, f, "diff", m)]), median(runs[(tool.name, f, "write", m)])
+                dc = median(runs[(tool.name, f, "diff", m, "cpu")])
+                wc = median(runs[(tool.name, f, "write", m, "cpu")])
                 ok = "ok" if max(d, w) < 0.1 else "OVER"
-                cells.append(f"{m}: --diff {d * 1e3:4.0f} ms, fix {w * 1e3:4.0f} ms ({ok})")
-            print(f"{os.path.basename(f)} ({lines} lines) | {tool.name} | scan {scan * 1e3:4.0f} ms"
-                  f" | " + " | ".join(cells))
+                cells.append(f"{m}: --diff {d * 1e3:4.0f} ({dc * 1e3:3.0f}) ms, fix "
+                             f"{w * 1e3:4.0f} ({wc * 1e3:3.0f}) ms ({ok})")
+            print(f"{os.path.basename(f)} ({lines} lines) | {tool.name} | scan {scan * 1e3:4.0f} "
+                  f"({scan_cpu * 1e3:3.0f}) ms | " + " | ".join(cells))
         if args.callgrind:
             for tool in tools:
                 cwd = os.path.join(work, "one")
