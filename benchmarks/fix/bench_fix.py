@@ -202,7 +202,9 @@ def command_instructions(argv: list[str], env: dict, cwd: str) -> int:
 
 
 def devset_root(given: str | None) -> str | None:
-    for d in (given, os.environ.get("ANYDEV_DEVSET"), "/work/devset"):
+    """The development set: ``given`` (and only it, where given), else
+    $ANYDEV_DEVSET, else /work/devset; None where that is no folder with trees."""
+    for d in ((given,) if given else (os.environ.get("ANYDEV_DEVSET"), "/work/devset")):
         if d and os.path.isdir(d) and os.listdir(d):
             return d
     return None
