@@ -24,13 +24,12 @@ many more ``--target-torch X`` would make fixable.
 from __future__ import annotations
 
 import ast
-import configparser
 import os
 import re
-from dataclasses import dataclass
 from typing import Optional
 
 from anydev._compat.table import NEWEST_TORCH
+from anydev._migrate.record import record
 
 __all__ = ["Target", "VersionError", "needs", "parse_version", "project_target", "resolve_target"]
 
@@ -56,7 +55,7 @@ def fmt(v: Version) -> str:
 NEWEST: Version = parse_version(NEWEST_TORCH)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)  # a dataclass, without importing dataclasses
 class Target:
     """The oldest PyTorch the fixed code must run on, and where that came from."""
 
@@ -174,6 +173,8 @@ def _from_pyproject(path: str) -> tuple["_Found", Optional[str], bool]:
 
 
 def _from_setup_cfg(path: str) -> _Found:
+    import configparser  # noqa: PLC0415 (where a setup.cfg is: not at every start-up)
+
     cp = configparser.ConfigParser(interpolation=None, strict=False)
     try:
         cp.read(path, encoding="utf-8")
@@ -211,9 +212,9 @@ def _from_setup_py(path: str) -> _Found:
     if tree is None:
         return None
     reqs: list[str] = []
-    for node in ast.walk(tree):
+    for node in _walk(tree):
         if isinstance(node, ast.keyword) and node.arg in ("install_requires", "extras_require"):
-            for n in ast.walk(node.value):
+            for n in _walk(node.value):
                 if isinstance(n, ast.Constant) and isinstance(n.value, str):
                     reqs.append(n.value)
     got = _found(reqs)
@@ -221,6 +222,28 @@ def _from_setup_py(path: str) -> _Found:
         return got
     check = _version_check(tree)
     return check if check is not None else got
+
+
+def _walk(node: ast.AST) -> list[ast.AST]:
+    """ast.walk's nodes in its order (breadth first, fields in order), as a
+    list: without a generator per node (ast.walk's iter_child_nodes), a
+    large setup.py's checks cost a third of what they did, which `anydev fix`
+    of one file of the project pays."""
+    AST = ast.AST
+    todo = [node]
+    i = 0
+    while i < len(todo):
+        n = todo[i]
+        i += 1
+        for name in n._fields:
+            v = getattr(n, name, None)
+            if isinstance(v, AST):
+                todo.append(v)
+            elif type(v) is list:
+                for x in v:
+                    if isinstance(x, AST):
+                        todo.append(x)
+    return todo
 
 
 def _parse_file(path: str) -> Optional[ast.Module]:
@@ -251,7 +274,7 @@ def _version_literal(node: ast.AST) -> Optional[Version]:
 
 
 def _names_torch_version(node: ast.AST, aliases: set[str]) -> bool:
-    for n in ast.walk(node):
+    for n in _walk(node):
         if isinstance(n, ast.Attribute) and n.attr == "__version__" and \
                 isinstance(n.value, ast.Name) and n.value.id in ("torch", "th"):
             return True
@@ -267,7 +290,7 @@ def _version_check(tree: ast.Module) -> _Found:
     V is torch's version (``torch.__version__``, a name made from it) and X a
     version literal."""
     aliases: set[str] = set()
-    for n in ast.walk(tree):
+    for n in _walk(tree):
         if isinstance(n, ast.Assign) and len(n.targets) == 1 and \
                 isinstance(n.targets[0], ast.Name) and _names_torch_version(n.value, aliases):
             aliases.add(n.targets[0].id)
@@ -291,7 +314,7 @@ def _version_check(tree: ast.Module) -> _Found:
             isinstance(mine, (ast.Lt, ast.LtE))
         return v if demands_at_least else None
 
-    for n in ast.walk(tree):
+    for n in _walk(tree):
         got = None
         if isinstance(n, ast.Assert):
             got = bound(n.test, False)

@@ -427,6 +427,33 @@ _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 # None, and the caller descends to it, as it does for a position between nodes.
 
 
+#: The fields that hold statements, or the except handlers and match cases that do.
+_STMT_FIELDS = frozenset({"body", "orelse", "finalbody", "handlers", "cases"})
+
+
+def statements(tree: ast.AST) -> list[ast.AST]:
+    """Every statement of ``tree`` (with the tree, and the except handlers and
+    match cases between statements) in walk's order: breadth first, fields in
+    order. A statement is only ever an item of one of those lists, so no
+    expression is visited: the statements are a tenth of a module's nodes."""
+    todo = [tree]
+    i = 0
+    fields = _STMT_FIELDS
+    while i < len(todo):
+        n = todo[i]
+        i += 1
+        for name in n._fields:
+            if name in fields:
+                v = getattr(n, name, None)
+                if type(v) is list:
+                    todo.extend(v)
+    return todo
+
+
+#: What PyAnalysis.bindings records for a name an assignment binds.
+ASSIGNED = "="
+
+
 class PyAnalysis:
     """The checks of the module docstring for one parsed module."""
 
@@ -727,14 +754,15 @@ class PyAnalysis:
     # -- bindings ----------------------------------------------------------------
     def bindings(self) -> dict[str, list[tuple[str, int, ast.AST]]]:
         """name -> [(what binds it, line, the binding statement)] for every
-        binding anywhere in the module."""
+        binding anywhere in the module; an assignment's what is ASSIGNED
+        (binding_text spells it)."""
         if self._bindings is None:
             b: dict[str, list[tuple[str, int, ast.AST]]] = {}
 
             def add(name: str, what: str, node: ast.AST) -> None:
                 b.setdefault(name, []).append((what, getattr(node, "lineno", 0) or 0, node))
 
-            for n in walk(self.tree):
+            for n in statements(self.tree):
                 if isinstance(n, ast.Import):
                     for a in n.names:
                         add(a.asname or a.name.split(".")[0],
@@ -750,10 +778,18 @@ class PyAnalysis:
                     targets = n.targets if isinstance(n, ast.Assign) else [n.target]
                     for t in targets:
                         if isinstance(t, ast.Name):
-                            add(t.id, f"`{ast.unparse(n.value)[:40]}`" if n.value is not None
-                                else "an annotation", n)
+                            add(t.id, ASSIGNED if n.value is not None else "an annotation", n)
             self._bindings = b
         return self._bindings
+
+    @staticmethod
+    def binding_text(what: str, node: ast.AST) -> str:
+        """What binds a name, for a message: an assignment's value as written
+        (unparsed here, not for every assignment of the module: that was half
+        the cost of the module's parse)."""
+        if what == ASSIGNED:
+            return f"`{ast.unparse(node.value)[:40]}`"  # type: ignore[attr-defined]
+        return what
 
     def _branches(self, node: ast.AST) -> list[tuple[int, str]]:
         """(id of an if/try statement, which of its bodies) for each branch point
@@ -788,6 +824,7 @@ class PyAnalysis:
             for what, line, onode in others:
                 ob = dict(self._branches(onode))
                 if any(k in tb and tb[k] != v for k, v in ob.items()):
+                    what = self.binding_text(what, onode)
                     return (f"`{head}` is bound to {what} on another branch (line {line}); which "
                             f"one `{head}` is at run time depends on the branch taken, so this is "
                             f"not certainly {symbol}; rewrite by hand")
@@ -1006,6 +1043,29 @@ _COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda) + _COMPREHENSIONS
 
 
+_STORE_OR_DEL = (ast.Store, ast.Del)
+_LOCAL_KINDS: dict[type, int] = {}
+
+
+def _local_kind(t: type) -> int:
+    """_local_names' kind of a node type."""
+    if t is ast.Name:
+        return 1
+    if issubclass(t, (ast.Global, ast.Nonlocal)):
+        return 2
+    if issubclass(t, (ast.Import, ast.ImportFrom)):
+        return 3
+    if issubclass(t, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return 4
+    if issubclass(t, (ast.Lambda,) + _COMPREHENSIONS):
+        return 5
+    if issubclass(t, ast.ExceptHandler):
+        return 6
+    if t.__name__ in ("MatchAs", "MatchStar"):
+        return 7
+    return 0
+
+
 def _local_names(scope: ast.AST) -> dict[str, tuple[str, int]]:
     """name -> (how it is bound, line) for the names a function, lambda or
     comprehension binds itself (parameters, assignments, loop and ``with``
@@ -1024,17 +1084,29 @@ def _local_names(scope: ast.AST) -> dict[str, tuple[str, int]]:
         if arg is not None:
             out.setdefault(arg.arg, ("a parameter", arg.lineno))
     body = scope.body if isinstance(scope.body, list) else [scope.body]  # type: ignore[attr-defined]
+    # a walk of the scope in the order of a stack (the first binding found is
+    # the one reported), by the node's type: 1 a name, 2 global/nonlocal, 3 an
+    # import, 4 a nested def or class, 5 a nested scope, 6 an except handler,
+    # 7 a match name, 0 anything else; a name's ctx and an operator, which have
+    # no children, are not visited
+    kinds, child_fields, AST = _LOCAL_KINDS, _CHILD_FIELDS, ast.AST
     todo: list = list(body)
+    pop, push = todo.pop, todo.append
+    setdefault = out.setdefault
     while todo:
-        n = todo.pop()
+        n = pop()
         t = type(n)
-        if t is ast.Name and isinstance(n.ctx, (ast.Store, ast.Del)):
-            out.setdefault(n.id, ("assigned", n.lineno))
+        kind = kinds.get(t)
+        if kind is None:
+            kind = kinds[t] = _local_kind(t)
+        if kind == 1:
+            if type(n.ctx) in _STORE_OR_DEL:
+                setdefault(n.id, ("assigned", n.lineno))
             continue
-        if isinstance(n, (ast.Global, ast.Nonlocal)):
+        if kind == 2:
             declared.update(n.names)
             continue
-        if isinstance(n, (ast.Import, ast.ImportFrom)):
+        if kind == 3:
             for al in n.names:
                 name = al.asname or al.name.split(".")[0]
                 # a binding from torch itself (`import torch.cuda as tc`, `from
@@ -1042,25 +1114,32 @@ def _local_names(scope: ast.AST) -> dict[str, tuple[str, int]]:
                 torch = al.name == "torch" or al.name.startswith("torch.") \
                     if isinstance(n, ast.Import) else \
                     (n.level == 0 and (n.module or "").split(".")[0] == "torch")
-                out.setdefault(name, ("torch" if torch else "imported", n.lineno))
+                setdefault(name, ("torch" if torch else "imported", n.lineno))
             continue
-        if isinstance(n, ast.ExceptHandler) and n.name:
-            out.setdefault(n.name, ("an `except ... as` name", n.lineno))
-        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            out.setdefault(n.name, ("a nested definition", n.lineno))
+        if kind == 4:
+            setdefault(n.name, ("a nested definition", n.lineno))
             todo.extend(n.decorator_list)
             continue
-        if isinstance(n, (ast.Lambda,) + _COMPREHENSIONS):
+        if kind == 5:
             continue
-        if t is ast.MatchAs or t.__name__ in ("MatchAs", "MatchStar"):
+        if kind == 6:
+            if n.name:
+                setdefault(n.name, ("an `except ... as` name", n.lineno))
+        elif kind == 7:
             if getattr(n, "name", None):
-                out.setdefault(n.name, ("a match pattern", n.lineno))
-        for name in n._fields:
+                setdefault(n.name, ("a match pattern", n.lineno))
+        fields = child_fields.get(t)
+        if fields is None:
+            fields = child_fields[t] = t._fields if t.__name__ == "TypeAlias" else \
+                tuple(f for f in t._fields if f not in _NOT_CHILDREN)
+        for name in fields:
             v = getattr(n, name, None)
-            if isinstance(v, ast.AST):
-                todo.append(v)
-            elif type(v) is list:
-                todo.extend(x for x in v if isinstance(x, ast.AST))
+            if type(v) is list:
+                for x in v:
+                    if isinstance(x, AST):
+                        push(x)
+            elif isinstance(v, AST):
+                push(v)
     for name in declared:
         out.pop(name, None)
     return out

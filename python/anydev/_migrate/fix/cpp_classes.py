@@ -6,10 +6,10 @@ call; tests/python/fix/test_fix_cpp_compile.py compiles every form."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Optional
 
 from anydev._compat.table import Row
+from anydev._migrate.record import record
 from .cpp_lex import (
     _cpp_block_end, _cpp_close, _cpp_items, _cpp_strip_parens, _cpp_top_level_operator)
 from .edits import _Edit, _Edits
@@ -22,7 +22,7 @@ from .edits import _Edit, _Edits
 # from PyTorch's c10/core/DeviceGuard.h, c10/core/StreamGuard.h,
 # c10/core/Stream.h and ATen/accelerator/Graph.h (torch 2.13); each template
 # and form is compiled against them by tests/python/fix/test_fix_cpp_compile.py.
-@dataclass(frozen=True)
+@record(frozen=True)  # a dataclass, without importing dataclasses
 class _CppClass:
     header: str
     arities: tuple[int, ...]            # constructor argument counts it has

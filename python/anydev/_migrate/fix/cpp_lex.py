@@ -84,18 +84,33 @@ def _cpp_param_names(signature: Optional[str]) -> Optional[list[str]]:
     return names
 
 
+_MASK_START = re.compile(r"[/\"']")  # where a comment or a literal can start
+_NOT_BREAK = re.compile(r"[^\r\n]")
+
+
 def _cpp_code_mask(text: str) -> str:
     """The text with comments and string and character literals blanked
-    (line breaks kept), so that a search finds code only."""
-    out = list(text)
+    (line breaks kept), so that a search finds code only. Plain code is
+    passed over to the next ``/``, ``"`` or ``'`` (a regular expression's
+    search, not a step per character: that loop was most of a safe fix of a
+    tree of C++), and each blanked span is replaced at once."""
+    pieces: list[str] = []
+    last = 0  # text[last:] is not in pieces yet
     i, n = 0, len(text)
+    search = _MASK_START.search
 
     def blank(s: int, e: int) -> None:
-        for k in range(s, min(e, n)):
-            if out[k] not in "\r\n":
-                out[k] = " "
+        nonlocal last
+        e = min(e, n)
+        pieces.append(text[last:s])
+        pieces.append(_NOT_BREAK.sub(" ", text[s:e]))
+        last = e
 
     while i < n:
+        m = search(text, i)
+        if m is None:
+            break
+        i = m.start()
         ch = text[i]
         if text.startswith("//", i):
             j = i
@@ -122,7 +137,8 @@ def _cpp_code_mask(text: str) -> str:
             i = j + 1
         else:
             i += 1
-    return "".join(out)
+    pieces.append(text[last:])
+    return "".join(pieces)
 
 
 def _cpp_strip_parens(expr: str) -> str:

@@ -5,21 +5,36 @@ argument list into another while keeping its layout (Python and C++ alike)."""
 from __future__ import annotations
 
 import bisect
-import difflib
 import re
-from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
 
 
-@dataclass
 class _Edit:
-    start: int
-    end: int
-    text: str
-    #: the edit is a dotted name put in place of one (python_tree._token_safe_rename):
-    #: the statement it falls in needs no parse again (Note [Checking the rewrite])
-    proven: bool = field(default=False, compare=False)
+    """One replacement: text[start:end] becomes ``text``. Equal to another
+    with the same span and text (``proven`` is not compared). A plain class,
+    not a dataclass: importing dataclasses (and with it inspect) was a fifth
+    of what `anydev fix` of one file imports."""
+
+    __slots__ = ("start", "end", "text", "proven")
+
+    def __init__(self, start: int, end: int, text: str, proven: bool = False):
+        self.start, self.end, self.text = start, end, text
+        #: the edit is a dotted name put in place of one (python_tree._token_safe_rename):
+        #: the statement it falls in needs no parse again (Note [Checking the rewrite])
+        self.proven = proven
+
+    def __repr__(self) -> str:
+        return (f"_Edit(start={self.start!r}, end={self.end!r}, text={self.text!r}, "
+                f"proven={self.proven!r})")
+
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            return (self.start, self.end, self.text) == \
+                (other.start, other.end, other.text)  # type: ignore[attr-defined]
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # as a dataclass with eq, not frozen
 
 
 class _Edits:
@@ -135,6 +150,8 @@ def _arg_edits(text: str, O: list[tuple[int, int]], O_norm: list[str], R: list[s
         if d2 < len(O):
             return _Edit(O[d1][0], O[d2][0], "")
         return _Edit(O[d1 - 1][1], end, "")
+
+    import difflib  # noqa: PLC0415 (only where arguments change: not at start-up)
 
     edits: list[_Edit] = []
     sm = difflib.SequenceMatcher(None, O_norm, R, autojunk=False)

@@ -6,7 +6,6 @@ results they return and the safety checks around reading and writing."""
 from __future__ import annotations
 
 import ast
-import difflib
 import errno
 import os
 import re
@@ -14,15 +13,14 @@ import stat
 import sys
 from symtable import symtable as _symtable
 import _thread
-from dataclasses import dataclass, field
 from typing import Callable, Iterable, Optional, Sequence, Union
 
 from anydev._migrate import torch_versions as _versions
+from anydev._migrate.record import field, record
 from anydev._common.files import (remove_stale_temps, removing_temps_on_signals,
                                    replace_atomically)
 from anydev import scan as _scan
 from . import literals as _literals
-from .cpp import _fix_cpp
 from .mocks import _move_mock_targets, mock_conflicts
 from .python_api import _fix_python
 from .python_tree import _parse_error
@@ -33,7 +31,7 @@ from .ladders import post_pass as _ladders_post_pass, pre_pass as _ladders_pre_p
 from .wrap import wrap_file as _wrap_file
 
 
-@dataclass
+@record  # a dataclass, without importing dataclasses (anydev._migrate.record)
 class FileResult:
     path: str
     applied: list[_scan.Finding] = field(default_factory=list)
@@ -47,7 +45,7 @@ class FileResult:
     later: int = 0
 
 
-@dataclass
+@record
 class FixResult:
     files: list[FileResult] = field(default_factory=list)
     errors: list[_scan.ScanError] = field(default_factory=list)
@@ -114,31 +112,61 @@ def _parses(source: str, path: str) -> Optional[SyntaxError]:
 
 
 def _why_not(f: _scan.Finding, unsafe: bool) -> Optional[str]:
-    """Why the table forbids rewriting ``f`` whatever the code around it (the
-    first check of the Python driver's loop), or None."""
+    """Why the table forbids rewriting ``f`` whatever the code around it: the
+    first check of the Python driver's loop, or for a device literal the
+    first checks of its unit's plan (literals.row_refusal); None if it does
+    not."""
     row = _row_of(f)
-    return f"{f.symbol} is not in the compat table" if row is None else _allowed(row, unsafe)
+    if row is None:
+        return f"{f.symbol} is not in the compat table"
+    if f.kind != "mock" and _literals.is_literal_row(row):
+        return _literals.row_refusal(row, unsafe)
+    return _allowed(row, unsafe)
 
 
 def _none_fixable(findings: Sequence[_scan.Finding], unsafe: bool) -> bool:
     """Whether no finding of a Python file may be rewritten, by the table alone:
-    no import (its removal depends on the others), no device literal (its unit
-    decides), and every other one's row forbids it (and no two start at one
-    place, whose order in the report the driver's loop would decide)."""
+    no import (its removal depends on the others), and every other one's row
+    (a device literal's too) forbids it (and no two start at one place, whose
+    order in the report the driver's loop would decide)."""
     if len({f.start for f in findings}) != len(findings):
         return False
     for f in findings:
-        if f.kind == "import" or _literals.is_literal_row(_row_of(f)) or \
-                _why_not(f, unsafe) is None:
+        if f.kind == "import" or _why_not(f, unsafe) is None:
             return False
     return True
 
 
+def _cpp_why_not(f: _scan.Finding, unsafe: bool) -> Optional[str]:
+    """Why the table forbids rewriting ``f`` in a C++ file (the C++ driver's
+    first check), or None."""
+    row = _row_of(f)
+    return f"{f.symbol} is not in the compat table" if row is None else _allowed(row, unsafe)
+
+
+def _none_fixable_cpp(findings: Sequence[_scan.Finding], unsafe: bool) -> bool:
+    """Whether the table forbids rewriting every finding of a C++ file (and
+    no two start at one place): the file is then not lexed (Note [Nothing to fix])."""
+    if len({f.start for f in findings}) != len(findings):
+        return False
+    return all(_cpp_why_not(f, unsafe) is not None for f in findings)
+
+
 # Note [Nothing to fix]
 # A Python file whose findings the table alone forbids rewriting (rows without a
-# mechanical fix, unsafe fixes not asked for) is not parsed: its findings are
-# reported with the reason the driver's loop gives first, and the file is left
-# as it was. Only a file with something to rewrite pays for a parse.
+# mechanical fix, unsafe fixes not asked for: a device literal's row too) is not
+# parsed: its findings are reported with the reason the driver gives first, and
+# the file is left as it was. Only a file with something to rewrite pays for a
+# parse. The driver could give no other reason there: its loop asks the table
+# first; a literal whose row forbids it blocks its unit, so the unit's checks
+# could only be left for it, and they are the table's already; the target's
+# refusals of literals and checks (which block units) only block more. Where
+# unsafe fixes are not asked for, that is most files of a real tree (every
+# literal row is unsafe): 150 of Megatron-LM's 323 parsed files at its target.
+# A C++ file whose findings the table forbids rewriting (its literals are
+# hints, unsafe rows without --unsafe-fixes) is not lexed either: the C++
+# driver's code mask (a Python loop over every byte) was most of a safe fix of
+# detectron2, whose six C++ files with findings have nothing a safe fix writes.
 
 
 def _check_findings(text: _Text, findings: Sequence[_scan.Finding]) -> None:
@@ -368,9 +396,14 @@ def _fix_once(data: bytes, path: str, findings: Sequence[_scan.Finding], *, unsa
             return data, applied, skipped, None
         pieces: Optional[list[str]] = None
         unit_refused = _literals.unit_refusals(refused) if language == "python" else []
-        if language == "python" and not unit_refused and _none_fixable(todo, unsafe):
+        if language == "python" and _none_fixable(todo, unsafe):
             # no rewrite to try: the file is never parsed (Note [Nothing to fix])
             skipped = [(f, _why_not(f, unsafe)) for f in todo] + refused
+            skipped.sort(key=lambda s: s[0].start)
+            return data, [], skipped, None
+        if language != "python" and _none_fixable_cpp(todo, unsafe):
+            # nothing to rewrite: the file is never lexed (Note [Nothing to fix])
+            skipped = [(f, _cpp_why_not(f, unsafe)) for f in todo] + refused
             skipped.sort(key=lambda s: s[0].start)
             return data, [], skipped, None
         if language == "python":
@@ -379,6 +412,8 @@ def _fix_once(data: bytes, path: str, findings: Sequence[_scan.Finding], *, unsa
             new, applied, skipped, pieces = _fix_python(text, todo, unsafe, path, unit_refused,
                                                         tree=given)
         else:
+            from .cpp import _fix_cpp  # noqa: PLC0415 (a C++ file's: not at start-up)
+
             new, applied, skipped = _fix_cpp(text, todo, unsafe, path)
         skipped += refused
         applied.sort(key=lambda f: f.start)
@@ -418,6 +453,8 @@ def unified_diff(path: str, old: str, new: str) -> str:
         name_a, name_b = (_scan.quote_path(n.encode("utf-8", "surrogateescape"))
                           for n in (name_a, name_b))
     a, b = split_lines(old), split_lines(new)
+    import difflib  # noqa: PLC0415 (--diff only: not at every start-up)
+
     lines = difflib.unified_diff(a, b, fromfile=name_a, tofile=name_b)
     if not (a and not a[-1].endswith(("\n", "\r")) or b and not b[-1].endswith(("\n", "\r"))):
         # every line of both ends with its break, so every line of the diff does
@@ -576,7 +613,7 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
         new, fr.applied, fr.skipped, fr.later = out
         pending.append((fr, data, new, st, findings, target))
 
-    _settle_mocks(pending, unsafe, keep, rules)
+    _settle_mocks(pending, unsafe, keep, rules, jobs)
     try:
         _move_mock_targets(pending)
     except Exception as e:  # a bug here must not stop the run: the mocks stay as they are
@@ -614,11 +651,13 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
 
 
 def _settle_mocks(pending: list, unsafe: bool, keep: Sequence[str],
-                  rules: Optional[Callable[[list], list]]) -> None:
+                  rules: Optional[Callable[[list], list]], jobs: Optional[int] = None) -> None:
     """Fixes again, with the symbol left, the files where a symbol was
     rewritten whose test patch cannot move with it (Note [Mock targets]),
     until no such symbol is left: a patched call and its patch move together
-    in one run or neither moves."""
+    in one run or neither moves. The files of a round are fixed again as the
+    first fix was, in ``jobs`` processes where there are many (Note [Fixing
+    in processes])."""
     frozen: dict[str, str] = {}
     for _ in range(16):  # each round freezes at least one more symbol
         try:
@@ -628,18 +667,21 @@ def _settle_mocks(pending: list, unsafe: bool, keep: Sequence[str],
         if not more:
             return
         frozen.update(more)
-        for k, item in enumerate(pending):
-            fr, data, new, st, findings, target = item
-            if fr.error is not None or not any(f.symbol in more for f in fr.applied):
-                continue
-            before = {id(f): why for f, why in fr.skipped}  # a reason of its own stays
-            out = _fix_one(data, fr.path, findings, unsafe, target, keep, rules, dict(frozen))
+        redo = [k for k, (fr, *_) in enumerate(pending)
+                if fr.error is None and any(f.symbol in more for f in fr.applied)]
+        work = [(pending[k][0], pending[k][1], pending[k][3], pending[k][4], pending[k][5])
+                for k in redo]  # as _fix_all takes them: (fr, data, st, findings, target)
+        befores = [{id(f): why for f, why in pending[k][0].skipped} for k in redo]
+        outs = _fix_all(work, unsafe, keep, jobs, rules, dict(frozen))
+        for k, before, out in zip(redo, befores, outs):
+            fr, data, _new, st, findings, target = pending[k]
             if isinstance(out, str):
                 fr.error, fr.io_error = out, False
                 fr.applied, fr.skipped = [], [(f, out) for f in findings]
                 pending[k] = (fr, data, data, st, findings, target)
                 continue
             new, fr.applied, skipped, fr.later = out
+            # a reason of its own stays
             fr.skipped = [(f, before.get(id(f), why)) for f, why in skipped]
             pending[k] = (fr, data, new, st, findings, target)
 
@@ -693,10 +735,10 @@ def _fix_range(lo: int, hi: int) -> list:
     """In a process of the fix: the outcomes of work[lo:hi], findings as their
     indices in their file's list (the parent has the findings themselves)."""
     assert _SHARED is not None
-    work, unsafe, keep, rules = _SHARED
+    work, unsafe, keep, rules, frozen = _SHARED
     out: list = []
     for fr, data, _st, findings, target in work[lo:hi]:
-        got = _fix_one(data, fr.path, findings, unsafe, target, keep, rules)
+        got = _fix_one(data, fr.path, findings, unsafe, target, keep, rules, frozen)
         if isinstance(got, str):
             out.append(got)
             continue
@@ -727,20 +769,23 @@ def _processes(jobs: Optional[int], files: int) -> int:
 
 
 def _fix_all(work: list, unsafe: bool, keep: Sequence[str], jobs: Optional[int],
-             rules: Optional[Callable[[list], list]]) -> list[_Outcome]:
+             rules: Optional[Callable[[list], list]],
+             frozen: Optional[dict[str, str]] = None) -> list[_Outcome]:
     """The outcome of each file of ``work``, in its order, fixed in this
-    process or, for many files, in ``jobs`` forked ones (Note [Fixing in processes])."""
+    process or, for many files, in ``jobs`` forked ones (Note [Fixing in processes]).
+    ``frozen``: the symbols left for their mocks (_settle_mocks)."""
     n = _processes(jobs, len(work))
     if n > 1:
-        got = _fix_in_processes(work, unsafe, keep, rules, n)
+        got = _fix_in_processes(work, unsafe, keep, rules, frozen, n)
         if got is not None:
             return got
-    return [_fix_one(data, fr.path, findings, unsafe, target, keep, rules)
+    return [_fix_one(data, fr.path, findings, unsafe, target, keep, rules, frozen)
             for fr, data, _st, findings, target in work]
 
 
 def _fix_in_processes(work: list, unsafe: bool, keep: Sequence[str],
-                      rules: Optional[Callable[[list], list]], n: int
+                      rules: Optional[Callable[[list], list]],
+                      frozen: Optional[dict[str, str]], n: int
                       ) -> Optional[list[_Outcome]]:
     """_fix_all in ``n`` forked processes, each a contiguous range of the files
     (about as many bytes each), its outcomes sent back through a pipe; None
@@ -759,7 +804,7 @@ def _fix_in_processes(work: list, unsafe: bool, keep: Sequence[str],
     bounds.append((lo, len(work)))
     if not _SHARED_LOCK.acquire(blocking=False):
         return None  # another thread's fix_paths is forking: this one fixes here
-    _SHARED = (work, unsafe, keep, rules)
+    _SHARED = (work, unsafe, keep, rules, frozen)
     children: list[tuple[int, int]] = []
     parts: Optional[list] = []
     try:

@@ -45,11 +45,12 @@ from . import analysis as _analysis
 from .edits import _Edit
 from .evidence import platform_branch as _platform_branch
 from .guards import _GUARD_REPLACEMENTS
+from .python_tree import walk as _walk
 from .rows import _row_of
 from .templates import _spell_template, _with_quote
 from .text import _has_comment as _tokens_have_comment
 
-__all__ = ["Units", "is_literal_row", "ACC", "ACC_TYPE", "IDIOM"]
+__all__ = ["Units", "is_literal_row", "row_refusal", "ACC", "ACC_TYPE", "IDIOM"]
 
 #: The current accelerator (None where the build has none; torch >= 2.7).
 ACC = "torch.accelerator.current_accelerator()"
@@ -85,6 +86,21 @@ def unit_refusals(refused: Sequence[tuple]) -> list[tuple]:
     literals and availability checks; a unit with one of them is left."""
     return [(f, why) for f, why in refused
             if is_literal_row(_row_of(f)) or _guard_row(_row_of(f))]
+
+
+def row_refusal(row, unsafe: bool) -> Optional[str]:
+    """Why a Python literal finding of ``row`` is not rewritten, by its row
+    alone (no template, an unsafe fix not asked for), or None: the first
+    checks of a unit member's plan, which the fixer also asks before it
+    parses a file (Note [Nothing to fix] in anydev._migrate.fix.engine)."""
+    if row.language != "python":
+        return f"{row.code}: C++ literals are hints; the fixer does not rewrite them"
+    if row.fix == "none" or not row.template:
+        return f"{row.code} has no mechanical fix; migrate by hand (`anydev rule {row.code}`)"
+    if row.fix == "unsafe" and not unsafe:
+        return (f"{row.code} changes behaviour on accelerators other than CUDA; apply it "
+                f"with --unsafe-fixes (`anydev rule {row.code}`)")
+    return None
 
 
 def _cuda_string(node: ast.AST) -> Optional[tuple[str, Optional[ast.AST], Optional[str]]]:
@@ -245,15 +261,8 @@ class Units:
         if row is None:
             m.own = f"{m.f.symbol} is not in the compat table"
             return
-        if row.language != "python":
-            m.own = f"{row.code}: C++ literals are hints; the fixer does not rewrite them"
-            return
-        if row.fix == "none" or not row.template:
-            m.own = f"{row.code} has no mechanical fix; migrate by hand (`anydev rule {row.code}`)"
-            return
-        if row.fix == "unsafe" and not self.unsafe:
-            m.own = (f"{row.code} changes behaviour on accelerators other than CUDA; apply it "
-                     f"with --unsafe-fixes (`anydev rule {row.code}`)")
+        m.own = row_refusal(row, self.unsafe)
+        if m.own is not None:
             return
         why = an.old_torch_only(m.where.chain) or an.device_home(m.where.chain) or \
             _platform_branch(an, m.where.chain)
@@ -410,9 +419,7 @@ def _name_device_type(ctx, todo: list):
             return (spelled, st.targets[0].id, None) if uses else None
     if uses < 2 or k >= len(body):
         return None
-    seen = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)} | \
-        {a.arg for n in ast.walk(fn) if isinstance(n, ast.arguments)
-         for a in [*n.posonlyargs, *n.args, *n.kwonlyargs, n.vararg, n.kwarg] if a}
+    seen = _names_in(fn)
     name = next((n for n in _TYPE_NAMES if n not in seen), None)
     if name is None:
         return None
@@ -425,6 +432,23 @@ def _name_device_type(ctx, todo: list):
         return None  # the body shares its line with the `def`
     return spelled, name, _Edit(line_start, line_start,
                                 f"{indent}{name} = {spelled}{text.newline}")
+
+
+def _names_in(fn: ast.AST) -> set[str]:
+    """Every name a function's code uses or binds, its parameters' and those
+    of the functions and lambdas in it included (one walk)."""
+    seen: set[str] = set()
+    add = seen.add
+    Name, arguments = ast.Name, ast.arguments
+    for n in _walk(fn):
+        t = type(n)
+        if t is Name:
+            add(n.id)  # type: ignore[attr-defined]
+        elif t is arguments:
+            for a in [*n.posonlyargs, *n.args, *n.kwonlyargs, n.vararg, n.kwarg]:  # type: ignore[attr-defined]
+                if a:
+                    add(a.arg)
+    return seen
 
 
 # Note [Named once]

@@ -252,9 +252,10 @@ def _fix_python(text: _Text, findings: list[_scan.Finding], unsafe: bool, path: 
     # a pass in which a unit falls runs again without it, on the same tree (no pass
     # changes it: the rewrites are edits of the text)
     units = _literals.Units(findings, refused, unsafe)
+    shared: dict = {}  # what the passes share: the analysis of the tree (no pass changes it)
     for _ in range(len(findings) + 2):  # each pass that fails leaves one more unit
         try:
-            done = _fix_python_pass(text, tree, findings, unsafe, path, units)
+            done = _fix_python_pass(text, tree, findings, unsafe, path, units, shared)
         finally:
             units.release()  # its plans' closures: freed now, not by the cycle collector
         if done is not None:
@@ -376,14 +377,24 @@ def parse_module(source: str, path: str) -> ast.Module:
 
 
 def _fix_python_pass(text: _Text, tree: ast.Module, findings: list[_scan.Finding], unsafe: bool,
-                     path: str, units: "_literals.Units"
+                     path: str, units: "_literals.Units", shared: Optional[dict] = None
                      ) -> Optional[tuple[str, list[_scan.Finding], list[tuple[_scan.Finding, str]],
                                          Optional[list[str]]]]:
-    _starts_cache.clear()  # one module's statement lists at a time
+    """One pass over a file's findings. ``shared``: what the passes of one
+    tree share (its analysis and the names each scope binds: the rewrites are
+    edits of the text, so the tree and what it says stay as they were)."""
+    if shared is None:
+        shared = {}
+    if not shared:
+        _starts_cache.clear()  # one module's statement lists at a time
     ctx = _PyContext(text, tree, path)
-    # the findings' lines: node_at answers for the nodes there (Note [One walk])
-    lines = {text.ast_pos(text.index_of_byte(f.start))[0] for f in findings}
-    an = ctx.analysis = analysis.PyAnalysis(tree, path, ctx.root, lines)
+    an = shared.get("analysis")
+    if an is None:
+        # the findings' lines: node_at answers for the nodes there (Note [One walk])
+        lines = {text.ast_pos(text.index_of_byte(f.start))[0] for f in findings}
+        an = shared["analysis"] = analysis.PyAnalysis(tree, path, ctx.root, lines)
+    ctx.analysis = an
+    ctx._scopes = shared.setdefault("scopes", {})
     if len(findings) > _DESCENTS_PER_WALK or any(f.kind == "import" for f in findings):
         an.index()  # the findings are then located by a look-up, not a descent each
     applied: list[_scan.Finding] = []
