@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import ast
 import copy
-import dataclasses
 import io
 import re
 import tokenize
@@ -139,12 +138,15 @@ def _specific(body: list[ast.stmt], dev: str, roots: set[str]) -> Optional[str]:
     return None
 
 
-@dataclasses.dataclass
 class _Ladder:
-    node: ast.If
-    branches: list[tuple[str, list[ast.stmt]]]   # (device, body)
-    orelse: list[ast.stmt]
-    root: str
+    """An if/elif ladder: its node, its branches (device, body), its `else`
+    and the name torch has in it (a plain class: dataclasses is not imported
+    at the fixer's start-up, tests/python/fix/test_fix_cost.py)."""
+
+    __slots__ = ("node", "branches", "orelse", "root")
+
+    def __init__(self, node: ast.If, branches: list, orelse: list, root: str) -> None:
+        self.node, self.branches, self.orelse, self.root = node, branches, orelse, root
 
 
 def _ladders(tree: ast.Module, text: str, roots: set[str]) -> list[_Ladder]:
@@ -431,7 +433,7 @@ def collapse(data: bytes, path: str, findings: Sequence[_scan.Finding], target,
             continue
         g = _moved(f, text, edits, data)
         if g is None:
-            return None
+            return None  # a finding the collapse cannot move: nothing is collapsed
         moved.append(g)
         back[id(g)] = f
     return new_data, moved, back, applied
@@ -494,9 +496,12 @@ def _moved(f: _scan.Finding, text: _Text, edits: list, data: bytes) -> Optional[
             return None
     if not db and not dl:
         return f
-    return dataclasses.replace(f, line=f.line + dl, end_line=f.end_line + dl,
-                               start=f.start + db, end=f.end + db,
-                               call_end=None if f.call_end is None else f.call_end + db)
+    if type(f) is not _scan.Finding:
+        return None  # (a subclass's own fields: the ladders are then left)
+    return _scan.Finding(f.path, f.line + dl, f.column, f.end_line + dl, f.end_column, f.symbol,
+                         f.replacement, f.rule, f.fix, f.message, f.kind, f.start + db,
+                         f.end + db, None if f.call_end is None else f.call_end + db, f.text,
+                         f.language)
 
 
 def _rebound(tree: ast.Module, node: ast.AST, root: str) -> bool:

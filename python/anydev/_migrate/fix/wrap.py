@@ -25,8 +25,6 @@ the limit already is never reflowed, nor is a line the fixer did not change.
 from __future__ import annotations
 
 import ast
-import configparser
-import difflib
 import io
 import os
 import re
@@ -77,6 +75,8 @@ _RUFF_TOML = re.compile(r"(?m)^\s*line-length\s*=\s*(\d+)")
 
 
 def _from_ini(path: str) -> Optional[int]:
+    import configparser  # noqa: PLC0415 (only where such a file is; test_fix_cost.py)
+
     cp = configparser.ConfigParser(interpolation=None, strict=False)
     try:
         cp.read(path, encoding="utf-8")
@@ -637,6 +637,8 @@ def _made_long(old_lines: list[str], new_lines: list[str], limit: int) -> list[i
     old_set = set(old_lines)
     if all(new_lines[i] in old_set for i in long_new):
         return []
+    import difflib  # noqa: PLC0415 (only for a file with a line to wrap; test_fix_cost.py)
+
     want = set(long_new)
     out = []
     sm = difflib.SequenceMatcher(None, old_lines, new_lines)
