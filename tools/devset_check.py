@@ -59,8 +59,11 @@ CPP = (".c", ".cc", ".cpp", ".cxx", ".cu", ".h", ".hh", ".hpp", ".cuh", ".inc")
 TESTS: dict[str, dict] = {
     "detectron2": {"paths": ["tests/test_model_zoo.py", "tests/config",
                              "tests/test_checkpoint.py", "tests/structures/test_boxes.py"],
+                   # antlr4: omegaconf's and hydra's parser (installed --no-deps: without
+                   # it hydra's pytest plugin fails to load and every run ends in rc 3)
                    "deps": ["fvcore", "iopath", "omegaconf", "hydra-core", "yacs", "tabulate",
-                            "termcolor", "cloudpickle"], "pythonpath": ["."]},
+                            "termcolor", "cloudpickle", "antlr4-python3-runtime==4.9.3",
+                            "portalocker", "setuptools<81"], "pythonpath": ["."]},
     "Megatron-LM": {"paths": ["tests/unit_tests/test_utils.py",
                               "tests/unit_tests/test_num_microbatches_calculator.py",
                               "tests/unit_tests/test_training.py"],
@@ -269,7 +272,7 @@ def run_tests(repo: str, root: Path, python: str, deps_dir: Path, report: Path) 
                "-o", "addopts=", *paths], cwd=root, timeout=1500, env=env)
     res = junit_outcomes(report)
     return {"ran": True, "outcomes": res, "rc": got.returncode,
-            "tail": (got.stdout or "")[-400:]}
+            "tail": ((got.stdout or "") + (got.stderr or ""))[-400:]}
 
 
 _TIMEOUT_PLUGIN: dict[str, bool] = {}
