@@ -139,7 +139,8 @@ def _hook_forks() -> None:
     util.register_after_fork(_anchor, _after_multiprocessing_fork)
 
 
-def prepare(*, torch: bool, facade: bool, mode: Optional[str], project: Optional[str]) -> str:
+def prepare(*, torch: bool, facade: bool, mode: Optional[str], project: Optional[str],
+            sim: Optional[int] = None) -> str:
     """In the run's own process: sets up the children's reports and the
     bootstrap (see the module's docstring); returns the children's folder,
     removed at exit."""
@@ -154,7 +155,7 @@ def prepare(*, torch: bool, facade: bool, mode: Optional[str], project: Optional
     with open(os.path.join(boot, "sitecustomize.py"), "w", encoding="utf-8") as f:
         f.write(_BOOTSTRAP)
     _config = {"dir": children, "torch": torch, "facade": facade, "mode": mode,
-               "project": project}
+               "project": project, "sim": sim}
     os.environ[ENV] = json.dumps(_config)
     path = os.environ.get("PYTHONPATH")
     os.environ["PYTHONPATH"] = boot + (os.pathsep + path if path else "")
@@ -188,6 +189,10 @@ def start() -> None:
         except ImportError:
             pass
         else:
+            if _config.get("sim"):  # --accelerator sim[:N], before the adapter as in the run
+                from . import sim_run as _sim_run
+
+                _sim_run.start_child(_config["sim"])
             from anydev._torch import adapter as _torch_adapter
 
             _torch_adapter.install(mode=_config.get("mode") or "observe",
