@@ -4,7 +4,7 @@
 //
 // Two callables stand between the user's code and PyTorch:
 //
-//   RequestWatch(checks, device_class, to, rules, on_request, on_raised)
+//   RequestWatch(checks, device_class, to, rules, on_request, on_raised, forwarder)
 //       the __torch_function__ method of a TorchFunctionMode: sees every call of a
 //       PyTorch function or tensor method, finds the ones that ask for CUDA
 //       (a "cuda" device string or torch.device among its arguments, by the
@@ -111,6 +111,7 @@ struct RequestWatchObject {
   PyObject* rule_is_cuda;  //   .is_cuda
   PyObject* on_request;    // (rule, walk) -> token or None
   PyObject* on_raised;     // (token) -> None
+  PyObject* forwarder;     // the type of anydev.torch's forwarders (Note [Counted once])
 };
 
 // The rule of a call of `func` (nullptr: it asks for no CUDA) and whether a
@@ -197,16 +198,34 @@ PyObject* RequestWatchCall(PyObject* self, PyObject* const* args, size_t nargsf,
     return nullptr;
   }
   PyObject* func = slots[0];
+  // Note [Counted once]: PyTorch hands a mode the Python-visible object of a
+  // tensor method, torch.Tensor.cuda, which anydev.torch's counted .cuda() is
+  // (a native forwarder, adapter.py's _CountedMethod): calling it from here,
+  // with no frame of ours, would count the user's x.cuda() a second time. The
+  // forwarder has counted the call already; its original runs it.
+  PyObject* original = nullptr;
+  if (Py_TYPE(func) == reinterpret_cast<PyTypeObject*>(w->forwarder)) {
+    original = PyObject_GetAttrString(func, "__anydev_original__");
+    if (original == nullptr) {
+      PyErr_Clear();
+    } else {
+      func = original;
+    }
+  }
   PyObject* call_args = slots[2];
   PyObject* kwargs = slots[3] == Py_None ? nullptr : slots[3];
   PyObject* empty = nullptr;
   if (call_args == nullptr || call_args == Py_None) {
     empty = PyTuple_New(0);
-    if (empty == nullptr) return nullptr;
+    if (empty == nullptr) {
+      Py_XDECREF(original);
+      return nullptr;
+    }
     call_args = empty;
   }
   if (!PyTuple_Check(call_args) || (kwargs != nullptr && !PyDict_Check(kwargs))) {
     Py_XDECREF(empty);
+    Py_XDECREF(original);
     PyErr_SetString(PyExc_TypeError, "__torch_function__: args must be a tuple and kwargs a dict");
     return nullptr;
   }
@@ -221,6 +240,7 @@ PyObject* RequestWatchCall(PyObject* self, PyObject* const* args, size_t nargsf,
   if (out == nullptr && token != nullptr && token != Py_None) TellRaised(w->on_raised, token);
   Py_XDECREF(token);
   Py_XDECREF(empty);
+  Py_XDECREF(original);
   return out;
 }
 
@@ -231,6 +251,7 @@ int RequestWatchTraverse(PyObject* self, visitproc visit, void* arg) {
   Py_VISIT(w->to);
   Py_VISIT(w->on_request);
   Py_VISIT(w->on_raised);
+  Py_VISIT(w->forwarder);
   return 0;
 }
 
@@ -245,6 +266,7 @@ int RequestWatchClear(PyObject* self) {
   Py_CLEAR(w->rule_is_cuda);
   Py_CLEAR(w->on_request);
   Py_CLEAR(w->on_raised);
+  Py_CLEAR(w->forwarder);
   return 0;
 }
 
@@ -254,12 +276,14 @@ void RequestWatchDealloc(PyObject* self) {
   Py_TYPE(self)->tp_free(self);
 }
 
-// RequestWatch(checks, device_class, to, rules, on_request, on_raised); rules:
-// the codes of (torch.device("cuda"), device="cuda", .to("cuda"), .is_cuda).
+// RequestWatch(checks, device_class, to, rules, on_request, on_raised,
+// forwarder); rules: the codes of (torch.device("cuda"), device="cuda",
+// .to("cuda"), .is_cuda); forwarder: anydev._C._compat.Forwarder.
 PyObject* RequestWatchNew(PyTypeObject* type, PyObject* args, PyObject*) {
-  PyObject *checks, *device_class, *to, *rules, *on_request, *on_raised;
-  if (!PyArg_ParseTuple(args, "O!OOO!OO", &PyDict_Type, &checks, &device_class, &to,
-                        &PyTuple_Type, &rules, &on_request, &on_raised)) {
+  PyObject *checks, *device_class, *to, *rules, *on_request, *on_raised, *forwarder;
+  if (!PyArg_ParseTuple(args, "O!OOO!OOO!", &PyDict_Type, &checks, &device_class, &to,
+                        &PyTuple_Type, &rules, &on_request, &on_raised, &PyType_Type,
+                        &forwarder)) {
     return nullptr;
   }
   if (PyTuple_GET_SIZE(rules) != 4) {
@@ -269,9 +293,10 @@ PyObject* RequestWatchNew(PyTypeObject* type, PyObject* args, PyObject*) {
   auto* w = reinterpret_cast<RequestWatchObject*>(type->tp_alloc(type, 0));
   if (w == nullptr) return nullptr;
   w->vectorcall = RequestWatchCall;
-  PyObject** fields[] = {&w->checks, &w->device_class, &w->to, &w->on_request, &w->on_raised};
-  PyObject* values[] = {checks, device_class, to, on_request, on_raised};
-  for (size_t i = 0; i < 5; ++i) {
+  PyObject** fields[] = {&w->checks, &w->device_class, &w->to, &w->on_request, &w->on_raised,
+                         &w->forwarder};
+  PyObject* values[] = {checks, device_class, to, on_request, on_raised, forwarder};
+  for (size_t i = 0; i < 6; ++i) {
     Py_INCREF(values[i]);
     *fields[i] = values[i];
   }

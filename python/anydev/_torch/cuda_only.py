@@ -10,26 +10,34 @@ of the compat table), whether the call raised or not, and marked CUDA-only
 report show`` lists these sites first). What asks for CUDA, and how it is seen:
 
 * ``torch.cuda.*`` calls: the deprecated entry points are anydev.torch's
-  forwarders (:mod:`anydev._torch.adapter`), which count every call natively,
-  and the report marks their sites here (:func:`_extend`); the functions of
-  the table's kept rows (``torch.cuda.get_device_name``, ...), which the
-  adapter leaves alone, are wrapped here while installed.
+  forwarders (:mod:`anydev._torch.adapter`), which count every call natively
+  (and the calls that raised), and the report marks their sites here
+  (:func:`_extend`); the functions of the table's kept rows
+  (``torch.cuda.get_device_name``, ...), which the adapter leaves alone, are
+  wrapped here while installed.
 * ``.cuda()`` on a tensor or module (AD907): the adapter's counted methods,
   marked likewise.
 * ``"cuda"`` strings and ``torch.device("cuda")`` given as a device: a
   :class:`torch.overrides.TorchFunctionMode` sees every call of a PyTorch
-  function and tensor method, with its arguments: ``device=`` of a factory or
-  ``new_*`` method (AD902), ``Tensor.to`` and ``Module.to`` (AD903; the mode
-  sees Module.to's ``torch._C._nn._parse_to``), the construction of a
-  ``torch.device`` itself (AD901). ``torch.load(map_location=...)`` is no
-  PyTorch function the mode sees: wrapped (AD902).
+  function and tensor method made from Python, with its arguments:
+  ``device=`` of a factory or ``new_*`` method (AD902), ``Tensor.to`` and
+  ``Module.to`` (AD903; the mode sees the ``torch._C._nn._parse_to`` that
+  Module.to calls with its arguments), the construction of a ``torch.device``
+  itself (AD901). ``torch.load(map_location=...)`` is no PyTorch function
+  the mode sees: wrapped (AD902).
 * ``.is_cuda`` (AD908): the mode sees the property's getter
-  (``Tensor.is_cuda.__get__``, as torch.overrides.get_testing_overrides lists it).
+  (``Tensor.is_cuda.__get__``, as torch.overrides.get_testing_overrides lists
+  it).
 * ``torch.autocast("cuda")``, ``torch.amp.GradScaler("cuda")`` and a
   GradScaler without a device, whose default is CUDA (AD904): their
   ``__init__`` is wrapped.
 * ``"nccl"`` as the backend of ``torch.distributed.init_process_group`` or
   ``new_group`` (AD910): wrapped.
+
+The mode's ``__torch_function__`` and the wrappers are native
+(``anydev._C._watch``, python/src/bind_watch.cc): no frame of anydev's
+stands between the user's code and PyTorch, so PyTorch's warnings keep the
+user's line; only a call that asks for CUDA runs Python code here.
 
 Note [Whose call site]: a site is the first frame, going out from the call,
 whose file is neither PyTorch's nor anydev's (nor the standard library's,
@@ -41,18 +49,22 @@ user's line, counted once per call of it: while that call runs, the
 requests it makes are part of it (:func:`_locate` finds the call's outermost
 PyTorch frame among the frames it walks). Requests made inside a
 ``torch.cuda`` function (its own files) are not counted again: the
-``torch.cuda`` call is. ``.is_cuda`` and the kept ``torch.cuda`` functions are
-counted only where the user's code itself reads or calls them, as the
-adapter's forwarders are: PyTorch reads ``is_cuda`` of tensors for its own
-purposes all the time.
+``torch.cuda`` call is. ``.is_cuda``, ``torch.device("cuda")`` and the kept
+``torch.cuda`` functions are counted only where the user's code itself reads,
+makes or calls them, as the adapter's forwarders are: PyTorch reads
+``is_cuda`` of tensors for its own purposes all the time, and makes
+``torch.device("cuda")`` for its own (torch.distributed's
+init_process_group does, with a gloo backend), where a factory or ``.to()``
+with CUDA inside PyTorch fails without a GPU and is made only for the user.
 
 Cost: with the mode on, every call of a PyTorch function or tensor method
-from Python runs one Python call more (PyTorch's mode dispatch and this
-module's two dictionary lookups); benchmarks/python/bench_cuda_only.py
-measures it on a small training step. The mode is thread-local, as all of
-PyTorch's modes are: it is entered in the thread that installs it (the main
-thread of each process of a run), so calls made in threads the program
-starts are not seen; the wrapped functions are seen in every thread.
+made from Python goes through PyTorch's mode dispatch (about 1.7 us more a
+call on the 2-core CI machine, most of it PyTorch's own: popping and pushing
+the mode, the argument tuple); benchmarks/python/bench_cuda_only.py measures
+it on a small training step. The mode is thread-local, as all of PyTorch's
+modes are: it is entered in the thread that installs it (the main thread of
+each process of a run), so calls made in threads the program starts are not
+seen; the wrapped functions are seen in every thread.
 """
 
 from __future__ import annotations
@@ -65,6 +77,7 @@ import threading
 import time
 from typing import Any, Callable, Optional
 
+from anydev import _C
 from anydev._C import _watch
 
 __all__ = ["install", "installed", "sites", "uninstall"]
@@ -276,7 +289,7 @@ def _make_mode(torch: Any) -> Any:
         checks[parse_to] = _FIRST_ARG
     watch = _watch.RequestWatch(checks, torch.device, torch._C.TensorBase.to,
                                 (DEVICE_CALL, DEVICE_KEYWORD, TO_CALL, IS_CUDA), _on_request,
-                                _on_raised)
+                                _on_raised, _C._compat.Forwarder)
 
     class CudaRequests(torch.overrides.TorchFunctionMode):
         """anydev: counts the calls that ask for CUDA (anydev._torch.cuda_only)."""
