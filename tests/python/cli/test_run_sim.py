@@ -54,6 +54,14 @@ SCRIPT = textwrap.dedent('''
         torch.device("cuda")                               # @spawned
 
 
+    class Items(torch.utils.data.Dataset):
+        def __len__(self):
+            return 4
+
+        def __getitem__(self, i):
+            return torch.zeros(1).is_cuda                  # @loaded (forked workers)
+
+
     if __name__ == "__main__":
         print("devices", torch.accelerator.current_accelerator(),
               torch.accelerator.device_count())
@@ -72,6 +80,9 @@ SCRIPT = textwrap.dedent('''
                               "torch.zeros(1, device='sim'); torch.device('cuda')"],
                              capture_output=True, text=True, check=True).stdout
         print("subprocess devices", out.strip())
+        loader = torch.utils.data.DataLoader(Items(), num_workers=2,
+                                             multiprocessing_context="fork")
+        assert [bool(b) for b in loader] == [False] * 4
 ''')
 
 
@@ -90,15 +101,53 @@ def test_every_process_of_the_run_has_sim_and_reports_cuda_requests(tmp_path):
     sites = {(marks.get(c["line"], c["file"]) if c["file"] == str(script) else c["file"],
               c["rule"], c.get("cuda_only", False))
              for c in report["calls"]}
-    assert sites == {("main", "AD101", True), ("spawned", "AD901", True),
+    assert sites == {("main", "AD101", True), ("spawned", "AD901", True), ("loaded", "AD908", True),
                      ("<string>", "AD901", True), ("xpu", "AD401", False),
                      ("xpu_often", "AD401", False)}, report["calls"]
     # The summary lists the CUDA-only sites first, however often the others ran.
     lines = err.splitlines()
-    head = next(i for i, ln in enumerate(lines) if "legacy calls from 5 call sites" in ln)
-    assert "3 of them CUDA-only" in lines[head]
-    assert all("CUDA-only" in ln for ln in lines[head + 1:head + 4]), err
-    assert all("CUDA-only" not in ln for ln in lines[head + 4:head + 6]), err
+    head = next(i for i, ln in enumerate(lines) if "legacy calls from 6 call sites" in ln)
+    assert "4 of them CUDA-only" in lines[head]
+    assert all("CUDA-only" in ln for ln in lines[head + 1:head + 5]), err
+    assert all("CUDA-only" not in ln for ln in lines[head + 5:head + 7]), err
+    counts = {marks.get(c["line"]): c["count"] for c in report["calls"]
+              if c["file"] == str(script)}
+    assert counts["loaded"] == 4 and counts["xpu_often"] == 3
+
+
+WORKER = textwrap.dedent('''
+    import os
+    import torch
+    import torch.distributed as dist
+
+    dist.init_process_group("gloo")
+    assert torch.accelerator.current_accelerator().type == "sim"
+    assert torch.accelerator.device_count() == 2
+    torch.accelerator.set_device_index(int(os.environ["LOCAL_RANK"]))
+    x = torch.ones(2, device="sim")
+    try:
+        x.to("cuda")                                       # @rank
+    except Exception:
+        pass
+    dist.barrier()
+    dist.destroy_process_group()
+''')
+
+
+def test_torchrun_ranks_run_on_sim(tmp_path):
+    worker = tmp_path / "worker.py"
+    worker.write_text(WORKER)
+    out = tmp_path / "report.json"
+    rc, _, err = anydev_run("--accelerator", "sim:2", "--report", str(out), "-m",
+                            "torch.distributed.run", "--standalone", "--nproc-per-node", "2",
+                            str(worker))
+    if rc != 0 and "gloo" in err.lower() and "unavailable" in err.lower():
+        pytest.skip(f"this torch cannot run gloo here: {err[-300:]}")
+    assert rc == 0, err
+    report = json.loads(out.read_text())
+    ranks = [c for c in report["calls"] if c["file"] == str(worker)]
+    assert [(c["rule"], c["count"], c["raised"], c["cuda_only"]) for c in ranks] == \
+        [("AD903", 2, 2, True)], report["calls"]
 
 
 def test_the_device_count_comes_from_anydev_sim_devices(tmp_path):
