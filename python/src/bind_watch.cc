@@ -4,7 +4,7 @@
 //
 // Two callables stand between the user's code and PyTorch:
 //
-//   RequestWatch(checks, device_class, to, rules, on_request, on_raised, forwarder)
+//   RequestWatch(checks, device_class, rules, on_request, on_raised, forwarder)
 //       the __torch_function__ method of a TorchFunctionMode: sees every call of a
 //       PyTorch function or tensor method, finds the ones that ask for CUDA
 //       (a "cuda" device string or torch.device among its arguments, by the
@@ -104,7 +104,6 @@ struct RequestWatchObject {
   vectorcallfunc vectorcall;
   PyObject* checks;        // dict: function -> CheckKind
   PyObject* device_class;  // torch.device
-  PyObject* to;            // Tensor.to: device= of it is the rule of .to()
   PyObject* rule_device;   // the rule codes: torch.device("cuda"),
   PyObject* rule_keyword;  //   device="cuda",
   PyObject* rule_to;       //   .to("cuda"),
@@ -121,9 +120,12 @@ PyObject* RuleOf(RequestWatchObject* w, PyObject* func, PyObject* args, PyObject
   *walk = true;
   PyObject* kind = PyDict_GetItemWithError(w->checks, func);  // borrowed
   if (kind == nullptr && PyErr_Occurred()) PyErr_Clear();     // an unhashable function
+  bool to = false;  // Tensor.to or Module.to: device= of it is the rule of .to()
   if (kind != nullptr) {
     const Py_ssize_t n = PyTuple_Check(args) ? PyTuple_GET_SIZE(args) : 0;
-    switch (PyLong_AsLong(kind)) {
+    const long k = PyLong_AsLong(kind);
+    to = k == kFirstArg || k == kSecondArg;
+    switch (k) {
       case kFirstArg:
         if (n > 0 && IsCuda(PyTuple_GET_ITEM(args, 0), w->device_class)) return w->rule_to;
         break;
@@ -152,7 +154,7 @@ PyObject* RuleOf(RequestWatchObject* w, PyObject* func, PyObject* args, PyObject
   if (kwargs != nullptr && PyDict_GET_SIZE(kwargs) > 0) {
     PyObject* device = PyDict_GetItemString(kwargs, "device");  // borrowed
     if (device != nullptr && device != Py_None && IsCuda(device, w->device_class)) {
-      return func == w->to ? w->rule_to : w->rule_keyword;
+      return to ? w->rule_to : w->rule_keyword;
     }
   }
   return nullptr;
@@ -248,7 +250,6 @@ int RequestWatchTraverse(PyObject* self, visitproc visit, void* arg) {
   auto* w = reinterpret_cast<RequestWatchObject*>(self);
   Py_VISIT(w->checks);
   Py_VISIT(w->device_class);
-  Py_VISIT(w->to);
   Py_VISIT(w->on_request);
   Py_VISIT(w->on_raised);
   Py_VISIT(w->forwarder);
@@ -259,7 +260,6 @@ int RequestWatchClear(PyObject* self) {
   auto* w = reinterpret_cast<RequestWatchObject*>(self);
   Py_CLEAR(w->checks);
   Py_CLEAR(w->device_class);
-  Py_CLEAR(w->to);
   Py_CLEAR(w->rule_device);
   Py_CLEAR(w->rule_keyword);
   Py_CLEAR(w->rule_to);
@@ -276,14 +276,13 @@ void RequestWatchDealloc(PyObject* self) {
   Py_TYPE(self)->tp_free(self);
 }
 
-// RequestWatch(checks, device_class, to, rules, on_request, on_raised,
-// forwarder); rules: the codes of (torch.device("cuda"), device="cuda",
-// .to("cuda"), .is_cuda); forwarder: anydev._C._compat.Forwarder.
+// RequestWatch(checks, device_class, rules, on_request, on_raised, forwarder);
+// rules: the codes of (torch.device("cuda"), device="cuda", .to("cuda"),
+// .is_cuda); forwarder: anydev._C._compat.Forwarder.
 PyObject* RequestWatchNew(PyTypeObject* type, PyObject* args, PyObject*) {
-  PyObject *checks, *device_class, *to, *rules, *on_request, *on_raised, *forwarder;
-  if (!PyArg_ParseTuple(args, "O!OOO!OOO!", &PyDict_Type, &checks, &device_class, &to,
-                        &PyTuple_Type, &rules, &on_request, &on_raised, &PyType_Type,
-                        &forwarder)) {
+  PyObject *checks, *device_class, *rules, *on_request, *on_raised, *forwarder;
+  if (!PyArg_ParseTuple(args, "O!OO!OOO!", &PyDict_Type, &checks, &device_class, &PyTuple_Type,
+                        &rules, &on_request, &on_raised, &PyType_Type, &forwarder)) {
     return nullptr;
   }
   if (PyTuple_GET_SIZE(rules) != 4) {
@@ -293,10 +292,10 @@ PyObject* RequestWatchNew(PyTypeObject* type, PyObject* args, PyObject*) {
   auto* w = reinterpret_cast<RequestWatchObject*>(type->tp_alloc(type, 0));
   if (w == nullptr) return nullptr;
   w->vectorcall = RequestWatchCall;
-  PyObject** fields[] = {&w->checks, &w->device_class, &w->to, &w->on_request, &w->on_raised,
+  PyObject** fields[] = {&w->checks, &w->device_class, &w->on_request, &w->on_raised,
                          &w->forwarder};
-  PyObject* values[] = {checks, device_class, to, on_request, on_raised, forwarder};
-  for (size_t i = 0; i < 6; ++i) {
+  PyObject* values[] = {checks, device_class, on_request, on_raised, forwarder};
+  for (size_t i = 0; i < 5; ++i) {
     Py_INCREF(values[i]);
     *fields[i] = values[i];
   }

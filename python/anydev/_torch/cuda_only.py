@@ -287,7 +287,7 @@ def _make_mode(torch: Any) -> Any:
     parse_to = getattr(getattr(torch._C, "_nn", None), "_parse_to", None)
     if parse_to is not None:  # what Module.to calls with its arguments
         checks[parse_to] = _FIRST_ARG
-    watch = _watch.RequestWatch(checks, torch.device, torch._C.TensorBase.to,
+    watch = _watch.RequestWatch(checks, torch.device,
                                 (DEVICE_CALL, DEVICE_KEYWORD, TO_CALL, IS_CUDA), _on_request,
                                 _on_raised, _C._compat.Forwarder)
 

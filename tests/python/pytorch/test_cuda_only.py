@@ -86,6 +86,7 @@ def test_each_way_of_asking_for_cuda_is_counted_with_its_rule_and_whether_it_rai
         fails(lambda: x.to(device="cuda"))                       # @to_kw
         for _ in range(3):
             fails(lambda: torch.nn.Linear(4, 4).to("cuda"))      # @module_to
+        fails(lambda: torch.nn.Linear(4, 4).to(device="cuda"))   # @module_to_kw
         fails(lambda: torch.nn.Linear(4, 4, device="cuda"))      # @module_init
         with torch.autocast("cuda"):                             # @autocast
             pass
@@ -107,7 +108,8 @@ def test_each_way_of_asking_for_cuda_is_counted_with_its_rule_and_whether_it_rai
         "factory_device+AD901": ("AD901", 1, 0),  # the torch.device made on the line too
         "new_method": ("AD902", 1, 1), "device": ("AD901", 1, 0), "device_kw": ("AD901", 1, 0),
         "is_cuda": ("AD908", 1, 0), "to": ("AD903", 1, 1), "to_kw": ("AD903", 1, 1),
-        "module_to": ("AD903", 3, 3), "module_init": ("AD902", 1, 1),
+        "module_to": ("AD903", 3, 3), "module_to_kw": ("AD903", 1, 1),
+        "module_init": ("AD902", 1, 1),
         "autocast": ("AD904", 1, 0), "scaler_default": ("AD904", 1, 0),
         "scaler": ("AD904", 1, 0), "load": ("AD902", 1, 1),
         "load_dict": ("AD902", 1, 1), "kept": ("AD120", 1, 1), "legacy": ("AD101", 1, 0),
