@@ -11,6 +11,7 @@ Outputs (each opens with an @generated line naming its source):
     python/anydev/cuda/__init__.py(i)     shims for torch.cuda, and their stubs
     python/anydev/cuda/amp/__init__.py(i) shims for torch.cuda.amp
     python/anydev/xpu/__init__.py(i)      shims for torch.xpu
+    python/anydev/{cuda,xpu}/{memory,random,graphs,streams}.py(i)  their submodules (SUBMODULES)
     python/anydev/_compat/legacy_accelerator.py  torch.accelerator.*_idx aliases
     shims/include/anydev/compat/cuda.h    C++ [[deprecated]] forwarders in anydev::cuda
     shims/include/anydev/compat/xpu.h     C++ forwarders in anydev::xpu
@@ -46,7 +47,8 @@ ROW_FILES = ("python.toml", "xpu.toml", "cpp.toml", "literals.toml")
 
 KEYS = ["code", "legacy", "also", "kind", "status", "replacement", "anydev", "fix", "signature",
         "template", "rename", "deprecated_in", "since", "note", "shim", "redeclare",
-        "not_redeclared", "language", "detect", "covers", "opt_in", "example"]
+        "not_redeclared", "language", "detect", "covers", "opt_in", "example",
+        "pytorch_deprecated"]
 # The native detectors of literal rows (core/scan/src/literal_rules.cc), by language.
 DETECTORS = {
     "python": ("py.device_call", "py.device_keyword", "py.to_call", "py.amp_device",
@@ -380,6 +382,10 @@ def validate(table: Table) -> None:
                           f"[{g}] is used by no row")
     for row in table.rows:
         _validate_redeclare(row, err)
+        pd = row.data.get("pytorch_deprecated")
+        if pd is not None and (not isinstance(pd, bool) or row.data.get("status") != "deprecated"):
+            err(row, "pytorch_deprecated", "`pytorch_deprecated` is true or false, on a "
+                "deprecated row")
     if errors:
         raise TableError("\n".join(errors))
 
@@ -458,8 +464,10 @@ def _runtime_module(name: str) -> Any:
 
 
 def message(row: Row, shim_name: str) -> str:
-    """The warning text: the legacy entry point, the replacement, the rule code."""
-    return _runtime_module("messages").legacy_message(row, shim_name)
+    """The warning text: the legacy entry point, the replacement, the rule code
+    (a replacement no release has yet named as such: Note [Replacements no
+    release has yet] in python/anydev/_compat/messages.py)."""
+    return _runtime_module("messages").legacy_message(row, shim_name, NEWEST_TORCH)
 
 
 def shim_module_of(row: Row) -> Optional[tuple[str, str]]:
@@ -533,6 +541,10 @@ def gen_table_module(table: Table) -> str:
             "",
             "ROWS_BY_CODE: dict[str, Row] = {r.code: r for r in ROWS}",
             f"NEWEST_TORCH = {NEWEST_TORCH!r}",
+            "# The rows whose legacy name PyTorch itself deprecates (a warning of its own);",
+            "# the others are device-specific with a generic replacement (SCHEMA.md).",
+            "PYTORCH_DEPRECATED: frozenset[str] = frozenset("
+            + repr(tuple(r.code for r in table.rows if r.data.get("pytorch_deprecated"))) + ")",
             "ROWS_BY_LEGACY: dict[str, Row] = {n: r for r in ROWS for n in (r.legacy, *r.also)}",
             ""]
     out += gen_proofs(os.path.join(TABLE_DIR, "proofs.json"))
@@ -541,7 +553,7 @@ def gen_table_module(table: Table) -> str:
 
 # The fields of a Row the scanner reads, in the order of _scan_table.RULES.
 SCAN_FIELDS = ("code", "language", "status", "legacy", "also", "covers", "detect", "opt_in",
-               "replacement", "fix")
+               "replacement", "fix", "since")
 
 
 def gen_scan_table(table: Table) -> str:
@@ -557,7 +569,8 @@ def gen_scan_table(table: Table) -> str:
         literal = r.file == "literals.toml"
         values = (r.code, "cpp" if r.is_cpp else "python", r.status, r.legacy, tuple(r.also or ()),
                   tuple(r.covers or ()) if literal else (), r.detect if literal else None,
-                  bool(r.opt_in) if literal else False, r.replacement or "", r.fix or "none")
+                  bool(r.opt_in) if literal else False, r.replacement or "", r.fix or "none",
+                  r.since)
         if values[6] == "":
             raise SystemExit(f"compat_map: {r.code}: an empty detector")
         fields = []
@@ -596,6 +609,10 @@ def gen_scan_table(table: Table) -> str:
     out += [")",
             "# The rules that are off unless selected.",
             f"OPT_IN = {tuple(opt_in)!r}",
+            "# The rows whose legacy name PyTorch itself deprecates (their findings say",
+            "# \"deprecated\"; the others' say \"device-specific\": anydev.scan.message_for).",
+            "PYTORCH_DEPRECATED = frozenset("
+            + repr(tuple(r.code for r in table.rows if r.data.get("pytorch_deprecated"))) + ")",
             "# The fields of a row that the scanner reads, in the order of ROWS_TEXT's.",
             f"SCAN_FIELDS = {SCAN_FIELDS!r}",
             "# Per row, those fields separated by tabs (a tuple's items by spaces, None as",
@@ -667,6 +684,85 @@ MODULE_DOCS = {
 }
 
 
+# The submodules of torch.cuda and torch.xpu that legacy code imports (`import
+# torch.cuda.memory`, `from torch.cuda.random import manual_seed`), with the
+# names PyTorch 2.13 gives each (its __all__; torch.cuda.streams and
+# torch.xpu.streams have none: their classes). anydev's submodule of the
+# same name holds the same objects as its package for the names the package
+# has (counted and warned as there); tests/python/compat/test_compat.py checks
+# the lists against the PyTorch at hand.
+SUBMODULES = {
+    "anydev.cuda": {
+        "memory": ("CUDAPluggableAllocator", "MemPool", "caching_allocator_alloc",
+                   "caching_allocator_delete", "caching_allocator_disabled",
+                   "caching_allocator_enable", "change_current_allocator", "empty_cache",
+                   "get_allocator_backend", "get_per_process_memory_fraction",
+                   "host_memory_stats", "host_memory_stats_as_nested_dict",
+                   "list_gpu_processes", "max_memory_allocated", "max_memory_cached",
+                   "max_memory_reserved", "mem_get_info", "memory_allocated", "memory_cached",
+                   "memory_reserved", "memory_snapshot", "memory_stats",
+                   "memory_stats_as_nested_dict", "memory_summary",
+                   "reset_accumulated_host_memory_stats", "reset_accumulated_memory_stats",
+                   "reset_max_memory_allocated", "reset_max_memory_cached",
+                   "reset_peak_host_memory_stats", "reset_peak_memory_stats",
+                   "set_per_process_memory_fraction", "use_mem_pool"),
+        "random": ("get_rng_state", "get_rng_state_all", "initial_seed", "manual_seed",
+                   "manual_seed_all", "seed", "seed_all", "set_rng_state", "set_rng_state_all"),
+        "graphs": ("CUDAGraph", "graph", "graph_pool_handle", "is_current_stream_capturing",
+                   "make_graphed_callables"),
+        "streams": ("Event", "ExternalStream", "Stream"),
+    },
+    "anydev.xpu": {
+        "memory": ("MemPool", "XPUPluggableAllocator", "change_current_allocator", "empty_cache",
+                   "get_per_process_memory_fraction", "max_memory_allocated",
+                   "max_memory_reserved", "mem_get_info", "memory_allocated", "memory_reserved",
+                   "memory_snapshot", "memory_stats", "memory_stats_as_nested_dict",
+                   "reset_accumulated_memory_stats", "reset_peak_memory_stats",
+                   "set_per_process_memory_fraction", "use_mem_pool"),
+        "random": ("get_rng_state", "get_rng_state_all", "initial_seed", "manual_seed",
+                   "manual_seed_all", "seed", "seed_all", "set_rng_state", "set_rng_state_all"),
+        "graphs": ("XPUGraph", "graph", "graph_pool_handle", "is_current_stream_capturing",
+                   "make_graphed_callables"),
+        "streams": ("Event", "Stream"),
+    },
+}
+
+
+def gen_submodule(table: Table, module: str, sub: str) -> tuple[str, str]:
+    """anydev/<pkg>/<sub>.py(i): the names of torch's submodule that the
+    package has, the package's own objects (lazy ones through __getattr__)."""
+    rows = {shim_module_of(r)[1]: r for r in table.rows  # type: ignore[index]
+            if not r.is_cpp and (shim_module_of(r) or ("", ""))[0] == module}
+    legacy_mod = MODULE_DOCS[module][0]
+    names = [n for n in SUBMODULES[module][sub] if n in rows]
+    lazy = [n for n in names if rows[n].status == "deprecated" and rows[n].kind in
+            ("attribute", "module")]
+    direct = [n for n in names if n not in lazy]
+    src = ", compat_map/".join(sorted({rows[n].file for n in names}))
+    doc = (f'"""``{legacy_mod}.{sub}`` over anydev: the entry points of {module} that '
+           f'{legacy_mod}.{sub} holds,\nthe same objects (counted and warned as there)."""')
+    out = [f"# {GENERATED.format(src=src)}", doc, ""]
+    if direct:
+        out.append(f"from {module} import (")
+        out += [f"    {n}," for n in direct]
+        out.append(")")
+    if lazy:
+        out += ["", f"import {module} as _package", "",
+                "",
+                "def __getattr__(name):",
+                f"    if name in {tuple(lazy)!r}:",
+                "        return getattr(_package, name)",
+                f"    raise AttributeError(f\"module {{__name__!r}} has no attribute {{name!r}}\")"]
+    out += ["", f"__all__ = {sorted(names)!r}", ""]
+    stub = [f"# {GENERATED.format(src=src)}"]
+    if names:
+        stub.append(f"from {module} import (")
+        stub += [f"    {n} as {n}," for n in names]
+        stub.append(")")
+    stub += ["", f"__all__ = {sorted(names)!r}", ""]
+    return "\n".join(out), "\n".join(stub)
+
+
 def _pyi_signature(row: Row) -> str:
     sig = row.signature or "(*args, **kwargs)"
     sig = re.sub(r"torch\.\w+", "...", sig)
@@ -687,6 +783,7 @@ def gen_shim_module(table: Table, module: str) -> tuple[str, str]:
            ""]
     lazy: list[tuple[str, str]] = []
     names: list[str] = []
+    subs = SUBMODULES.get(module, {})
     for r in sorted(rows, key=lambda r: shim_module_of(r)[1]):  # type: ignore[index]
         attr = shim_module_of(r)[1]  # type: ignore[index]
         if attr == "amp" and module == "anydev.cuda":
@@ -694,6 +791,8 @@ def gen_shim_module(table: Table, module: str) -> tuple[str, str]:
             names.append(attr)
             continue
         names.append(attr)
+        if attr in subs:
+            continue  # a submodule of its own, imported on first use (below)
         if r.status == "deprecated" and r.kind in ("attribute", "module"):
             lazy.append((attr, r.code))
             continue
@@ -702,9 +801,11 @@ def gen_shim_module(table: Table, module: str) -> tuple[str, str]:
             ("kept", "class"): "kept",
         }.get((r.status, r.kind), "forwarder" if r.status == "deprecated" else "kept")
         out.append(f"{attr} = _M.{maker}({r.code!r})  # {r.source}")
+    names += [n for n in subs if n not in names]
     out += ["",
             "__getattr__ = _M.lazy_getattr(globals(), {"
-            + ", ".join(f"{a!r}: {c!r}" for a, c in lazy) + "})",
+            + ", ".join(f"{a!r}: {c!r}" for a, c in lazy) + "}"
+            + (f", submodules={tuple(sorted(subs))!r}" if subs else "") + ")",
             f"__all__ = {sorted(names)!r}",
             ""]
     # Stub: every legacy entry point marked @deprecated (PEP 702) for static tools.
@@ -716,11 +817,13 @@ def gen_shim_module(table: Table, module: str) -> tuple[str, str]:
             "import anydev",
             "import anydev.compat",
             ""]
-    if module == "anydev.cuda":
-        stub += ["from . import amp as amp", ""]
+    heads = (["from . import amp as amp"] if module == "anydev.cuda" else []) + \
+        [f"from . import {n} as {n}" for n in sorted(subs)]
+    if heads:
+        stub += heads + [""]
     for r in sorted(rows, key=lambda r: shim_module_of(r)[1]):  # type: ignore[index]
         attr = shim_module_of(r)[1]  # type: ignore[index]
-        if attr == "amp" and module == "anydev.cuda":
+        if (attr == "amp" and module == "anydev.cuda") or attr in subs:
             continue
         msg = message(r, f"{module}.{attr}")
         dec = f"@deprecated({msg!r})\n" if r.status == "deprecated" else ""
@@ -887,6 +990,19 @@ CLASS_NOT_COVERED = (
 _TORCH_RANGE = re.compile(r"(\d+)\.(\d+)(?:\.\.(\d+)\.(\d+))?")
 
 
+# Note [Probes that do not taint]: GCC before 13 remembers a header that a
+# failed `__has_include(<name>)` looked for, and a later `#include <name>` of
+# the same missing header then passes without an error (GCC PR 80753): a
+# source that includes <cuda_runtime_api.h> where there is none compiled with
+# this header force-included and failed without it. The header must never
+# change whether a program compiles, so every probe spells the header as
+# `<./name>`: the same file in the same include folders, but another name to
+# GCC's cache, so the source's own `#include <name>` fails as it would have.
+def has_include(header: str) -> str:
+    """The preprocessor test that `header` is on the include path."""
+    return f"__has_include(<./{header}>)"
+
+
 def torch_range(text: str) -> Optional[tuple[tuple[int, int], tuple[int, int]]]:
     """Parses a `torch` range, "2.13" or "2.9..2.13" (both ends included)."""
     m = _TORCH_RANGE.fullmatch(text)
@@ -1048,9 +1164,12 @@ def gen_torch_deprecations(table: Table) -> str:
             "#if defined(__cplusplus) && defined(__has_include) && \\",
             "    !defined(ANYDEV_NO_TORCH_DEPRECATIONS) && !defined(TORCH_STABLE_ONLY) && \\",
             "    !defined(TORCH_TARGET_VERSION)",
-            "#if __has_include(<torch/headeronly/version.h>)",
+            "// Probes spell a header <./name> (Note [Probes that do not taint] in",
+            "// compat_map/generate.py): GCC 12 lets a later #include of a header that a",
+            "// failed __has_include(<name>) looked for pass without an error.",
+            f"#if {has_include('torch/headeronly/version.h')}",
             "#include <torch/headeronly/version.h>",
-            "#elif __has_include(<torch/version.h>)",
+            f"#elif {has_include('torch/version.h')}",
             "#include <torch/version.h>",
             "#endif",
             "#if defined(TORCH_VERSION_MAJOR) && defined(TORCH_VERSION_MINOR)",
@@ -1089,7 +1208,7 @@ def gen_torch_deprecations(table: Table) -> str:
         in_range = " || ".join(f"(ANYDEV_TORCH_RELEASE_ >= {lo[0] * 100 + lo[1]} && "
                                f"ANYDEV_TORCH_RELEASE_ <= {hi[0] * 100 + hi[1]})"
                                for lo, hi in ranges)
-        has = " && ".join(f"__has_include(<{n}>)" for n in needs)
+        has = " && ".join(has_include(n) for n in needs)
         cond = [f"#if {in_range}", f"#if {has}"]
         inline = [(r, item) for r, item in entries if item.get("inline")]
         later = [(r, item) for r, item in entries if not item.get("inline")]
@@ -1118,13 +1237,91 @@ def gen_torch_deprecations(table: Table) -> str:
         if inline:
             out += ["#if !defined(__clang__)  // Clang's are above"] + block(inline) + ["#endif"]
         out += ["#endif", f"#endif  // {header}", ""]
+    out += families_message(guarded)
     out += ["#undef ANYDEV_TORCH_RELEASE_",
+            "#else  // no TORCH_VERSION_MAJOR",
+            *say_once("no PyTorch headers (torch/version.h) on the include path: nothing is "
+                      "marked"),
             "#endif  // TORCH_VERSION_MAJOR",
             "#endif  // __cplusplus && __has_include",
             "",
             "#endif  // ANYDEV_TORCH_DEPRECATIONS_H_",
             ""]
     return "\n".join(out)
+
+
+# Note [Say once what is marked]: with a CPU wheel's headers (no CUDA, no
+# SYCL) the header marks nothing, so a build that force-includes it was as
+# silent as one whose legacy calls were all gone. It says once per
+# translation unit, at compile time, which legacy families it marks and why
+# the others are not, with `#pragma message`: a note for GCC, which -Werror
+# leaves alone. Clang reports the pragma as a warning (-W#pragma-messages),
+# which -Werror would make an error, so for Clang the pragma's diagnostic is
+# set to "warning" by a diagnostic pragma, which -Werror does not promote
+# (GCC and Clang document a pragma-set severity as overriding -Werror). nvcc's
+# front end is not given it (it has no such pragma to rely on); the .cpp
+# files of the same build say it. ANYDEV_TORCH_DEPRECATIONS_QUIET turns it off.
+def say_once(text: str, *parts: str) -> list[str]:
+    """The lines of a compile-time note: `text` (a string literal's content),
+    then `parts` (string literals or macros that expand to them)."""
+    literal = '"anydev/torch_deprecations.h: ' + text.replace('"', "'") + '"'
+    message = " ".join((literal,) + parts)
+    return ["#if !defined(ANYDEV_TORCH_DEPRECATIONS_QUIET) && !defined(__NVCC__)",
+            "#if defined(__clang__)",
+            "#pragma clang diagnostic push",
+            '#pragma clang diagnostic warning "-W#pragma-messages"',
+            f"#pragma message({message})",
+            "#pragma clang diagnostic pop",
+            "#else",
+            f"#pragma message({message})",
+            "#endif",
+            "#endif  // Note [Say once what is marked]"]
+
+
+def families_message(guarded: list[tuple[str, list[str], list, list]]) -> list[str]:
+    """The note naming the legacy families the header marks against the
+    PyTorch it found, and why the others are not (Note [Say once what is
+    marked])."""
+    families: dict[str, tuple[list[str], list[str], tuple[str, ...]]] = {}
+    for header, cond, _inline, _later in guarded:
+        in_range, has = cond[0][len("#if "):], cond[1][len("#if "):]
+        for namespace in TORCH_HEADERS[header][0]:
+            ranges, probes, needs = families.setdefault(namespace, ([], [], ()))
+            ranges.append(f"({in_range})")
+            probes.append(f"(({in_range}) && ({has}))")
+            families[namespace] = (ranges, probes, tuple(dict.fromkeys(
+                needs + TORCH_HEADERS[header][1])))
+    out = ["// Note [Say once what is marked] in compat_map/generate.py.",
+           "#define ANYDEV_TD_STR2_(x) #x",
+           "#define ANYDEV_TD_STR_(x) ANYDEV_TD_STR2_(x)"]
+    marked, not_marked, any_marked = [], [], []
+    for i, (namespace, (ranges, probes, needs)) in enumerate(families.items()):
+        yes, no = f"ANYDEV_TD_YES{i}_", f"ANYDEV_TD_NO{i}_"
+        marked.append(yes)
+        not_marked.append(no)
+        any_marked.append(" || ".join(probes))
+        out += [f"#if {' || '.join(probes)}",
+                f'#define {yes} " {namespace}"',
+                f'#define {no} ""',
+                f"#elif {' || '.join(ranges)}",
+                f'#define {yes} ""',
+                f'#define {no} "; not {namespace} (needs {", ".join(needs)} on the include path)"',
+                "#else",
+                f'#define {yes} ""',
+                f'#define {no} "; not {namespace} (not recorded for this PyTorch release)"',
+                "#endif"]
+    version = ('ANYDEV_TD_STR_(TORCH_VERSION_MAJOR) "." ANYDEV_TD_STR_(TORCH_VERSION_MINOR)')
+    out += [f"#if {' || '.join(f'({c})' for c in any_marked)}",
+            *say_once("PyTorch ", version, '": marks the legacy calls of"', *marked,
+                      *not_marked),
+            "#else",
+            *say_once("PyTorch ", version, '": marks nothing"', *not_marked,
+                      '" (`anydev scan` still reports their calls)"'),
+            "#endif"]
+    for i in range(len(families)):
+        out += [f"#undef ANYDEV_TD_YES{i}_", f"#undef ANYDEV_TD_NO{i}_"]
+    out += ["#undef ANYDEV_TD_STR_", "#undef ANYDEV_TD_STR2_", ""]
+    return out
 
 
 def gen_guide(table: Table) -> str:
@@ -1182,7 +1379,9 @@ def gen_guide(table: Table) -> str:
                 rep = f"`{r.template}`" if r.template else (f"`{r.replacement}`" if r.replacement else "*none*")
                 fix = r.fix
             note = r.note.replace("|", "\\|").replace("\n", " ")
-            lines.append(f"| {legacy} | {rep} | {fix} | {r.code} | {r.deprecated_in} | {note} |")
+            # the anchor of the rule's link (anydev._migrate.rules.rule_url)
+            code = f'<a id="{r.code.lower()}"></a>{r.code}'
+            lines.append(f"| {legacy} | {rep} | {fix} | {code} | {r.deprecated_in} | {note} |")
         lines.append("")
     return "\n".join(lines)
 
@@ -1198,6 +1397,11 @@ def outputs(table: Table) -> dict[str, str]:
         files[path + ".py"] = code
         if not module.startswith("anydev._"):
             files[path + ".pyi"] = stub
+        for sub in SUBMODULES.get(module, {}):
+            code, stub = gen_submodule(table, module, sub)
+            base = path[:-len("__init__")] + sub
+            files[base + ".py"] = code
+            files[base + ".pyi"] = stub
     files["shims/include/anydev/compat/cuda.h"] = gen_cpp_header(table, "cuda")
     files["shims/include/anydev/compat/xpu.h"] = gen_cpp_header(table, "xpu")
     files["shims/include/anydev/torch_deprecations.h"] = gen_torch_deprecations(table)

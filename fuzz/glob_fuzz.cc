@@ -74,12 +74,14 @@ bool Ref(std::string_view g, size_t gi, std::string_view s, size_t si) {
       size_t end = gi + 1;
       bool closed = false;
       const bool m = ClassMatch(g, &end, static_cast<unsigned char>(s[si]), &closed);
-      if (closed) {
-        if (!m) return false;
-        gi = end;
-        ++si;
-        continue;
-      }
+      // An unclosed class is no literal '[': git's wildmatch gives up on the
+      // whole pattern (WM_ABORT_ALL), so it matches nothing. (`[ab` in a
+      // .gitignore ignores no file named `[ab`; check with git check-ignore.)
+      if (!closed) return false;
+      if (!m) return false;
+      gi = end;
+      ++si;
+      continue;
     }
     char lit = c;
     if (c == '\\') {

@@ -80,9 +80,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   sc::internal::SetFastPathForTesting(0);
   const sc::FileResult full = sc::ScanSource(Rules(), lang, src);
   FUZZ_CHECK(Same(r, full));
-  // The C++ fast path reads every comment (the Python one only those of
-  // the lines it lexes).
-  if (lang == sc::Language::kCpp) FUZZ_CHECK(r.noqa_comment == full.noqa_comment);
+  // Both paths read the comments on the findings' lines, and their `# noqa`
+  // directives (Note [noqa directives]) the same way.
+  FUZZ_CHECK(r.noqa_fallback == full.noqa_fallback);
+  FUZZ_CHECK(r.noqa.size() == full.noqa.size());
+  for (size_t k = 0; k < r.noqa.size() && k < full.noqa.size(); ++k) {
+    FUZZ_CHECK(r.noqa[k].line == full.noqa[k].line && r.noqa[k].all == full.noqa[k].all &&
+               r.noqa[k].codes == full.noqa[k].codes);
+  }
   uint32_t last = 0;
   for (const sc::Finding& f : r.findings) {
     FUZZ_CHECK(f.rule >= 0 && static_cast<size_t>(f.rule) < Rules().rules().size());

@@ -4,8 +4,12 @@
 # python3.X on PATH), in the manner of cibuildwheel: one build environment per
 # interpreter, then `auditwheel repair`, which copies the Abseil libraries the
 # wheel links (Debian's libabsl-dev) into it, checks that it needs nothing
-# else outside the manylinux policy and tags it manylinux_2_NN (see Note
-# [Abseil in wheels] in cmake/AnydevAbseil.cmake for why not static).
+# else outside the manylinux policy and tags it manylinux_2_34, the policy
+# docs/install.md promises (see Note [Abseil in wheels] in
+# cmake/AnydevAbseil.cmake for why not static, and Note [manylinux_2_34] in
+# tools/glibcxx_compat.h for how the build stays within it: every C++ file is
+# compiled with that header forced in). A wheel that needs more than the
+# policy allows is an error, not a wheel with a newer tag.
 #
 #   tools/build_wheels.sh                      # every CPython found -> dist/
 #   tools/build_wheels.sh python3.12 ~/.pyenv/versions/3.9.18/bin/python
@@ -50,6 +54,11 @@ if ((${#pythons[@]} == 0)); then
   exit 2
 fi
 
+# The policy the wheels are built for (docs/install.md); ANYDEV_MANYLINUX
+# overrides it (auditwheel's names: manylinux_2_35_x86_64, ...).
+plat=${ANYDEV_MANYLINUX:-manylinux_2_34_x86_64}
+compat="$root/tools/glibcxx_compat.h"
+
 raw=build/wheels/raw
 mkdir -p "$raw" dist
 built=()
@@ -72,19 +81,23 @@ for py in "${pythons[@]}"; do
         -Ccmake.define.ANYDEV_BUILD_TESTS=OFF \
         -Ccmake.define.ANYDEV_BUILD_BENCHMARKS=OFF \
         -Ccmake.build-type=Release \
+        "-Ccmake.define.CMAKE_CXX_FLAGS=-include $compat" \
+        "-Ccmake.define.CMAKE_MODULE_LINKER_FLAGS=-flto-partition=one" \
+        "-Ccmake.define.CMAKE_SHARED_LINKER_FLAGS=-flto-partition=one" \
         . >"$log" 2>&1; then
     tail -n 40 "$log" >&2
     say "$tag: the build failed; the full log is $log"
     exit 1
   fi
   wheel=$(ls "$raw"/anydev-*-"$tag"-*.whl)
-  # auditwheel picks the oldest manylinux policy the wheel satisfies, grafts
-  # the libraries outside the policy into the wheel (Abseil's) and refuses a
-  # wheel it cannot make compliant.
+  # auditwheel grafts the libraries outside the policy into the wheel
+  # (Abseil's), and with --plat refuses a wheel that needs more than that
+  # policy allows (auditwheel show says which symbol).
   rm -f dist/anydev-*-"$tag"-*.whl
-  if ! auditwheel repair -w dist "$wheel" >>"$log" 2>&1; then
+  if ! auditwheel repair --plat "$plat" -w dist "$wheel" >>"$log" 2>&1; then
     tail -n 20 "$log" >&2
-    say "$tag: auditwheel repair failed; the full log is $log"
+    auditwheel show "$wheel" >&2 || true
+    say "$tag: auditwheel repair --plat $plat failed; the full log is $log"
     exit 1
   fi
   out=$(ls dist/anydev-*-"$tag"-*manylinux*.whl)

@@ -229,7 +229,7 @@ def _run_side(src: str, kind: str) -> tuple[dict, Any]:
     ns: dict[str, Any] = {"__name__": "__case__"}
     try:
         exec(compile(src, "<case>", "exec"), ns)  # noqa: S102 - the harness's own snippets
-        value = ns.get("result")
+        value = ns.get("_result")
         out: dict[str, Any] = {"value": _project(value)}
         if kind == "context_manager":
             entered = value.__enter__()
@@ -355,13 +355,16 @@ def _child_forms(checks: list[dict]) -> dict:
     return {"torch": torch.__version__, "checks": out}
 
 
-def run_child(python: str, mode: str, payload: list[dict]) -> dict:
+def run_child(python: str, mode: str, payload: list[dict], setup: str = "") -> dict:
     """Runs this file as a child on ``python``; its JSON answer, or
     {"error": why}."""
     try:
+        env = _child_env()
+        if setup:
+            env["PROVE_FIXES_SETUP"] = setup
         proc = subprocess.run([python, os.path.abspath(__file__), "--child", mode],
                               input=json.dumps(payload), capture_output=True, text=True,
-                              timeout=CHILD_TIMEOUT_S, cwd=ROOT, env=_child_env())
+                              timeout=CHILD_TIMEOUT_S, cwd=ROOT, env=env)
     except (OSError, subprocess.TimeoutExpired) as e:
         return {"error": f"{python} did not run ({type(e).__name__}: {e})"}
     if proc.returncode != 0:
@@ -407,7 +410,7 @@ def snippets(row) -> tuple[list[tuple[str, str]], Optional[str]]:
     head = "import torch\n"
     out: list[tuple[str, str]] = []
     if row.kind == "attribute":
-        return [(row.legacy, head + f"result = {row.legacy}\n")], None
+        return [(row.legacy, head + f"_result = {row.legacy}\n")], None
     if row.kind == "decorator":
         params, _ = parameters(row.signature)
         fparam = next((p for p in params if p.name in FUNCTION_PARAMS), None)
@@ -420,7 +423,7 @@ def snippets(row) -> tuple[list[tuple[str, str]], Optional[str]]:
                if fparam.name == "bwd" else "types.SimpleNamespace()")
         body = ("def fn(ctx, x):\n    return x * 2\n")
         tail = (f"ctx = {ctx}\nout = fn(ctx, torch.ones(2))\n"
-                "result = (out, {k: v for k, v in sorted(vars(ctx).items())})\n")
+                "_result = (out, {k: v for k, v in sorted(vars(ctx).items())})\n")
         head = "import types\nimport torch\n"
         out.append((f"@{row.legacy}", head + f"@{row.legacy}\n" + body + tail))
         for c in cases:
@@ -440,14 +443,23 @@ def snippets(row) -> tuple[list[tuple[str, str]], Optional[str]]:
     cases, why = cases_of(row.signature, row.legacy)
     if why:
         return [], why
+    guard = "Unsafe: where no accelerator is available" in row.note
     for c in cases:
         call = f"{row.legacy}({c.args})"
-        out.append((call, head + f"result = {call}\n"))
+        if guard:
+            # the fixer rewrites it only under a check (Note [Guarded calls]): the
+            # proof runs what it writes
+            dev = row.legacy.split(".")[1]
+            out.append((f"{call} under torch.{dev}.is_available()",
+                        head + f"_result = None\nif torch.{dev}.is_available():\n"
+                               f"    _result = {call}\n"))
+            continue
+        out.append((call, head + f"_result = {call}\n"))
     if row.kind == "call" and row.rename:
         for c in cases:
             if "=" not in c.args:
                 out.append((f"fn = {row.legacy}; fn({c.args})",
-                            head + f"fn = {row.legacy}\nresult = fn({c.args})\n"))
+                            head + f"fn = {row.legacy}\n_result = fn({c.args})\n"))
     return out, None
 
 
@@ -456,6 +468,7 @@ def rewrite(src: str, code: str) -> tuple[Optional[str], Optional[str]]:
     included), or (None, why) when the finding of ``code`` is not applied."""
     from anydev import fix as _fix  # noqa: PLC0415
     from anydev import scan as _scan  # noqa: PLC0415
+    from anydev._compat import table as _compat_table  # noqa: PLC0415
     findings, errors = _scan.scan_source(src, "case.py", select=["ALL"])
     if errors:
         return None, f"the scanner failed: {errors[0].message}"
@@ -468,8 +481,11 @@ def rewrite(src: str, code: str) -> tuple[Optional[str], Optional[str]]:
                 f.kind == "call" and literal and f.rule != code and _is_guard(f.rule)]
     try:
         # one round: the proof is of this row's rewrite, not of what rewrites its output
+        # the newest target: the proof is of the rewrite; which releases have it is
+        # `since`'s claim, checked on its own
         new, applied, skipped = _fix.fix_source(src.encode(), "case.py", findings, unsafe=True,
-                                                rules=lambda fs: [])
+                                                rules=lambda fs: [],
+                                                target_torch=_compat_table.NEWEST_TORCH)
     except ValueError as e:
         return None, f"the fixer refused the file: {e}"
     if not any(f.rule == code for f in applied):
@@ -493,44 +509,44 @@ def _is_guard(code: str) -> bool:
 # (it behaves differently on an accelerator other than CUDA); the proof shows that
 # it runs and gives the CPU-machine result the note claims, on the real torch.
 LITERAL_CASES: dict[str, list[tuple[str, str]]] = {
-    "AD901": [('result = torch.device("cuda")', "returns device cuda"),
-              ('result = torch.device("cuda", 1)', "returns device cuda:1"),
-              ('result = torch.device("cuda:1")', "returns device cuda:1"),
-              ('i = 1\nresult = torch.device(f"cuda:{i}")', "returns device cuda:1"),
-              ('result = torch.device(type="cuda")', "returns device cuda")],
-    "AD902": [('result = torch.zeros(2, device="cuda").device', "returns device cpu"),
-              ('result = torch.zeros(2, device="cuda:0").device', "raises AssertionError")],
-    "AD903": [('result = torch.zeros(2).to("cuda").device', "returns device cpu"),
-              ('result = torch.zeros(2).to(device="cuda:0").device', "raises AssertionError")],
-    "AD904": [('result = torch.autocast("cuda").device', "returns 'cuda'"),
-              ('result = torch.autocast(device_type="cuda").device', "returns 'cuda'"),
-              ('result = torch.amp.GradScaler("cuda").is_enabled()', "returns False")],
-    "AD905": [('result = "cuda" if torch.cuda.is_available() else "cpu"', "returns 'cpu'"),
-              ('result = torch.device("cuda" if torch.cuda.is_available() else "cpu")',
+    "AD901": [('_result = torch.device("cuda")', "returns device cuda"),
+              ('_result = torch.device("cuda", 1)', "returns device cuda:1"),
+              ('_result = torch.device("cuda:1")', "returns device cuda:1"),
+              ('i = 1\n_result = torch.device(f"cuda:{i}")', "returns device cuda:1"),
+              ('_result = torch.device(type="cuda")', "returns device cuda")],
+    "AD902": [('_result = torch.zeros(2, device="cuda").device', "returns device cpu"),
+              ('_result = torch.zeros(2, device="cuda:0").device', "raises AssertionError")],
+    "AD903": [('_result = torch.zeros(2).to("cuda").device', "returns device cpu"),
+              ('_result = torch.zeros(2).to(device="cuda:0").device', "raises AssertionError")],
+    "AD904": [('_result = torch.autocast("cuda").device', "returns 'cuda'"),
+              ('_result = torch.autocast(device_type="cuda").device', "returns 'cuda'"),
+              ('_result = torch.amp.GradScaler("cuda").is_enabled()', "returns False")],
+    "AD905": [('_result = "cuda" if torch.cuda.is_available() else "cpu"', "returns 'cpu'"),
+              ('_result = torch.device("cuda" if torch.cuda.is_available() else "cpu")',
                "returns device cpu"),
-              ('result = torch.device("cuda:0" if torch.cuda.device_count() > 0 else "cpu")',
+              ('_result = torch.device("cuda:0" if torch.cuda.device_count() > 0 else "cpu")',
                "returns device cpu"),
-              ('result = "cpu" if not torch.cuda.is_available() else "cuda"', "returns 'cpu'")],
-    "AD906": [('if torch.cuda.is_available():\n    result = "cuda"\nelse:\n    result = "cpu"',
+              ('_result = "cpu" if not torch.cuda.is_available() else "cuda"', "returns 'cpu'")],
+    "AD906": [('if torch.cuda.is_available():\n    _result = "cuda"\nelse:\n    _result = "cpu"',
                "returns 'cpu'"),
-              ('if torch.cuda.device_count() > 0:\n    result = torch.device("cuda")\n'
-               'else:\n    result = torch.device("cpu")', "returns device cpu")],
-    "AD907": [("result = torch.zeros(2).cuda()", "raises AssertionError"),
-              ("result = torch.zeros(2).cuda(0, non_blocking=True)", "raises AssertionError"),
-              ("result = torch.nn.Linear(2, 2).cuda()", "raises AssertionError")],
-    "AD908": [("result = torch.zeros(2).is_cuda", "returns False")],
-    "AD909": [('result = torch.zeros(2).device.type == "cuda"', "returns False"),
-              ('result = torch.zeros(2).device.type != "cuda"', "returns True")],
+              ('if torch.cuda.device_count() > 0:\n    _result = torch.device("cuda")\n'
+               'else:\n    _result = torch.device("cpu")', "returns device cpu")],
+    "AD907": [("_result = torch.zeros(2).cuda()", "raises AssertionError"),
+              ("_result = torch.zeros(2).cuda(0, non_blocking=True)", "raises AssertionError"),
+              ("_result = torch.nn.Linear(2, 2).cuda()", "raises AssertionError")],
+    "AD908": [("_result = torch.zeros(2).is_cuda", "returns False")],
+    "AD909": [('_result = torch.zeros(2).device.type == "cuda"', "returns False"),
+              ('_result = torch.zeros(2).device.type != "cuda"', "returns True")],
     # init_process_group is replaced by one that returns the backend it was given
     "AD910": [("import torch.distributed\n"
                "torch.distributed.init_process_group = lambda backend=None, **kw: backend\n"
-               'result = torch.distributed.init_process_group("nccl")', "returns 'gloo'"),
+               '_result = torch.distributed.init_process_group("nccl")', "returns 'gloo'"),
               ("import torch.distributed\n"
                "torch.distributed.init_process_group = lambda backend=None, **kw: backend\n"
-               'result = torch.distributed.init_process_group(backend="nccl")',
+               '_result = torch.distributed.init_process_group(backend="nccl")',
                "returns 'gloo'")],
-    "AD911": [("result = torch.cuda.get_device_name(0)", "raises AttributeError"),
-              ("result = torch.cuda.is_initialized()", "returns True")],
+    "AD911": [("_result = torch.cuda.get_device_name(0)", "raises AttributeError"),
+              ("_result = torch.cuda.is_initialized()", "returns True")],
 }
 
 
@@ -557,7 +573,7 @@ def _prove_literals(builds: list, only: Optional[set[str]]) -> dict[str, dict]:
             new, why = rewrite(src, row.code)
             lines = [ln for ln in body.splitlines() if not ln.startswith(("import ", "i = "))
                      and "lambda" not in ln]
-            label = lines[0].removeprefix("result = ") + (" ..." if len(lines) > 1 else "")
+            label = lines[0].removeprefix("_result = ") + (" ..." if len(lines) > 1 else "")
             case: dict[str, Any] = {"call": label,
                                     "claim": claim, "rewrite": None, "outcomes": {}}
             if new is None:
@@ -633,19 +649,52 @@ def literal_failures(doc: dict) -> list[str]:
 
 
 class Build(NamedTuple):
+    """One environment the cases run in: an interpreter with torch, and the
+    code its child runs first (``setup``; the third environment's, which
+    registers an accelerator that is not CUDA)."""
     python: str
     version: str
+    setup: str = ""
+
+
+#: The third environment (Note [Three machines]): an accelerator that is not
+#: CUDA inside the real torch. Its setup runs in the child before the cases;
+#: the environment is used where the probe succeeds on the interpreter.
+ACCELERATOR_SETUP = "import anydev.torch as _adt; _adt.register_sim()"
+ACCELERATOR_PROBE = "import anydev.torch as _adt; assert callable(_adt.register_sim)"
 
 
 def builds_at_hand(extra: list[str]) -> list[Build]:
-    """This interpreter's torch, Debian's 1.13 under /usr/bin/python3, and
-    any ``--python``; each once by version."""
+    """This interpreter's torch, Debian's 1.13 under /usr/bin/python3, any
+    ``--python``, each once by version; and, where ``anydev.torch`` can
+    register its accelerator in this interpreter's torch, the same torch with
+    an accelerator that is not CUDA (version ``<v>+sim``)."""
     out: list[Build] = []
     for py in [sys.executable, OLD_PYTHON, *extra]:
         v = torch_version_of(py)
         if v and all(b.version != v for b in out):
             out.append(Build(py, v))
+    if out and _probe(out[0].python, ACCELERATOR_PROBE):
+        out.append(Build(out[0].python, f"{out[0].version}+sim", ACCELERATOR_SETUP))
     return out
+
+
+def _probe(python: str, code: str) -> bool:
+    try:
+        return subprocess.run([python, "-c", code], capture_output=True, timeout=120,
+                              env=_child_env()).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+# Note [Three machines]
+# "Safe" is a promise for three machines: one without an accelerator, one with
+# CUDA and one with another accelerator, the kind the migration is for (docs/
+# scan.md, "A fix is a promise"). Here, the first is the real CPU build (and
+# Debian's 1.13 for the rows old enough); the third is the same torch with a
+# PrivateUse1 accelerator registered by anydev.torch.register_sim(), used as
+# soon as that function exists (before, the environment is absent and the
+# proofs say which builds they ran on). The CUDA machine is tools/gpu_check.sh's.
 
 
 def _first_line(s: str) -> str:
@@ -694,7 +743,7 @@ def prove(extra_pythons: Optional[list[str]] = None, only: Optional[set[str]] = 
     answers: dict[str, dict] = {}
     for b in builds:
         if per_build[b.version]:
-            answers[b.version] = run_child(b.python, "run", per_build[b.version])
+            answers[b.version] = run_child(b.python, "run", per_build[b.version], b.setup)
     for code, entry in doc_rows.items():
         if "verdict" in entry:
             continue
@@ -730,7 +779,7 @@ def prove(extra_pythons: Optional[list[str]] = None, only: Optional[set[str]] = 
 def _rewritten_label(label: str, src: str, new: str) -> str:
     """The rewritten form of a case's label: the lines that changed."""
     old_lines, new_lines = src.splitlines(), new.splitlines()
-    changed = [n.removeprefix("result = ") for n in new_lines if n not in old_lines]
+    changed = [n.removeprefix("_result = ") for n in new_lines if n not in old_lines]
     return "; ".join(changed) if changed else _first_line(new)
 
 
@@ -764,6 +813,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     args = ap.parse_args(argv)
     if args.child:
         payload = json.load(sys.stdin)
+        if os.environ.get("PROVE_FIXES_SETUP"):  # the environment's own (Note [Three machines])
+            exec(os.environ["PROVE_FIXES_SETUP"], {})
         answer = child_run(payload) if args.child == "run" else child_forms(payload)
         print(json.dumps(answer))
         return 0

@@ -17,5 +17,7 @@ cmake -S . -B build/asan -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
   -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null
 cmake --build build/asan -j "$(nproc)"
+# tools/lsan.supp names the vendor libraries whose own leaks are not ours.
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  LSAN_OPTIONS="suppressions=$root/tools/lsan.supp:print_suppressions=0" \
   ctest --test-dir build/asan --output-on-failure -j "$(nproc)" "$@"

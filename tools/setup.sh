@@ -19,6 +19,7 @@ debs=(libabsl-dev                 # Abseil: the core's Status types, containers,
       libgtest-dev libbenchmark-dev  # the C++ tests and benchmarks
       libze-dev libamdhip64-dev      # Level Zero and HIP headers: their backends are built
       clang  # <anydev/torch_deprecations.h> is compiled with clang++ too (test_cpp_extension.py)
+      chromium  # headless, renders `anydev report html`'s page (tests/python/dashboard)
       python3-torch)  # PyTorch 1.13 for /usr/bin/python3: anydev.torch's old-PyTorch tests
 missing=()
 for p in "${debs[@]}"; do

@@ -10,6 +10,18 @@
 #
 #   tools/build_wheels.sh && tools/test_wheels.sh [--suite|--cli-tests] [WHEEL...]
 #   tools/test_wheels.sh --python PY WHEEL    # that interpreter for the venv
+#   tools/test_wheels.sh --install-paths      # and every install command the docs give
+#
+# --install-paths also runs, outside the hiding (they build from source, which
+# needs Abseil), each install path docs/install.md and docs/ci.md document,
+# against this repository (ANYDEV_REPO: another clone of it) at the release
+# tag v<version> of pyproject.toml: the wheel is tagged as docs/install.md
+# says (manylinux_2_34) and installs from its local path; `pip install
+# "git+file://REPO@vX.Y.Z"` builds and runs; pre-commit with `repo:
+# REPO`, `rev: vX.Y.Z` runs the hooks anydev-scan-system (the anydev on PATH)
+# and anydev-scan (pre-commit builds one) and fails a commit with a legacy
+# call. A missing tag is an error that says how to make it. Minutes: two
+# builds of the C++ core.
 #
 # tools/test.sh runs it with --cli-tests on the wheel that tools/setup.sh
 # built and installed into .venv (build/wheel/).
@@ -28,6 +40,7 @@ cd "$root"
 say() { echo "test_wheels: $*" >&2; }
 
 suite=0
+install_paths=0
 tests=()
 python=""
 wheels=()
@@ -35,10 +48,11 @@ while (($#)); do
   case $1 in
     --suite) suite=1; tests=(tests/python) ;;
     --cli-tests) suite=1; tests=(tests/python/cli/test_cli.py tests/python/test_packaging.py) ;;
+    --install-paths) install_paths=1 ;;
     --python)
       (($# >= 2)) || { say "--python needs an interpreter"; exit 2; }
       python=$2; shift ;;
-    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,35p' "$0"; exit 0 ;;
     -*) say "unknown option $1 (see --help)"; exit 2 ;;
     *) wheels+=("$1") ;;
   esac
@@ -125,7 +139,7 @@ for wheel in "${wheels[@]}"; do
     printf "import torch\ntorch.cuda.synchronize()\nx = torch.cuda.current_device()\n" >legacy.py
     rc=0; step anydev scan legacy.py || rc=$?
     [[ $rc -eq 1 ]] || { echo "anydev scan: expected exit 1 (findings), got $rc" >&2; exit 1; }
-    rc=0; step anydev fix --diff legacy.py || rc=$?
+    rc=0; step anydev fix --diff --target-torch 2.13 legacy.py || rc=$?
     [[ $rc -eq 1 ]] || { echo "anydev fix --diff: expected exit 1 (a diff), got $rc" >&2; exit 1; }
     step anydev rule AD107 >/dev/null
     step python -c "
@@ -156,4 +170,62 @@ print(\"python api ok:\", anydev.__version__, acc.current_accelerator())
     say "$(basename "$wheel"): ok"
   fi
 done
+
+# --- the documented install paths (docs/install.md, docs/ci.md) ---------------
+if ((install_paths)); then
+  repo=${ANYDEV_REPO:-$root}
+  version=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$root/pyproject.toml" | head -n 1)
+  rel=v$version
+  # The wheels are tagged as docs/install.md promises.
+  promised=$(grep -o 'manylinux_2_[0-9]*' docs/install.md | sort -u)
+  if [[ $(wc -l <<<"$promised") -ne 1 ]]; then
+    say "docs/install.md names more than one manylinux tag: $promised"; status=1
+  fi
+  for wheel in "${wheels[@]}"; do
+    case $(basename "$wheel") in
+      *-"${promised}"_x86_64.whl) say "$(basename "$wheel"): tagged $promised, as documented" ;;
+      *) say "$(basename "$wheel"): not tagged $promised as docs/install.md says" ; status=1 ;;
+    esac
+  done
+  if ! git -C "$repo" rev-parse -q --verify "refs/tags/$rel^{commit}" >/dev/null; then
+    say "$repo has no tag $rel, which docs/install.md and docs/ci.md name: the release"
+    say "commit of CHANGELOG.md's [$version] is tagged with"
+    say "  git tag -a $rel <that commit> -m 'anydev $version'"
+    exit 1
+  fi
+  say "the install paths, from $repo at $rel ($(git -C "$repo" rev-parse --short "$rel^{commit}"))"
+  py=$(command -v python3)
+  export PIP_DISABLE_PIP_VERSION_CHECK=1
+  printf "import torch\ntorch.cuda.synchronize()\n" >"$work/legacy.py"
+  # pip install "git+file://REPO@vX.Y.Z" (docs/install.md, "From source")
+  "$py" -m venv "$work/venv-git"
+  say "pip install \"git+file://$repo@$rel\" (builds the core)"
+  if ! "$work/venv-git/bin/python" -m pip install -q "git+file://$repo@$rel" \
+       >"$work/git.log" 2>&1; then
+    tail -n 30 "$work/git.log" >&2; say "pip install from the tag: FAILED"; status=1
+  else
+    got=$("$work/venv-git/bin/anydev" version)
+    rc=0; (cd "$work" && "$work/venv-git/bin/anydev" scan legacy.py >/dev/null) || rc=$?
+    if [[ $got == "$version" && $rc -eq 1 ]]; then say "pip install from the tag: ok ($got)"
+    else say "pip install from the tag: anydev version says $got, scan exited $rc"; status=1; fi
+  fi
+  # pre-commit, `repo:` this repository, `rev:` the tag (docs/ci.md)
+  pre_commit=$(command -v pre-commit || echo "$root/.venv/bin/pre-commit")
+  for hook in anydev-scan-system anydev-scan; do
+    proj=$work/proj-$hook
+    mkdir -p "$proj" && cp "$work/legacy.py" "$proj/"
+    git -C "$proj" init -q
+    printf 'repos:\n  - repo: %s\n    rev: %s\n    hooks:\n      - id: %s\n' \
+      "$repo" "$rel" "$hook" >"$proj/.pre-commit-config.yaml"
+    git -C "$proj" add -A
+    rc=0
+    (cd "$proj" && PATH="$work/venv-git/bin:$PATH" PRE_COMMIT_HOME="$work/pre-commit" \
+       "$pre_commit" run --files legacy.py >"$work/$hook.log" 2>&1) || rc=$?
+    if [[ $rc -eq 1 ]] && grep -q "AD107" "$work/$hook.log"; then
+      say "pre-commit rev: $rel, hook $hook: fails on the legacy call, as documented"
+    else
+      tail -n 30 "$work/$hook.log" >&2; say "pre-commit hook $hook: exit $rc, FAILED"; status=1
+    fi
+  done
+fi
 exit $status

@@ -7,8 +7,9 @@
 //                        allocator of device T:0 (a cache hit after the first)
 //   BM_BufferPair<T>     anydev::Buffer::Create + destruction (the C++ handle)
 //   BM_BackendPair<T>    Backend::Allocate + Free: the device's own allocator
-// Targets (issue 5): the cached pair within 5x of malloc+free; on CUDA at
-// least 100x faster than cudaMalloc+cudaFree. T is sim always, and cuda/hip
+// Targets (issue 5): the cached pair within 5x of malloc+free, 3x at 512 B in
+// instructions (issue 31; --instructions below); on CUDA at least 100x
+// faster than cudaMalloc+cudaFree. T is sim always, and cuda/hip
 // where such a device is present (skipped otherwise). BM_CachedPair also
 // reports both ratios, measured in the same run (MeasureRatios):
 //   x_malloc      cached pair time / malloc+free time      (target <= 5)
@@ -19,19 +20,34 @@
 // replayed through the caching allocator; reports peak reserved / peak
 // allocated (target <= 1.25) and peak reserved / peak requested.
 //
+// Instructions (--instructions[=SIZE,...]): the pairs' cost in machine
+// instructions, which a loaded machine does not change. The program runs
+// itself under Valgrind's callgrind once per pair kind and size, each run
+// collecting only inside the loop of that kind (--toggle-collect), and prints
+// instructions per pair and the cached/malloc ratio (issue 31's target: 3x
+// at 512 B). Needs `valgrind` on PATH.
+//
 // The program turns on one simulated device of 8 GiB unless the environment
 // says otherwise (ANYDEV_SIM_DEVICES, ANYDEV_SIM_MEMORY).
 //
 // Run:
 //   build/py/benchmarks/cpp/bench_memory --benchmark_min_time=0.5
 //       --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+//   build/py/benchmarks/cpp/bench_memory --instructions        # 512 B, 64 KiB, 8 MiB
 #include <benchmark/benchmark.h>
+
+#include <stdio.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -365,12 +381,123 @@ void BM_TraceReplay(benchmark::State& state) {
 BENCHMARK_TEMPLATE(BM_TraceReplay, DeviceType::kSim)->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(BM_TraceReplay, DeviceType::kCUDA)->Unit(benchmark::kMillisecond);
 
+// --- instructions (callgrind) -------------------------------------------------------
+
+// The loops callgrind collects in (--toggle-collect names them): `n` pairs of
+// one kind, nothing else. Not inlined, and extern "C" for a plain name.
+extern "C" ABSL_ATTRIBUTE_NOINLINE void anydev_bench_malloc_pairs(size_t size, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    void* p = std::malloc(size);
+    benchmark::DoNotOptimize(p);
+    std::free(p);
+  }
+}
+
+extern "C" ABSL_ATTRIBUTE_NOINLINE void anydev_bench_cached_pairs(size_t size, int64_t n) {
+  const Device dev(DeviceType::kSim, 0);
+  for (int64_t i = 0; i < n; ++i) {
+    absl::StatusOr<void*> p = anydev::RawAlloc(size, dev);
+    if (ABSL_PREDICT_FALSE(!p.ok())) std::abort();
+    benchmark::DoNotOptimize(*p);
+    if (ABSL_PREDICT_FALSE(!anydev::RawDelete(*p, dev).ok())) std::abort();
+  }
+}
+
+// `--run_pairs=KIND,SIZE,N`: the child's part, run under callgrind.
+int RunPairs(const char* spec) {
+  char kind[16] = {};
+  size_t size = 0;
+  long long n = 0;
+  if (std::sscanf(spec, "%15[a-z],%zu,%lld", kind, &size, &n) != 3 || n <= 0) return 2;
+  // Warm both: the first allocation of a size makes the segment (or glibc's
+  // arena) the loop then reuses.
+  anydev_bench_malloc_pairs(size, 1);
+  anydev_bench_cached_pairs(size, 1);
+  if (std::strcmp(kind, "malloc") == 0) {
+    anydev_bench_malloc_pairs(size, n);
+  } else if (std::strcmp(kind, "cached") == 0) {
+    anydev_bench_cached_pairs(size, n);
+  } else {
+    return 2;
+  }
+  return 0;
+}
+
+// Runs this program under callgrind for `n` pairs of `kind` at `size` and
+// returns the instructions collected in that kind's loop (less the warm-up's
+// one pair, counted by a run of one pair), or -1.
+double CallgrindInstructions(const char* self, const std::string& kind, size_t size, int64_t n) {
+  const std::string fn = absl::StrCat("anydev_bench_", kind, "_pairs");
+  auto run = [&](int64_t pairs) -> double {
+    char out_template[] = "/tmp/anydev_bench_cg_XXXXXX";
+    const int fd = mkstemp(out_template);
+    if (fd < 0) return -1;
+    close(fd);
+    const std::string cmd = absl::StrCat(
+        "valgrind --tool=callgrind --collect-atstart=no --toggle-collect=", fn,
+        " --callgrind-out-file=", out_template, " ", self, " --run_pairs=", kind, ",", size, ",",
+        pairs, " >/dev/null 2>&1");
+    const int rc = std::system(cmd.c_str());
+    std::ifstream in(out_template);
+    std::string line;
+    double total = -1;
+    while (std::getline(in, line)) {
+      if (line.rfind("summary:", 0) == 0 || line.rfind("totals:", 0) == 0) {
+        total = std::stod(line.substr(line.find(':') + 1));
+      }
+    }
+    std::remove(out_template);
+    return rc == 0 ? total : -1;
+  };
+  const double many = run(n);
+  const double one = run(1);  // the warm-up pair and the start and end of collecting
+  if (many < 0 || one < 0) return -1;
+  return (many - one) / static_cast<double>(n - 1);
+}
+
+int ReportInstructions(const char* self, const char* sizes_arg) {
+  std::vector<size_t> sizes = {512, 64 * kKiB, 8 * kMiB};
+  if (sizes_arg != nullptr && *sizes_arg != '\0') {
+    sizes.clear();
+    std::stringstream list(sizes_arg);
+    std::string item;
+    while (std::getline(list, item, ',')) sizes.push_back(std::stoull(item));
+  }
+  if (std::system("valgrind --version >/dev/null 2>&1") != 0) {
+    std::fprintf(stderr, "bench_memory --instructions needs valgrind on PATH\n");
+    return 1;
+  }
+  constexpr int64_t kPairs = 20000;
+  std::printf("%-10s %14s %14s %10s\n", "size", "malloc+free", "cached pair", "x_malloc");
+  for (size_t size : sizes) {
+    const double floor = CallgrindInstructions(self, "malloc", size, kPairs);
+    const double cached = CallgrindInstructions(self, "cached", size, kPairs);
+    if (floor <= 0 || cached <= 0) {
+      std::fprintf(stderr, "callgrind failed for %zu bytes\n", size);
+      return 1;
+    }
+    std::printf("%-10s %14.1f %14.1f %10.2f\n", SizeLabel(size).c_str(), floor, cached,
+                cached / floor);
+  }
+  std::printf("(instructions per allocate+free pair, callgrind, %lld pairs; x_malloc = cached / "
+              "malloc+free)\n",
+              static_cast<long long>(kPairs));
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   // Before anything touches anydev; overwrite=0 keeps the caller's values.
   setenv("ANYDEV_SIM_DEVICES", "1", 0);
   setenv("ANYDEV_SIM_MEMORY", "8GiB", 0);
+  for (int i = 1; i < argc; ++i) {
+    if (std::strncmp(argv[i], "--run_pairs=", 12) == 0) return RunPairs(argv[i] + 12);
+    if (std::strcmp(argv[i], "--instructions") == 0) return ReportInstructions(argv[0], nullptr);
+    if (std::strncmp(argv[i], "--instructions=", 15) == 0) {
+      return ReportInstructions(argv[0], argv[i] + 15);
+    }
+  }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::AddCustomContext("anydev_version", anydev::Version());

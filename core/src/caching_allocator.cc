@@ -41,6 +41,38 @@
 // may still be the target of queued work (a copy into a buffer freed while it
 // ran), so segments are only returned after SynchronizeDevice
 // (num_sync_all_streams counts these waits).
+//
+// Note [Graph memory]: work captured into a graph (anydev::Graph) runs at
+// every replay, long after the calls that queued it returned, so the memory
+// it touches must stay where it is for the graph's life. Two mechanisms, as
+// PyTorch's CUDA graphs have the first:
+//   * A private pool per capture (c10's PrivatePool, beginAllocateToPool):
+//     while a stream captures, its allocations come from the pool of the
+//     graph's pool id, and go back to it when freed, so they serve only later
+//     captures into the same pool (graphs that share a pool are replayed in
+//     the order they were captured, PyTorch's rule). The pool counts the
+//     graphs that use it; when none is left, its free segments are returned
+//     with the rest of the cache by the next EmptyCache or out-of-memory
+//     retry, after the device wait every release makes.
+//   * References for memory from outside the pool: a buffer allocated before
+//     the capture and used by captured work is retained by the graph
+//     (RetainForGraph); freed, it stays reserved (and active in the
+//     statistics, as a block waiting for events does) until the graph lets
+//     go, and then waits for the work its replays queued (ReleaseGraphUse
+//     records their streams as RecordStream does). PyTorch leaves this to the
+//     user ("keep static inputs alive"); a replay into freed memory would
+//     write into whatever reuses it, or into memory returned to the backend.
+//
+// Note [Out of memory without a wait]: releasing the cache waits for the
+// whole device (Note [Segments are returned after a device wait]), so an
+// allocation that fails only does so when the release can help: some cached
+// memory could come free, and it with the device's free memory could hold
+// the request. Otherwise the error is immediate, not held until every other
+// stream's work has finished. And where the device has no room for the
+// segment a request would get (the small pool's 2 MiB, the large pool's
+// 20 MiB) but has room for the request, the request gets a segment of its
+// own size: a device smaller than a segment, or a nearly full one, still
+// serves what fits, and one pool does not take the memory another needs.
 #include "internal/caching_allocator.h"
 
 #include <algorithm>
@@ -226,16 +258,6 @@ std::vector<DeviceCachingAllocator::Block*> DeviceCachingAllocator::BinSet::All(
 
 // --- deferred blocks (Note [Deferred coalescing]) ---------------------------------
 
-void DeviceCachingAllocator::DeferredSet::Push(Block* b) {
-  DeferredStacks& d = FindOrAdd(b->stream);
-  Block*& head = d.heads[b->size / kMinBlockSize - 1];
-  b->bin_next = head;
-  head = b;
-  b->deferred = true;
-  ++d.count;
-  ++count;
-}
-
 DeviceCachingAllocator::Block* DeviceCachingAllocator::DeferredSet::Pop(size_t size,
                                                                         StreamId stream) {
   DeferredStacks* d = Find(stream);
@@ -296,6 +318,7 @@ void DeviceCachingAllocator::DeleteBlock(Block* b) {
   b->next = nullptr;
   b->allocated = false;
   b->event_count = 0;
+  b->graph_refs = 0;
   spare_blocks_.push_back(b);
 }
 
@@ -330,6 +353,7 @@ absl::StatusOr<DeviceCachingAllocator::Block*> DeviceCachingAllocator::AllocSegm
   absl::StatusOr<void*> p = backend_->Allocate(device_.index(), alloc_size);
   if (!p.ok()) return p.status();
   ++stats_.num_device_alloc;
+  ++pool.segments;
   Block* b = NewBlock();
   b->ptr = reinterpret_cast<uintptr_t>(*p);
   b->size = alloc_size;
@@ -500,7 +524,7 @@ void DeviceCachingAllocator::InsertEvents(Block* block) {
     pending_.push_back(PendingFree{std::move(event), block});
   }
   block->stream_uses.clear();
-  if (block->event_count == 0) FreeBlock(block);
+  FreeBlockIfUnheld(block);
 }
 
 void DeviceCachingAllocator::ProcessEvents() {
@@ -514,7 +538,7 @@ void DeviceCachingAllocator::ProcessEvents() {
     Block* b = pending_[i].block;
     if (i + 1 != pending_.size()) pending_[i] = std::move(pending_.back());
     pending_.pop_back();
-    if (--b->event_count == 0) FreeBlock(b);
+    if (--b->event_count == 0) FreeBlockIfUnheld(b);
   }
 }
 
@@ -525,16 +549,21 @@ absl::Status DeviceCachingAllocator::ReleaseCachedBlocks() {
   pending_.clear();
   for (PendingFree& p : pending) {
     p.event.Synchronize().IgnoreError();
-    if (--p.block->event_count == 0) FreeBlock(p.block);
+    if (--p.block->event_count == 0) FreeBlockIfUnheld(p.block);
   }
   pending.clear();
   CoalesceDeferred(small_);
   CoalesceDeferred(large_);
+  for (const std::unique_ptr<PrivatePool>& p : private_pools_) {
+    CoalesceDeferred(p->small);
+    CoalesceDeferred(p->large);
+  }
   ++stats_.num_sync_all_streams;
   ANYDEV_RETURN_IF_ERROR(backend_->SynchronizeDevice(device_.index()));
 
   // Every stream is idle now, so free neighbours merge whatever their streams.
-  for (BlockPool* pool : {&small_, &large_}) {
+  const std::vector<BlockPool*> releasable = ReleasablePools();
+  for (BlockPool* pool : releasable) {
     auto is_free = [](const Block* b) { return b != nullptr && b->in_pool; };
     std::vector<Block*> heads;
     for (Block* b : pool->free.All()) {
@@ -557,7 +586,7 @@ absl::Status DeviceCachingAllocator::ReleaseCachedBlocks() {
     }
   }
   absl::Status status;
-  for (BlockPool* pool : {&large_, &small_}) {
+  for (BlockPool* pool : releasable) {
     for (Block* b : pool->free.All()) {
       if (b->is_split()) continue;
       absl::Status freed = backend_->Free(device_.index(), reinterpret_cast<void*>(b->ptr));
@@ -566,6 +595,7 @@ absl::Status DeviceCachingAllocator::ReleaseCachedBlocks() {
         continue;
       }
       ++stats_.num_device_free;
+      --pool->segments;
       Decrease(stats_.segment, PoolIndex(*pool), 1);
       Decrease(stats_.reserved_bytes, PoolIndex(*pool), static_cast<int64_t>(b->size));
       pool->free.Remove(b);
@@ -573,7 +603,41 @@ absl::Status DeviceCachingAllocator::ReleaseCachedBlocks() {
     }
     pool->free.Prune();
   }
+  // A private pool no graph uses, with nothing left in it, is gone.
+  private_pools_.erase(
+      std::remove_if(private_pools_.begin(), private_pools_.end(),
+                     [](const std::unique_ptr<PrivatePool>& p) {
+                       return p->use_count == 0 && p->small.segments == 0 &&
+                              p->large.segments == 0;
+                     }),
+      private_pools_.end());
   return status;
+}
+
+std::vector<DeviceCachingAllocator::BlockPool*> DeviceCachingAllocator::ReleasablePools() {
+  std::vector<BlockPool*> out = {&large_, &small_};
+  for (const std::unique_ptr<PrivatePool>& p : private_pools_) {
+    if (p->use_count != 0) continue;
+    out.push_back(&p->large);
+    out.push_back(&p->small);
+  }
+  return out;
+}
+
+size_t DeviceCachingAllocator::ReleasableBytes() {
+  size_t bytes = 0;
+  for (BlockPool* pool : ReleasablePools()) {
+    for (const Block* b : pool->free.All()) bytes += b->size;
+    for (const std::unique_ptr<DeferredStacks>& d : pool->deferred.streams) {
+      for (size_t i = 0; d->count != 0 && i < kDeferredSizes; ++i) {
+        for (const Block* b = d->heads[i]; b != nullptr; b = b->bin_next) bytes += b->size;
+      }
+    }
+  }
+  for (const PendingFree& p : pending_) {
+    if (p.block->graph_refs == 0) bytes += p.block->size;  // counted once per event: an upper bound
+  }
+  return bytes;
 }
 
 absl::Status DeviceCachingAllocator::OutOfMemory(size_t requested, size_t alloc_size,
@@ -615,31 +679,63 @@ absl::StatusOr<DeviceCachingAllocator::Block*> DeviceCachingAllocator::FindOrAll
   absl::StatusOr<Block*> seg = AllocSegment(pool, alloc_size, stream);
   if (seg.ok() || seg.status().code() != absl::StatusCode::kResourceExhausted) return seg;
   *exhausted = seg.status();
+  if (size < alloc_size) {
+    // A segment of just the request, when the device has room for that but
+    // not for a whole segment (Note [Out of memory without a wait]).
+    absl::StatusOr<std::pair<size_t, size_t>> info = backend_->MemoryInfo(device_.index());
+    if (info.ok() && info->first >= size) {
+      seg = AllocSegment(pool, size, stream);
+      if (seg.ok() || seg.status().code() != absl::StatusCode::kResourceExhausted) return seg;
+    }
+  }
   return nullptr;
 }
 
+// Note [Fast pair]: the common allocate+free pair, a request of at most
+// kMaxDeferredSize bytes that a deferred block of its stream serves (Note
+// [Deferred coalescing]) and its free, is written apart from everything
+// else: the slow paths, out of line, cost the fast one nothing (no saved
+// registers, no stack frame), and what it touches is read once. Every
+// statistic is updated as on any other path.
 absl::StatusOr<void*> DeviceCachingAllocator::Allocate(size_t nbytes, StreamId stream) {
   FastMutexLock lock(mu_);
+  if (ABSL_PREDICT_TRUE(nbytes - 1 < kMaxDeferredSize && pending_.empty() &&
+                        to_private_.empty())) {
+    const size_t size = RoundSize(nbytes);
+    BlockPool& pool = small_;  // kMaxDeferredSize == kSmallSize
+    if (pool.deferred.count != 0) {
+      if (Block* b = pool.deferred.Pop(size, stream)) {
+        return reinterpret_cast<void*>(AllocDeferredBlock(b, nbytes)->ptr);
+      }
+    }
+  }
+  return AllocateSlow(nbytes, stream);
+}
+
+absl::StatusOr<void*> DeviceCachingAllocator::AllocateSlow(size_t nbytes, StreamId stream) {
   if (nbytes > kMaxRequest) {
     return OutOfMemory(nbytes, nbytes, absl::ResourceExhaustedError("larger than any device"));
   }
   const size_t size = RoundSize(nbytes);
-  const size_t alloc_size = AllocationSize(size);
   if (!pending_.empty()) ProcessEvents();
-  BlockPool& pool = PoolFor(size);
+  BlockPool& pool = PoolFor(size, stream);
   if (size <= kMaxDeferredSize && pool.deferred.count != 0) {
     if (Block* b = pool.deferred.Pop(size, stream)) {
       return reinterpret_cast<void*>(AllocDeferredBlock(b, nbytes)->ptr);
     }
   }
+  const size_t alloc_size = AllocationSize(size);
 
   absl::Status cause;
   ANYDEV_ASSIGN_OR_RETURN(Block * block, FindOrAllocBlock(pool, size, alloc_size, stream, &cause));
   if (block == nullptr) {
-    // Free the cache and retry once, unless the segment cannot fit even on an
-    // empty device.
+    // Free the cache and retry once, when that can help (Note [Out of memory
+    // without a wait]): something is cached, and it with the device's free
+    // memory could hold the request.
     absl::StatusOr<std::pair<size_t, size_t>> info = backend_->MemoryInfo(device_.index());
-    if (!info.ok() || alloc_size <= info->second) {
+    const size_t releasable = ReleasableBytes();
+    if (!info.ok() || (releasable != 0 && size <= info->second &&
+                       releasable + info->first >= size)) {
       ++stats_.num_alloc_retries;
       ANYDEV_RETURN_IF_ERROR(ReleaseCachedBlocks());
       ANYDEV_ASSIGN_OR_RETURN(block, FindOrAllocBlock(pool, size, alloc_size, stream, &cause));
@@ -652,6 +748,22 @@ absl::StatusOr<void*> DeviceCachingAllocator::Allocate(size_t nbytes, StreamId s
 absl::Status DeviceCachingAllocator::Free(void* ptr) {
   const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
   FastMutexLock lock(mu_);
+  // Note [Fast pair]: a block of the small pool (all of which may be
+  // deferred) found in `recent_`, used by no other stream and no graph.
+  Block* block = recent_[LookupSlot(p)];
+  if (ABSL_PREDICT_TRUE(block != nullptr && block->ptr == p && block->allocated &&
+                        block->pool == &small_ && block->stream_uses.empty() &&
+                        block->graph_refs == 0)) {
+    block->allocated = false;
+    Decrease(stats_.allocation, kSmallIndex, 1);
+    Decrease(stats_.allocated_bytes, kSmallIndex, static_cast<int64_t>(block->size));
+    DeferBlock(block);
+    return absl::OkStatus();
+  }
+  return FreeSlow(p);
+}
+
+absl::Status DeviceCachingAllocator::FreeSlow(uintptr_t p) {
   Block* block = FindAllocated(p);
   if (block == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -663,7 +775,7 @@ absl::Status DeviceCachingAllocator::Free(void* ptr) {
   const size_t t = PoolIndex(*block->pool);
   Decrease(stats_.allocation, t, 1);
   Decrease(stats_.allocated_bytes, t, static_cast<int64_t>(block->size));
-  if (block->stream_uses.empty() && block->size <= kMaxDeferredSize) {
+  if (block->stream_uses.empty() && block->graph_refs == 0 && block->size <= kMaxDeferredSize) {
     DeferBlock(block);  // keeps its entry in active_
     return absl::OkStatus();
   }
@@ -671,7 +783,7 @@ absl::Status DeviceCachingAllocator::Free(void* ptr) {
   if (!block->stream_uses.empty()) {
     InsertEvents(block);
   } else {
-    FreeBlock(block);
+    FreeBlockIfUnheld(block);  // else held by graphs (Note [Graph memory])
   }
   return absl::OkStatus();
 }
@@ -700,10 +812,79 @@ absl::Status DeviceCachingAllocator::RecordStream(void* ptr, const Stream& strea
 
 absl::Status DeviceCachingAllocator::EmptyCache() {
   FastMutexLock lock(mu_);
-  if (pending_.empty() && small_.empty() && large_.empty()) {
-    return absl::OkStatus();  // nothing cached: no device wait
-  }
+  bool cached = !pending_.empty();
+  for (const BlockPool* pool : ReleasablePools()) cached = cached || !pool->empty();
+  if (!cached) return absl::OkStatus();  // nothing cached: no device wait
   return ReleaseCachedBlocks();
+}
+
+// --- graphs (Note [Graph memory]) ------------------------------------------------
+
+DeviceCachingAllocator::PrivatePool* DeviceCachingAllocator::FindPrivatePool(MempoolId id) {
+  for (const std::unique_ptr<PrivatePool>& p : private_pools_) {
+    if (p->id == id) return p.get();
+  }
+  return nullptr;
+}
+
+void DeviceCachingAllocator::BeginAllocateToPool(MempoolId id, StreamId stream) {
+  FastMutexLock lock(mu_);
+  PrivatePool* pool = FindPrivatePool(id);
+  if (pool == nullptr) {
+    private_pools_.push_back(std::make_unique<PrivatePool>(id));
+    pool = private_pools_.back().get();
+  }
+  ++pool->use_count;
+  for (auto& [s, p] : to_private_) {
+    if (s == stream) {
+      p = pool;
+      return;
+    }
+  }
+  to_private_.emplace_back(stream, pool);
+}
+
+void DeviceCachingAllocator::EndAllocateToPool(StreamId stream) {
+  FastMutexLock lock(mu_);
+  to_private_.erase(std::remove_if(to_private_.begin(), to_private_.end(),
+                                   [stream](const auto& e) { return e.first == stream; }),
+                    to_private_.end());
+}
+
+void DeviceCachingAllocator::ReleasePool(MempoolId id) {
+  FastMutexLock lock(mu_);
+  if (PrivatePool* pool = FindPrivatePool(id); pool != nullptr && pool->use_count > 0) {
+    --pool->use_count;
+  }
+}
+
+void* DeviceCachingAllocator::RetainForGraph(void* ptr, MempoolId id) {
+  FastMutexLock lock(mu_);
+  Block* block = FindAllocated(reinterpret_cast<uintptr_t>(ptr));
+  if (block == nullptr) return nullptr;
+  if (block->pool->owner != nullptr && block->pool->owner->id == id) return nullptr;
+  ++block->graph_refs;
+  return block;
+}
+
+void DeviceCachingAllocator::ReleaseGraphUse(void* handle, const std::vector<Stream>& replay_streams) {
+  FastMutexLock lock(mu_);
+  Block* block = static_cast<Block*>(handle);
+  // The replays used the block as a recorded stream would have.
+  for (const Stream& s : replay_streams) {
+    if (s.device() == device_ && s.id() == block->stream) continue;
+    if (std::find(block->stream_uses.begin(), block->stream_uses.end(), s) ==
+        block->stream_uses.end()) {
+      block->stream_uses.push_back(s);
+    }
+  }
+  if (--block->graph_refs != 0 || block->allocated) return;
+  // Freed while the graph held it: free it now, after the replays' work.
+  if (!block->stream_uses.empty()) {
+    InsertEvents(block);
+  } else {
+    FreeBlockIfUnheld(block);
+  }
 }
 
 DeviceStats DeviceCachingAllocator::GetStats() {
@@ -745,13 +926,12 @@ void DeviceCachingAllocator::ResetAccumulatedStats() {
 
 // --- the per-device registry ---------------------------------------------------
 
-namespace {
 std::atomic<DeviceCachingAllocator*> g_allocators[kNumDeviceTypes][kMaxDevicesPerType];
-}  // namespace
 
-DeviceCachingAllocator* FindCachingAllocator(Device device) {
-  if (device.index() < 0 || device.index() >= kMaxDevicesPerType) return nullptr;
-  return g_allocators[DenseIndex(device.type())][device.index()].load(std::memory_order_acquire);
+void ForgetCachingAllocatorsAfterFork(DeviceType type) {
+  for (std::atomic<DeviceCachingAllocator*>& slot : g_allocators[DenseIndex(type)]) {
+    slot.store(nullptr, std::memory_order_release);
+  }
 }
 
 absl::StatusOr<DeviceCachingAllocator*> GetCachingAllocator(Device device) {

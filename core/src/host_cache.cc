@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
+#include "anydev/accelerator.h"
 #include "anydev/backend.h"
 #include "anydev/memory.h"
 #include "anydev/runtime.h"
@@ -151,6 +152,11 @@ HostMemoryStats GetHostMemoryStats() { return Cache().Stats(); }
 
 absl::Status EmptyHostCache() { return Cache().Empty(); }
 
-absl::Status acc::EmptyHostCache() { return anydev::EmptyHostCache(); }
+absl::Status acc::EmptyHostCache() {
+  // As at::accelerator::emptyHostCache (getAccelerator(true)): an error
+  // without an accelerator.
+  ANYDEV_RETURN_IF_ERROR(acc::GetAccelerator().status());
+  return anydev::EmptyHostCache();
+}
 
 }  // namespace anydev

@@ -15,6 +15,7 @@
 #include "anydev/runtime.h"
 #include "internal/caching_allocator.h"
 #include "internal/errors.h"
+#include "internal/graph_capture.h"
 #include "internal/thread_state.h"
 
 namespace anydev {
@@ -277,6 +278,11 @@ absl::StatusOr<std::pair<Stream, bool>> Buffer::PrepareStream(std::optional<Stre
     return std::make_pair(*stream, false);
   }
   ANYDEV_ASSIGN_OR_RETURN(Stream s, CurrentStream(device_));
+  // On a stream that a graph is capturing, the call is recorded for the
+  // replays and returns: it cannot complete now.
+  if (ABSL_PREDICT_FALSE(internal::AnyCapture()) && internal::IsCapturing(s)) {
+    return std::make_pair(s, false);
+  }
   return std::make_pair(s, true);
 }
 
@@ -306,6 +312,7 @@ absl::Status Buffer::CopyFromHost(const void* src, size_t nbytes, std::optional<
   ANYDEV_ASSIGN_OR_RETURN(Backend * backend, GetBackend(device_.type()));
   ANYDEV_RETURN_IF_ERROR(backend->CopyAsync(static_cast<char*>(data_) + offset, src, nbytes,
                                             CopyKind::kHostToDevice, device_.index(), s.id()));
+  internal::NoteCapturedUse(s, device_, data_);
   return Finish(s, sync);
 }
 
@@ -320,6 +327,7 @@ absl::Status Buffer::CopyToHost(void* dst, size_t nbytes, std::optional<Stream> 
   ANYDEV_ASSIGN_OR_RETURN(Backend * backend, GetBackend(device_.type()));
   ANYDEV_RETURN_IF_ERROR(backend->CopyAsync(dst, static_cast<const char*>(data_) + offset, nbytes,
                                             CopyKind::kDeviceToHost, device_.index(), s.id()));
+  internal::NoteCapturedUse(s, device_, data_);
   return Finish(s, sync);
 }
 
@@ -353,6 +361,8 @@ absl::Status Buffer::CopyFrom(const Buffer& src, std::optional<Stream> stream) {
   ANYDEV_ASSIGN_OR_RETURN(Backend * backend, GetBackend(device_.type()));
   ANYDEV_RETURN_IF_ERROR(backend->CopyAsync(data_, src.data_, src.nbytes_,
                                             CopyKind::kDeviceToDevice, device_.index(), s.id()));
+  internal::NoteCapturedUse(s, device_, data_);
+  internal::NoteCapturedUse(s, src.device_, src.data_);
   return Finish(s, sync);
 }
 
@@ -363,6 +373,7 @@ absl::Status Buffer::Fill(uint8_t value, std::optional<Stream> stream) {
   if (!sync && s.id() != stream_) ANYDEV_RETURN_IF_ERROR(RecordStream(s));
   ANYDEV_ASSIGN_OR_RETURN(Backend * backend, GetBackend(device_.type()));
   ANYDEV_RETURN_IF_ERROR(backend->FillAsync(data_, value, nbytes_, device_.index(), s.id()));
+  internal::NoteCapturedUse(s, device_, data_);
   return Finish(s, sync);
 }
 

@@ -89,7 +89,8 @@ const AcceleratorChoice& ResolveAccelerator() {
         c->status = absl::InvalidArgumentError(
             "ANYDEV_ACCELERATOR='cpu': the CPU is never an accelerator; unset "
             "ANYDEV_ACCELERATOR to run without one");
-      } else if (absl::StatusOr<Backend*> b = GetBackend(*type); !b.ok()) {
+      } else if (absl::StatusOr<Backend*> b = GetBackend(*type);
+                 !b.ok() && internal::BackendLostToFork(*type) == nullptr) {
         if (b.status().code() == absl::StatusCode::kUnavailable) c->configured = *type;
         // A malformed configuration of the forced backend keeps its code
         // (InvalidArgument), as it has without ANYDEV_ACCELERATOR.
@@ -106,7 +107,9 @@ const AcceleratorChoice& ResolveAccelerator() {
       for (DeviceType type : kAllDeviceTypes) {
         if (type == DeviceType::kCPU) continue;
         absl::StatusOr<Backend*> b = GetBackend(type);
-        if (b.ok()) {
+        // A backend lost to a fork is still the accelerator: its calls say
+        // why they cannot run here (Note [Fork] in registry.cc).
+        if (b.ok() || internal::BackendLostToFork(type) != nullptr) {
           c->type = type;
           break;
         }
@@ -121,7 +124,8 @@ const AcceleratorChoice& ResolveAccelerator() {
     if (c->status.ok() && c->type) {
       c->dense = DenseIndex(*c->type);
       c->count = DeviceCountOf(*c->type);
-      c->backend = *GetBackend(*c->type);
+      absl::StatusOr<Backend*> b = GetBackend(*c->type);
+      c->backend = b.ok() ? *b : internal::BackendLostToFork(*c->type);
     }
     choice = c;
     g_choice.store(c, std::memory_order_release);

@@ -169,6 +169,14 @@ absl::StatusOr<double> Event::ElapsedTime(const Event& end) const {
         "Both events must be of the same device type, got ",
         DeviceTypeName(device_.type()), " and ", DeviceTypeName(end.device_.type()), "."));
   }
+  // The two events' clocks are one device's (cudaEventElapsedTime refuses
+  // events of two devices, and torch raises its error).
+  if (device_ != end.device_) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "Both events must be recorded on the same device to calculate the elapsed time "
+        "between them, got ",
+        device_.ToString(), " and ", end.device_.ToString(), "."));
+  }
   ANYDEV_ASSIGN_OR_RETURN(bool start_done, Query());
   ANYDEV_ASSIGN_OR_RETURN(bool end_done, end.Query());
   if (!start_done || !end_done) {

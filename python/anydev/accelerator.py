@@ -15,10 +15,13 @@ from . import _C
 from ._runtime import accelerator_memory as memory
 from ._C import _fast
 from ._runtime.accelerator_memory import *  # noqa: F401,F403
+from ._runtime import graph as graphs
 from ._runtime.graph import Graph
 
-# `anydev.accelerator.memory` is importable, as torch.accelerator.memory.
+# `anydev.accelerator.memory` and `.graphs` are importable, as
+# torch.accelerator.memory and torch.accelerator.graphs (2.13) are.
 _sys.modules[__name__ + ".memory"] = memory
+_sys.modules[__name__ + ".graphs"] = graphs
 
 __all__ = [
     "Graph",

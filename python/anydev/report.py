@@ -36,13 +36,13 @@ import hashlib
 import json
 import os
 import pathlib
-import re
 import sys
 import uuid
 from typing import Any, Iterable, Optional
 
 from . import _C
-from ._common.files import replace_atomically
+from ._common import json_text as _json_text
+from ._common.files import open_input, replace_atomically
 
 __all__ = ["ReportError", "expand_path", "load", "merge", "parse", "render", "snapshot",
            "write"]
@@ -195,7 +195,7 @@ def validate(report: Any, path: str = "<report>") -> dict[str, Any]:
 def load(path: str) -> dict[str, Any]:
     """Reads and validates a report file; ReportError names the file and the problem."""
     try:
-        with open(path, "rb") as f:
+        with open_input(path, "report") as f:
             raw = f.read()
     except OSError as e:
         raise _fail(path, f"cannot read: {e.strerror or e}") from None
@@ -211,17 +211,16 @@ def parse(raw: bytes, path: str = "<report>") -> dict[str, Any]:
         raise _fail(path, f"not UTF-8 text (byte {e.start})") from None
     # Note [Hostile reports]: a report is data from elsewhere (another
     # machine's ranks). Its nesting is bounded before the recursive parser
-    # sees it, and so is the size of its numbers, so neither a 100,000-deep
-    # array nor a 5,000-digit integer becomes a RecursionError or ValueError
-    # traceback: each is a ReportError (exit 2 on the command line).
-    depth = _max_depth(text)
-    if depth > MAX_DEPTH:
-        raise _fail(path, f"nested {depth} levels deep; a report nests at most {MAX_DEPTH}")
+    # sees it, in linear time and constant memory (Note [Linear depth check]
+    # in anydev/_common/json_text.py), and so is the size of its numbers, so
+    # neither a 100,000-deep array nor a 5,000-digit integer becomes a
+    # RecursionError or ValueError traceback: each is a ReportError (exit 2
+    # on the command line).
     try:
-        data = json.loads(text, parse_int=_parse_int, parse_constant=_parse_constant)
+        data = _json_text.loads(text, max_nesting=MAX_DEPTH, max_digits=MAX_DIGITS)
     except json.JSONDecodeError as e:
         raise _fail(path, f"corrupt JSON at line {e.lineno}, column {e.colno}: {e.msg}") from None
-    except _NumberError as e:
+    except _json_text.JSONLimitError as e:
         raise _fail(path, str(e)) from None
     except RecursionError:  # not reached below MAX_DEPTH; kept as a guard
         raise _fail(path, "nested too deeply") from None
@@ -230,44 +229,6 @@ def parse(raw: bytes, path: str = "<report>") -> dict[str, Any]:
 
 MAX_DEPTH = 64      # levels of arrays and objects in a report (it uses 4)
 MAX_DIGITS = 40     # digits of an integer (a count or a line is at most 20)
-
-
-class _NumberError(ValueError):
-    pass
-
-
-def _parse_int(s: str) -> int:
-    digits = len(s) - (s[0] == "-")
-    if digits > MAX_DIGITS:
-        raise _NumberError(f"an integer of {digits} digits (at most {MAX_DIGITS} are read)")
-    return int(s)
-
-
-def _parse_constant(name: str) -> Any:
-    raise _NumberError(f"{name} is not JSON (a report has no such number)")
-
-
-# A string runs to its closing quote or, unclosed, to the end of the text (the
-# `"?`): were the quote required, each `"` of an unclosed `"\"\"\"...` would
-# start a scan to the end and fail, quadratic in the text (80 KB took 18 s).
-# The JSON parser cannot get past an unclosed string, so the brackets after
-# one need no counting.
-_BRACKETS = re.compile(r'"(?:[^"\\]|\\.)*"?|[\[\]{}]')
-
-
-def _max_depth(text: str) -> int:
-    """The deepest nesting of [ and { in JSON text, strings skipped; one
-    regular-expression pass, no recursion."""
-    depth = best = 0
-    for m in _BRACKETS.finditer(text):
-        c = m.group()
-        if c == "[" or c == "{":
-            depth += 1
-            if depth > best:
-                best = depth
-        elif c == "]" or c == "}":
-            depth -= 1
-    return best
 
 
 def merge(reports: Iterable[dict[str, Any]]) -> dict[str, Any]:
@@ -470,7 +431,33 @@ def _sarif(report: dict[str, Any], root: str) -> dict[str, Any]:
     }
 
 
+# The template of this process's report at exit (ANYDEV_REPORT, `anydev run
+# --report`), absolute; None: no report at exit (or a child of a run, whose
+# report anydev._cli.run_child writes).
 _registered: Optional[str] = None
+_hooked = False
+_written_pid = -1  # the process that wrote its report at exit (a forked child writes its own)
+
+
+def say(text: str) -> None:
+    """Writes ``text`` (a line) to standard error wherever it still goes:
+    sys.stderr, else the file descriptor 2, which a script that closed
+    sys.stderr did not close (Python opens it with closefd=False). Never
+    raises: a summary or a warning must not change a run's exit status."""
+    if not text.endswith("\n"):
+        text += "\n"
+    for stream in (sys.stderr, sys.__stderr__):
+        try:
+            if stream is not None and not stream.closed:
+                stream.write(text)
+                stream.flush()
+                return
+        except (OSError, ValueError, AttributeError):
+            continue
+    try:
+        os.write(2, text.encode("utf-8", "backslashreplace"))
+    except OSError:
+        pass
 
 
 def run_snapshot() -> dict[str, Any]:
@@ -489,28 +476,139 @@ def run_snapshot() -> dict[str, Any]:
             try:
                 children.append(load(os.path.join(_children_dir, name)))
             except ReportError as e:
-                print(f"anydev: a child's runtime report is unreadable: {e}", file=sys.stderr)
+                say(f"anydev: a child's runtime report is unreadable: {e}")
     return merge([own, *children])
+
+
+# Note [One report path, many processes]
+# Processes given the same ANYDEV_REPORT path without {pid} or {rank} (32
+# ranks of a job, a shell loop with `&`) each replaced the file at exit, so
+# the last one won: 1 process and 1,000 of 32,000 calls were left, without a
+# word. Now a process writes its report at exit with its folder locked
+# (flock on the folder: the report itself is renamed over, so it cannot hold
+# a lock), and merges into it the report it finds there when that one was
+# written while this process ran (its modification time is after this
+# process's start): a sibling of the same job, which has not ended before
+# this one began. A report written before this process started is a former
+# run's and is replaced, as before. Processes of one job that do not
+# overlap at all (the first ended before the last began) cannot be told from
+# two runs one after the other; they want {pid} or {rank} in the path, as
+# the docs say. Reports are merged as `anydev report merge` does: a process
+# is counted once, by its id.
+_LOCK_WAIT_S = 30.0
+
+
+class _FolderLock:
+    """An exclusive flock on a folder for the ``with`` block; nothing where
+    the system has no such locks (a network file system may not), and after
+    _LOCK_WAIT_S the block runs unlocked, with a warning (a writer stopped
+    with its lock held must not stop every other at its exit)."""
+
+    def __init__(self, folder: str):
+        self.folder = folder
+        self.fd = -1
+
+    def __enter__(self) -> "_FolderLock":
+        try:
+            import fcntl
+            import time
+
+            self.fd = os.open(self.folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0)
+                              | getattr(os, "O_CLOEXEC", 0))
+        except (ImportError, OSError):
+            return self
+        deadline = time.monotonic() + _LOCK_WAIT_S
+        while True:
+            try:
+                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return self
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    say(f"anydev: {self.folder} stayed locked by another process writing its "
+                        f"report for {_LOCK_WAIT_S:.0f} s; writing without the lock")
+                    return self
+                time.sleep(0.005)
+            except OSError:  # no flock here
+                return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)  # releases the lock
+            self.fd = -1
+
+
+def write_shared(path: str, report: dict[str, Any]) -> str:
+    """Writes ``report`` to ``path`` as :func:`write` does, merged with the
+    report of a process that wrote the same path while this one ran (Note
+    [One report path, many processes]). Returns the path written."""
+    check_writable(path)
+    with _FolderLock(os.path.dirname(os.path.abspath(path))):
+        try:
+            st = os.stat(path)
+        except OSError:
+            st = None
+        import stat as _stat
+
+        if st is not None and _stat.S_ISREG(st.st_mode) and \
+                st.st_mtime >= _started.timestamp():
+            try:
+                other: Optional[dict[str, Any]] = load(path)
+            except ReportError:
+                other = None  # not a report: replaced, as before
+            if other is not None:
+                ours = {p.get("id") for p in report["processes"] if isinstance(p, dict)}
+                theirs = {p.get("id") for p in other["processes"] if isinstance(p, dict)}
+                if not (ours & theirs - {None}):
+                    report = merge([other, report])
+        return write(path, report)
 
 
 def _write_at_exit(template: str) -> None:
     try:
-        path = expand_path(template)
-        write(path, run_snapshot())
+        write_shared(expand_path(template), run_snapshot())
     except (ReportError, OSError) as e:
-        print(f"anydev: could not write the runtime report: {e}", file=sys.stderr)
+        say(f"anydev: could not write the runtime report: {e}")
+
+
+def write_registered() -> None:
+    """Writes the report to the path :func:`enable_at_exit` registered, now,
+    once per process (at exit; `anydev run` calls it on SIGTERM too)."""
+    global _written_pid
+    if _registered is None or _written_pid == os.getpid():
+        return
+    _written_pid = os.getpid()
+    _write_at_exit(_registered)
+
+
+def _absolute(template: str) -> str:
+    """``template`` made absolute against the current folder now: a script
+    that changes its folder later must not move its report (the braces of
+    the folder's name escaped, since the template is expanded later)."""
+    if os.path.isabs(template) or not template:
+        return template
+    here = os.getcwd().replace("{", "{{").replace("}", "}}")
+    return os.path.join(here, template)
 
 
 def enable_at_exit(template: str) -> str:
     """Arranges for the report to be written to ``template`` (with ``{pid}``
-    and ``{rank}`` expanded) when the process exits; checks the path now."""
-    global _registered
+    and ``{rank}`` expanded at exit; a relative path against the current
+    folder now) when the process exits; checks the path now. Returns the
+    path as expanded now."""
+    global _registered, _hooked
     path = expand_path(template)
     check_writable(path)
-    if _registered is None:
-        atexit.register(lambda: _write_at_exit(_registered or template))
-    _registered = template
+    if not _hooked:
+        atexit.register(write_registered)
+        _hooked = True
+    _registered = _absolute(template)
     return path
+
+
+def disable_at_exit() -> None:
+    """No report at exit (a child of `anydev run` writes its own instead)."""
+    global _registered
+    _registered = None
 
 
 def _enable_from_environment() -> None:
@@ -520,4 +618,4 @@ def _enable_from_environment() -> None:
     try:
         enable_at_exit(template)
     except ReportError as e:
-        print(f"anydev: ANYDEV_REPORT: {e}", file=sys.stderr)
+        say(f"anydev: ANYDEV_REPORT: {e}")

@@ -127,6 +127,10 @@ EXTENSIONS = {
     "python": (".py", ".pyi"),
     "cpp": (".h", ".hpp", ".hh", ".c", ".cc", ".cpp", ".cxx", ".cu", ".cuh", ".hip"),
 }
+#: Jupyter notebooks: their code cells are scanned as one Python source
+#: (anydev/_migrate/notebook.py). ``anydev scan`` walks them; scan_paths when
+#: asked (``notebooks=True``).
+NOTEBOOK_EXTENSIONS = (".ipynb",)
 
 
 # Slots (Python >= 3.10) keep a report of many findings small.
@@ -200,6 +204,48 @@ def _twin_init(self, path, line, column, end_line, end_column, symbol, replaceme
     self.language = language
 
 
+class NotebookFinding(Finding):
+    """A finding in a code cell of a Jupyter notebook: ``cell`` is the cell's
+    number (from 1, in the notebook's ``cells`` list, markdown cells
+    counted), ``line``/``end_line`` are lines of that cell; ``start``,
+    ``end`` and ``call_end`` are offsets in the notebook's source as it was
+    scanned, its code cells as one Python source (Note [Notebook source] in
+    anydev/_migrate/notebook.py). Reports show it as ``demo.ipynb:cell
+    3:2:8``."""
+
+    __slots__ = ("cell",)
+
+    def __init__(self, *values, cell: int) -> None:
+        Finding.__init__(self, *values)
+        object.__setattr__(self, "cell", cell)
+
+    def __repr__(self) -> str:
+        return f"{Finding.__repr__(self)[:-1]}, cell={self.cell!r})"
+
+    def __eq__(self, other):
+        if other.__class__ is self.__class__:
+            return Finding.__eq__(self, other) and self.cell == other.cell
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash((Finding.__hash__(self), self.cell))
+
+    def __reduce__(self):
+        return (_notebook_finding, (Finding.__reduce__(self)[1], self.cell))
+
+
+def _notebook_finding(values: tuple, cell: int) -> NotebookFinding:
+    return NotebookFinding(*values, cell=cell)
+
+
+def location(f: Finding) -> str:
+    """Where a finding is, as the text reports show it: ``path:line:column``,
+    ``path:cell N:line:column`` in a notebook."""
+    cell = getattr(f, "cell", None)
+    where = f"{f.path}:cell {cell}" if cell is not None else f.path
+    return f"{where}:{f.line}:{f.column}"
+
+
 @dataclass(frozen=True)
 class ScanError:
     """A file that could not be read, or not be scanned soundly to its end."""
@@ -253,6 +299,7 @@ def scan_paths(
     jobs: Optional[int] = None,
     respect_gitignore: bool = True,
     max_file_size: int = 20 << 20,
+    notebooks: bool = False,
 ) -> ScanResult:
     """Scans files and directory trees.
 
@@ -267,11 +314,14 @@ def scan_paths(
     ``jobs``: threads (default: all cores). Paths in the result are relative
     to the current directory when they are under it. Findings are ordered by
     path (the walk's order: each folder's entries sorted by name), then
-    position.
+    position. ``notebooks``: Jupyter notebooks (``.ipynb``) are walked and
+    their code cells scanned too (:class:`NotebookFinding`); their findings
+    come after the other files', ordered by path.
     """
     return _scan_paths(paths, select=select, ignore=ignore,
                        excludes=[(p, "") for p in exclude], jobs=jobs,
-                       respect_gitignore=respect_gitignore, max_file_size=max_file_size)
+                       respect_gitignore=respect_gitignore, max_file_size=max_file_size,
+                       notebooks=notebooks)
 
 
 def iter_scan_paths(
@@ -354,10 +404,15 @@ def scan_source(
     reported as given). ``language``: "python" or "cpp"; default: from the
     extension of ``path`` (ValueError if it has none the scanner knows). A
     ``str`` is encoded as UTF-8. ``select``/``ignore`` as for
-    :func:`scan_paths` (by default every rule but the opt-in ones)."""
-    lang = language or language_of(path)
-    if lang not in EXTENSIONS:
-        raise ValueError(f"{path}: cannot tell the language (give language='python' or 'cpp')")
+    :func:`scan_paths` (by default every rule but the opt-in ones).
+    ``language="notebook"`` (the default for a ``.ipynb`` path): the bytes
+    of a Jupyter notebook, whose code cells are scanned
+    (:class:`NotebookFinding`); a file that is not one is an error."""
+    lang = language or language_of(path) or (
+        "notebook" if path.lower().endswith(NOTEBOOK_EXTENSIONS) else None)
+    if lang not in EXTENSIONS and lang != "notebook":
+        raise ValueError(f"{path}: cannot tell the language (give language='python', 'cpp' "
+                         f"or 'notebook')")
     data = source.encode("utf-8") if isinstance(source, str) else bytes(source)
     if select is None and ignore is None:
         # the default rules: their filter and RuleSet once (the fixer's rescans ask per file)
@@ -370,10 +425,28 @@ def scan_source(
     else:
         keep = rule_filter(select, ignore)
         native, rows = _scan_rules(keep)
+    return _scan_with(data, path, lang, keep, native, rows)
+
+
+def _scan_source(data: bytes, path: str, language: str,
+                 keep: Callable[[str], bool]) -> tuple[list[Finding], list[ScanError]]:
+    """scan_source with the rules as a predicate (anydev._migrate.check's:
+    the command line's selection, opt-in rules included when it selects them)."""
+    native, rows = _scan_rules(keep)
+    return _scan_with(data, path, language, keep, native, rows)
+
+
+def _scan_with(data: bytes, path: str, lang: str, keep: Callable[[str], bool], native,
+               rows) -> tuple[list[Finding], list[ScanError]]:
+    if lang == "notebook":
+        return _scan_notebook(data, path, keep, native, rows)
     raw, errs, noqa = _native().scan_source(native, data, lang)
     findings = [_finding(path, t, rows[t[0]]) for t in raw if keep(rows[t[0]].code)]
     errors = [ScanError(path, message, line) for message, line in errs]
-    if findings and noqa:  # a comment mentions noqa (no other can drop a finding)
+    # the scanner left `# noqa` to tokenize (Note [noqa directives]), or the file
+    # may have a file-level `# anydev: noqa` (Note [File-level noqa])
+    if findings and (noqa is None
+                     or (lang == "python" and (b"nydev" in data or b"NYDEV" in data))):
         from ._migrate import noqa as _noqa  # `# noqa` comments (ruff's convention)
 
         findings = _noqa.filter_findings(findings, lambda p: data)
@@ -386,12 +459,14 @@ def rule_filter(select: Optional[Iterable[str]] = None,
     :func:`scan_paths`); ValueError names an entry that is not a code or a
     prefix of one."""
     from ._migrate.scan_table import NATIVE, OPT_IN  # Note [Scan table]
+    from ._migrate import meta_rules as _meta  # anydev's own rules (AD001)
 
-    codes = [t[0] for t in NATIVE]
+    codes = [t[0] for t in NATIVE] + list(_meta.CODES)
     sel = [""] if select is None else _prefixes(select, codes, "select")
     ign = [] if ignore is None else _prefixes(ignore, codes, "ignore")
-    # Opt-in rules (a portability hint such as AD911) are on only when selected.
-    off = set(OPT_IN) if select is None else set()
+    # Opt-in rules (a portability hint such as AD911, unused noqa AD001) are
+    # on only when selected.
+    off = set(OPT_IN) | _meta.OPT_IN if select is None else set()
     if sel == [""] and not ign:  # every rule (the default): only the opt-in ones are off
         return lambda code: code not in off
     memo: dict[str, bool] = {}
@@ -486,6 +561,7 @@ class _Rule(tuple):
     opt_in = property(_at(7))
     replacement = property(_at(8))
     fix = property(_at(9))
+    since = property(_at(10))
 
 
 class _Rows:
@@ -508,7 +584,7 @@ class _Rows:
             f = self._text[i].split("\t")
             r = self._made[i] = _Rule((f[0], f[1], f[2], f[3], tuple(f[4].split()),
                                        tuple(f[5].split()), f[6] or None, f[7] == "1", f[8],
-                                       f[9]))
+                                       f[9], f[10] or None))
         return r
 
     def __iter__(self) -> Iterator[_Rule]:
@@ -582,6 +658,31 @@ def _native_rule(row, covered: set, off: bool = False) -> tuple:
     return (row.code, row.language, row.status == "kept", spellings, "")
 
 
+def _rule_settings(cfg, select: Optional[Sequence[str]] = None,
+                   ignore: Sequence[str] = ()) -> tuple:
+    """anydev._migrate.check.rule_settings: the rule filter and per-file
+    ignores of a configuration (anydev._common.config.Config) and the
+    command line's --select/--ignore, for `anydev scan` and the editor server."""
+    from ._common.config import Glob
+
+    chosen = select if select is not None else cfg.select
+    ignored = list(cfg.ignore) + list(ignore or [])
+    try:
+        rules = rule_filter(chosen, ignored)
+    except ValueError as e:
+        where = cfg.where() + ": " if cfg.path and (cfg.select or cfg.ignore) and \
+            select is None and not ignore else ""
+        raise ValueError(f"{where}{e}") from None
+    pfi = []
+    for glob, codes in cfg.per_file_ignores:
+        try:
+            pred = rule_filter(["ALL"], codes) if codes else (lambda code: False)
+        except ValueError as e:
+            raise ValueError(f"{cfg.where()}: `per-file-ignores` {glob!r}: {e}") from None
+        pfi.append((Glob(glob, cfg.root), lambda code, p=pred: not p(code)))
+    return rules, pfi
+
+
 def _prefixes(entries: Iterable[str], codes: list[str], what: str) -> list[str]:
     if isinstance(entries, str):
         entries = [entries]
@@ -610,9 +711,19 @@ def message_for(symbol: str, row) -> str:
         hint = "portable through" if row.opt_in else "device-generic:"
         return (f"`{what}` is CUDA-specific; {hint} `{row.replacement}` "
                 f"(`anydev rule {row.code}`)")
+    from ._migrate.scan_table import PYTORCH_DEPRECATED
+
+    if row.code in PYTORCH_DEPRECATED:  # PyTorch warns of these itself
+        if row.replacement:
+            return f"`{symbol}` is deprecated; use `{row.replacement}`"
+        return f"`{symbol}` is deprecated (`anydev rule {row.code}`)"
     if row.replacement:
-        return f"`{symbol}` is deprecated; use `{row.replacement}`"
-    return f"`{symbol}` is deprecated and has no drop-in replacement (`anydev rule {row.code}`)"
+        since = getattr(row, "since", None)
+        when = "" if not since else " (no PyTorch release has it yet)" if since == "main" \
+            else f" (torch >= {since})"
+        return f"`{symbol}` is device-specific; use `{row.replacement}`{when}"
+    return (f"`{symbol}` is device-specific and has no drop-in replacement "
+            f"(`anydev rule {row.code}`)")
 
 
 _messages: dict = {}
@@ -739,7 +850,7 @@ def _maybe_in_work_tree(folder: str) -> bool:
     return False
 
 
-def _tracked_ignored(paths: Sequence[str]) -> list[str]:
+def _tracked_ignored(paths: Sequence[str], notebooks: bool = False) -> list[str]:
     """The source files under the given folders that git tracks although an
     ignore rule matches them (``git ls-files -ci --exclude-standard``), as
     paths spelled from the folder given. Empty outside a git work tree or
@@ -764,7 +875,9 @@ def _tracked_ignored(paths: Sequence[str]) -> list[str]:
                 continue
             rel = os.fsdecode(raw)
             full = os.path.join(p, rel) if p not in (".", "./") else rel
-            if language_of(full) is None or not os.path.isfile(full):
+            if (language_of(full) is None and not (
+                    notebooks and full.lower().endswith(NOTEBOOK_EXTENSIONS))) or \
+                    not os.path.isfile(full):
                 continue
             key = os.path.realpath(full)
             if key not in seen:
@@ -776,26 +889,49 @@ def _tracked_ignored(paths: Sequence[str]) -> list[str]:
 def _scan_paths(paths: Sequence[str], *, select=None, ignore=None,
                 excludes: Sequence[tuple[str, str]] = (), jobs: Optional[int] = None,
                 respect_gitignore: bool = True, max_file_size: int = 20 << 20,
-                keep: Optional[Callable[[str], bool]] = None) -> ScanResult:
+                keep: Optional[Callable[[str], bool]] = None,
+                notebooks: bool = False) -> ScanResult:
     """scan_paths with excludes as (pattern, base folder) pairs ("" : the
     current directory), for the CLI's pyproject.toml excludes."""
     return _scan_report(paths, select=select, ignore=ignore, excludes=excludes, jobs=jobs,
                         respect_gitignore=respect_gitignore, max_file_size=max_file_size,
-                        keep=keep).result()
+                        keep=keep, notebooks=notebooks).result()
 
 
 def _scan_report(paths: Sequence[str], *, select=None, ignore=None,
                  excludes: Sequence[tuple[str, str]] = (), jobs: Optional[int] = None,
                  respect_gitignore: bool = True, max_file_size: int = 20 << 20,
-                 keep: Optional[Callable[[str], bool]] = None) -> _Report:
+                 keep: Optional[Callable[[str], bool]] = None,
+                 notebooks: bool = False,
+                 walked: Optional[Callable[..., list]] = None) -> _Report:
     """_scan_paths, its findings kept native (a _Report): `# noqa` applied,
-    Finding objects made only when asked for."""
+    Finding objects made only when asked for. ``walked``: as _Stream's."""
     if keep is None:
         keep = rule_filter(select, ignore)
     # The files a stream would scan, in one batch: so that a file two paths
     # reach is scanned, counted and read once here too.
-    return _Stream(paths, keep, excludes, jobs, respect_gitignore, max_file_size, None).whole()
+    return _Stream(paths, keep, excludes, jobs, respect_gitignore, max_file_size, None,
+                   notebooks, walked).whole()
 
+
+def _read_bytes(name: str) -> bytes:
+    """A file's bytes, or b"" where it cannot be read (Note [File-level noqa])."""
+    try:
+        with open(name, "rb") as fh:
+            return fh.read()
+    except OSError:
+        return b""
+
+
+# Note [File-level noqa]: `# anydev: noqa` alone on a line exempts a Python
+# file (ruff's `# ruff: noqa`; anydev/_migrate/noqa.py). The native scanner
+# lexes only the lines its searches find, so such a line, which holds no
+# legacy name, is seen by no lexer and sets no file's noqa flag: every Python
+# file with findings that is not flagged is read again, and tokenized only
+# where its bytes hold `anydev` (`nydev` or `NYDEV`: two searches without the
+# copy a case-folded search makes, which cost 6% of the scan of PyTorch's
+# torch/distributed, whose files mention `noqa` everywhere). Until the scanner
+# reports the directives itself, this costs one read of each such file.
 
 # Note [Streamed reports]: the text, JSON and GitHub reports of `anydev scan`
 # are written as the tree is scanned, a batch of files at a time, so that the
@@ -829,11 +965,14 @@ _STREAM_FILES = (16, 64, 1024)  # the fewest files in a batch, the first's, the 
 def _scan_stream(paths: Sequence[str], *, keep: Callable[[str], bool],
                  excludes: Sequence[tuple[str, str]] = (), jobs: Optional[int] = None,
                  respect_gitignore: bool = True, max_file_size: int = 20 << 20,
-                 drop: Optional[Callable[[str, str], bool]] = None) -> _Stream:
+                 drop: Optional[Callable[[str, str], bool]] = None,
+                 notebooks: bool = False,
+                 walked: Optional[Callable[..., list]] = None) -> _Stream:
     """_scan_report in batches (Note [Streamed reports]): the tree is walked
     now, and scanned as _Stream.batches() is iterated. ``drop``: as
-    _Report.drop_where's predicate (per-file-ignores)."""
-    return _Stream(paths, keep, excludes, jobs, respect_gitignore, max_file_size, drop)
+    _Report.drop_where's predicate (per-file-ignores); ``walked``: as _Stream's."""
+    return _Stream(paths, keep, excludes, jobs, respect_gitignore, max_file_size, drop,
+                   notebooks, walked)
 
 
 class _Stream:
@@ -842,23 +981,34 @@ class _Stream:
     totals: ``files``, ``bytes``, ``errors`` (the same list object all along,
     filled as the batches come, the walk's own errors first), ``ignored``,
     ``len()`` and summary_counts() (what is left after the filters).
-    ``tracked`` is known from the start."""
+    ``tracked`` is known from the start.
+
+    ``walked(names, show, rewalk)``, where given, sees the walk's files (their
+    names as the walk gives them, and ``show`` of a name: the path reports
+    show) before anything is scanned or the rules are built, and returns those
+    to scan (``rewalk(excludes)`` walks again with other excludes): the tree
+    is then walked first, whatever the paths (Note [Walked first])."""
 
     def __init__(self, paths: Sequence[str], keep: Callable[[str], bool],
                  excludes: Sequence[tuple[str, str]], jobs: Optional[int],
                  respect_gitignore: bool, max_file_size: int,
-                 drop: Optional[Callable[[str, str], bool]]) -> None:
+                 drop: Optional[Callable[[str, str], bool]], notebooks: bool = False,
+                 walked: Optional[Callable[..., list]] = None) -> None:
         if isinstance(paths, str):
             paths = [paths]
         if jobs is not None and jobs < 0:
             raise ValueError("jobs must be >= 0")
-        self._rules, self.rows = _scan_rules(keep)
-        self._keep_rows = _keep_rows(keep)
         self._jobs, self._max = _jobs(jobs), _size_limit(max_file_size)
         self._drop = drop
+        self._keep = keep
+        # the notebooks the walk found (None: not looked for); their findings,
+        # once scanned, are ``extra`` (Note [Notebooks in a scan])
+        self._notebooks: Optional[list] = [] if notebooks else None
+        self.extra: list = []
         self._cwd = cwd = os.getcwd()
         self._show = _shower(cwd)
-        tracked = _tracked_ignored([os.fspath(p) for p in paths]) if respect_gitignore else []
+        tracked = _tracked_ignored([os.fspath(p) for p in paths],
+                                   notebooks) if respect_gitignore else []
         self._walk = ([os.fsencode(p) for p in [*paths, *tracked]],
                       [(os.fsencode(p), os.fsencode(b or cwd)) for p, b in excludes],
                       respect_gitignore)
@@ -871,14 +1021,49 @@ class _Stream:
         # several are sorted by the path shown (stably), a file two of them
         # reach scanned once, so they are walked first.
         self._sorted = len(paths) + len(tracked) > 1
-        self._names: Optional[list] = self._walked() if self._sorted else None
+        # Note [Walked first]: per-file configuration (anydev._cli.scan) needs
+        # the files' folders before the scan, for the configuration files
+        # there: their rules decide the RuleSet (built below, after the walk)
+        # and their excludes which files are scanned. The walk is the one the
+        # scan would do, done first (so not overlapped with the scan as one
+        # path's walk otherwise is: Note [Scan ahead] in bind_scan.cc).
+        self._prewalked = walked is not None
+        self._names: Optional[list] = (walked(self._walked(), self._show, self._rewalk)
+                                       if walked is not None
+                                       else self._walked() if self._sorted else None)
+        self._rules, self.rows = _scan_rules(keep)
+        self._keep_rows = _keep_rows(keep)
         self._scanned = False
 
     def _walked(self) -> list:
         """The walk's files (sorted and each once where several paths were
         given); its errors and ignored count go into ``errors`` and ``ignored``."""
-        names, path_errors, self.ignored = _native().walk_files(*self._walk)
+        if self._notebooks is None:
+            names, path_errors, self.ignored = _native().walk_files(*self._walk)
+        else:
+            names, path_errors, self.ignored, self._notebooks = _native().walk_files(
+                *self._walk, notebooks=True)
         self._path_errors(path_errors)
+        if not self._sorted:
+            return names
+        show = self._show
+        seen: set[str] = set()
+        named = []
+        for name in names:
+            shown = show(name)
+            if shown not in seen:
+                seen.add(shown)
+                named.append((shown, name))
+        named.sort(key=_at(0))
+        return [name for _shown, name in named]
+
+    def _rewalk(self, excludes: Sequence[tuple[str, str]]) -> list:
+        """The walk again with other excludes ((pattern, base folder) pairs):
+        its files, in the order _walked gives them (its errors and ignored
+        count are the first walk's)."""
+        walk = (self._walk[0], [(os.fsencode(p), os.fsencode(b or self._cwd))
+                                for p, b in excludes], self._walk[2])
+        names, _errors, _ignored = _native().walk_files(*walk)
         if not self._sorted:
             return names
         show = self._show
@@ -933,7 +1118,7 @@ class _Stream:
         if self._sorted:
             report.sort()
         report.drop_noqa()
-        if self._drop is not None:
+        if self._drop:  # None, or a predicate that may say (bool) it drops nothing
             report.drop_where(self._drop)
         return report
 
@@ -942,6 +1127,9 @@ class _Stream:
         names = self._take_names()
         report = self._scan(self._walked() if names is None else names, self.errors)
         report.ignored, report.tracked = self.ignored, self.tracked
+        if self._notebooks:
+            self._scan_notebooks()
+            report.add_extra(self.extra, self._nb_files, self._nb_bytes, self._nb_errors)
         return report
 
     def batches(self) -> Iterator[_Report]:
@@ -955,7 +1143,8 @@ class _Stream:
         scan = (self._jobs, self._max, self._keep_rows, lo, first, hi, _STREAM_FINDINGS)
         ScanQueue = _native().ScanQueue
         queue = ScanQueue(self._rules, names, *scan) if names is not None \
-            else ScanQueue.walking(self._rules, *self._walk, *scan)
+            else ScanQueue.walking(self._rules, *self._walk, *scan,
+                                   notebooks=self._notebooks is not None)
         names = None
         counts = self._counts
         while True:
@@ -974,9 +1163,34 @@ class _Stream:
             report = None
         if self._sorted:
             self.errors.sort(key=lambda e: (e.path, e.line or 0))
-        else:
-            path_errors, self.ignored = queue.walked()
+        elif not self._prewalked:  # the queue walked the one path (no walk before it)
+            if self._notebooks is None:
+                path_errors, self.ignored = queue.walked()
+            else:
+                path_errors, self.ignored, self._notebooks = queue.walked()
             self._path_errors(path_errors)
+        if self._notebooks:
+            self._scan_notebooks()
+            self.files += self._nb_files
+            self.bytes += self._nb_bytes
+            self.errors += self._nb_errors
+            counts = self._counts
+            counts[0] += len(self.extra)
+            counts[1] += len({f.path for f in self.extra})
+            counts[2] += sum(1 for f in self.extra if f.fix == "safe")
+            counts[3] += sum(1 for f in self.extra if f.fix == "unsafe")
+
+    def _scan_notebooks(self) -> None:
+        """Scans the notebooks the walk found (Note [Notebooks in a scan]):
+        their findings go to ``extra``, their counts and errors to ``_nb_*``."""
+        show = self._show
+        named: dict = {}
+        for raw in self._notebooks or ():
+            named.setdefault(show(raw), raw)
+        self._notebooks = []
+        self.extra, errors, files, nbytes = _scan_notebook_files(
+            sorted(named.items()), self._keep, self._rules, self.rows, self._max, self._drop)
+        self._nb_files, self._nb_bytes, self._nb_errors = files, nbytes, errors
 
 
 def _shower(cwd: str) -> Callable[[bytes], str]:
@@ -1015,14 +1229,19 @@ class _Report:
         self.ignored = self.tracked = 0
         self.errors: list[ScanError] = []
         self.shown: list[str] = []  # per file, its path as shown
-        # the files with findings and a comment that mentions noqa: (index, name
-        # as the walk gave it, which opens a file whose shown name is quoted)
+        # the files with findings whose `# noqa` directives Python's tokenize
+        # must read (Note [noqa directives] in core/scan: the scanner read the
+        # others and dropped what they name): (index, name as the walk gave
+        # it, which opens a file whose shown name is quoted)
         self.noqa: list[tuple[int, str]] = []
         self.counts: list[int] = []  # per file, its number of findings
+        # the other Python files with findings (index, name): Note [File-level noqa]
+        self.unflagged: list[tuple[int, str]] = []
         self._sorted = False
         self._left: Optional[list] = None
         self._findings: Optional[list] = None
         self._keys: Optional[list] = None
+        self.extra: list = []  # the notebooks' findings (Note [Notebooks in a scan])
         show = _shower(cwd)
         seen: set[str] = set()
         for i, (path, _lang, n, errs, noqa_comment) in enumerate(native.files()):
@@ -1039,11 +1258,22 @@ class _Report:
             seen.add(shown)
             if noqa_comment and n:
                 self.noqa.append((i, os.fsdecode(path)))
+            elif n and _lang == "python":
+                self.unflagged.append((i, os.fsdecode(path)))
             for message, line in errs:
                 self.errors.append(ScanError(shown, message, line))
 
     def __len__(self) -> int:
-        return self.native.left
+        return self.native.left + len(self.extra)
+
+    def add_extra(self, findings: list, files: int, nbytes: int, errors: list) -> None:
+        """Adds the notebooks' findings, files, bytes and errors (they come
+        after the native findings: Note [Notebooks in a scan])."""
+        self.extra = findings
+        self.files += files
+        self.bytes += nbytes
+        self.errors += errors
+        self._findings = None
 
     def sort(self) -> None:
         """Orders the findings by (path, start) and the errors by (path,
@@ -1055,9 +1285,26 @@ class _Report:
         self.errors.sort(key=lambda e: (e.path, e.line or 0))
 
     def drop_noqa(self) -> None:
-        """Drops the findings `# noqa` comments suppress. Only the files whose
-        comments mention noqa are read again: every comment on a line with a
-        finding was lexed, so no other file has a directive that could drop one."""
+        """Drops the findings `# noqa` comments suppress: the scanner dropped
+        those of the line directives it read (Note [noqa directives] in
+        core/scan/src/scan_source.cc); this reads the files it left to Python's
+        tokenize, and the Python files with findings that may have a file-level
+        `# anydev: noqa` (Note [File-level noqa])."""
+        if not self.noqa and not self.unflagged:
+            return
+        for i, name in self.unflagged:
+            data = _read_bytes(name)
+            # `anydev` in lower, upper or title case (two searches, no copy);
+            # anydev._migrate.noqa (which imports re) only where it is there
+            if b"nydev" not in data and b"NYDEV" not in data:
+                continue
+            from ._migrate import noqa as _noqa
+
+            whole = _noqa.file_exemption(data)
+            if whole is not None:
+                found = self._file_findings(i)
+                self._drop(i, [j for j, f in enumerate(found)
+                               if any(f.rule.startswith(c) for c in whole)])
         if not self.noqa:
             return
         from ._migrate import noqa as _noqa  # `# noqa` comments (ruff's convention)
@@ -1071,6 +1318,9 @@ class _Report:
 
     def drop_where(self, drop: Callable[[str, str], bool]) -> None:
         """Drops the findings for which drop(path, rule code) is true."""
+        if self.extra:
+            self.extra = [f for f in self.extra if not drop(f.path, f.rule)]
+            self._findings = None
         rows = self.rows
         for i, n in enumerate(self.counts):
             if n:
@@ -1114,8 +1364,8 @@ class _Report:
         if self._findings is None:
             made = self._made()
             if made is not None:
-                self._findings = made
-                return made
+                self._findings = made + self.extra if self.extra else made
+                return self._findings
             left = self.left_per_file()
             out: list = []
             for i, n in enumerate(self.counts):
@@ -1128,7 +1378,7 @@ class _Report:
                 out += found
             if self._sorted:
                 out.sort(key=lambda f: (f.path, f.start))
-            self._findings = out
+            self._findings = out + self.extra
         return self._findings
 
     def result(self) -> ScanResult:
@@ -1162,8 +1412,9 @@ class _Report:
     def summary_counts(self) -> tuple[int, int, int, int]:
         """(findings left, files they are in, of them safe to fix, unsafe)."""
         left = self.left_per_file()
-        nfiles = len({p for p, n in zip(self.shown, left) if n})
-        safe = unsafe = 0
+        nfiles = len({p for p, n in zip(self.shown, left) if n} | {f.path for f in self.extra})
+        safe = sum(1 for f in self.extra if f.fix == "safe")
+        unsafe = sum(1 for f in self.extra if f.fix == "unsafe")
         for (_c, _s, _m, row), n in zip(self.keys(), self.native.left_per_key()):
             if row.fix == "safe":
                 safe += n
@@ -1193,8 +1444,9 @@ class _Report:
 def _result(entries: list, nfiles: int, nbytes: int, rows, cwd: str,
             noqa: Optional[set] = None) -> ScanResult:
     """A ScanResult of the native (path, language, findings, errors, noqa
-    comment) tuples; empties `entries` as it goes. `noqa` gets the paths (as
-    shown) of the files with findings and a comment that mentions noqa."""
+    fallback) tuples; empties `entries` as it goes. `noqa` gets the paths (as
+    shown) of the files with findings whose `# noqa` directives are Python's
+    to read."""
     result = ScanResult(files=nfiles, bytes=nbytes)
     append = result.findings.append
     for i, (path, _lang, found, errs, noqa_comment) in enumerate(entries):
@@ -1209,3 +1461,105 @@ def _result(entries: list, nfiles: int, nbytes: int, rows, cwd: str,
         for message, line in errs:
             result.errors.append(ScanError(shown, message, line))
     return result
+
+
+# Note [Notebooks in a scan]: the native walk gives the Jupyter notebooks it
+# finds (under the same ignore rules and excludes as the sources) apart from
+# the sources, which it scans itself; a notebook is JSON, its code cells are
+# read in Python (anydev/_migrate/notebook.py) and scanned as one Python
+# source by the native scanner (scan_source). A walk gives its notebooks at
+# its end, when the sources' batches have been scanned and, in a streamed
+# report, written: so the notebooks' findings (NotebookFinding, a Finding with
+# its cell) come after every other file's, ordered by path, in every report
+# (``extra`` of a _Report or a _Stream). A notebook that is not valid JSON,
+# not nbformat 4 or not Python is an error of the run, which goes on; a cell
+# that does not lex is one too, and the other cells are scanned again without
+# it, so one broken cell hides no finding of the others.
+
+
+def _scan_notebook(data: bytes, path: str, keep: Callable[[str], bool], native,
+                   rows) -> tuple[list[Finding], list[ScanError]]:
+    """scan_source of a notebook's bytes (Note [Notebooks in a scan])."""
+    from ._migrate import notebook as _nb
+
+    try:
+        nb = _nb.Notebook.parse(data)
+    except _nb.NotebookError as e:
+        return [], [ScanError(path, f"{e}; skipped", e.line)]
+    findings: list[Finding] = []
+    errors: list[ScanError] = []
+    done: set = set()  # cells whose findings are final
+    broken: list = []  # cells that do not lex, left out of the next scans
+    current = nb
+    while True:
+        source = current.source.encode("utf-8")
+        raw, errs, noqa = _native().scan_source(native, source, "python")
+        found = [_finding(path, t, rows[t[0]]) for t in raw if keep(rows[t[0]].code)]
+        if found and noqa:
+            from ._migrate import noqa as _noqa
+
+            found = _noqa.filter_findings(found, lambda p: source)
+        stop = None  # the cell where the scan stopped
+        for message, line in errs:
+            cell = current.cell_of(line) if line else None
+            if cell is None and line:  # an end line: the cell before it
+                cell = current.cell_of(line - 1)
+            if cell is None:
+                errors.append(ScanError(path, message, None))
+                continue
+            at = current.locate(line)
+            where = f", line {at[1]}" if at else ""
+            # the cells after this one are scanned again without it
+            message = message.replace("findings after it are", "the cell's findings after it are")
+            errors.append(ScanError(path, f"cell {cell.number}{where}: {message}", None))
+            if stop is None or cell.first > stop.first:
+                stop = cell
+        for f in found:
+            at = current.locate(f.line)
+            if at is None or at[0].number in done or (
+                    stop is not None and at[0].first > stop.first):
+                continue
+            cell, line = at
+            end_line = f.end_line - cell.first + 1
+            findings.append(NotebookFinding(
+                path, line, f.column, end_line, f.end_column, f.symbol, f.replacement,
+                f.rule, f.fix, f.message, f.kind, f.start, f.end, f.call_end, f.text,
+                f.language, cell=cell.number))
+        if stop is None or not any(c.first > stop.first for c in current.cells):
+            break
+        done.update(c.number for c in current.cells if c.first <= stop.first)
+        broken.append(stop.number)
+        current = nb.without(broken)
+    findings.sort(key=lambda f: (f.cell, f.line, f.column))
+    return findings, errors
+
+
+def _scan_notebook_files(named: list, keep: Callable[[str], bool], native, rows,
+                         max_file_size: int, drop: Optional[Callable[[str, str], bool]]
+                         ) -> tuple[list, list, int, int]:
+    """Reads and scans the notebooks ``named`` ([(path as shown, path as the
+    walk gave it)]): (findings, errors, files scanned, bytes read)."""
+    findings: list = []
+    errors: list = []
+    files = nbytes = 0
+    for shown, raw in named:
+        try:
+            with open(raw, "rb") as fh:
+                size = os.fstat(fh.fileno()).st_size
+                if size > max_file_size:
+                    errors.append(ScanError(shown, f"file is {size} bytes, over the limit of "
+                                                   f"{max_file_size} (a generated file?); "
+                                                   "skipped", None))
+                    continue
+                data = fh.read()
+        except OSError as e:
+            errors.append(ScanError(shown, f"cannot read: {e.strerror or e}", None))
+            continue
+        files += 1
+        nbytes += len(data)
+        found, errs = _scan_notebook(data, shown, keep, native, rows)
+        if drop is not None:
+            found = [f for f in found if not drop(f.path, f.rule)]
+        findings += found
+        errors += errs
+    return findings, errors, files, nbytes

@@ -269,8 +269,6 @@ struct ForwarderObject {
   PyObject* dict;      // for __deprecated__, __wrapped__, ...
 };
 
-PyObject* g_device_type_obj = nullptr;  // anydev.device
-
 // Returns new arguments with device strings/objects of the legacy type turned
 // into the current accelerator's; nullptr (no error) when nothing changes.
 PyObject* RetypeArg(PyObject* arg, DeviceType from) {
@@ -287,8 +285,15 @@ PyObject* RetypeArg(PyObject* arg, DeviceType from) {
     // With its size: "cuda\0x" is no device (the target reports it), not "cuda".
     absl::StatusOr<Device> parsed = Device::Parse(absl::string_view(s, static_cast<size_t>(n)));
     if (parsed.ok()) d = *parsed;
-  } else if (g_device_type_obj != nullptr && PyObject_TypeCheck(arg, reinterpret_cast<PyTypeObject*>(g_device_type_obj))) {
-    d = DeviceOfPy(arg);
+  } else {
+    // An anydev.device, or a torch.device: torch.device("cuda", 1) is retyped
+    // as "cuda:1" is (DeviceOfPy reads a torch.device by its type's name).
+    try {
+      d = DeviceOfPy(arg);
+    } catch (...) {
+      PyErr_Clear();
+      return nullptr;
+    }
   }
   if (!d || d->type() != from) return nullptr;
   absl::StatusOr<DeviceType> acc = acc::GetAccelerator();
@@ -823,7 +828,6 @@ void BindCompat(py::module_& m) {
   g_entries = new absl::node_hash_map<std::tuple<std::string, int, int>, Entry>();
   g_fast = new absl::flat_hash_map<FastKey, Entry*>();
   g_pinned_code = new std::vector<PyObject*>();
-  g_device_type_obj = m.attr("device").ptr();
 
   py::module_ c = m.def_submodule("_compat", "The legacy-call engine (see bind_compat.cc).");
   InitForwarderType();

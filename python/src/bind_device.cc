@@ -15,6 +15,8 @@ namespace anydev::python {
 namespace {
 
 PyObject* g_oom_type = nullptr;
+// anydev._C.ArgumentTypeError (internal::ArgumentTypeError).
+PyObject* g_argument_type_error = nullptr;
 py::handle g_device_type;
 
 std::string Repr(py::handle h) { return py::str(py::repr(h)); }
@@ -104,6 +106,8 @@ void SetPyError(const absl::Status& status) {
     if (*exc == "ValueError") return PyErr_SetString(PyExc_ValueError, message.c_str());
     if (*exc == "TypeError") return PyErr_SetString(PyExc_TypeError, message.c_str());
     if (*exc == "IndexError") return PyErr_SetString(PyExc_IndexError, message.c_str());
+    if (*exc == "RuntimeError") return PyErr_SetString(PyExc_RuntimeError, message.c_str());
+    if (*exc == "ArgumentTypeError") return PyErr_SetString(g_argument_type_error, message.c_str());
   }
   switch (status.code()) {
     case absl::StatusCode::kResourceExhausted:
@@ -164,22 +168,28 @@ absl::StatusOr<Device> DeviceFromPy(py::handle h, std::optional<Device> fallback
       Repr(py::type::of(h))));
 }
 
+// Note [Accelerator device arguments]: as torch.accelerator's
+// _get_device_index (torch/accelerator/_utils.py) followed by the binding
+// that takes a c10::DeviceIndex, an 8-bit int (torch/csrc/DeviceAccelerator.cpp):
+//   * an int, True and False included (isinstance(True, int)), is the index;
+//     one outside -128..127 is a TypeError, as pybind11 refuses to convert it;
+//   * a str or a device must be of the current accelerator type (ValueError)
+//     and, unless `optional`, have an index (ValueError);
+//   * None is the current index when `optional`, else a ValueError;
+//   * anything else is a ValueError when an index is required (torch's
+//     message). Where it is optional torch ignores it (current_stream(1.5) is
+//     the current stream); anydev refuses it with ArgumentTypeError, a
+//     TypeError that is also the RuntimeError torch raises for it without an
+//     accelerator (docs/user-guide.md).
 absl::StatusOr<int> AccDeviceIndexFromPy(py::handle h, bool optional) {
-  if (py::isinstance<py::int_>(h) && !py::isinstance<py::bool_>(h)) {
-    // As FastIndex (fast_calls.cc), without pybind11's opaque cast error for
-    // an int beyond int: far out of range is INT_MAX, far negative -1.
+  if (py::isinstance<py::int_>(h)) {
     int overflow = 0;
     const long long v = PyLong_AsLongLongAndOverflow(h.ptr(), &overflow);
-    if (overflow > 0 || v > INT_MAX) {
-      // Too large for any device: named as given, not as a clamped value.
-      absl::StatusOr<DeviceType> acc = acc::GetAccelerator();
-      if (!acc.ok()) return acc.status();
-      const int count = acc::DeviceCount();
-      return absl::OutOfRangeError(absl::StrCat("device index ", Repr(h),
-                                                " is out of range for ", DeviceTypeName(*acc),
-                                                ": ", count, " device(s) are available"));
+    if (overflow != 0 || v < kMinDeviceIndex || v > kMaxDeviceIndex) {
+      return internal::TypeError(absl::StrCat(
+          "device index ", Repr(h), " does not fit a device index (an 8-bit int, ",
+          kMinDeviceIndex, "..", kMaxDeviceIndex, ", as torch's c10::DeviceIndex)"));
     }
-    if (overflow < 0 || v < INT_MIN) return -1;
     return static_cast<int>(v);
   }
   if (h.is_none()) {
@@ -191,16 +201,23 @@ absl::StatusOr<int> AccDeviceIndexFromPy(py::handle h, bool optional) {
     }
     return acc::CurrentDeviceIndex();
   }
+  std::optional<Device> dev = DeviceOfPy(h);
+  if (!dev && !py::isinstance<py::str>(h)) {
+    if (!optional) {
+      return internal::ValueError(absl::StrCat(
+          "Expected a device with a specified index or an integer, but got:",
+          std::string(py::str(h))));
+    }
+    return internal::ArgumentTypeError(absl::StrCat(
+        "expected a device index (int), a device or a device string, got ", Repr(h)));
+  }
   ANYDEV_ASSIGN_OR_RETURN(DeviceType acc, acc::GetAccelerator());
   Device d(DeviceType::kCPU);
-  if (std::optional<Device> dev = DeviceOfPy(h)) {
+  if (dev) {
     d = *dev;
-  } else if (py::isinstance<py::str>(h)) {
+  } else {
     ANYDEV_ASSIGN_OR_RETURN(const std::string text, DeviceStringOfPy(h));
     ANYDEV_ASSIGN_OR_RETURN(d, Device::Parse(text));
-  } else {
-    return internal::TypeError(absl::StrCat(
-        "expected a device index (int), a device or a device string, got ", Repr(h)));
   }
   if (d.type() != acc) {
     return internal::ValueError(absl::StrCat(DeviceTypeName(d.type()),
@@ -221,6 +238,16 @@ void BindDevice(py::module_& m) {
   static py::exception<std::runtime_error> oom(m, "OutOfMemoryError", PyExc_RuntimeError);
   g_oom_type = oom.ptr();
   oom.attr("__doc__") = "Raised when a device has no room for an allocation (a RuntimeError).";
+  {
+    py::tuple bases = py::make_tuple(py::handle(PyExc_TypeError), py::handle(PyExc_RuntimeError));
+    g_argument_type_error = PyErr_NewExceptionWithDoc(
+        "anydev._C.ArgumentTypeError",
+        "An argument of the wrong type where torch raises RuntimeError (a Stream or Event "
+        "method given something else): a TypeError that is also a RuntimeError.",
+        bases.ptr(), nullptr);
+    if (g_argument_type_error == nullptr) throw py::error_already_set();
+    m.add_object("ArgumentTypeError", py::handle(g_argument_type_error));
+  }
 
   py::class_<Device> device(m, "device", R"doc(
 A device: a type ("cpu", "cuda", "hip", "xpu", "sim") and an optional index,

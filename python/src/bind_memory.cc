@@ -15,6 +15,7 @@
 #include "absl/strings/str_format.h"
 #include "common.h"
 #include "internal/errors.h"
+#include "internal/graph_capture.h"
 
 namespace anydev::python {
 namespace {
@@ -188,8 +189,26 @@ class HostView {
   void* data() const { return view_.buf; }
   size_t size() const { return static_cast<size_t>(view_.len); }
 
-  // Keeps the export until the work queued on `stream` so far has finished.
+  // Keeps the export until the work queued on `stream` so far has finished,
+  // or, when a graph captures `stream`, for the graph's life (its replays
+  // read and write the memory; Note [Graph memory] in caching_allocator.cc).
   void HoldUntil(const Stream& stream) {
+    if (internal::IsCapturing(stream)) {
+      std::shared_ptr<void> held(new Py_buffer(view_), [](void* p) {
+        auto* view = static_cast<Py_buffer*>(p);
+        const PyGILState_STATE gil = PyGILState_Ensure();
+        PyBuffer_Release(view);
+        PyGILState_Release(gil);
+        delete view;
+      });
+      held_ = false;  // `held` owns the export now
+      if (!internal::KeepAliveForCapture(stream, held)) {
+        // The capture ended meanwhile (another thread): the copy is queued.
+        py::gil_scoped_release release;
+        stream.Synchronize().IgnoreError();
+      }
+      return;
+    }
     auto done = std::make_unique<Event>(stream.device());
     if (!done->Record(stream).ok()) {
       // Unreachable for a stream that just took a copy; never let go early.
@@ -207,6 +226,17 @@ class HostView {
 };
 
 // --- argument conversion ----------------------------------------------------------
+
+// The stream of a host copy: `stream`, else, when the current stream of the
+// buffer's device is capturing a graph, that stream (the copy is recorded,
+// not run, so the host object is held as for an explicit stream); else
+// nullopt (a synchronous copy).
+std::optional<Stream> OrCapturing(std::optional<Stream> stream, const Buffer& buf) {
+  if (stream || !internal::AnyCapture()) return stream;
+  absl::StatusOr<Stream> current = CurrentStream(buf.device());
+  if (current.ok() && internal::IsCapturing(*current)) return *current;
+  return std::nullopt;
+}
 
 py::handle g_stream_type;
 
@@ -597,7 +627,8 @@ memory, exported as kDLCPU); `__cuda_array_interface__` exists on CUDA only.
           [](PyBuffer& self, py::handle src, py::handle stream, py::handle offset) {
             PollPendingHost();
             std::shared_ptr<Buffer> buf = self.Live("copy_from_host");
-            const std::optional<Stream> s = OptionalStreamArg(stream, "copy_from_host()");
+            const std::optional<Stream> s =
+                OrCapturing(OptionalStreamArg(stream, "copy_from_host()"), *buf);
             const size_t off = SizeArg(offset, "offset");
             HostView view(src, /*writable=*/false, "copy_from_host()");
             if (s) {
@@ -615,7 +646,8 @@ memory, exported as kDLCPU); `__cuda_array_interface__` exists on CUDA only.
           [](PyBuffer& self, py::object dst, py::handle stream, py::handle offset) {
             PollPendingHost();
             std::shared_ptr<Buffer> buf = self.Live("copy_to_host");
-            const std::optional<Stream> s = OptionalStreamArg(stream, "copy_to_host()");
+            const std::optional<Stream> s =
+                OrCapturing(OptionalStreamArg(stream, "copy_to_host()"), *buf);
             const size_t off = SizeArg(offset, "offset");
             if (dst.is_none()) {
               if (off > self.nbytes) {

@@ -131,7 +131,11 @@ void BindRuntime(py::module_& m) {
   m.def("_acc_is_available", [] { return acc::IsAvailable(); });
   m.def(
       "_acc_current_accelerator",
-      [](bool check_available) -> py::object {
+      [](py::handle check_available_arg) -> py::object {
+        // Any object, by its truth, as torch's Python `if check_available`.
+        const int truth = PyObject_IsTrue(check_available_arg.ptr());
+        if (truth < 0) throw py::error_already_set();
+        const bool check_available = truth != 0;
         // Note [current_accelerator never fails when checked]: as torch's,
         // current_accelerator(check_available=True) answers None for any
         // accelerator that cannot be used, a misconfigured ANYDEV_* variable

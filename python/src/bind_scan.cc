@@ -72,7 +72,23 @@ py::tuple FileTuple(const sc::FileResult& r) {
   // Paths cross as bytes: a file name need not be UTF-8 (anydev/scan.py
   // decodes them).
   return py::make_tuple(py::bytes(r.path), LanguageName(r.language), findings,
-                        ErrorList(r.errors), r.noqa_comment);
+                        ErrorList(r.errors), r.noqa_fallback);
+}
+
+// The `# noqa` directives as anydev/_migrate/noqa.py gives them: {line: (code, ...)},
+// ("",) for a bare `# noqa` (every code starts with "").
+py::dict NoqaDict(const std::vector<sc::NoqaDirective>& dirs) {
+  py::dict out;
+  for (const sc::NoqaDirective& d : dirs) {
+    py::tuple codes(d.all ? 1 : d.codes.size());
+    if (d.all) {
+      codes[0] = py::str("");
+    } else {
+      for (size_t k = 0; k < d.codes.size(); ++k) codes[k] = Text(d.codes[k]);
+    }
+    out[py::int_(d.line)] = codes;
+  }
+  return out;
 }
 
 // Note [Native reports]: `anydev scan` on a tree with 100,000 findings spent
@@ -536,10 +552,12 @@ class ScanQueue {
   }
 
   // Walks options.paths (with its excludes and gitignore choice) and scans
-  // what the walk finds as it finds it.
+  // what the walk finds as it finds it; with `notebooks`, keeps the
+  // notebooks it finds for Walked().
   ScanQueue(std::shared_ptr<sc::RuleSet> rules, sc::ScanOptions walk, sc::ScanOptions options,
-            Sizes sizes)
-      : rules_(std::move(rules)), options_(std::move(options)), walking_(true) {
+            Sizes sizes, bool notebooks = false)
+      : rules_(std::move(rules)), options_(std::move(options)), walking_(true),
+        want_notebooks_(notebooks) {
     Size(sizes);
     walker_ = std::thread([this, walk = std::move(walk)] { Walk(walk); });
     driver_ = std::thread([this] { Drive(); });
@@ -586,13 +604,18 @@ class ScanQueue {
   }
 
   // The walk's path errors and ignored count, waiting for its end (without
-  // the GIL); none for a queue given the names.
-  std::pair<std::vector<sc::FileResult>, uint64_t> Walked() {
+  // the GIL); none for a queue given the names. `notebooks`, when given, gets
+  // the notebooks the walk found (a queue made to keep them).
+  std::pair<std::vector<sc::FileResult>, uint64_t> Walked(
+      std::vector<std::string>* notebooks = nullptr) {
     std::unique_lock<std::mutex> lock(mu_);
     changed_.wait(lock, [this] { return !walking_; });
     if (failed_) std::rethrow_exception(std::exchange(failed_, nullptr));
+    if (notebooks != nullptr) *notebooks = std::move(notebooks_);
     return {std::move(path_errors_), ignored_};
   }
+
+  bool KeepsNotebooks() const { return want_notebooks_; }
 
  private:
   struct Stopped {};  // thrown by the walk's sink to end it early
@@ -606,6 +629,7 @@ class ScanQueue {
 
   void Walk(const sc::ScanOptions& walk) {
     std::vector<sc::FileResult> errors;
+    std::vector<std::string> notebooks;
     uint64_t ignored = 0;
     std::exception_ptr failed;
     try {
@@ -620,7 +644,7 @@ class ScanQueue {
               walked_.notify_one();
             }
           },
-          &ignored);
+          &ignored, want_notebooks_ ? &notebooks : nullptr);
     } catch (const Stopped&) {
     } catch (...) {
       failed = std::current_exception();
@@ -629,6 +653,7 @@ class ScanQueue {
       std::lock_guard<std::mutex> lock(mu_);
       walking_ = false;
       path_errors_ = std::move(errors);
+      notebooks_ = std::move(notebooks);
       ignored_ = ignored;
       if (failed && !failed_) failed_ = failed;
     }
@@ -691,6 +716,8 @@ class ScanQueue {
   size_t lo_ = 1, size_ = 1, hi_ = 1, findings_ = 1;
   bool walking_ = false;
   std::vector<sc::FileResult> path_errors_;
+  const bool want_notebooks_ = false;
+  std::vector<std::string> notebooks_;  // the walk's, once it has ended
   uint64_t ignored_ = 0;
   std::optional<Batch> ready_;
   std::exception_ptr failed_;
@@ -710,13 +737,14 @@ void RefuseForked(const ScanQueue& q) {
 // as bytes, and its path errors as FileTuples; `ignored` as ListFiles's.
 std::pair<py::list, py::list> WalkLists(const std::vector<std::string>& paths,
                                         const Excludes& excludes, bool respect_gitignore,
-                                        uint64_t* ignored) {
+                                        uint64_t* ignored,
+                                        std::vector<std::string>* notebooks = nullptr) {
   const sc::ScanOptions o = Options(paths, excludes, respect_gitignore, 1, 0);
   std::vector<sc::FileResult> errors;
   std::vector<std::string> files;
   {
     py::gil_scoped_release release;
-    files = sc::ListFiles(o, &errors, ignored);
+    files = sc::ListFiles(o, &errors, ignored, notebooks);
   }
   py::list names, path_errors;
   for (const std::string& f : files) names.append(py::bytes(f));
@@ -759,7 +787,8 @@ void BindScan(py::module_& m) {
 
   s.def(
       "scan_source",
-      [](const sc::RuleSet& rules, py::bytes data, const std::string& language) {
+      [](const sc::RuleSet& rules, py::bytes data, const std::string& language,
+         bool apply_noqa) {
         const sc::Language lang = ParseLanguage(language);
         std::string_view view;
         {
@@ -771,15 +800,43 @@ void BindScan(py::module_& m) {
         sc::FileResult r;
         {
           py::gil_scoped_release release;
-          r = sc::ScanSource(rules, lang, view);
+          r = sc::ScanSource(rules, lang, view, apply_noqa);
         }
         py::list findings;
         for (const sc::Finding& f : r.findings) findings.append(FindingTuple(f));
-        return py::make_tuple(findings, ErrorList(r.errors), r.noqa_comment);
+        return py::make_tuple(findings, ErrorList(r.errors),
+                              r.noqa_fallback ? py::object(py::none())
+                                              : py::object(NoqaDict(r.noqa)));
       },
-      py::arg("rules"), py::arg("data"), py::arg("language"),
-      "Scans one file's bytes: ([finding tuples], [(message, line)], whether a comment it "
-      "lexed mentions noqa).");
+      py::arg("rules"), py::arg("data"), py::arg("language"), py::arg("apply_noqa") = true,
+      "Scans one file's bytes: ([finding tuples], [(message, line)], the `# noqa` "
+      "directives on the findings' lines as {line: (code, ...)}, (\"\",) for a bare one, "
+      "or None where Python's tokenize must read them (nothing was dropped for them: "
+      "Note [noqa directives] in core/scan/src/scan_source.cc)). The findings the "
+      "directives name are dropped unless apply_noqa is false.");
+
+  s.def(
+      "noqa_directives",
+      [](py::bytes data) -> py::object {
+        std::string_view view;
+        {
+          char* buf = nullptr;
+          ssize_t len = 0;
+          if (PyBytes_AsStringAndSize(data.ptr(), &buf, &len) != 0) throw py::error_already_set();
+          view = std::string_view(buf, static_cast<size_t>(len));
+        }
+        std::vector<sc::NoqaDirective> dirs;
+        bool ok;
+        {
+          py::gil_scoped_release release;
+          ok = sc::NoqaDirectives(view, &dirs);
+        }
+        if (!ok) return py::none();
+        return NoqaDict(dirs);
+      },
+      py::arg("data"),
+      "The `# noqa` directives of every comment of a Python file's bytes, as scan_source "
+      "reads them ({line: (code, ...)}), or None where Python's tokenize must read them.");
 
   s.def(
       "scan_paths",
@@ -806,7 +863,7 @@ void BindScan(py::module_& m) {
       py::arg("jobs"), py::arg("max_file_size"), py::arg("keep") = std::vector<bool>(),
       "Walks and scans (paths and excludes as bytes (os.fsencode) or str; excludes: "
       "[(pattern, base folder)]; keep: per rule, whether to return its findings): "
-      "([(path bytes, language, findings, errors, noqa comment)] for files with either, "
+      "([(path bytes, language, findings, errors, noqa fallback)] for files with either, "
       "[path errors], files scanned, bytes scanned).");
 
   {
@@ -826,12 +883,12 @@ void BindScan(py::module_& m) {
             for (const sc::FileResult& f : r.files()) {
               out.append(py::make_tuple(py::bytes(f.path), LanguageName(f.language),
                                         f.findings.size(), ErrorList(f.errors),
-                                        f.noqa_comment));
+                                        f.noqa_fallback));
             }
             return out;
           },
-          "[(path bytes, language, number of findings, [(message, line)], noqa comment)], "
-          "path errors first.")
+          "[(path bytes, language, number of findings, [(message, line)], noqa fallback: "
+          "whether Python's tokenize must read its `# noqa` directives)], path errors first.")
       .def(
           "keys",
           [](const Report& r) {
@@ -939,7 +996,7 @@ void BindScan(py::module_& m) {
       py::arg("rules"), py::arg("paths"), py::arg("jobs"), py::arg("max_file_size"),
       py::arg("keep") = std::vector<bool>(),
       "Scans the files `paths` (bytes or str; from list_files): ([(path bytes, language, "
-      "findings, errors, noqa comment)] for files with either, files scanned, bytes scanned).");
+      "findings, errors, noqa fallback)] for files with either, files scanned, bytes scanned).");
 
   s.def(
       "scan_files_report",
@@ -977,17 +1034,17 @@ void BindScan(py::module_& m) {
           [](std::shared_ptr<sc::RuleSet> rules, const std::vector<std::string>& paths,
              const Excludes& excludes, bool respect_gitignore, int jobs, uint64_t max_file_size,
              const std::vector<bool>& keep, size_t lo, size_t first, size_t hi,
-             size_t findings) {
+             size_t findings, bool notebooks) {
             return std::make_unique<ScanQueue>(
                 rules, Options(paths, excludes, respect_gitignore, 1, 0),
                 Options(*rules, {}, {}, false, jobs, max_file_size, keep),
-                ScanQueue::Sizes{lo, first, hi, findings});
+                ScanQueue::Sizes{lo, first, hi, findings}, notebooks);
           },
           py::arg("rules"), py::arg("paths"), py::arg("excludes"), py::arg("respect_gitignore"),
           py::arg("jobs"), py::arg("max_file_size"), py::arg("keep"), py::arg("lo"),
-          py::arg("first"), py::arg("hi"), py::arg("findings"),
+          py::arg("first"), py::arg("hi"), py::arg("findings"), py::arg("notebooks") = false,
           "A ScanQueue of what the walk of `paths` finds (as walk_files walks them), "
-          "scanned as it is found.")
+          "scanned as it is found; `notebooks`: walked() gives the notebooks found too.")
       .def(
           "next",
           [](ScanQueue& q) -> py::object {
@@ -1004,19 +1061,24 @@ void BindScan(py::module_& m) {
           "scanned); None after the last.")
       .def(
           "walked",
-          [](ScanQueue& q) {
+          [](ScanQueue& q) -> py::tuple {
             RefuseForked(q);
             std::pair<std::vector<sc::FileResult>, uint64_t> walked;
+            std::vector<std::string> notebooks;
             {
               py::gil_scoped_release release;
-              walked = q.Walked();
+              walked = q.Walked(&notebooks);
             }
             py::list path_errors;
             for (const sc::FileResult& r : walked.first) path_errors.append(FileTuple(r));
-            return py::make_tuple(path_errors, walked.second);
+            if (!q.KeepsNotebooks()) return py::make_tuple(path_errors, walked.second);
+            py::list found;
+            for (const std::string& n : notebooks) found.append(py::bytes(n));
+            return py::make_tuple(path_errors, walked.second, found);
           },
           "The walk's (path errors, ignored) as walk_files gives them, once it has ended "
-          "(once: a second call gives no errors); ([], 0) for a queue given the names.");
+          "(once: a second call gives no errors); ([], 0) for a queue given the names. A "
+          "queue made with notebooks=True adds the notebooks found (bytes).");
 
   s.def(
       "list_files",
@@ -1030,15 +1092,23 @@ void BindScan(py::module_& m) {
 
   s.def(
       "walk_files",
-      [](const std::vector<std::string>& paths, const Excludes& excludes, bool respect_gitignore) {
+      [](const std::vector<std::string>& paths, const Excludes& excludes, bool respect_gitignore,
+         bool notebooks) -> py::tuple {
         uint64_t ignored = 0;
-        auto [names, path_errors] = WalkLists(paths, excludes, respect_gitignore, &ignored);
-        return py::make_tuple(names, path_errors, ignored);
+        std::vector<std::string> found;
+        auto [names, path_errors] = WalkLists(paths, excludes, respect_gitignore, &ignored,
+                                              notebooks ? &found : nullptr);
+        if (!notebooks) return py::make_tuple(names, path_errors, ignored);
+        py::list nbs;
+        for (const std::string& n : found) nbs.append(py::bytes(n));
+        return py::make_tuple(names, path_errors, ignored, nbs);
       },
       py::arg("paths"), py::arg("excludes"), py::arg("respect_gitignore"),
+      py::arg("notebooks") = false,
       "list_files, and how many source files and folders ignore rules kept out of the walk: "
       "(files, path errors, ignored), what a tree's scan in batches (scan_files_report) "
-      "starts from.");
+      "starts from; with notebooks=True, a fourth item: the Jupyter notebooks the walk found "
+      "(bytes), which it does not scan.");
 
   s.def(
       "glob_match", [](const std::string& glob, const std::string& path) {

@@ -1,6 +1,8 @@
 // anydev.Stream and anydev.Event, as torch.Stream and torch.Event.
 #include <pybind11/pybind11.h>
 
+#include <algorithm>
+#include <climits>
 #include <cstdint>
 #include <cstring>
 #include <optional>
@@ -78,23 +80,65 @@ std::optional<Stream> StreamOfPy(py::handle h) {
 
 namespace {
 
+// Note [Stream and Event arguments]: torch's Stream and Event methods read
+// an argument of the wrong type as the object they expected
+// (torch/csrc/Stream.cpp, Event.cpp) and raise RuntimeError ("expected event
+// to be a torch.Event object" where they check; otherwise whatever the
+// misread fields give, or a crash). anydev checks and raises
+// ArgumentTypeError: a TypeError that is also torch's RuntimeError.
 Stream StreamArg(py::handle h, const char* what) {
   if (std::optional<Stream> s = StreamOfPy(h)) return *s;
-  Throw(internal::TypeError(absl::StrCat(what, " expects an anydev.Stream (or torch.Stream), got ",
-                                         std::string(py::str(py::repr(h))))));
+  Throw(internal::ArgumentTypeError(absl::StrCat(
+      what, " expects an anydev.Stream (or torch.Stream), got ", std::string(py::str(py::repr(h))))));
 }
 
 PyEvent& EventArg(py::handle h, const char* what) {
   if (!py::isinstance<PyEvent>(h)) {
-    Throw(internal::TypeError(absl::StrCat(what, " expects an anydev.Event, got ",
-                                           std::string(py::str(py::repr(h))))));
+    Throw(internal::ArgumentTypeError(absl::StrCat(what, " expects an anydev.Event, got ",
+                                                   std::string(py::str(py::repr(h))))));
   }
   return h.cast<PyEvent&>();
 }
 
+// As torch's argument parser: a bool argument takes only a bool, an int one
+// any int but a bool ("Event(): argument 'blocking' must be bool, not int").
+bool BoolArg(py::handle h, const char* function, const char* name) {
+  if (!PyBool_Check(h.ptr())) {
+    Throw(internal::TypeError(absl::StrCat(function, "(): argument '", name,
+                                           "' must be bool, not ", Py_TYPE(h.ptr())->tp_name)));
+  }
+  return h.ptr() == Py_True;
+}
+
+int64_t IntArg(py::handle h, const char* function, const char* name) {
+  if (!PyLong_Check(h.ptr()) || PyBool_Check(h.ptr())) {
+    Throw(internal::TypeError(absl::StrCat(function, "(): argument '", name,
+                                           "' must be int, not ", Py_TYPE(h.ptr())->tp_name)));
+  }
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(h.ptr(), &overflow);
+  if (overflow != 0) {
+    Throw(internal::TypeError(absl::StrCat(function, "(): argument '", name,
+                                           "' must fit a 64-bit int, got ", std::string(py::repr(h)))));
+  }
+  return v;
+}
+
+// torch names the CPU's device of a stream without an index: its streams
+// report device_index -1 and device 'cpu' (c10's CPU guard has no device
+// index); anydev's CPU device is index 0 inside.
+int PyDeviceIndexOf(const Stream& s) {
+  return s.device_type() == DeviceType::kCPU ? -1 : s.device_index();
+}
+
+py::object PyDeviceOf(const Stream& s) {
+  if (s.device_type() == DeviceType::kCPU) return MakePyDevice(Device(DeviceType::kCPU));
+  return MakePyDevice(s.device());
+}
+
 std::string StreamRepr(const Stream& s) {
   return absl::StrCat("anydev.Stream device_type=", DeviceTypeName(s.device_type()),
-                      ", device_index=", s.device_index(), ", stream_id=", s.id());
+                      ", device_index=", PyDeviceIndexOf(s), ", stream_id=", s.id());
 }
 
 void EnterStream(const void* owner, const Stream& s) {
@@ -149,7 +193,10 @@ its device) current for the block.
 )doc");
   g_stream_type = stream;
   stream
-      .def(py::init([](py::handle device, int priority) {
+      .def(py::init([](py::handle device, py::handle priority_arg) {
+             const int64_t p = IntArg(priority_arg, "Stream", "priority");
+             // Clamped by the backend: any int is a priority.
+             const int priority = static_cast<int>(std::clamp<int64_t>(p, INT_MIN, INT_MAX));
              absl::StatusOr<DeviceType> fallback_type = DefaultDeviceType();
              if (!fallback_type.ok() && device.is_none()) Throw(fallback_type.status());
              const Device d = Unwrap(DeviceFromPy(
@@ -157,18 +204,19 @@ its device) current for the block.
              return PyStream{Unwrap(Stream::New(d, priority))};
            }),
            py::arg("device") = py::none(), py::kw_only(), py::arg("priority") = 0)
-      .def(py::init([](int64_t stream_id, int64_t device_index, int64_t device_type, int) {
+      .def(py::init([](int64_t stream_id, int64_t device_index, int64_t device_type,
+                       py::handle priority) {
+             IntArg(priority, "Stream", "priority");
              return PyStream{Unwrap(Stream::Unpack3(stream_id, device_index, device_type))};
            }),
            py::arg("stream_id"), py::arg("device_index"), py::arg("device_type"), py::kw_only(),
            py::arg("priority") = 0)
       .def_property_readonly("stream_id", [](const PyStream& s) { return s.stream.id(); })
       .def_property_readonly("device_index",
-                             [](const PyStream& s) { return s.stream.device_index(); })
+                             [](const PyStream& s) { return PyDeviceIndexOf(s.stream); })
       .def_property_readonly(
           "device_type", [](const PyStream& s) { return static_cast<int>(s.stream.device_type()); })
-      .def_property_readonly("device",
-                             [](const PyStream& s) { return MakePyDevice(s.stream.device()); })
+      .def_property_readonly("device", [](const PyStream& s) { return PyDeviceOf(s.stream); })
       .def_property_readonly("priority",
                              [](const PyStream& s) { return Unwrap(s.stream.Priority()); })
       .def_property_readonly(
@@ -242,7 +290,11 @@ A marker in a stream's work, as torch.Event.
 `blocking` and `interprocess` are accepted for compatibility and have no
 effect (as in torch.Event); IPC is not supported.
 )doc")
-      .def(py::init([](py::handle device, bool enable_timing, bool, bool) {
+      .def(py::init([](py::handle device, py::handle enable_timing_arg, py::handle blocking,
+                       py::handle interprocess) {
+             const bool enable_timing = BoolArg(enable_timing_arg, "Event", "enable_timing");
+             BoolArg(blocking, "Event", "blocking");
+             BoolArg(interprocess, "Event", "interprocess");
              Device d(DeviceType::kCPU);
              if (device.is_none()) {
                d = Device(Unwrap(DefaultDeviceType()));
@@ -314,7 +366,12 @@ effect (as in torch.Event); IPC is not supported.
   // The base of anydev.accelerator.Graph (python/anydev/_graph.py), as
   // torch._C._acceleratorGraph is torch.accelerator.Graph's.
   py::class_<Graph>(m, "_Graph", "Capture and replay of a stream's work (anydev/graph.h).")
-      .def(py::init<bool>(), py::arg("keep_graph") = false)
+      .def(py::init([](bool keep_graph) {
+             // As at::accelerator::Graph's constructor: no accelerator, no graph.
+             Check(acc::GetAccelerator().status());
+             return std::make_unique<Graph>(keep_graph);
+           }),
+           py::arg("keep_graph") = false)
       .def(
           "capture_begin",
           [](Graph& g, py::handle pool, const std::string& mode) {

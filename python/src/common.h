@@ -58,7 +58,12 @@ absl::StatusOr<std::string> DeviceStringOfPy(py::handle h);
 // "... doesn't match the current accelerator ...") and have an index unless
 // `optional`, in which case the current index fills it in; None is the
 // current index when `optional`.
+// (Note [Accelerator device arguments] in bind_device.cc.)
 absl::StatusOr<int> AccDeviceIndexFromPy(py::handle h, bool optional);
+// The range of torch's c10::DeviceIndex (int8_t), which its accelerator
+// bindings take: ints outside it are a TypeError there.
+inline constexpr int kMinDeviceIndex = -128;
+inline constexpr int kMaxDeviceIndex = 127;
 
 // Binding entry points, one per area.
 void BindDevice(py::module_& m);

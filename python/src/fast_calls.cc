@@ -36,19 +36,18 @@ PyObject* Guarded(F&& fn) {
   return nullptr;
 }
 
-// Reads an exact int argument without allocating; false if `arg` is not one.
+// Reads an exact int argument in the range of a device index without
+// allocating; false for anything else, which the slow path converts or
+// reports (Note [Accelerator device arguments] in bind_device.cc).
 bool FastIndex(PyObject* arg, int* out) {
   if (!PyLong_CheckExact(arg)) return false;
   int overflow = 0;
   const long v = PyLong_AsLongAndOverflow(arg, &overflow);
-  if (overflow > 0 || v > INT_MAX) {
+  if (overflow != 0 || v < kMinDeviceIndex || v > kMaxDeviceIndex) {
     PyErr_Clear();
-    return false;  // the slow path reports it, naming the value as given
-  } else if (overflow < 0 || v < INT_MIN) {
-    *out = -1;
-  } else {
-    *out = static_cast<int>(v);
+    return false;
   }
+  *out = static_cast<int>(v);
   return true;
 }
 
@@ -74,6 +73,9 @@ PyObject* AccSetDeviceIndex(PyObject*, PyObject* arg) {
     }
     index = *i;
   }
+  // As torch's _accelerator_setDeviceIndex: a negative index is a no-op,
+  // with or without an accelerator.
+  if (index < 0) Py_RETURN_NONE;
   absl::Status st = acc::SetDeviceIndex(index);
   if (!st.ok()) {
     SetPyError(st);
@@ -158,8 +160,16 @@ PyObject* DeviceIndexVectorcall(PyObject* type, PyObject* const* args, size_t na
     int overflow = 0;
     const long long v = PyLong_AsLongLongAndOverflow(as_int, &overflow);
     Py_DECREF(as_int);
-    index = overflow > 0 || v > INT_MAX ? INT_MAX : overflow < 0 || v < INT_MIN
-                                                        ? -2 : static_cast<int>(v);
+    if (overflow != 0 || v < kMinDeviceIndex || v > kMaxDeviceIndex) {
+      // Not a device index (torch's is 8 bits): a TypeError on entry.
+      PyObject* made = DeviceIndexNew(reinterpret_cast<PyTypeObject*>(type), -1);
+      if (made != nullptr) {
+        Py_INCREF(arg);
+        reinterpret_cast<DeviceIndexObject*>(made)->bad = arg;
+      }
+      return made;
+    }
+    index = static_cast<int>(v);
   }
   PyObject* made = DeviceIndexNew(reinterpret_cast<PyTypeObject*>(type), index < 0 ? -1 : index);
   if (made != nullptr && index < 0) reinterpret_cast<DeviceIndexObject*>(made)->negative = true;
@@ -194,6 +204,13 @@ void DeviceIndexDealloc(PyObject* obj) {
 PyObject* DeviceIndexEnter(PyObject* obj, PyObject*) {
   auto* self = reinterpret_cast<DeviceIndexObject*>(obj);
   if (self->bad != nullptr) {
+    if (PyIndex_Check(self->bad)) {
+      PyErr_Format(PyExc_TypeError,
+                   "device_index(): %R does not fit a device index (an 8-bit int, %d..%d, as "
+                   "torch's c10::DeviceIndex)",
+                   self->bad, kMinDeviceIndex, kMaxDeviceIndex);
+      return nullptr;
+    }
     PyErr_Format(PyExc_TypeError,
                  "device_index(): expected a device index (int) or None, got %R of type %s",
                  self->bad, Py_TYPE(self->bad)->tp_name);

@@ -3,6 +3,11 @@
 # the exported CMake package works for a project outside this tree.
 #
 #   cmake -DBUILD_DIR=... -DSOURCE_DIR=... -DWORK_DIR=... -DCMAKE_DIR_REL=... -P consumer_test.cmake
+#
+# CONSUMER_CXX_FLAGS and CONSUMER_LINKER_FLAGS (optional) are the flags the
+# library was built with, given to the consumer too: a library built with
+# -fsanitize=address (tools/sanitize.sh) can only be loaded by a program that
+# links the sanitizer's runtime first.
 foreach(var BUILD_DIR SOURCE_DIR WORK_DIR CMAKE_DIR_REL)
   if(NOT DEFINED ${var})
     message(FATAL_ERROR "consumer_test.cmake: ${var} is not set")
@@ -22,7 +27,9 @@ endfunction()
 
 run(${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${prefix}")
 run(${CMAKE_COMMAND} -S "${SOURCE_DIR}/examples/cpp" -B "${WORK_DIR}/build" -G Ninja
-    "-Danydev_DIR=${prefix}/${CMAKE_DIR_REL}")
+    "-Danydev_DIR=${prefix}/${CMAKE_DIR_REL}"
+    "-DCMAKE_CXX_FLAGS=${CONSUMER_CXX_FLAGS}"
+    "-DCMAKE_EXE_LINKER_FLAGS=${CONSUMER_LINKER_FLAGS}")
 run(${CMAKE_COMMAND} --build "${WORK_DIR}/build")
 run("${WORK_DIR}/build/hello_anydev")
 if(NOT last_output MATCHES "accelerator: sim with 2 device")

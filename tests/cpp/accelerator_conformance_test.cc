@@ -9,6 +9,8 @@
 // asserted with a sleep far longer than scheduling noise followed by an
 // immediate query, never with tight timing bounds.
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstring>
@@ -19,6 +21,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
@@ -778,6 +781,56 @@ TEST_F(AcceleratorConformance, SimAllocationBeyondCapacityIsResourceExhausted) {
       GTEST_SKIP() << require_graphs_;                                             \
     ASSERT_OK(require_graphs_);                                                    \
   } while (0)
+
+// Note [Fork] (registry.cc): a child forked after the parent used the
+// accelerator gets PyTorch's "Cannot re-initialize" error from every call that
+// needs the device, never a hang (sim's streams are threads the child lacks);
+// the device count still answers, and the CPU goes on working.
+TEST_F(AcceleratorConformance, AForkedChildGetsTorchsErrorNotAHang) {
+  ASSERT_OK_AND_ASSIGN(Stream s, Stream::New(Dev(0)));
+  ASSERT_OK_AND_ASSIGN(Buffer buf, Buffer::Create(4096, Dev(0), s));
+  ASSERT_OK(buf.Fill(1, s));  // the stream has work, and on sim a worker thread
+  ASSERT_OK(s.Synchronize());
+  const int count = acc::DeviceCount();
+  const pid_t pid = fork();
+  ASSERT_NE(pid, -1);
+  if (pid == 0) {
+    alarm(20);  // a hang is the bug: SIGALRM ends the child
+    int failures = 0;
+    auto expect_fork_error = [&failures](const absl::Status& st, const char* what) {
+      if (st.code() != absl::StatusCode::kFailedPrecondition ||
+          !absl::StrContains(st.message(), "Cannot re-initialize") ||
+          !absl::StrContains(st.message(), "'spawn' start method")) {
+        fprintf(stderr, "child: %s: %s\n", what, st.ToString().c_str());
+        ++failures;
+      }
+    };
+    expect_fork_error(s.Synchronize(), "Stream::Synchronize");
+    expect_fork_error(s.Query().status(), "Stream::Query");
+    expect_fork_error(buf.Fill(2, s), "Buffer::Fill");
+    expect_fork_error(Buffer::Create(4096, Dev(0)).status(), "Buffer::Create");
+    expect_fork_error(acc::Synchronize(), "acc::Synchronize");
+    Event e(Dev(0));
+    expect_fork_error(e.Record(s), "Event::Record");
+    if (acc::DeviceCount() != count) {
+      fprintf(stderr, "child: the device count changed\n");
+      ++failures;
+    }
+    if (!Synchronize(Device(DeviceType::kCPU)).ok() ||
+        !Buffer::Create(64, Device(DeviceType::kCPU)).ok()) {
+      fprintf(stderr, "child: the CPU does not work\n");
+      ++failures;
+    }
+    _exit(failures == 0 ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status)) << "the child died of signal " << WTERMSIG(status)
+                                 << " (SIGALRM: it hung)";
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "see the child's messages above";
+  ASSERT_OK(buf.Fill(3, s));  // the parent is unaffected
+  ASSERT_OK(s.Synchronize());
+}
 
 TEST_F(AcceleratorConformance, GraphCapturedWorkRunsOnlyOnReplay) {
   ASSERT_OK_AND_ASSIGN(Stream s, Stream::New(Dev(0)));

@@ -31,7 +31,12 @@ inline std::string Describe(const RuleSet& rules, const FileResult& r) {
            std::string(f.text) + "\n";
   }
   for (const FileError& e : r.errors) out += "error " + std::to_string(e.line) + " " + e.message + "\n";
-  if (r.noqa_comment) out += "noqa\n";
+  for (const NoqaDirective& d : r.noqa) {
+    out += "noqa " + std::to_string(d.line) + (d.all ? " all" : "");
+    for (const std::string& c : d.codes) out += " " + c;
+    out += "\n";
+  }
+  if (r.noqa_fallback) out += "noqa fallback\n";
   return out;
 }
 

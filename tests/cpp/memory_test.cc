@@ -467,7 +467,8 @@ TEST_F(MemoryTest, OutOfMemoryReleasesTheCacheRetriesThenFails) {
   EXPECT_EQ(s.num_ooms, 0);
   EXPECT_EQ(s.num_sync_all_streams, 1);
   EXPECT_EQ(s.reserved_bytes[0].current, int64_t{50 << 20});
-  // 30 MiB more cannot fit at all: one more retry, then out of memory.
+  // 30 MiB more cannot fit, and nothing is cached: out of memory at once,
+  // without a retry or a device wait (Note [Out of memory without a wait]).
   absl::StatusOr<void*> fail = RawAlloc(30 * kMiB, d);
   ASSERT_STATUS(fail, kResourceExhausted, "out of memory. Tried to allocate 30.00 MiB.");
   const std::string msg(fail.status().message());
@@ -478,9 +479,63 @@ TEST_F(MemoryTest, OutOfMemoryReleasesTheCacheRetriesThenFails) {
   EXPECT_TRUE(absl::StrContains(msg, "0 bytes is reserved by anydev but unallocated")) << msg;
   EXPECT_TRUE(absl::StrContains(msg, "requested 31457280 bytes")) << msg;
   s = Stats(d);
-  EXPECT_EQ(s.num_alloc_retries, 2);
+  EXPECT_EQ(s.num_alloc_retries, 1);
+  EXPECT_EQ(s.num_sync_all_streams, 1);
   EXPECT_EQ(s.num_ooms, 1);
   EXPECT_EQ(s.allocation[0].current, 1) << "a failed allocation changes no current value";
+  ASSERT_OK(RawDelete(big, d));
+}
+
+TEST_F(MemoryTest, OutOfMemoryDoesNotWaitForOtherStreamsWhenNothingIsCached) {
+  if (!IsSim()) GTEST_SKIP() << "needs the simulated device's exact 64 MiB capacity";
+  const Device d = Exact();
+  ASSERT_OK_AND_ASSIGN(void* held, RawAlloc(40 * kMiB, d));
+  ASSERT_OK_AND_ASSIGN(Stream busy, Stream::New(d));
+  SLEEP_OR_SKIP(busy, absl::Seconds(2));
+  const DeviceStats before = Stats(d);
+  const absl::Time start = absl::Now();
+  EXPECT_STATUS(RawAlloc(30 * kMiB, d), kResourceExhausted, "out of memory");
+  const absl::Duration took = absl::Now() - start;
+  EXPECT_LT(took, absl::Seconds(1)) << "the error waited for the other stream's work";
+  ASSERT_OK_AND_ASSIGN(bool idle, busy.Query());
+  EXPECT_FALSE(idle);
+  const DeviceStats after = Stats(d);
+  EXPECT_EQ(after.num_sync_all_streams, before.num_sync_all_streams);
+  EXPECT_EQ(after.num_alloc_retries, before.num_alloc_retries);
+  EXPECT_EQ(after.num_ooms, before.num_ooms + 1);
+  ASSERT_OK(RawDelete(held, d));
+}
+
+TEST_F(MemoryTest, ASegmentGivesWayToTheFreeMemoryOfAFullDevice) {
+  if (!IsSim()) GTEST_SKIP() << "needs the simulated device's exact 64 MiB capacity";
+  const Device d = Exact();
+  ASSERT_OK(ResetAccumulatedMemoryStats(d));
+  ASSERT_OK_AND_ASSIGN(void* big, RawAlloc(62 * kMiB, d));  // 2 MiB left
+  // 1.5 MiB asks for a 20 MiB segment; one of its own size serves it.
+  ASSERT_OK_AND_ASSIGN(void* mid, RawAlloc(1536 * kKiB, d));
+  DeviceStats s = Stats(d);
+  EXPECT_EQ(s.segment[0].current, 2);
+  EXPECT_EQ(s.reserved_bytes[0].current, int64_t{62 * kMiB + 1536 * kKiB});
+  EXPECT_EQ(s.num_alloc_retries, 0) << "no cache to release, no device wait";
+  ASSERT_OK(RawDelete(mid, d));  // 1.5 MiB cached in the large pool
+  // 512 bytes want a 2 MiB small segment: 512 KiB are free, they get 512 bytes.
+  ASSERT_OK_AND_ASSIGN(void* small, RawAlloc(512, d));
+  s = Stats(d);
+  EXPECT_EQ(s.segment[1].current, 1);
+  EXPECT_EQ(s.reserved_bytes[1].current, 512);
+  // 2 MiB cannot fit even with the cache released: out of memory at once.
+  EXPECT_STATUS(RawAlloc(2 * kMiB, d), kResourceExhausted, "out of memory");
+  EXPECT_EQ(Stats(d).num_alloc_retries, 0);
+  EXPECT_EQ(Stats(d).num_sync_all_streams, 0);
+  // 1.75 MiB fits once the cached 1.5 MiB goes back: one retry.
+  ASSERT_OK_AND_ASSIGN(void* fits, RawAlloc(1792 * kKiB, d));
+  s = Stats(d);
+  EXPECT_EQ(s.num_alloc_retries, 1);
+  EXPECT_EQ(s.num_sync_all_streams, 1);
+  EXPECT_EQ(s.reserved_bytes[0].current, int64_t{62 * kMiB + 1792 * kKiB + 512});
+  EXPECT_EQ(s.allocated_bytes[0].current, int64_t{62 * kMiB + 1792 * kKiB + 512});
+  ASSERT_OK(RawDelete(fits, d));
+  ASSERT_OK(RawDelete(small, d));
   ASSERT_OK(RawDelete(big, d));
 }
 
@@ -646,6 +701,131 @@ TEST_F(MemoryTest, BufferCopiesAcrossDevices) {
   ASSERT_OK(s1.Synchronize());
   ASSERT_OK(b.CopyToHost(dst.data(), dst.size()));
   EXPECT_EQ(dst, std::vector<uint8_t>(3000, 0x11));
+}
+
+// --- graphs keep their memory (Note [Graph memory]) -------------------------------------
+
+#define REQUIRE_GRAPHS(status)                                      \
+  do {                                                              \
+    const absl::Status require_graphs_ = (status);                  \
+    if (require_graphs_.code() == absl::StatusCode::kUnimplemented) \
+      GTEST_SKIP() << require_graphs_;                              \
+    ASSERT_OK(require_graphs_);                                     \
+  } while (0)
+
+TEST_F(MemoryTest, AGraphKeepsABufferFreedAfterItsCapture) {
+  const Device d = Exact();
+  constexpr size_t n = 4 * kMiB;
+  ASSERT_OK_AND_ASSIGN(Stream s, Stream::New(d));
+  ASSERT_OK_AND_ASSIGN(Buffer buf, Buffer::Create(n, d, s));
+  void* const p = buf.data();
+  Graph g;
+  {
+    ASSERT_OK_AND_ASSIGN(acc::StreamGuard use, acc::StreamGuard::Make(s));
+    REQUIRE_GRAPHS(g.CaptureBegin());
+    ASSERT_OK(buf.Fill(7, s));
+    ASSERT_OK(buf.Fill(7));  // without a stream: captured too, returns at once
+    ASSERT_OK(g.CaptureEnd());
+  }
+  const DeviceStats before_free = Stats(d);
+  ASSERT_OK(buf.Free());
+  ASSERT_OK(EmptyCache(d));
+  DeviceStats held = Stats(d);
+  EXPECT_EQ(held.reserved_bytes[0].current, before_free.reserved_bytes[0].current)
+      << "the graph's buffer went back to the backend";
+  EXPECT_EQ(held.allocated_bytes[0].current, before_free.allocated_bytes[0].current - int64_t{n});
+  EXPECT_EQ(held.active_bytes[0].current, before_free.active_bytes[0].current)
+      << "held for a graph: still active, as a block waiting for events";
+  // A new buffer of the same size, on the same stream, gets other memory,
+  // and the replay leaves it alone.
+  ASSERT_OK_AND_ASSIGN(Buffer other, Buffer::Create(n, d, s));
+  EXPECT_NE(other.data(), p);
+  ASSERT_OK(other.Fill(1, s));
+  {
+    ASSERT_OK_AND_ASSIGN(acc::StreamGuard use, acc::StreamGuard::Make(s));
+    ASSERT_OK(g.Replay());
+  }
+  std::vector<uint8_t> host(n, 0);
+  ASSERT_OK(other.CopyToHost(host.data(), host.size(), s));
+  ASSERT_OK(s.Synchronize());
+  EXPECT_EQ(std::count(host.begin(), host.end(), 1), static_cast<ptrdiff_t>(n));
+  // Reset: the memory is the cache's again, counted as free.
+  g.Reset();
+  ASSERT_OK(other.Free());
+  ASSERT_OK(s.Synchronize());
+  const DeviceStats after = Stats(d);
+  EXPECT_EQ(after.active_bytes[0].current, 0);
+  EXPECT_EQ(after.allocated_bytes[0].current, 0);
+  ASSERT_OK(EmptyCache(d));
+  EXPECT_EQ(Stats(d).reserved_bytes[0].current, 0);
+}
+
+TEST_F(MemoryTest, AGraphHeldBlockWaitsForItsReplaysAfterTheReset) {
+  const Device d = Exact();
+  constexpr size_t n = 10 * kMiB;  // a segment of its own
+  ASSERT_OK_AND_ASSIGN(Stream s, Stream::New(d));
+  ASSERT_OK_AND_ASSIGN(Stream r, Stream::New(d));
+  ASSERT_OK_AND_ASSIGN(Stream t, Stream::New(d));
+  ASSERT_OK_AND_ASSIGN(Buffer buf, Buffer::Create(n, d, s));
+  void* const p = buf.data();
+  Graph g;
+  {
+    ASSERT_OK_AND_ASSIGN(acc::StreamGuard use, acc::StreamGuard::Make(s));
+    REQUIRE_GRAPHS(g.CaptureBegin());
+    ASSERT_OK(buf.Fill(3, s));
+    ASSERT_OK(g.CaptureEnd());
+  }
+  ASSERT_OK(buf.Free());
+  SLEEP_OR_SKIP(r, kLongSleep);
+  {
+    ASSERT_OK_AND_ASSIGN(acc::StreamGuard use, acc::StreamGuard::Make(r));
+    ASSERT_OK(g.Replay());  // queued on r behind the sleep
+  }
+  g.Reset();
+  ASSERT_OK(s.Synchronize());  // the block's own stream is idle
+  ASSERT_OK_AND_ASSIGN(void* q, RawAlloc(n, d, t));
+  EXPECT_NE(q, p) << "reused while a replay on another stream may still write it";
+  ASSERT_OK(r.Synchronize());
+  ASSERT_OK_AND_ASSIGN(void* q2, RawAlloc(n, d, t));
+  EXPECT_EQ(q2, p) << "free once the replay has run";
+  ASSERT_OK(RawDelete(q, d));
+  ASSERT_OK(RawDelete(q2, d));
+}
+
+TEST_F(MemoryTest, CaptureAllocatesFromTheGraphsPrivatePool) {
+  const Device d = Exact();
+  constexpr size_t n = kMiB;
+  ASSERT_OK_AND_ASSIGN(Stream s, Stream::New(d));
+  ASSERT_OK_AND_ASSIGN(acc::StreamGuard use, acc::StreamGuard::Make(s));
+  ASSERT_OK_AND_ASSIGN(void* outside, RawAlloc(n, d, s));
+  ASSERT_OK(RawDelete(outside, d));  // cached, deferred on s
+  Graph g1;
+  REQUIRE_GRAPHS(g1.CaptureBegin());
+  ASSERT_OK_AND_ASSIGN(void* inside, RawAlloc(n, d, s));
+  EXPECT_NE(inside, outside) << "a capture allocates from its own pool, not the cache";
+  ASSERT_OK(g1.CaptureEnd());
+  ASSERT_OK(RawDelete(inside, d));
+  // Freed after the capture, it stays in the graph's pool: an ordinary
+  // allocation does not get it, a capture into the same pool does.
+  ASSERT_OK_AND_ASSIGN(void* plain, RawAlloc(n, d, s));
+  EXPECT_NE(plain, inside);
+  Graph g2;
+  ASSERT_OK(g2.CaptureBegin(g1.Pool()));
+  ASSERT_OK_AND_ASSIGN(void* shared, RawAlloc(n, d, s));
+  EXPECT_EQ(shared, inside) << "graphs that share a pool share its memory";
+  ASSERT_OK(g2.CaptureEnd());
+  ASSERT_OK(RawDelete(shared, d));
+  ASSERT_OK(RawDelete(plain, d));
+  const int64_t reserved = Stats(d).reserved_bytes[0].current;
+  g1.Reset();
+  ASSERT_OK(EmptyCache(d));
+  EXPECT_EQ(Stats(d).reserved_bytes[0].current, int64_t{2 << 20})
+      << "the pool's segment stays while g2 uses the pool; the cache's goes (had " << reserved
+      << ")";
+  g2.Reset();
+  ASSERT_OK(EmptyCache(d));
+  EXPECT_EQ(Stats(d).reserved_bytes[0].current, 0);
+  EXPECT_EQ(Stats(d).allocated_bytes[0].current, 0);
 }
 
 // --- the CPU has an allocator too --------------------------------------------------------

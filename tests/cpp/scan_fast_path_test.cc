@@ -5,11 +5,12 @@
 // CR, tabs and form feeds, a BOM, invalid UTF-8, syntax errors. Each input is
 // scanned both ways and must give the same findings and errors; for the plain
 // ones the fast path must have been taken, and some findings are checked
-// outright. tests/python/test_scan_fast_path.py does the same with the real
+// outright. tests/python/scan/test_scan_fast_path.py does the same with the real
 // compat table over generated trees.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -199,6 +200,166 @@ TEST(ScanFastPath, ErrorsAndWhatItLeavesToTheFullPath) {
 
 // Found by fuzzing both paths: a `.cuda(` whose ')' never comes had a call
 // end of 2^32 - 1 (an unsigned -1), past the end of the file.
+bool Has(const std::string& out, const std::string& what) {
+  return out.find(what) != std::string::npos;
+}
+
+// Note [noqa directives]: both paths read the `# noqa` comments on the
+// findings' lines and drop what they name, or leave them to tokenize alike.
+TEST(ScanFastPath, NoqaDirectives) {
+  const std::string src = Lines({
+      "import torch",
+      "torch.cuda.synchronize()  # noqa: AD107",
+      "torch.cuda.synchronize()  # NOQA:ad1",
+      "torch.cuda.synchronize()  # noqa: E501, AD110",
+      "torch.cuda.synchronize()  # noqa",
+      "x = 1  # noqa",
+      "s = '# noqa'; torch.cuda.current_device()",
+      "y = (torch.cuda.current_device(),  # noqa: AD103",
+      "     torch.cuda.synchronize())  # type: ignore  # noqa: AD107",
+      "def f():",
+      "    torch.cuda.synchronize()  # noqa:",
+      "    return torch.cuda.current_device()  #noqa:AD103,AD107"});
+  bool taken = false;
+  const std::string out = Both(src, &taken);
+  EXPECT_TRUE(taken);
+  EXPECT_FALSE(Has(out, " 2:")) << out;
+  EXPECT_FALSE(Has(out, " 3:")) << out;
+  EXPECT_TRUE(Has(out, "AD107 call 4:1")) << out;  // E501 and AD110 name no AD107
+  EXPECT_FALSE(Has(out, " 5:")) << out;
+  EXPECT_TRUE(Has(out, "AD103 call 7:15")) << out;  // a string is no comment
+  EXPECT_FALSE(Has(out, "AD103 call 8:")) << out;
+  EXPECT_FALSE(Has(out, "AD107 call 9:")) << out;
+  EXPECT_TRUE(Has(out, "AD107 call 11:5")) << out;  // `noqa:` without a code names nothing
+  EXPECT_FALSE(Has(out, " 12:")) << out;
+  EXPECT_TRUE(Has(out, "noqa 2 AD107\n")) << out;
+  EXPECT_TRUE(Has(out, "noqa 4 E501 AD110\n")) << out;
+  EXPECT_TRUE(Has(out, "noqa 5 all\n")) << out;
+  EXPECT_FALSE(Has(out, "noqa 6")) << out;  // no finding on its line
+  EXPECT_FALSE(Has(out, "noqa 11")) << out;
+  EXPECT_TRUE(Has(out, "noqa 12 AD103 AD107\n")) << out;
+  EXPECT_FALSE(Has(out, "fallback")) << out;
+  // The findings the directives name, kept where they are not applied.
+  const FileResult all = ScanSource(Rules(), Language::kPython, src, false);
+  EXPECT_EQ(all.findings.size(), 9u);
+  EXPECT_EQ(all.noqa.size(), 7u);
+}
+
+TEST(ScanFastPath, NoqaAfterADedentThatMatchesNoIndent) {
+  // Python's tokenize stops at line 4 (IndentationError): no directive from
+  // there on counts, as in anydev/_migrate/noqa.py.
+  const std::string src = Lines({"import torch", "if x:", "        torch.cuda.synchronize()  # noqa",
+                                 "    torch.cuda.synchronize()  # noqa",
+                                 "torch.cuda.synchronize()  # noqa"});
+  const std::string out = Both(src);
+  EXPECT_FALSE(Has(out, " 3:")) << out;
+  EXPECT_TRUE(Has(out, "AD107 call 4:5")) << out;
+  EXPECT_TRUE(Has(out, "AD107 call 5:1")) << out;
+}
+
+TEST(ScanFastPath, NoqaLeftToTokenize) {
+  // Where tokenize may read the file otherwise than the lexer (Note [noqa
+  // directives]), no finding is dropped and the flag says so.
+  for (const std::string& src :
+       {Lines({"import torch", "if x:", "\ttorch.cuda.synchronize()  # noqa"}),
+        Lines({"# -*- coding: latin-1 -*-", "import torch", "torch.cuda.synchronize()  # noqa"}),
+        std::string("import torch\rtorch.cuda.synchronize()  # noqa\n"),
+        Lines({"import torch", "s = f'''{torch.cuda.synchronize() # noqa", "}'''"})}) {
+    const std::string out = Both(src);
+    EXPECT_TRUE(Has(out, "AD107 call")) << src;
+    EXPECT_TRUE(Has(out, "noqa fallback")) << src;
+  }
+  // A noqa comment on no finding's line leaves nothing to tokenize.
+  const std::string out = Both(Lines({"import torch", "if x:", "\ty = 1  # noqa",
+                                      "\ttorch.cuda.synchronize()"}));
+  EXPECT_FALSE(Has(out, "fallback")) << out;
+}
+
+// Note [Cheap names]: a name bound to a target with no word of the rules
+// (`torch`, `torch.distributed`, `torch.Tensor`) marks only the lines where
+// it may bind: each binding form the resolver reads, before the uses that
+// depend on it, in random files of them.
+TEST(ScanFastPath, CheapNamesWhereTheyBind) {
+  const std::vector<std::string> head = {
+      "import torch", "import torch as th", "from torch import Tensor",
+      "import torch.distributed as dist", "from torch import device as D2"};
+  const std::vector<std::string> binds = {
+      "torch = None", "torch = make()", "th: int = 3", "def f(torch): pass",
+      "def g(a, *torch): pass", "def h(a, torch=1): pass", "def k(a: int, torch: int): pass",
+      "for torch in x: pass", "for a, torch in x: pass", "with a as torch: pass",
+      "x = torch", "x = th", "x = th.cuda", "c = torch.cuda", "init = dist.init_process_group",
+      "init = torch.distributed.init_process_group  # alias", "D = torch.device", "T = Tensor",
+      "T = th.Tensor", "(torch := 1)", "a = torch = 2", "f = lambda torch: 1",
+      "class torch: pass", "def torch(): pass", "torch, y = 1, 2", "x, torch = 1, 2",
+      "*torch, = y", "try:\n    pass\nexcept E as torch:\n    pass", "global torch",
+      "torch.x = 1", "x = (torch.distributed)", "x = torch.distributed.x(1)",
+      "x = \\\n    th.cuda", "x = th . cuda", "y = dist; z = 1", "th.cuda = None",
+      "Tensor = int", "def m(self) -> Tensor: pass", "v: Tensor = t", "w = [Tensor, th]",
+      "dist = None", "D2 = th.device", "x = torch.cuda if a else None", "import os as torch",
+      "from os import path as th", "d = {torch: 1}", "q = th[0]", "r = th(1)",
+      "cuda = torch", "import torch as cuda", "accelerator = th", "x = \\\n  torch.cuda",
+      "x = (\n    torch.cuda)", "x =torch.cuda", "x=\ttorch.cuda", "x = th.nn"};
+  const std::vector<std::string> uses = {
+      "x.cuda.synchronize()",  "x.synchronize()",       "torch.cuda.synchronize()",
+      "th.cuda.current_device()", "c.synchronize()",  "init(\"nccl\")",
+      "init(backend=\"nccl\")", "D(\"cuda\")",          "D2(\"cuda\")",
+      "T.cuda.synchronize()",  "th.device(\"cuda\")",  "dist.init_process_group(\"nccl\")",
+      "torch.device(\"cuda\")", "y = th.cuda",          "y.synchronize()",
+      "f(torch.cuda.synchronize)", "torch.cuda.set_device(0)", "cuda.synchronize()",
+      "accelerator.cuda.synchronize()", "x.cuda.current_device()"};
+  std::mt19937 rng(31);
+  for (int round = 0; round < 600; ++round) {
+    std::string src;
+    for (const std::string& h : head) {
+      if (rng() % 3 != 0) src += h + "\n";
+    }
+    const int n = 3 + static_cast<int>(rng() % 10);
+    std::string indent;
+    for (int k = 0; k < n; ++k) {
+      const unsigned pick = rng() % 10;
+      if (pick == 0 && indent.size() < 8) {
+        src += indent + "def fn" + std::to_string(k) + "():\n";
+        indent += "    ";
+        src += indent + "pass\n";
+        continue;
+      }
+      if (pick == 1 && !indent.empty()) indent.resize(indent.size() - 4);
+      std::string line = pick < 6 ? binds[rng() % binds.size()] : uses[rng() % uses.size()];
+      // Each line of a bind at this indent.
+      std::string out;
+      for (size_t b = 0; b <= line.size();) {
+        size_t e = line.find('\n', b);
+        if (e == std::string::npos) e = line.size();
+        out += indent + line.substr(b, e - b) + "\n";
+        b = e + 1;
+      }
+      src += out;
+    }
+    Both(src);
+  }
+}
+
+// Note [Docstrings in the skeleton]: triple-quoted strings of every length
+// to 80, ended or not, with a backslash, a quote or a CRLF at each place,
+// at the end of the input (its padding) and before code.
+TEST(ScanFastPath, TripleQuotedStringsAtEveryLength) {
+  for (int len = 0; len <= 80; ++len) {
+    for (const char* q : {"\"\"\"", "'''"}) {
+      for (int variant = 0; variant < 6; ++variant) {
+        std::string body(static_cast<size_t>(len), 'x');
+        if (len > 0 && variant == 1) body[static_cast<size_t>(len) / 2] = '\\';
+        if (len > 0 && variant == 2) body[static_cast<size_t>(len) - 1] = q[0];
+        if (len > 1 && variant == 3) body.replace(static_cast<size_t>(len) / 2, 2, "\r\n");
+        if (len > 0 && variant == 4) body[static_cast<size_t>(len) - 1] = '\\';
+        const std::string head = "import torch\ns = " + std::string(q) + body;
+        Both(head);  // unterminated, at the end
+        Both(head + q + "\ntorch.cuda.synchronize()\n");
+        if (variant == 5) Both(head + q + q + "torch.cuda.synchronize()\n");
+      }
+    }
+  }
+}
+
 TEST(ScanFastPath, UnclosedCallHasNoCallEnd) {
   for (const char* src : {"import torch\nx = t.cuda(\n", "import torch\nx = t.cuda(1,\n  2\n"}) {
     Both(src);

@@ -1,6 +1,6 @@
 // The scanner's lexers and resolvers (core/scan), on small sources, with a
 // few rules written out here (the real ones come from the compat table, in
-// tests/python/test_scan.py). Pairs with tests/python/test_scan.py.
+// tests/python/scan/test_scan.py). Pairs with tests/python/scan/test_scan.py.
 #include <gtest/gtest.h>
 
 #include <stdlib.h>

@@ -23,6 +23,18 @@ import pytest  # noqa: E402
 
 import anydev  # noqa: E402
 
+def pytest_addoption(parser):
+    # pyproject.toml sets pytest-asyncio's loop scope (for pytest-lsp's tests,
+    # tests/python/server); where pytest-asyncio is not installed (a wheel's
+    # fresh venv, Debian's Python) the option is declared here, so that pytest
+    # does not warn of an unknown option.
+    import importlib.util
+
+    if importlib.util.find_spec("pytest_asyncio") is None:
+        parser.addini("asyncio_default_fixture_loop_scope",
+                      "pytest-asyncio's loop scope (unused without it)")
+
+
 # Variables a subprocess must not inherit unless a test sets them.
 ANYDEV_VARS = ("ANYDEV_SIM_DEVICES", "ANYDEV_SIM_MEMORY", "ANYDEV_ACCELERATOR",
                "ANYDEV_CUDA_LIBRARY", "ANYDEV_HIP_LIBRARY", "ANYDEV_LEVEL_ZERO_LIBRARY")

@@ -38,14 +38,17 @@ SUBSYSTEMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
                 ("compat", "common", "native")),
     "migrate": (("anydev._migrate", "anydev.scan", "anydev.fix"), ("compat", "common", "native")),
     "torch": (("anydev._torch", "anydev.torch", "anydev.cpp_extension"),
-              ("runtime", "compat", "common", "native")),
+              ("migrate", "runtime", "compat", "common", "native")),
+    "dashboard": (("anydev._dashboard",), ("migrate", "compat", "common", "native")),
+    "server": (("anydev._server",), ("migrate", "compat", "common", "native")),
     "cli": (("anydev._cli", "anydev.__main__"),
-            ("torch", "migrate", "runtime", "compat", "common", "native")),
+            ("server", "dashboard", "torch", "migrate", "runtime", "compat", "common", "native")),
 }
 
 # The subpackages, each the home of one subsystem's internals.
 SUBPACKAGES = {"common": "_common", "compat": "_compat", "runtime": "_runtime",
-               "migrate": "_migrate", "torch": "_torch", "cli": "_cli"}
+               "migrate": "_migrate", "torch": "_torch", "dashboard": "_dashboard",
+               "server": "_server", "cli": "_cli"}
 
 
 def subsystem_of(module: str) -> Optional[str]:

@@ -132,11 +132,13 @@ def _hook_file_patterns() -> dict[str, str]:
 
 def test_pre_commit_hooks_see_every_file_the_scanner_reads():
     hooks = _hook_file_patterns()
-    assert set(hooks) == {"anydev-scan", "anydev-scan-system"}
+    assert set(hooks) == {"anydev-scan", "anydev-scan-system", "anydev-scan-new",
+                          "anydev-scan-new-system"}
     text = read(".pre-commit-hooks.yaml")
     assert "language: system" in text and "language: python" in text
     extensions = [e for exts in scan.EXTENSIONS.values() for e in exts]
-    assert ".pyi" in extensions and ".hip" in extensions
+    extensions += scan.NOTEBOOK_EXTENSIONS  # their code cells are scanned too
+    assert ".pyi" in extensions and ".hip" in extensions and ".ipynb" in extensions
     for hook, pattern in hooks.items():
         for ext in extensions:
             assert re.search(pattern, f"src/kernels/a{ext}"), f"{hook} skips {ext} files"

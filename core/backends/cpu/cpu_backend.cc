@@ -55,6 +55,8 @@ class CpuBackend final : public Backend {
 
   DeviceType type() const override { return DeviceType::kCPU; }
   absl::StatusOr<int> Probe() override { return 1; }
+  // Every operation completes when it returns: nothing a forked child lacks.
+  bool UsableAfterFork() const override { return true; }
 
   absl::StatusOr<DeviceProperties> GetDeviceProperties(int) override {
     DeviceProperties p;
@@ -134,8 +136,11 @@ class CpuBackend final : public Backend {
   }
 
  private:
+  // Unimplemented, raised in Python as torch raises it: RuntimeError (c10's
+  // NoOpDeviceGuardImpl TORCH_CHECKs), not NotImplementedError.
   static absl::Status NoEvents() {
-    return absl::UnimplementedError("cpu backend doesn't support events.");
+    return internal::WithPyException(
+        absl::UnimplementedError("cpu backend doesn't support events."), "RuntimeError");
   }
 
   internal::TrackedHostMemory memory_;

@@ -253,6 +253,7 @@ class EventPool {
     // No device list: the events are usable by every device of the context,
     // so a stream can wait on another device's event.
     ANYDEV_ZE_CHECK(*ze_, zeEventPoolCreate(context_, &pool_desc, 0, nullptr, &pool));
+    pools_.push_back(pool);
     ze_host_mem_alloc_desc_t host_desc = {};
     host_desc.stype = ZE_STRUCTURE_TYPE_HOST_MEM_ALLOC_DESC;
     void* slots = nullptr;
@@ -279,6 +280,10 @@ class EventPool {
   const ze_context_handle_t context_;
   absl::Mutex mu_;
   std::vector<PoolEvent*> free_ ABSL_GUARDED_BY(mu_);
+  // Every pool created, kept (never destroyed) so that the handles stay owned
+  // here rather than reachable only through the driver's bookkeeping (a leak
+  // checker sees a pool whose events are all that is left of it as lost).
+  std::vector<ze_event_pool_handle_t> pools_ ABSL_GUARDED_BY(mu_);
 };
 
 // --- streams --------------------------------------------------------------------

@@ -56,6 +56,11 @@ constexpr uint64_t kDefaultMemory = uint64_t{1} << 30;
 
 using Clock = std::chrono::steady_clock;
 
+// Set when the first stream worker starts: from then on a forked child
+// cannot use the backend, since it has none of the workers (Note [Fork] in
+// registry.cc).
+std::atomic<bool> g_workers_started{false};
+
 // Captured work: the items, in order, each with what it does (for the dump).
 struct SimGraph {
   std::vector<std::function<void()>> tasks;
@@ -90,6 +95,7 @@ class SimStream {
     }
     if (!started_) {
       started_ = true;
+      g_workers_started.store(true, std::memory_order_relaxed);
       // Detached: a worker may still be running at process exit; the backend
       // and its streams are never destroyed (see the registry's note).
       std::thread([this] { Run(); }).detach();
@@ -244,6 +250,12 @@ class SimBackend final : public Backend {
   }
 
   absl::Status SetDevice(int) override { return absl::OkStatus(); }
+
+  // Before any stream worker has started, the backend is host memory and
+  // bookkeeping, which a forked child has a copy of.
+  bool UsableAfterFork() const override {
+    return !g_workers_started.load(std::memory_order_relaxed);
+  }
 
   PriorityRange GetPriorityRange() const override { return {0, -(kPriorityLevels - 1)}; }
 

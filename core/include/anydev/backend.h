@@ -198,6 +198,16 @@ class Backend {
   // Returns the vendor's handle of `stream` (a cudaStream_t, hipStream_t,
   // ze_command_queue_handle_t) as an integer, as torch.Stream.native_handle.
   virtual absl::StatusOr<uintptr_t> NativeStreamHandle(int device, StreamId stream);
+
+  // --- fork ------------------------------------------------------------------
+  // Whether a process forked from this one can go on using the backend in
+  // its current state. Called in the child, right after fork(), for a backend
+  // that was probed available; when false, the registry makes the backend
+  // unusable there: every call that needs it fails with PyTorch's
+  // "Cannot re-initialize CUDA in forked subprocess" (Note [Fork] in
+  // registry.cc). The default, for vendor runtimes whose driver state and
+  // threads a child does not inherit, is false.
+  virtual bool UsableAfterFork() const { return false; }
 };
 
 // What the registry knows about one device type.
@@ -214,6 +224,9 @@ namespace internal {
 using BackendFactory = std::function<std::unique_ptr<Backend>()>;
 // Records the factory for `type`; returns true (for static registration).
 bool RegisterBackend(DeviceType type, BackendFactory factory);
+// The backend of `type` if it was available in the parent of this forked
+// process and cannot be used here (Note [Fork] in registry.cc), else nullptr.
+Backend* BackendLostToFork(DeviceType type);
 }  // namespace internal
 
 // Returns the backend of `type` if it is built and probed available, else the

@@ -9,9 +9,15 @@
 // records the queued items and a replay runs them in order; Level Zero and
 // the CPU answer Unimplemented.
 //
-// Memory used by captured work must outlive the graph: unlike PyTorch's CUDA
-// graphs, anydev gives a capture no private memory pool; Pool() is the id a
-// graph shares with others (as torch's pool()), not a separate allocator.
+// Memory, as PyTorch's CUDA graphs: what the capturing stream allocates
+// while capturing comes from a private pool of the graph (Pool(); graphs
+// given the same pool id share one), kept for the graph's life and reused
+// only by captures into that pool. Unlike PyTorch, a Buffer allocated before
+// the capture and used by captured work is kept too: freed, its memory stays
+// reserved until the graph is reset or destroyed, so a replay never writes
+// into memory given to someone else (Note [Graph memory] in
+// caching_allocator.cc). Raw pointers (RawAlloc) used by captured work are
+// the caller's to keep alive.
 //
 // Example:
 //   ASSIGN_OR_RETURN(anydev::Stream s, anydev::Stream::New(dev));
@@ -25,9 +31,11 @@
 #define ANYDEV_GRAPH_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -35,6 +43,10 @@
 #include "anydev/stream.h"
 
 namespace anydev {
+namespace internal {
+class DeviceCachingAllocator;
+struct CaptureRegistry;
+}  // namespace internal
 
 // A graph's memory-pool id, as torch's (pool()): graphs given the same id
 // share a pool.
@@ -78,6 +90,10 @@ class Graph {
   bool has_graph() const { return graph_ != nullptr || exec_ != nullptr; }
 
  private:
+  friend struct internal::CaptureRegistry;
+  // Gives back the memory the graph holds (Note [Graph memory]).
+  void ReleaseMemory() noexcept;
+
   const bool keep_graph_;
   bool debug_ = false;
   bool capturing_ = false;
@@ -86,6 +102,19 @@ class Graph {
   void* graph_ = nullptr;         // the captured graph
   void* exec_ = nullptr;          // its executable form
   MempoolId pool_{0, 0};
+  // The caching allocator of the capture's device, while the graph uses its
+  // private pool `pool_`.
+  internal::DeviceCachingAllocator* allocator_ = nullptr;
+  // Allocations from outside the pool that captured work uses, each with its
+  // allocator (RetainForGraph handles), and host objects it reads or writes.
+  struct Retained {
+    internal::DeviceCachingAllocator* allocator;
+    void* handle;      // from RetainForGraph
+    const void* ptr;   // the allocation
+  };
+  std::vector<Retained> retained_;
+  std::vector<std::shared_ptr<void>> keep_alive_;
+  std::vector<Stream> replay_streams_;  // the streams replays were queued on
 };
 
 }  // namespace anydev

@@ -73,6 +73,8 @@ __attribute__((target("avx2"))) inline uint64_t ClassifyAvx2(const NibbleClass& 
 }
 #endif
 
+class NeedleSearch;
+
 // A set of byte strings searched for at once (prefilter.cc; Note [Needles]).
 class NeedleSet {
  public:
@@ -81,6 +83,14 @@ class NeedleSet {
   // Returns true if p[0, n) contains one of the needles. Reads up to 16 bytes
   // past p + n - 1 only where n allows (never past the end).
   bool FoundIn(const char* p, size_t n) const;
+  // FoundIn for p[0, n) followed by 16 readable bytes (the scanners' padded
+  // buffers), by the needle search's kernel (Note [Prefilter by the needle
+  // kernel] in prefilter.cc).
+  bool FoundInPadded(const char* p, size_t n) const;
+  // Makes FoundInPadded find `words` as whole words and `plain` anywhere
+  // (the Python prefilter: Note [Needles as words] in python_scan.cc); no
+  // change where they do not fit a search.
+  void SearchAsWords(const std::vector<std::string>& words, const std::vector<std::string>& plain);
   const std::vector<std::string>& needles() const { return needles_; }
   bool always() const { return always_; }
 
@@ -89,6 +99,10 @@ class NeedleSet {
   std::vector<std::string> needles_;
   size_t min_len_ = 0, max_len_ = 0;
   bool always_ = false;
+  // The search and the bytes its views hold (shared: a copy of the set
+  // keeps them where they are).
+  std::shared_ptr<const std::vector<std::string>> search_needles_;
+  std::shared_ptr<const NeedleSearch> search_;
 };
 
 // Every occurrence of a few byte strings, for the Python fast path's
@@ -102,7 +116,10 @@ class NeedleSearch {
  public:
   static constexpr int kMax = 64;
   // Returns false when full (the caller then takes the slow path).
-  bool Add(std::string_view needle, bool word);
+  // `cheap` (a word): a match followed by '.' whose line holds no '='
+  // before it on its line (past spaces) is passed over (Note [Cheap names]
+  // in python_scan.cc); a needle added twice keeps the stricter kind.
+  bool Add(std::string_view needle, bool word, bool cheap = false);
   int size() const { return count_; }
   // Builds the tables; call after the last Add.
   void Build();
@@ -125,6 +142,7 @@ class NeedleSearch {
   struct Needle {
     std::string_view text;
     bool word;
+    bool cheap;   // see Add
     uint8_t off;  // where its three fingerprint bytes are: its rarest
     // Its fingerprint bytes (up to 3) and its first bytes (up to 8) as a
     // 4- and an 8-byte load of the text would hold them, and which bytes
@@ -233,12 +251,26 @@ struct Suppression {
   std::string_view codes;
 };
 
+// A comment of a Python file that mentions `noqa` (any case): its bytes,
+// from the '#' to its line's end, and whether it lies in an f-string's
+// replacement field (Note [noqa directives] in scan_source.cc).
+struct NoqaComment {
+  uint32_t start, end;
+  bool in_field;
+};
+
 // Everything one lexer run produces for one file. A lexer stops at its first
 // error; findings at or after `error_offset` are dropped by the caller.
 struct LexOutput {
   std::vector<RawFinding> findings;
   std::vector<Suppression> suppressions;
   bool noqa_comment = false;  // a comment lexed contains `noqa` (any case): see NoteComment
+  // Python: the comments lexed that mention `noqa`, in order, and what the
+  // file's indents are to Python's tokenize (PythonIndents), asked only where
+  // one was.
+  std::vector<NoqaComment> noqa;
+  uint32_t indent_error = 0xFFFFFFFFu;  // the start of the line tokenize's dedent check fails on
+  bool odd_indent = false;              // an indent holds a byte other than ' '
   bool has_error = false;
   uint32_t error_offset = 0;
   std::string error;
@@ -258,6 +290,19 @@ void ScanPython(const RuleSet& rules, std::string_view src, size_t begin, bool h
                 LexOutput* out);
 void ScanCpp(const RuleSet& rules, std::string_view src, size_t begin, LexOutput* out);
 
+// Lexes a whole Python file for its `# noqa` comments and indents (as
+// ScanPython's full path does; NoqaDirectives).
+void LexPythonComments(std::string_view src, size_t begin, LexOutput* out);
+
+// NoteComment for a Python comment (`in_field`: in an f-string's replacement
+// field), which also records a comment that mentions `noqa`.
+void NotePythonComment(std::string_view text, uint32_t offset, bool in_field, LexOutput* out);
+
+// Reads the `# noqa` directive of a Python comment (from its '#' to its
+// line's end, UTF-8) as anydev/_migrate/noqa.py does (Note [noqa directives] in
+// scan_source.cc); false where it is none.
+bool ParseNoqa(std::string_view comment, NoqaDirective* d);
+
 // Records the marker if the comment `text` (starting at `offset`) holds one.
 // Reads up to 15 bytes past the text: it must lie in a lexer's input (which
 // kPadding bytes follow).
@@ -274,7 +319,8 @@ size_t NoteLineComment(const char* s, size_t start, size_t n, LexOutput* out);
 // kPadding zero bytes (which the input itself never contains: a file with a
 // NUL byte is not lexed). ScanPadded is ScanSource for such a buffer.
 constexpr size_t kPadding = 16;
-FileResult ScanPadded(const RuleSet& rules, Language language, std::string_view src);
+FileResult ScanPadded(const RuleSet& rules, Language language, std::string_view src,
+                      bool apply_noqa = true);
 
 // The lexers' token arrays: written through a raw pointer, where a vector's
 // push_back would reload and store its end pointer around every token.

@@ -332,12 +332,13 @@ class Lexer {
     line_start_ = p_;
   }
 
-  void Comment() {
+  void Comment(bool in_field) {
     const size_t start = p_;
     size_t q = p_;  // a local (see LexCode's spaces)
     while (!kCommentStop[static_cast<unsigned char>(s_[q])]) ++q;
     p_ = q;
-    NoteComment(std::string_view(s_ + start, p_ - start), static_cast<uint32_t>(start), out_);
+    NotePythonComment(std::string_view(s_ + start, p_ - start), static_cast<uint32_t>(start),
+                      in_field, out_);
   }
 
   // Lexes code. At top level (in_field false) it runs to the end of the
@@ -392,7 +393,7 @@ class Lexer {
           if (!in_field && brackets_.empty()) EmitNewline();
           continue;
         case '#':
-          Comment();
+          Comment(in_field);
           continue;
         case '\\':
           if (p_ + 1 < n_ && (s_[p_ + 1] == '\n' || s_[p_ + 1] == '\r')) {
@@ -779,6 +780,139 @@ struct ResolverBinding {
   std::string_view target;
 };
 
+// Note [Cheap names]: the fast path searched for every name bound to a
+// target, and `import torch` binds `torch`: every line of a real tree that
+// says `torch.` (23,296 Python lines of Megatron-LM, `dist.`, `nn.`, `F.`
+// 7,061 more) was lexed and resolved, though a chain from such a name
+// holds a needle word of its own wherever it can be a finding (a spelling's
+// component that the name's target lacks is in the chain's text: Note
+// [Needles as words]). What such a line can do besides is bind: the name
+// itself (`torch = None`, a parameter, a loop target, `as torch`), or
+// another name to a chain from it (`init = torch.distributed.init_process_group`,
+// which the line `init("nccl")` then needs). A name whose target has no
+// word of the rules as a component ("torch", "torch.distributed", not
+// "torch.cuda") is cheap: a line where it is followed by '.' (no binding of
+// it: `torch.x = 1` binds an attribute) and not preceded by '=' (no alias:
+// AliasAssignment's chain follows the '=' at once) is not marked for it.
+// A name bound to a target with a word anywhere is searched as before,
+// from that binding on (the resolver reads bindings in order, so a line
+// before it resolves the name to what the cheap bindings before it gave).
+
+// Whether no component of `target` is a word of the rules (nor holds a
+// rule's own needle).
+bool CheapTarget(const RuleSet& rules, std::string_view target) {
+  for (const std::string& p : rules.FastPathPlain(Language::kPython)) {
+    if (target.find(p) != std::string_view::npos) return false;
+  }
+  const std::vector<std::string>& words = rules.FastPathWords(Language::kPython);
+  for (size_t b = 0;;) {
+    size_t e = target.find('.', b);
+    if (e == std::string_view::npos) e = target.size();
+    const std::string_view part = target.substr(b, e - b);
+    for (const std::string& w : words) {
+      if (part == w) return false;
+    }
+    if (e == target.size()) return true;
+    b = e + 1;
+  }
+}
+
+// Whether a name bound to a cheap target may be searched as cheap: not where
+// it is a word of the rules itself (`cuda = torch`: its matches are the
+// words' too), nor where a rule has needles of its own (a match of one may
+// start where a cheap name does).
+bool CheapName(const RuleSet& rules, std::string_view name) {
+  if (!rules.FastPathPlain(Language::kPython).empty()) return false;
+  for (const std::string& w : rules.FastPathWords(Language::kPython)) {
+    if (w == name) return false;
+  }
+  return true;
+}
+
+// Whether the match at `at` (a whole word) is one of the cheap names where
+// it binds nothing (Note [Cheap names]): no line need be marked for it.
+// What the resolver reads as a binding, and where this marks the line:
+// an alias, `x = <name>[.a.b]` ending its statement (the '=' before the
+// name, no call or subscript after the chain: AliasAssignment); the name
+// rebound, followed by '=' (not "=="), or by ':', ',', ')' or a name after
+// '(', ',', '*' or a line's start (a parameter, an annotated or tuple
+// target, a `for` target), or after `def`, `class`, `as`, `for`, `lambda`,
+// `import`. A name followed by '.' binds nothing itself.
+bool CheapHit(std::string_view src, size_t begin, size_t at,
+              const std::vector<std::string_view>& cheap) {
+  const char* s = src.data();
+  size_t len = 0;
+  size_t id = at + 1;  // the match is a whole word: its end, then its size
+  while (IsIdentChar(static_cast<unsigned char>(s[id]))) ++id;
+  for (std::string_view c : cheap) {
+    if (c.size() == id - at && c[0] == s[at] && std::memcmp(s + at, c.data(), c.size()) == 0) {
+      len = c.size();
+      break;
+    }
+  }
+  if (len == 0) return false;
+  const auto space = [](char b) { return b == ' ' || b == '\t' || b == '\f'; };
+  // The byte before it ('\n' for a line's start; a continuation is passed).
+  char prev = '\n';
+  size_t j = at;
+  while (j > begin) {
+    const char b = s[j - 1];
+    if (space(b)) {
+      --j;
+      continue;
+    }
+    if (b == '\n' || b == '\r') {
+      size_t q = j - 1;
+      if (b == '\n' && q > begin && s[q - 1] == '\r') --q;
+      if (q > begin && s[q - 1] == '\\') {
+        j = q - 1;
+        continue;
+      }
+      break;
+    }
+    prev = b;
+    break;
+  }
+  if (prev == '.') return true;  // an attribute: no name of the resolver's
+  // What follows the name, and after '=' what follows its chain (the
+  // padding's NUL ends every run).
+  size_t k = at + len;
+  while (space(s[k])) ++k;
+  const char next = s[k];
+  if (prev == '=') {
+    size_t e = k;
+    while (s[e] == '.') {
+      ++e;
+      while (space(s[e])) ++e;
+      if (!IsIdentStart(static_cast<unsigned char>(s[e]))) break;
+      while (IsIdentChar(static_cast<unsigned char>(s[e]))) ++e;
+      while (space(s[e])) ++e;
+    }
+    const char after = s[e];
+    if (after == '\n' || after == '\r' || after == ';' || after == '#' || after == '\0' ||
+        after == '\\') {
+      return false;  // `x = name.a.b`: an alias
+    }
+  }
+  if (next == '.') return true;
+  if (next == '=' && s[k + 1] != '=') return false;
+  const bool bind_before = prev == '\n' || prev == '(' || prev == ',' || prev == '*' || prev == ';';
+  if (bind_before && (next == ':' || next == ',' || next == ')' ||
+                      IsIdentStart(static_cast<unsigned char>(next)))) {
+    return false;
+  }
+  if (IsIdentChar(static_cast<unsigned char>(prev))) {
+    size_t w = j;
+    while (w > begin && IsIdentChar(static_cast<unsigned char>(s[w - 1]))) --w;
+    const std::string_view word(s + w, j - w);
+    if (Is(word, "def") || Is(word, "class") || Is(word, "as") || Is(word, "for") ||
+        Is(word, "lambda") || Is(word, "import")) {
+      return false;
+    }
+  }
+  return true;
+}
+
 // Note [Resolver scratch]: what a Resolver grows as it reads, kept from run
 // to run on each thread (Note [Thread-local scratch] in internal.h) and
 // handed to it: a file's resolvers (the fast path makes two, one for its
@@ -1081,7 +1215,7 @@ class Resolver {
   void Bind(std::string_view name, std::string_view target) {
     bound_first_[static_cast<unsigned char>(name[0])] = true;
     if (bound_names_ != nullptr) {
-      if (!target.empty()) bound_names_->push_back(name);
+      if (!target.empty()) NoteBound(name, target);
       binding_offsets_->push_back(CurOffset());
     }
     bindings_.push_back(Binding{name, target});
@@ -1511,6 +1645,7 @@ class Resolver {
   // are recorded, and the offsets at which any binding changed; null in the
   // full path.
   std::vector<std::string_view>* bound_names_ = nullptr;
+  std::vector<uint8_t>* bound_cheap_ = nullptr;  // by bound name: CheapTarget (Note [Cheap names])
   std::vector<uint32_t>* binding_offsets_ = nullptr;
   // False in the fast path's first search, which asks the import lines for
   // the names they bind only: their spellings are not looked up (the
@@ -1546,7 +1681,7 @@ class Resolver {
   // name up), the names bound to a target are all the first search needs.
   void ImportBind(std::string_view name, std::string_view target) {
     if (import_log_ != nullptr) {
-      if (!target.empty()) bound_names_->push_back(name);
+      if (!target.empty()) NoteBound(name, target);
       import_log_->push_back(ImportOp{CurOffset(), true, name, std::string(target)});
       return;
     }
@@ -1560,6 +1695,12 @@ class Resolver {
     Unbind(name);
   }
 
+  // A name bound to a target, for the fast path's searches.
+  void NoteBound(std::string_view name, std::string_view target) {
+    bound_names_->push_back(name);
+    bound_cheap_->push_back(CheapTarget(rules_, target) ? 1 : 0);
+  }
+
   // Does what resolving the run at replay_at_ would do (it holds import
   // statements alone, one a line, its lines of one indent: no scope opens
   // or closes in it); returns the index of its last token (its newline).
@@ -1571,7 +1712,7 @@ class Resolver {
       if (op.bind) {
         bound_first_[static_cast<unsigned char>(op.name[0])] = true;
         if (bound_names_ != nullptr) {
-          if (!op.target.empty()) bound_names_->push_back(op.name);
+          if (!op.target.empty()) NoteBound(op.name, op.target);
           binding_offsets_->push_back(op.offset);
         }
         bindings_.push_back(Binding{op.name, op.target});  // (the op outlives the run)
@@ -2204,6 +2345,20 @@ class PyLiterals {
 }  // namespace
 
 // ---------------------------------------------------------------------------
+// Note [Needles as words]: a line's needle marked it where it held the
+// bytes anywhere, and real GPU code is full of names that hold a needle
+// inside a word (`cuda_graph`, `get_cuda_rng_tracker`, `nccl_ub`: in
+// Megatron-LM 9,175 of its Python lines hold a needle, 4,846 as a whole
+// word). None of those is a finding's: a spelling's component is a whole
+// identifier in the chain that matches it (the chain is built of the file's
+// identifier tokens), a literal rule's word (`cuda`, `is_cuda`, `nccl`) is
+// a whole identifier or stands alone in its string ("cuda", "cuda:0",
+// f"cuda:{i}", "torch.cuda.set_device": a quote, ':' or '.' beside it), and
+// an alias is searched for as a word already. So the first search asks for
+// the rules' words as words (RuleSet::FastPathWords, deduplicated, not
+// pruned by containment: `cuda` as a word does not cover `is_cuda`), and
+// only a rule's own needles (FastPathPlain) anywhere.
+
 // Note [Fast path]: most lines of a file cannot hold a finding, and the
 // scanner need not lex them. A finding's logical line holds one of the
 // fast-path needles of the rules (RuleSet::FastPathNeedles: a component of
@@ -2245,7 +2400,7 @@ class PyLiterals {
 //      an `if` that asks torch for a device (the statement form of the
 //      availability idiom spans them); and repeats until nothing is added.
 // The findings are then those of the full path (tests/cpp/scan_test.cc and
-// tests/python/test_scan_fast_path.py check it on generated trees, the
+// tests/python/scan/test_scan_fast_path.py check it on generated trees, the
 // fixtures and adversarial inputs). A file the skeleton gives up on, or
 // whose rules allow no needle list, takes the full path.
 //
@@ -2504,8 +2659,56 @@ inline size_t StringStop(const char* s, size_t q, char quote, const bool* stop) 
 // body starts at q, quoted by `quote`: where Lexer::StringBody ends it; 0
 // where the lexer fails on it (unterminated). 16 bytes a step with SSE2;
 // the padding's NUL stops the search at n.
+// Note [Docstrings in the skeleton]: real modules are a seventh docstrings
+// (Megatron-LM's Python files: 14% of their bytes in triple-quoted strings,
+// their lines short), and a newline stopped the scan of one at every line,
+// where only its quote and a backslash can end or escape anything: a
+// triple-quoted string's text is passed 32 bytes a step (AVX2) to its
+// quote, a backslash or the padding's NUL alone.
+#if defined(ANYDEV_SCAN_NIBBLE_AVX2)
+// The first quote, backslash or NUL from q: 32 bytes a step while they lie
+// in the input and its padding (s[q, q + 32) while q + 16 <= n), then 16.
+__attribute__((target("avx2"))) size_t TripleStop(const char* s, size_t q, size_t n, char quote) {
+  const __m256i vq = _mm256_set1_epi8(quote), bs = _mm256_set1_epi8('\\');
+  const __m256i nul = _mm256_setzero_si256();
+  for (; q + 16 <= n; q += 32) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + q));
+    const __m256i hit = _mm256_or_si256(_mm256_or_si256(_mm256_cmpeq_epi8(v, vq),
+                                                        _mm256_cmpeq_epi8(v, bs)),
+                                        _mm256_cmpeq_epi8(v, nul));
+    const unsigned m = static_cast<unsigned>(_mm256_movemask_epi8(hit));
+    if (m != 0) return q + static_cast<size_t>(__builtin_ctz(m));
+  }
+  const __m128i vq1 = _mm_set1_epi8(quote), bs1 = _mm_set1_epi8('\\');
+  for (;; q += 16) {  // (q <= n: the padding's NUL ends it)
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + q));
+    const __m128i hit = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, vq1), _mm_cmpeq_epi8(v, bs1)),
+                                     _mm_cmpeq_epi8(v, _mm_setzero_si128()));
+    const unsigned m = static_cast<unsigned>(_mm_movemask_epi8(hit));
+    if (m != 0) return q + static_cast<size_t>(__builtin_ctz(m));
+  }
+}
+#endif
+
 size_t PlainStringEnd(const char* s, size_t n, size_t q, char quote, bool triple) {
   const bool* stop = kStringStop[quote == '"' ? 1 : 0];
+#if defined(ANYDEV_SCAN_NIBBLE_AVX2)
+  if (triple && HaveAvx2()) {
+    // (s[q, q + 32) is in the input or its padding while q <= n: the
+    // padding's NUL ends the search at n.)
+    for (;;) {
+      q = TripleStop(s, q, n, quote);
+      if (q >= n) return 0;
+      if (s[q] == quote) {
+        if (q + 2 < n && s[q + 1] == quote && s[q + 2] == quote) return q + 3;
+        ++q;
+      } else {  // a backslash: it escapes the next byte, a newline (\r\n) included
+        if (q + 1 >= n) return 0;
+        q += s[q + 1] == '\r' && q + 2 < n && s[q + 2] == '\n' ? 3 : 2;
+      }
+    }
+  }
+#endif
   for (;;) {
     q = StringStop<false>(s, q, quote, stop);
     if (q >= n) return 0;
@@ -2599,11 +2802,29 @@ size_t PlainFStringEnd(const char* s, size_t q, char quote) {
 // `quote`, not an f-string) is one no rule reads: triple-quoted, bytes, or
 // with a byte in its body that no device string ("cuda:0") or mock target
 // ("torch.cuda.x") holds (Note [Fast path], dead text).
+// The bytes a device string or a mock target may hold: ASCII identifier
+// bytes, '.' and ':' (one table lookup a byte, where the test of each
+// cost 5 instructions).
+struct LiveStringBytes {
+  bool yes[256];
+};
+
+constexpr LiveStringBytes MakeLiveStringBytes() {
+  LiveStringBytes t{};
+  for (int c = 0; c < 128; ++c) {
+    t.yes[c] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               c == '_' || c == '.' || c == ':';
+  }
+  return t;
+}
+
+constexpr LiveStringBytes kLiveStringBytes = MakeLiveStringBytes();
+
 bool DeadString(const char* s, size_t quote, size_t after, bool triple, bool bytes) {
   if (triple || bytes) return true;
+  const unsigned char* u = reinterpret_cast<const unsigned char*>(s);
   for (size_t k = quote + 1; k + 1 < after; ++k) {
-    const unsigned char c = static_cast<unsigned char>(s[k]);
-    if (!(IsIdentChar(c) && c < 0x80) && c != '.' && c != ':') return true;
+    if (!kLiveStringBytes.yes[u[k]]) return true;
   }
   return false;
 }
@@ -2669,6 +2890,7 @@ __attribute__((noinline)) size_t SkeletonStop(const SkeletonState& st, size_t p)
         st.scratch->clear();
         if (!st.strings->LexStringAt(start, p, raw, fmt, &after)) return 0;
         if (!st.scratch_out->suppressions.empty()) st.scratch_out->suppressions.clear();
+        if (!st.scratch_out->noqa.empty()) st.scratch_out->noqa.clear();
       } else {
         after = PlainStringEnd(s, n, p + (triple ? 3 : 1), c, triple);
         if (after == 0) return 0;  // unterminated: the full path reports it
@@ -3212,12 +3434,16 @@ bool InDeadText(const std::vector<uint32_t>& spans, size_t* cursor, size_t at) {
 
 size_t MarkHits(const NeedleSearch& search, std::string_view src, size_t begin,
                 const std::vector<Region>& regions, const std::vector<uint32_t>& dead,
-                std::vector<uint8_t>* marked) {
+                const std::vector<std::string_view>& cheap, std::vector<uint8_t>* marked) {
   const size_t n = src.size();
   size_t r = 0, added = 0, span = 0;
   for (size_t at = search.Next(src.data(), begin, begin, n); at < n;) {
     if (InDeadText(dead, &span, at)) {  // on from the span's end
       at = search.Next(src.data(), begin, dead[span + 1], n);
+      continue;
+    }
+    if (!cheap.empty() && CheapHit(src, begin, at, cheap)) {  // Note [Cheap names]
+      at = search.Next(src.data(), begin, at + 1, n);
       continue;
     }
     r = RegionFrom(regions, r, at);
@@ -3255,7 +3481,7 @@ struct KeptSearch {
 
 struct FirstSearch {
   static constexpr size_t kMaxKept = 256;
-  std::vector<std::string> needles;
+  std::vector<std::string> needles, plain;  // the rules' words and own needles
   NeedleSearch search;
   bool built = false, ok = false;
   // The kept searches, reserved for kMaxKept when the first is made, so
@@ -3269,14 +3495,15 @@ struct FirstSearch {
   // and built; null when one cannot be added and `strict` (the caller
   // takes the slow path). `from` stays valid while the kept searches do (or
   // is `own`).
+  // `cheap`, by name: added as cheap (Note [Cheap names]); the key says so.
   const NeedleSearch* Extend(const NeedleSearch& from, const std::string_view* names,
-                             size_t count, bool strict) {
+                             const uint8_t* cheap, size_t count, bool strict) {
     auto it = kept.find(key);
     if (it != kept.end()) return it->second;
     if (searches.size() >= kMaxKept) {
       NeedleSearch next = from;
       for (size_t k = 0; k < count; ++k) {
-        if (!next.Add(names[k], true) && strict) return nullptr;
+        if (!next.Add(names[k], true, cheap[k] != 0) && strict) return nullptr;
       }
       next.Build();
       own = next;
@@ -3287,7 +3514,7 @@ struct FirstSearch {
     entry.names.reserve(count);
     for (size_t k = 0; k < count; ++k) {
       entry.names.emplace_back(names[k]);
-      if (!entry.search.Add(entry.names.back(), true) && strict) {
+      if (!entry.search.Add(entry.names.back(), true, cheap[k] != 0) && strict) {
         searches.pop_back();
         return nullptr;
       }
@@ -3341,6 +3568,22 @@ struct LexedLine {
   uint32_t ops_begin, ops_end, findings_begin, findings_end;
 };
 
+// The names an import line is asked for (ImportMatters): by first byte, a
+// bit for each length (63: longer) that one of them has, and the names.
+struct ImportNames {
+  uint64_t bits[256];
+  std::vector<std::string_view> names;
+  void Reset() {
+    std::memset(bits, 0, sizeof bits);
+    names.clear();
+  }
+  void Add(std::string_view name) {
+    if (name.empty()) return;
+    bits[static_cast<unsigned char>(name[0])] |= uint64_t{1} << std::min<size_t>(name.size(), 63);
+    names.push_back(name);
+  }
+};
+
 struct FastScratch {
   FirstSearch first;
   std::vector<LexedLine> lexed;  // in the order of their regions
@@ -3354,6 +3597,10 @@ struct FastScratch {
   std::vector<Region*> same;  // Parents' scratch
   std::vector<uint8_t> marked;  // by region: 1 when it must be lexed
   std::vector<std::string_view> names, bound;
+  std::vector<uint8_t> bound_cheap;         // by entry of `bound`
+  ImportNames import_names;                 // Note [Import lines that bind nothing]
+  std::vector<std::string_view> cheap, fresh;  // the names searched as cheap (Note [Cheap names])
+  std::vector<uint8_t> names_cheap, fresh_cheap;  // by entry of `names`, `fresh`: cheap
   std::vector<uint32_t> binding_offsets;
   std::vector<ResolvedChain> chains;
   TokenBuffer<Tok> scratch_toks;
@@ -3528,6 +3775,48 @@ size_t ImportAt(std::string_view src, const Region& region, size_t from) {
   return kNoImport;
 }
 
+// Note [Import lines that bind nothing]: the first search lexed and
+// resolved every line with the keyword `import`, for the names it binds;
+// real modules start with runs of them (26 lines a 1000 in Megatron-LM's
+// Python files, 9,242 of its import lines lexed, 0.5 MB), nearly all of
+// other packages than torch. An import binds a name to a target only where
+// its module (or dotted name) starts with a root of the spellings (`torch`);
+// any other binds its names to nothing, which matters only where a name was
+// bound to a target, and such a name is a needle of the search. So an
+// import line is lexed only where one of its names, anywhere in its logical
+// line, is a root, a rule's word or a name bound so far (or it holds a
+// rule's own needle). Names are compared one by one: a search over the
+// line cost about 1,100 instructions a line in its kernel's entries.
+bool ImportMatters(const RuleSet& rules, const ImportNames& asked, std::string_view src,
+                   const Region& region) {
+  const char* s = src.data();
+  for (const std::string& p : rules.FastPathPlain(Language::kPython)) {
+    if (src.substr(region.start, region.end - region.start).find(p) != std::string_view::npos) {
+      return true;
+    }
+  }
+  // Its names (in its comments and strings too: a needle there marked the
+  // line before), each asked of the roots, the rules' words and the names
+  // bound so far (ImportNames): the search's needles but `import`.
+  for (size_t k = region.start; k < region.end;) {
+    const unsigned char c = static_cast<unsigned char>(s[k]);
+    if (!IsIdentStart(c)) {
+      ++k;
+      continue;
+    }
+    size_t e = k + 1;
+    while (IsIdentChar(static_cast<unsigned char>(s[e]))) ++e;
+    const size_t size = e - k;
+    if (asked.bits[c] >> std::min<size_t>(size, 63) & 1) {
+      for (std::string_view w : asked.names) {
+        if (w.size() == size && std::memcmp(w.data(), s + k, size) == 0) return true;
+      }
+    }
+    k = e;
+  }
+  return false;
+}
+
 // Whether the tokens of a run of import lines (`one`, no sentinels yet)
 // are import statements alone, one a line, the lines of one indent: the
 // resolver does nothing there but what Import and FromImport do, and no
@@ -3547,12 +3836,89 @@ bool ImportStatementsAlone(std::string_view src, const TokenBuffer<Tok>& one) {
   return t[0].first;
 }
 
+// What Python's tokenize makes of the file's indents, for its `# noqa`
+// comments (Note [noqa directives] in scan_source.cc): out->odd_indent where
+// an indent holds a byte other than ' ' (a tab, a form feed) or a line's
+// first token follows a backslash and a newline, else out->indent_error at
+// the start of the first line whose dedent matches no enclosing indent
+// (tokenize raises IndentationError there). `next(&floor, &first)` gives
+// each logical line with a token in order: its first token's offset, and an
+// offset at or before the start of that token's physical line; false after
+// the last. (The same answer from the skeleton's lines and from the tokens.)
+template <typename Next>
+void PythonIndents(std::string_view src, Next next, LexOutput* out) {
+  std::vector<uint32_t> open{0};
+  size_t floor, first;
+  while (next(&floor, &first)) {
+    size_t k = first;
+    while (k > floor && src[k - 1] == ' ') --k;
+    if (k > floor) {
+      if (src[k - 1] != '\n' && src[k - 1] != '\r') {
+        out->odd_indent = true;
+        return;
+      }
+      size_t j = k - 1;
+      if (src[j] == '\n' && j > floor && src[j - 1] == '\r') --j;
+      if (j > floor && src[j - 1] == '\\') {
+        out->odd_indent = true;
+        return;
+      }
+    }
+    const uint32_t indent = static_cast<uint32_t>(first - k);
+    if (indent > open.back()) {
+      open.push_back(indent);
+    } else if (indent < open.back()) {
+      if (std::find(open.begin(), open.end(), indent) == open.end()) {
+        out->indent_error = static_cast<uint32_t>(k);
+        return;
+      }
+      while (open.back() > indent) open.pop_back();
+    }
+  }
+}
+
+// PythonIndents over the skeleton's lines.
+void IndentsOfRegions(std::string_view src, const std::vector<Region>& regions, LexOutput* out) {
+  size_t r = 0;
+  PythonIndents(
+      src,
+      [&](size_t* floor, size_t* first) {
+        while (r < regions.size() && regions[r].first == kNoToken) ++r;
+        if (r == regions.size()) return false;
+        *floor = regions[r].start;
+        *first = regions[r].first;
+        ++r;
+        return true;
+      },
+      out);
+}
+
+// PythonIndents over the full lexer's tokens (`begin`: past a BOM).
+void IndentsOfTokens(std::string_view src, size_t begin, const TokenBuffer<Tok>& toks,
+                     LexOutput* out) {
+  size_t i = 0;
+  const size_t n = toks.size();
+  PythonIndents(
+      src,
+      [&](size_t* floor, size_t* first) {
+        while (i < n && !(toks[i].first && toks[i].type != kEnd)) ++i;
+        if (i == n) return false;
+        *floor = begin;
+        *first = toks[i].start;
+        ++i;
+        return true;
+      },
+      out);
+}
+
 // The fast path (Note [Fast path]). Returns false, having written nothing
 // to `out`, when the file must take the full path.
 bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bool has_cr,
                     LexOutput* out, TokenBuffer<Tok>* toks, FastScratch* scratch) {
-  const std::vector<std::string>* statics = rules.FastPathNeedles(Language::kPython);
-  if (statics == nullptr) return false;
+  if (rules.FastPathNeedles(Language::kPython) == nullptr) return false;
+  // Note [Needles as words]
+  const std::vector<std::string>& words = rules.FastPathWords(Language::kPython);
+  const std::vector<std::string>& plain = rules.FastPathPlain(Language::kPython);
   FastScratch& fs = *scratch;
   LexOutput scratch_out;
   {
@@ -3564,9 +3930,11 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
   }
   // Matches in dead text are skipped only where every needle is an
   // identifier (see InDeadText); a rule's own needle need not be.
-  for (const std::string& needle : *statics) {
-    for (char c : needle) {
-      if (!IsIdentChar(static_cast<unsigned char>(c))) fs.dead.clear();
+  for (const std::vector<std::string>* list : {&words, &plain}) {
+    for (const std::string& needle : *list) {
+      for (char c : needle) {
+        if (!IsIdentChar(static_cast<unsigned char>(c))) fs.dead.clear();
+      }
     }
   }
   const std::vector<Region>& regions = fs.regions;
@@ -3583,13 +3951,17 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
   // (an alias bound by an assignment), the rounds below add.
   {
     FirstSearch& first = fs.first;
-    if (!first.built || first.needles != *statics) {
-      first.needles = *statics;
+    if (!first.built || first.needles != words || first.plain != plain) {
+      first.needles = words;
+      first.plain = plain;
       first.kept.clear();
       first.searches.clear();
       first.search = NeedleSearch();
       first.ok = true;
       for (const std::string& needle : first.needles) {
+        first.ok = first.ok && !needle.empty() && first.search.Add(needle, true);
+      }
+      for (const std::string& needle : first.plain) {
         first.ok = first.ok && first.search.Add(needle, false);
       }
       first.ok = first.ok && first.search.Add("import", true);
@@ -3608,12 +3980,19 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
     pass.findings.clear();
     pass.suppressions.clear();
     pass.noqa_comment = false;
+    pass.noqa.clear();
     pass.has_error = false;
     pass.error_offset = 0;
     pass.error.clear();
     Resolver resolver(rules, src, one, &pass, &fs.resolver);
     resolver.bound_names_ = &fs.bound;
+    resolver.bound_cheap_ = &fs.bound_cheap;
     resolver.binding_offsets_ = &fs.binding_offsets;
+    fs.cheap.clear();
+    fs.names_cheap.clear();
+    fs.import_names.Reset();
+    for (std::string_view root : rules.Roots(Language::kPython)) fs.import_names.Add(root);
+    for (const std::string& w : words) fs.import_names.Add(w);
     fs.lexed.clear();
     fs.import_toks.clear();
     fs.import_ops.clear();
@@ -3624,21 +4003,32 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
         at = search->Next(src.data(), begin, fs.dead[span + 1], n);
         continue;
       }
+      if (!fs.cheap.empty() && CheapHit(src, begin, at, fs.cheap)) {  // Note [Cheap names]
+        at = search->Next(src.data(), begin, at + 1, n);
+        continue;
+      }
       r = RegionFrom(regions, r, at);
       const Region& region = regions[r];
-      fs.marked[r] = 1;
       size_t resume = region.end > at ? region.end : at + 1;
-      if (region.first != kNoToken && ImportAt(src, region, at) != kNoImport) {
+      const bool import_line = region.first != kNoToken && ImportAt(src, region, at) != kNoImport;
+      if (import_line && !ImportMatters(rules, fs.import_names, src, region)) {
+        at = search->Next(src.data(), begin, resume, n);  // Note [Import lines that bind nothing]
+        continue;
+      }
+      fs.marked[r] = 1;
+      if (import_line) {
         // The import lines that follow it (blank and comment lines between)
         // are lexed and resolved with it, as one run (Note [Import lines
         // lexed once]): those whose first `import` the search would find,
-        // outside dead text, so that the lines marked are the same.
+        // outside dead text, and that may bind (Note [Import lines that
+        // bind nothing]), so that the lines marked are the same.
         const size_t block = r;
         for (size_t j = r + 1; j < regions.size(); ++j) {
           if (regions[j].first == kNoToken) continue;
           const size_t word = ImportAt(src, regions[j], regions[j].start);
           size_t cursor = span;
           if (word == kNoImport || InDeadText(fs.dead, &cursor, word)) break;
+          if (!ImportMatters(rules, fs.import_names, src, regions[j])) break;
           fs.marked[j] = 1;
           r = j;
         }
@@ -3661,10 +4051,12 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
                                        replay, 0, 0, 0, 0});
         }
         pass.noqa_comment = false;
+        pass.noqa.clear();
         for (size_t k = 0; k < kSentinels; ++k) {
           *one.Add() = Tok{end, end, 0, kEnd, false, 0};
         }
         fs.bound.clear();
+        fs.bound_cheap.clear();
         fs.binding_offsets.clear();
         resolver.Reset();
         resolver.report_imports_ = replay;
@@ -3683,17 +4075,46 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
         pass.findings.clear();  // what it found is found again below, or replayed
         pass.suppressions.clear();
         const size_t had = fs.names.size();
-        for (std::string_view name : fs.bound) {
-          if (std::find(fs.names.begin(), fs.names.end(), name) != fs.names.end()) continue;
+        bool flipped = false;
+        for (size_t k = 0; k < fs.bound.size(); ++k) {
+          const std::string_view name = fs.bound[k];
+          const bool cheap_now = fs.bound_cheap[k] && CheapName(rules, name);
+          const auto cheap = std::find(fs.cheap.begin(), fs.cheap.end(), name);
+          if (std::find(fs.names.begin(), fs.names.end(), name) != fs.names.end()) {
+            // Bound to a target with a word: every match from here on.
+            if (!cheap_now && cheap != fs.cheap.end()) {
+              fs.cheap.erase(cheap);
+              const size_t index = static_cast<size_t>(
+                  std::find(fs.names.begin(), fs.names.end(), name) - fs.names.begin());
+              fs.names_cheap[index] = 0;
+              flipped = true;
+            }
+            continue;
+          }
           if (fs.names.size() >= static_cast<size_t>(NeedleSearch::kMax) / 2) return false;
           fs.names.push_back(name);
+          fs.names_cheap.push_back(cheap_now ? 1 : 0);
+          fs.import_names.Add(name);
+          if (cheap_now) fs.cheap.push_back(name);
+          if (cheap_now) first.key.push_back('\4');
           first.key.append(name);
           first.key.push_back('\0');
         }
-        if (fs.names.size() > had) {  // Note [Searches kept by their names]
+        if (flipped) {
+          // A cheap name is one no more: the search of every name, again.
+          first.key.assign(1, '\5');
+          for (size_t k = 0; k < fs.names.size(); ++k) {
+            if (fs.names_cheap[k]) first.key.push_back('\4');
+            first.key.append(fs.names[k]);
+            first.key.push_back('\0');
+          }
+          search = first.Extend(first.search, fs.names.data(), fs.names_cheap.data(),
+                                fs.names.size(), true);
+          if (search == nullptr) return false;
+        } else if (fs.names.size() > had) {  // Note [Searches kept by their names]
           first.key.push_back('\1');
-          search = first.Extend(*search, fs.names.data() + had, fs.names.size() - had,
-                                true);
+          search = first.Extend(*search, fs.names.data() + had, fs.names_cheap.data() + had,
+                                fs.names.size() - had, true);
           if (search == nullptr) return false;
         }
         if (!fs.bound.empty()) {  // their enclosing lines
@@ -3722,18 +4143,21 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
       pass.findings.clear();
       pass.suppressions.clear();
       pass.noqa_comment = false;
+      pass.noqa.clear();
       pass.has_error = false;
       pass.error_offset = 0;
       pass.error.clear();
     }
     if (!LexMarked(src, regions, fs.marked, fs, &fs.replay, toks, &pass)) return false;
     fs.bound.clear();
+    fs.bound_cheap.clear();
     fs.binding_offsets.clear();
     fs.chains.clear();
     {
       Resolver resolver(rules, src, *toks, &pass, &fs.resolver);
       resolver.chains_ = &fs.chains;
       resolver.bound_names_ = &fs.bound;
+      resolver.bound_cheap_ = &fs.bound_cheap;
       resolver.binding_offsets_ = &fs.binding_offsets;
       if (!fs.replay.empty()) resolver.SetReplay(&fs.replay);
       resolver.Run();
@@ -3741,17 +4165,43 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
     bool more = false;
     // Names bound to a target: their lines. (The search is built only where
     // there are new ones: its tables are zeroed when it is made, 3.5 KB.)
-    const size_t known = fs.names.size();
-    for (std::string_view b : fs.bound) {
-      if (std::find(fs.names.begin(), fs.names.end(), b) != fs.names.end()) continue;
+    // The names new to the search, and those no longer cheap (Note [Cheap
+    // names]: bound in this round to a target with a word), searched for
+    // over the whole file.
+    fs.fresh.clear();
+    fs.fresh_cheap.clear();
+    for (size_t k = 0; k < fs.bound.size(); ++k) {
+      const std::string_view b = fs.bound[k];
+      const bool cheap_now = fs.bound_cheap[k] && CheapName(rules, b);
+      const auto cheap = std::find(fs.cheap.begin(), fs.cheap.end(), b);
+      const auto known = std::find(fs.names.begin(), fs.names.end(), b);
+      if (known != fs.names.end()) {
+        if (!cheap_now && cheap != fs.cheap.end()) {
+          fs.cheap.erase(cheap);
+          fs.names_cheap[static_cast<size_t>(known - fs.names.begin())] = 0;
+          const auto f = std::find(fs.fresh.begin(), fs.fresh.end(), b);
+          if (f == fs.fresh.end()) {
+            fs.fresh.push_back(b);
+            fs.fresh_cheap.push_back(0);
+          } else {
+            fs.fresh_cheap[static_cast<size_t>(f - fs.fresh.begin())] = 0;
+          }
+        }
+        continue;
+      }
       if (fs.names.size() >= static_cast<size_t>(NeedleSearch::kMax)) return false;
       fs.names.push_back(b);
+      fs.names_cheap.push_back(cheap_now ? 1 : 0);
+      fs.fresh.push_back(b);
+      fs.fresh_cheap.push_back(cheap_now ? 1 : 0);
+      if (cheap_now) fs.cheap.push_back(b);
     }
-    if (fs.names.size() > known) {  // Note [Searches kept by their names]
+    if (!fs.fresh.empty()) {  // Note [Searches kept by their names]
       FirstSearch& first = fs.first;
       first.key.assign(1, '\3');
-      for (size_t k = known; k < fs.names.size(); ++k) {
-        first.key.append(fs.names[k]);
+      for (size_t k = 0; k < fs.fresh.size(); ++k) {
+        if (fs.fresh_cheap[k]) first.key.push_back('\4');
+        first.key.append(fs.fresh[k]);
         first.key.push_back('\0');
       }
       static const NeedleSearch empty = [] {
@@ -3759,9 +4209,9 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
         return none;
       }();
       const NeedleSearch* names =
-          first.Extend(empty, fs.names.data() + known, fs.names.size() - known, false);
+          first.Extend(empty, fs.fresh.data(), fs.fresh_cheap.data(), fs.fresh.size(), false);
       if (names == nullptr) return false;
-      if (MarkHits(*names, src, begin, regions, fs.dead, &fs.marked) != 0) more = true;
+      if (MarkHits(*names, src, begin, regions, fs.dead, fs.cheap, &fs.marked) != 0) more = true;
     }
     // The enclosing lines of a binding (2: marked, and its enclosing lines
     // too). Its region is found from the last binding's on (the resolver
@@ -3804,6 +4254,7 @@ bool ScanPythonFast(const RuleSet& rules, std::string_view src, size_t begin, bo
     if (more) continue;
     if (literals) PyLiterals(rules, src, *toks, fs.chains, &pass, &fs.literals).Run();
     *out = std::move(pass);
+    if (!out->noqa.empty()) IndentsOfRegions(src, regions, out);
     return true;
   }
 }
@@ -3814,6 +4265,7 @@ void ScanPythonFull(const RuleSet& rules, std::string_view src, size_t begin, Le
   TokenBuffer<Tok>& toks = *toks_ptr;
   toks.clear();
   Lexer(src, begin, &toks, out).Run();
+  if (!out->noqa.empty()) IndentsOfTokens(src, begin, toks, out);
   // Sentinels: the resolver looks up to three tokens ahead.
   for (size_t k = 0; k < kSentinels; ++k) {
     *toks.Add() = Tok{static_cast<uint32_t>(src.size()), static_cast<uint32_t>(src.size()), 0,
@@ -3855,6 +4307,12 @@ void FStringEndsForTesting(std::string_view src, size_t start, size_t quote, siz
   Lexer lexer(text, start, &toks, &out);
   size_t after = 0;
   *lexed = lexer.LexStringAt(start, quote, raw, fmt, &after) ? after : 0;
+}
+
+void LexPythonComments(std::string_view src, size_t begin, LexOutput* out) {
+  TokenBuffer<Tok> toks;
+  Lexer(src, begin, &toks, out).Run();
+  if (!out->noqa.empty()) IndentsOfTokens(src, begin, toks, out);
 }
 
 void ScanPython(const RuleSet& rules, std::string_view src, size_t begin, bool has_cr,

@@ -152,6 +152,7 @@ struct RuleSet::Index {
     ViewTable spellings;
     ViewTable roots;
     uint64_t root_bytes[256] = {};  // as last_bytes, for the roots' first bytes
+    std::vector<std::string_view> root_list;  // the roots, once each (views of rules_)
     ViewTable namespaces;  // the value: the namespace's index in followers
     // By namespace: the components that follow it in the spellings.
     std::vector<std::vector<std::string_view>> followers;
@@ -180,6 +181,8 @@ struct RuleSet::Index {
   // The fast path's needles (BuildNeedles), and whether it may run.
   std::vector<std::string> fast_needles[2];
   bool fast_path[2] = {false, false};
+  // The same as whole words and as the rules' own needles (FastPathWords).
+  std::vector<std::string> fast_words[2], fast_plain[2];
 };
 
 RuleSet::RuleSet(std::vector<Rule> rules) : rules_(std::move(rules)), index_(new Index) {
@@ -205,7 +208,10 @@ RuleSet::RuleSet(std::vector<Rule> rules) : rules_(std::move(rules)), index_(new
       int& max = max_components_[static_cast<int>(r.language)];
       max = std::max(max, n);
       const std::string_view root = text.substr(0, text.find(sep));
-      li.roots.Insert(root, 0);
+      if (li.roots.Insert(root, static_cast<uint32_t>(li.root_list.size())) ==
+          li.root_list.size()) {
+        li.root_list.push_back(root);
+      }
       if (!root.empty()) {
         li.root_bytes[static_cast<unsigned char>(root[0])] |=
             uint64_t{1} << (root.size() < 63 ? root.size() : 63);
@@ -286,16 +292,34 @@ void RuleSet::BuildNeedles() {
     // component is in the line of each finding of it, where a rule's own
     // needles are only somewhere in the file; so both.
     std::vector<std::string> fast;
+    // (Deduplicated as added, in order; no containment: `cuda` as a word
+    // does not cover `is_cuda` as one.)
+    std::vector<std::string>& words = index_->fast_words[l];
+    std::vector<std::string>& plain = index_->fast_plain[l];
+    const auto add_once = [](std::vector<std::string>* to, std::string_view n) {
+      if (std::find(to->begin(), to->end(), n) == to->end()) to->emplace_back(n);
+    };
     for (const Rule& r : rules_) {
       if (r.language != language || r.kept) continue;
       if (!r.needles.empty()) {
         needles.insert(needles.end(), r.needles.begin(), r.needles.end());
         fast.insert(fast.end(), r.needles.begin(), r.needles.end());
+        for (const std::string& n : r.needles) add_once(&plain, n);
       }
       if (!r.detector.empty()) {  // a literal rule: its detector's needle
         const int d = internal::DetectorByName(r.detector);
         if (d >= 0 && r.needles.empty()) needles.emplace_back(internal::kDetectors[d].needle);
         if (d >= 0) fast.emplace_back(internal::kDetectors[d].needle);
+        if (d >= 0) add_once(&words, internal::kDetectors[d].needle);
+        // The statement form of the availability idiom spans the lines
+        // after its `if`, which holds no needle where it asks
+        // torch.accelerator and the accelerator's rows are not selected:
+        // its chain's last name is a word too (Note [Cheap names] in
+        // python_scan.cc: `torch` is searched no more).
+        if (r.detector == "py.availability_statement") {
+          add_once(&words, "is_available");
+          add_once(&words, "device_count");
+        }
         continue;
       }
       for (const std::string& s : r.spellings) {
@@ -313,17 +337,40 @@ void RuleSet::BuildNeedles() {
         }
         if (r.needles.empty()) needles.emplace_back(best);
         fast.emplace_back(best);
+        add_once(&words, best);
       }
     }
     index_->lang[l].needles = internal::NeedleSet(std::move(needles));
     const internal::NeedleSet fast_set(std::move(fast));
     index_->fast_needles[l] = fast_set.always() ? std::vector<std::string>() : fast_set.needles();
     index_->fast_path[l] = !fast_set.always() && !fast_set.needles().empty();
+    // A Python file holds a finding only where it holds a rule's word as a
+    // word (Note [Needles as words] in python_scan.cc): `cuda_graph` alone
+    // is no reason to read it.
+    if (language == Language::kPython && index_->fast_path[l] && !words.empty()) {
+      index_->lang[l].needles.SearchAsWords(words, plain);
+    }
   }
 }
 
 bool RuleSet::MayMatch(Language language, std::string_view text) const {
   return index_->lang[static_cast<int>(language)].needles.FoundIn(text.data(), text.size());
+}
+
+const std::vector<std::string>& RuleSet::FastPathWords(Language language) const {
+  return index_->fast_words[static_cast<int>(language)];
+}
+
+const std::vector<std::string>& RuleSet::FastPathPlain(Language language) const {
+  return index_->fast_plain[static_cast<int>(language)];
+}
+
+const std::vector<std::string_view>& RuleSet::Roots(Language language) const {
+  return index_->lang[static_cast<int>(language)].root_list;
+}
+
+bool RuleSet::MayMatchPadded(Language language, std::string_view text) const {
+  return index_->lang[static_cast<int>(language)].needles.FoundInPadded(text.data(), text.size());
 }
 
 const std::vector<std::string>* RuleSet::FastPathNeedles(Language language) const {

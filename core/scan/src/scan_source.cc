@@ -149,12 +149,159 @@ inline uint32_t MarkBits(__m128i v, __m128i b) {
 }  // namespace
 
 void NoteComment(std::string_view text, uint32_t offset, LexOutput* out) {
-  // `# noqa` directives are read in Python (anydev/_noqa.py), in the files
-  // whose comments mention one: every comment on a line with a finding is
-  // lexed, so a file none of whose lexed comments does has no directive that
-  // could drop a finding, and is not read again.
   const size_t at = CommentMarks(text, &out->noqa_comment);
   if (at != std::string_view::npos) Suppress(text, offset, at, out);
+}
+
+void NotePythonComment(std::string_view text, uint32_t offset, bool in_field, LexOutput* out) {
+  // Each comment that mentions `noqa` is kept (Note [noqa directives]):
+  // CommentMarks asks for a `noqa` only until it finds one, so per comment.
+  bool noqa = false;
+  const size_t at = CommentMarks(text, &noqa);
+  if (noqa) {
+    out->noqa_comment = true;
+    out->noqa.push_back(
+        NoqaComment{offset, offset + static_cast<uint32_t>(text.size()), in_field});
+  }
+  if (at != std::string_view::npos) Suppress(text, offset, at, out);
+}
+
+// Note [noqa directives]: ruff's `# noqa` comments, as anydev/_migrate/noqa.py reads
+// them (the reference: tests/python/scan/test_noqa_native.py compares the two on
+// the fixtures, the development set's files when present and generated edge
+// cases). noqa.py found the comments with Python's tokenize in every file
+// with findings whose lexed comments mention noqa, and ran a regular
+// expression over each, re.IGNORECASE on a str:
+//   #\s*noqa(?::\s*(?P<codes>[A-Za-z]+[0-9]+(?:[,\s]+[A-Za-z]+[0-9]+)*)|(?P<colon>:))?
+// with finditer: a bare match names every rule, at once; the codes of every
+// match with codes are upper-cased and kept in order; a ':' without a code
+// names none, and a comment with no bare match and no code is no directive.
+// On Megatron-LM that reading was 87% of `anydev scan`'s instructions (a
+// file tokenized whole for a comment or two). The lexers see every comment
+// on a line with a finding, so the scanner reads the directives itself, on
+// those lines only, and drops the findings they name (ScanPadded). What the
+// expression means on a str, exactly (Python's own tables, listed by
+// tests/python/scan/test_noqa_native.py): `\s` is a whitespace character of
+// str.isspace, ASCII's and \x1c-\x1f, U+0085, U+00A0, U+1680,
+// U+2000-U+200A, U+2028, U+2029, U+202F, U+205F and U+3000; `[A-Za-z]` with
+// IGNORECASE is also U+0130, U+0131, U+017F and U+212A (their upper case:
+// U+0130, "I", "S", U+212A); `noqa` and `[0-9]` are ASCII only. A
+// directive's line is its comment's.
+// What tokenize does that the lexers do not model, the file falls back to
+// the reading in Python (FileResult::noqa_fallback), so that the result is
+// the same on every Python the package supports: where a comment on a
+// finding's line mentions noqa and the file has a lexing error (where 3.11's
+// tokenize goes on past an unterminated quote, 3.12's stops; every comment
+// the lexer read then counts, as noqa.py's gate was any lexed comment), is
+// not UTF-8 (a coding declaration: tokenize decodes it; invalid UTF-8:
+// tokenize stops at that line, or reads nothing where it is in the first
+// two), holds a '\r' that ends no "\r\n" (tokenize's lines end at '\n'
+// only), has an indent with a byte other than ' ' (3.12's tokenize stops at
+// an inconsistent tab), or where that comment lies in an f-string's
+// replacement field (a string to 3.11's tokenize, a comment to 3.12's).
+// What it models: tokenize stops at a dedent that matches no enclosing
+// indent (IndentationError), and no directive from that line on counts
+// (PythonIndents in python_scan.cc finds the line from the skeleton's lines
+// or the tokens).
+namespace {
+
+// The length of the `\s` character at t[i] (0: none).
+size_t NoqaSpace(const unsigned char* t, size_t i, size_t n) {
+  const unsigned char c = t[i];
+  if (c < 0x80) return (c == ' ' || (c >= '\t' && c <= '\r') || (c >= 0x1C && c <= 0x1F)) ? 1 : 0;
+  if (c == 0xC2 && i + 1 < n) return (t[i + 1] == 0x85 || t[i + 1] == 0xA0) ? 2 : 0;
+  if (i + 2 >= n) return 0;
+  const unsigned char b = t[i + 1], d = t[i + 2];
+  if (c == 0xE1) return (b == 0x9A && d == 0x80) ? 3 : 0;
+  if (c == 0xE2) {
+    if (b == 0x80) return (d <= 0x8A || d == 0xA8 || d == 0xA9 || d == 0xAF) ? 3 : 0;
+    return (b == 0x81 && d == 0x9F) ? 3 : 0;
+  }
+  if (c == 0xE3) return (b == 0x80 && d == 0x80) ? 3 : 0;
+  return 0;
+}
+
+// The length of the `[A-Za-z]` (IGNORECASE) character at t[i] (0: none);
+// appends its upper case to *code.
+size_t NoqaLetter(const unsigned char* t, size_t i, size_t n, std::string* code) {
+  const unsigned char c = t[i];
+  if ((c | 0x20) >= 'a' && (c | 0x20) <= 'z') {
+    code->push_back(static_cast<char>(c & ~0x20));
+    return 1;
+  }
+  if (c == 0xC4 && i + 1 < n && (t[i + 1] == 0xB0 || t[i + 1] == 0xB1)) {
+    if (t[i + 1] == 0xB1) code->push_back('I');      // U+0131 dotless i
+    else code->append("\xC4\xB0");                  // U+0130: its own upper case
+    return 2;
+  }
+  if (c == 0xC5 && i + 1 < n && t[i + 1] == 0xBF) {  // U+017F long s
+    code->push_back('S');
+    return 2;
+  }
+  if (c == 0xE2 && i + 2 < n && t[i + 1] == 0x84 && t[i + 2] == 0xAA) {  // U+212A Kelvin
+    code->append("\xE2\x84\xAA");
+    return 3;
+  }
+  return 0;
+}
+
+// A code, `[A-Za-z]+[0-9]+`, at t[i]: past it, or 0 where there is none.
+size_t NoqaCode(const unsigned char* t, size_t i, size_t n, std::string* code) {
+  code->clear();
+  size_t k = i;
+  for (size_t w; k < n && (w = NoqaLetter(t, k, n, code)) != 0;) k += w;
+  if (k == i) return 0;
+  const size_t digits = k;
+  while (k < n && t[k] >= '0' && t[k] <= '9') code->push_back(static_cast<char>(t[k++]));
+  return k == digits ? 0 : k;
+}
+
+}  // namespace
+
+bool ParseNoqa(std::string_view comment, NoqaDirective* d) {
+  const unsigned char* t = reinterpret_cast<const unsigned char*>(comment.data());
+  const size_t n = comment.size();
+  d->all = false;
+  d->codes.clear();
+  bool found = false;
+  std::string code;
+  for (size_t i = 0;;) {
+    const size_t hash = comment.find('#', i);
+    if (hash == std::string_view::npos) break;
+    size_t k = hash + 1;
+    for (size_t w; k < n && (w = NoqaSpace(t, k, n)) != 0;) k += w;
+    if (k + 4 > n || (t[k] | 0x20) != 'n' || (t[k + 1] | 0x20) != 'o' ||
+        (t[k + 2] | 0x20) != 'q' || (t[k + 3] | 0x20) != 'a') {
+      i = hash + 1;  // no match here: the next '#'
+      continue;
+    }
+    k += 4;
+    if (k >= n || t[k] != ':') {  // a bare `# noqa`: every rule, whatever else
+      d->all = true;
+      d->codes.clear();
+      return true;
+    }
+    size_t m = k + 1;
+    for (size_t w; m < n && (w = NoqaSpace(t, m, n)) != 0;) m += w;
+    size_t end = NoqaCode(t, m, n, &code);
+    if (end == 0) {  // `# noqa:` and no code: names nothing
+      i = k + 1;
+      continue;
+    }
+    d->codes.push_back(code);
+    found = true;
+    for (;;) {  // (?:[,\s]+ code)*, backing off a separator run without a code
+      size_t p = end;
+      for (size_t w; p < n && (w = t[p] == ',' ? 1 : NoqaSpace(t, p, n)) != 0;) p += w;
+      if (p == end) break;
+      const size_t next = NoqaCode(t, p, n, &code);
+      if (next == 0) break;
+      d->codes.push_back(code);
+      end = next;
+    }
+    i = end;
+  }
+  return found;
 }
 
 // Note [Comments in one pass with their end]: the C++ lexer found a
@@ -737,6 +884,9 @@ void Reset(LexOutput* out) {
   out->findings.clear();
   out->suppressions.clear();
   out->noqa_comment = false;
+  out->noqa.clear();
+  out->indent_error = 0xFFFFFFFFu;
+  out->odd_indent = false;
   out->has_error = false;
   out->error_offset = 0;
   out->error.clear();
@@ -770,15 +920,95 @@ std::string Hex(unsigned char c) {
 
 }  // namespace
 
-FileResult ScanSource(const RuleSet& rules, Language language, std::string_view src) {
+FileResult ScanSource(const RuleSet& rules, Language language, std::string_view src,
+                      bool apply_noqa) {
   std::string padded;
   padded.reserve(src.size() + internal::kPadding);
   padded.append(src);
   padded.append(internal::kPadding, '\0');
-  return internal::ScanPadded(rules, language, std::string_view(padded.data(), src.size()));
+  return internal::ScanPadded(rules, language, std::string_view(padded.data(), src.size()),
+                              apply_noqa);
 }
 
-FileResult internal::ScanPadded(const RuleSet& rules, Language language, std::string_view src) {
+namespace {
+
+// Whether src[begin, ...) holds a '\r' that ends no "\r\n" (Note [noqa
+// directives]: Python's tokenize reads lines to a '\n').
+bool HasLoneCr(std::string_view src, size_t begin) {
+  const char* p = src.data() + begin;
+  const char* const end = src.data() + src.size();
+  while ((p = static_cast<const char*>(std::memchr(p, '\r', static_cast<size_t>(end - p))))) {
+    if (p + 1 == end || p[1] != '\n') return true;
+    p += 2;
+  }
+  return false;
+}
+
+// The directives of the noqa comments of `out` on the lines `want` asks for
+// (all of them where it is null), into *dirs, in line order (Note [noqa
+// directives]). `lines` maps offsets to lines.
+template <typename Want>
+void ReadNoqa(std::string_view src, const LexOutput& out, LineMap* lines, Want want,
+              std::vector<NoqaDirective>* dirs) {
+  NoqaDirective d;
+  for (const internal::NoqaComment& c : out.noqa) {
+    if (c.start >= out.indent_error) break;  // tokenize stops before that line
+    const int line = lines->Line(c.start);
+    if (!want(line)) continue;
+    if (!internal::ParseNoqa(src.substr(c.start, c.end - c.start), &d)) continue;
+    d.line = line;
+    dirs->push_back(d);
+  }
+}
+
+// Whether the noqa comments `out` lexed must be read by tokenize in Python
+// (Note [noqa directives]), whatever lines they are on but for the comment's
+// own field flag (`in_field`).
+bool NoqaUnsure(std::string_view src, size_t begin, const LexOutput& out, bool bytes_mode,
+                size_t invalid, bool has_cr) {
+  return out.has_error || bytes_mode || invalid != kNone || out.odd_indent ||
+         (has_cr && HasLoneCr(src, begin));
+}
+
+}  // namespace
+
+bool NoqaDirectives(std::string_view source, std::vector<NoqaDirective>* dirs) {
+  dirs->clear();
+  std::string padded;
+  padded.reserve(source.size() + internal::kPadding);
+  padded.append(source);
+  padded.append(internal::kPadding, '\0');
+  const std::string_view src(padded.data(), source.size());
+  if (src.size() >= 0xFFFFFF00u || std::memchr(src.data(), '\0', src.size()) != nullptr) {
+    return false;
+  }
+  if (src.size() >= 2 && ((static_cast<unsigned char>(src[0]) == 0xFF &&
+                           static_cast<unsigned char>(src[1]) == 0xFE) ||
+                          (static_cast<unsigned char>(src[0]) == 0xFE &&
+                           static_cast<unsigned char>(src[1]) == 0xFF))) {
+    return false;
+  }
+  size_t begin = 0;
+  if (src.size() >= 3 && src.compare(0, 3, "\xEF\xBB\xBF") == 0) begin = 3;
+  const bool bytes_mode = HasNonUtf8Cookie(src, begin);
+  size_t nul, invalid;
+  bool has_cr, has_high;
+  CheckText(src, begin, &nul, &invalid, &has_cr, &has_high);
+  LexOutput out;
+  internal::LexPythonComments(src, begin, &out);
+  if (out.has_error) return false;  // tokenize may read on past it (3.11 does)
+  if (out.noqa.empty()) return true;
+  if (NoqaUnsure(src, begin, out, bytes_mode, invalid, has_cr)) return false;
+  for (const internal::NoqaComment& c : out.noqa) {
+    if (c.in_field && c.start < out.indent_error) return false;
+  }
+  LineMap lines(src, begin, true, has_cr);
+  ReadNoqa(src, out, &lines, [](int) { return true; }, dirs);
+  return true;
+}
+
+FileResult internal::ScanPadded(const RuleSet& rules, Language language, std::string_view src,
+                                bool apply_noqa) {
   FileResult r;
   r.language = language;
   if (src.size() >= 0xFFFFFF00u) {  // offsets are 32-bit
@@ -817,7 +1047,7 @@ FileResult internal::ScanPadded(const RuleSet& rules, Language language, std::st
     }
   }
   // No needle, no finding (Note [Needles]): most files end here, unlexed.
-  if (!rules.MayMatch(language, src.substr(begin, (python && invalid != kNone ? invalid
+  if (!rules.MayMatchPadded(language, src.substr(begin, (python && invalid != kNone ? invalid
                                                                               : src.size()) -
                                                          begin))) {
     return r;
@@ -841,9 +1071,44 @@ FileResult internal::ScanPadded(const RuleSet& rules, Language language, std::st
   std::sort(r.errors.begin(), r.errors.end(),
             [](const FileError& a, const FileError& b) { return a.line < b.line; });
 
-  r.noqa_comment = out.noqa_comment;
   SortByStart(&out.findings, &scratch.merged);  // (it may swap the vectors: name it after)
   const std::vector<RawFinding>& raw = out.findings;
+  // `# noqa` (Note [noqa directives]): the directives on the findings'
+  // lines, read here unless tokenize must read them in Python.
+  if (python && !out.noqa.empty() && !raw.empty() && raw.front().start < limit) {
+    std::vector<int> found_lines;  // the findings' lines, ascending
+    {
+      LineMap at(src, begin, true, has_cr);
+      for (const RawFinding& f : raw) {
+        if (f.start >= limit) break;
+        const int line = at.Line(f.start);
+        if (found_lines.empty() || found_lines.back() != line) found_lines.push_back(line);
+      }
+    }
+    const auto on_found = [&](int line) {
+      return std::binary_search(found_lines.begin(), found_lines.end(), line);
+    };
+    bool asked = out.has_error;  // an error: every lexed comment counts (noqa.py's gate)
+    bool in_field = false;
+    {
+      LineMap at(src, begin, true, has_cr);
+      for (const internal::NoqaComment& c : out.noqa) {
+        if (!on_found(at.Line(c.start))) continue;
+        asked = true;
+        in_field = in_field || c.in_field;
+      }
+    }
+    if (asked) {
+      if (in_field || NoqaUnsure(src, begin, out, bytes_mode, invalid, has_cr)) {
+        r.noqa_fallback = true;
+      } else {
+        LineMap at(src, begin, true, has_cr);
+        ReadNoqa(src, out, &at, on_found, &r.noqa);
+      }
+    }
+  }
+  size_t next_noqa = 0;
+  const bool drop_noqa = apply_noqa && !r.noqa.empty();
   // The lines that carry a suppression, in order: the findings, in order
   // too, walk them once (a merge), however many of each there are.
   std::vector<std::pair<int, std::string_view>> suppressed;
@@ -910,6 +1175,18 @@ FileResult internal::ScanPadded(const RuleSet& rules, Language language, std::st
         }
       }
       if (quiet_all || quiet[static_cast<size_t>(f.rule)]) continue;
+    }
+    if (drop_noqa) {
+      while (next_noqa < r.noqa.size() && r.noqa[next_noqa].line < line) ++next_noqa;
+      if (next_noqa < r.noqa.size() && r.noqa[next_noqa].line == line) {
+        const NoqaDirective& d = r.noqa[next_noqa];
+        const std::string& code = rules.rules()[static_cast<size_t>(f.rule)].code;
+        bool named = d.all;
+        for (size_t k = 0; !named && k < d.codes.size(); ++k) {
+          named = code.compare(0, d.codes[k].size(), d.codes[k]) == 0;
+        }
+        if (named) continue;
+      }
     }
     // A finding's end is most often on its line: with byte columns and no
     // '\r' in the file, one memchr of its text says so, and the end's

@@ -7,18 +7,22 @@
 #define ANYDEV_INTERNAL_CACHING_ALLOCATOR_H_
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <utility>
 #include <vector>
 
+#include "absl/base/attributes.h"
+#include "absl/base/optimization.h"
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "anydev/backend.h"
 #include "anydev/device.h"
+#include "anydev/graph.h"
 #include "anydev/memory.h"
 #include "anydev/stream.h"
 #include "internal/fast_mutex.h"
@@ -68,6 +72,26 @@ class DeviceCachingAllocator {
   // Releases the cached, wholly free segments to the backend.
   absl::Status EmptyCache();
 
+  // --- graphs (Note [Graph memory]) ---------------------------------------
+  // Routes the allocations made on `stream` to the private pool `id` (made on
+  // first use) until EndAllocateToPool, and counts one more graph using the
+  // pool (c10's beginAllocateToPool).
+  void BeginAllocateToPool(MempoolId id, StreamId stream);
+  // Allocations on `stream` come from the device's own pools again.
+  void EndAllocateToPool(StreamId stream);
+  // One graph fewer uses pool `id`; with none left, its free memory is
+  // released with the rest of the cache (EmptyCache, out of memory).
+  void ReleasePool(MempoolId id);
+  // Keeps the live allocation at `ptr` reserved, even once it is freed, until
+  // ReleaseGraphUse: a captured graph's work uses it. Returns the handle to
+  // give back, or nullptr when there is nothing to keep (`ptr` is not a live
+  // allocation, or it belongs to pool `id`, which outlives the graph).
+  void* RetainForGraph(void* ptr, MempoolId id);
+  // Gives back a RetainForGraph handle. The graph's replays ran on
+  // `replay_streams`: memory that was freed meanwhile is reused only once the
+  // work they had queued has finished (as if recorded with RecordStream).
+  void ReleaseGraphUse(void* handle, const std::vector<Stream>& replay_streams);
+
   DeviceStats GetStats();
   void ResetPeakStats();
   void ResetAccumulatedStats();
@@ -96,6 +120,7 @@ class DeviceCachingAllocator {
     uint8_t bin_fl = 0;
     uint8_t bin_sl = 0;
     int event_count = 0;     // pending events of recorded streams
+    int graph_refs = 0;      // graphs whose captured work uses it (RetainForGraph)
     std::vector<Stream> stream_uses;  // streams recorded with RecordStream
     bool is_split() const { return prev != nullptr || next != nullptr; }
   };
@@ -134,6 +159,10 @@ class DeviceCachingAllocator {
       return nullptr;
     }
     PerStream& FindOrAdd(StreamId stream) {
+      if (ABSL_PREDICT_TRUE(last != nullptr && last->stream == stream)) return *last;
+      return FindOrAddSlow(stream);
+    }
+    ABSL_ATTRIBUTE_NOINLINE PerStream& FindOrAddSlow(StreamId stream) {
       if (PerStream* p = Find(stream)) return *p;
       // A program that makes a stream per step must not leave a part per
       // stream behind (memory, and lookups that scan them all).
@@ -168,33 +197,75 @@ class DeviceCachingAllocator {
     Block* heads[kDeferredSizes] = {};
   };
   struct DeferredSet : PerStreamSet<DeferredStacks> {
-    void Push(Block* b);
+    void Push(Block* b) {
+      DeferredStacks& d = FindOrAdd(b->stream);
+      Block*& head = d.heads[b->size / kMinBlockSize - 1];
+      b->bin_next = head;
+      head = b;
+      b->deferred = true;
+      ++d.count;
+      ++count;
+    }
     // The last deferred block of `stream` of exactly `size` bytes, removed.
     Block* Pop(size_t size, StreamId stream);
     // Removes and returns every block of the set.
     std::vector<Block*> TakeAll();
   };
+  struct PrivatePool;
   struct BlockPool {
-    explicit BlockPool(bool small) : is_small(small) {}
+    explicit BlockPool(bool small, PrivatePool* private_owner = nullptr)
+        : is_small(small), owner(private_owner) {}
     const bool is_small;
+    PrivatePool* const owner;  // the graph pool it belongs to; nullptr: the device's own
     BinSet free;           // coalesced free blocks (Block::in_pool)
     DeferredSet deferred;  // freed, not yet coalesced (Block::deferred)
+    size_t segments = 0;   // segments obtained from the backend for this pool
 
     bool empty() const { return free.count == 0 && deferred.count == 0; }
+  };
+  // A graph memory pool (c10's PrivatePool): what is allocated while a graph
+  // captures into it, kept apart from the device's own pools.
+  struct PrivatePool {
+    explicit PrivatePool(MempoolId pool_id) : id(pool_id) {}
+    const MempoolId id;
+    int use_count = 0;  // graphs that use it; at 0 its free memory can be released
+    BlockPool small{true, this};
+    BlockPool large{false, this};
   };
   struct PendingFree {
     Event event;
     Block* block;
   };
 
+  // Allocate and Free past their fast paths (Note [Fast pair]).
+  ABSL_ATTRIBUTE_NOINLINE absl::StatusOr<void*> AllocateSlow(size_t nbytes, StreamId stream)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  ABSL_ATTRIBUTE_NOINLINE absl::Status FreeSlow(uintptr_t p) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  static constexpr size_t kSmallIndex = static_cast<size_t>(StatType::kSmallPool);
+  static_assert(kMaxDeferredSize == kSmallSize, "the fast pair's blocks are the small pool's");
+
   // The allocated block that starts at `p`, or nullptr (Note [Block lookup]).
   Block* FindAllocated(uintptr_t p) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   static size_t LookupSlot(uintptr_t p) { return ((p >> 9) ^ (p >> 18)) % kLookupSlots; }
   Block* NewBlock() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void DeleteBlock(Block* b) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  BlockPool& PoolFor(size_t size) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+  // The pool a rounded request of `size` bytes on `stream` comes from: the
+  // device's own, or a private pool while `stream` captures into one.
+  BlockPool& PoolFor(size_t size, StreamId stream) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (ABSL_PREDICT_FALSE(!to_private_.empty())) {
+      for (const auto& [s, p] : to_private_) {
+        if (s == stream) return size <= kSmallSize ? p->small : p->large;
+      }
+    }
     return size <= kSmallSize ? small_ : large_;
   }
+  PrivatePool* FindPrivatePool(MempoolId id) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The pools ReleaseCachedBlocks may return memory from: the device's own
+  // and the private pools no graph uses.
+  std::vector<BlockPool*> ReleasablePools() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Bytes of the blocks that releasing the cache could turn into free device
+  // memory (free, deferred and pending blocks of the releasable pools).
+  size_t ReleasableBytes() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // The best-fitting free block of `stream`, removed from the pool.
   Block* TakeFreeBlock(BlockPool& pool, size_t size, StreamId stream)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -225,6 +296,10 @@ class DeviceCachingAllocator {
   void CountInactive(const Block& block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Returns an inactive block to its pool, merging free neighbours (free_block).
   void FreeBlock(Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // FreeBlock, unless events or graphs still hold the freed block.
+  void FreeBlockIfUnheld(Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (block->event_count == 0 && block->graph_refs == 0) FreeBlock(block);
+  }
   // Puts a freed block in its pool's deferred set, unmerged.
   void DeferBlock(Block* block) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Inserts a free block into its pool's coalesced set, merging it with free
@@ -266,6 +341,9 @@ class DeviceCachingAllocator {
   static constexpr size_t kLookupSlots = 256;
   Block* recent_[kLookupSlots] ABSL_GUARDED_BY(mu_) = {};
   std::vector<PendingFree> pending_ ABSL_GUARDED_BY(mu_);
+  // Graph memory pools, and the streams that allocate to one (capturing).
+  std::vector<std::unique_ptr<PrivatePool>> private_pools_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::pair<StreamId, PrivatePool*>> to_private_ ABSL_GUARDED_BY(mu_);
   std::vector<Block*> spare_blocks_ ABSL_GUARDED_BY(mu_);
   DeviceStats stats_ ABSL_GUARDED_BY(mu_);
 };
@@ -274,8 +352,19 @@ class DeviceCachingAllocator {
 // first use. Allocators are never destroyed (buffers may be freed during
 // static destruction).
 absl::StatusOr<DeviceCachingAllocator*> GetCachingAllocator(Device device);
+// The allocators, by dense device type and index (created on first use).
+extern std::atomic<DeviceCachingAllocator*> g_allocators[kNumDeviceTypes][kMaxDevicesPerType];
+
 // Returns the allocator of `device` if it has been created, else nullptr.
-DeviceCachingAllocator* FindCachingAllocator(Device device);
+// Inline: RawAlloc and RawDelete call it on every allocation.
+inline DeviceCachingAllocator* FindCachingAllocator(Device device) {
+  const unsigned index = static_cast<unsigned>(device.index());
+  if (index >= static_cast<unsigned>(kMaxDevicesPerType)) return nullptr;
+  return g_allocators[DenseIndex(device.type())][index].load(std::memory_order_acquire);
+}
+// Drops (leaks) every allocator of `type`: in a forked child that cannot use
+// the backend (Note [Fork] in registry.cc), nothing may reach it through them.
+void ForgetCachingAllocatorsAfterFork(DeviceType type);
 
 }  // namespace anydev::internal
 

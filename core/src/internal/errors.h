@@ -35,6 +35,13 @@ inline absl::Status TypeError(absl::string_view message) {
   return WithPyException(absl::InvalidArgumentError(message), "TypeError");
 }
 
+// A wrong argument type where PyTorch raises RuntimeError: Python raises
+// anydev's ArgumentTypeError, a TypeError that is also a RuntimeError, so
+// both `except TypeError` and torch's `except RuntimeError` catch it.
+inline absl::Status ArgumentTypeError(absl::string_view message) {
+  return WithPyException(absl::InvalidArgumentError(message), "ArgumentTypeError");
+}
+
 // Returns the Python exception name a status asks for, if any.
 inline std::optional<std::string> PyExceptionOf(const absl::Status& status) {
   auto p = status.GetPayload(kPyExceptionPayload);

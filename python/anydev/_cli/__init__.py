@@ -5,5 +5,5 @@ demo, tour, run, report), each tool's command line (``scan``, ``fix``,
 completion (``completion``) and the demo (``demo``). The top of the package:
 nothing imports it but python/bin/anydev and ``python -m anydev``.
 
-May import: torch, migrate, runtime, compat, common, the native extensions.
+May import: server, dashboard, torch, migrate, runtime, compat, common, the native extensions.
 """

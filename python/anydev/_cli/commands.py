@@ -159,22 +159,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
         except (ImportError, ValueError) as e:
             print(f"anydev run --torch: {e}", file=sys.stderr)
             return 2
-    # Every process of the run counts into its report (anydev._cli.run_child);
-    # before the report's own exit hook, whose output it must outlive.
-    from . import run_child as _run_child
-
-    _run_child.prepare(torch=bool(args.torch or args.mode or args.accelerator),
-                       facade=bool(args.facade), mode=args.mode,
-                       project=os.getcwd() if args.module else args.target, sim=args.accelerator)
     template = args.report or os.environ.get("ANYDEV_REPORT")
     if template:
         try:
-            report.enable_at_exit(template)
+            report.check_writable(report.expand_path(template))
         except report.ReportError as e:
             print(f"anydev run: {e}", file=sys.stderr)
             return 2
     if args.module:
-        sys.path.insert(0, os.getcwd())  # as `python -m`
         target, run = args.target, lambda: runpy.run_module(args.target, run_name="__main__",
                                                              alter_sys=True)
     else:
@@ -183,8 +175,17 @@ def _cmd_run(args: argparse.Namespace) -> int:
             return 2
         target = args.target
         path = os.path.abspath(target)  # as `python script.py`: code and report name it so
-        sys.path.insert(0, os.path.dirname(path))
         run = lambda: runpy.run_path(path, run_name="__main__")  # noqa: E731
+    # Every process of the run counts into its report (anydev._cli.run_child),
+    # and the run ends with its summary and report however it ends.
+    from . import run_child as _run_child
+
+    _run_child.prepare(torch=bool(args.torch or args.mode or args.accelerator),
+                       facade=bool(args.facade), mode=args.mode,
+                       project=os.getcwd() if args.module else args.target, sim=args.accelerator)
+    if template:
+        report.enable_at_exit(template)  # checked above; made absolute now, before any chdir
+    sys.path.insert(0, os.getcwd() if args.module else os.path.dirname(path))  # as `python`
     sys.argv = [target, *args.args]
     status = 0
     try:
@@ -193,16 +194,17 @@ def _cmd_run(args: argparse.Namespace) -> int:
         code = e.code
         status = code if isinstance(code, int) else (0 if code is None else 1)
         if code is not None and not isinstance(code, int):
-            print(code, file=sys.stderr)
+            report.say(str(code))
     except KeyboardInterrupt:
-        traceback.print_exc()
+        report.say(traceback.format_exc().rstrip("\n"))
         status = 130  # as Python's own exit status after SIGINT
     except BaseException:  # the script's own failure: show it, then the summary
-        traceback.print_exc()
+        report.say(traceback.format_exc().rstrip("\n"))
         status = 1
-    finally:
-        sys.stdout.flush()
-        print(report.render(report.run_snapshot()), end="", file=sys.stderr)
+    # A child the script made with os.fork() that returned or raised
+    # SystemExit unwinds to here: it ends as it would under Python (its atexit
+    # functions, its report among the children's), without the run's summary.
+    _run_child.print_summary()
     return status
 
 
@@ -414,6 +416,9 @@ def _build_report(p: argparse.ArgumentParser) -> None:
     _report_inputs(q)
     q.add_argument("-o", "--output", required=True, metavar="OUT")
     q.set_defaults(func=_cmd_report_merge)
+    q = rsub.add_parser("html", help="one self-contained HTML page of the migration: where the "
+                                     "legacy code is, what fixing it costs, what runs, progress")
+    _build_report_html(q)
 
 
 def _build_scan(p: argparse.ArgumentParser) -> None:
@@ -432,3 +437,127 @@ def _build_rule(p: argparse.ArgumentParser) -> None:
     from . import rule as _rule_cli
 
     _rule_cli.add_rule_parser(p)
+
+
+def _build_server(p: argparse.ArgumentParser) -> None:
+    p.description = (
+        "Runs the editor server: a Language Server (LSP 3.17) on stdin/stdout that shows "
+        "`anydev scan`'s findings as you type in Python, C/C++/CUDA/HIP files and notebook "
+        "cells, with `anydev fix`'s rewrites and `# noqa` as code actions and `anydev rule` "
+        "on hover. Started by an editor, not by hand: docs/editors.md says how.")
+    p.add_argument("--config", metavar="FILE",
+                   help="read this configuration file for every file (default: each file's "
+                        "nearest pyproject.toml with [tool.anydev], or anydev.toml)")
+    p.add_argument("--clientProcessId", "--client-process-id", dest="client_pid", type=int,
+                   metavar="PID", help="exit when this process (the editor) is gone")
+    p.add_argument("--stdio", action="store_true",
+                   help="talk over stdin/stdout (the default and only transport; accepted "
+                        "because editors pass it)")
+    p.set_defaults(func=_cmd_server)
+
+
+def _cmd_server(args: argparse.Namespace) -> int:
+    if sys.stdin is None or sys.stdout is None:
+        print("anydev server: stdin and stdout must be open (an editor starts it)",
+              file=sys.stderr)
+        return 2
+    if sys.stdin.isatty() and sys.stdout.isatty():
+        print("anydev server: a Language Server talks to an editor over stdin/stdout; "
+              "docs/editors.md says how to set one up", file=sys.stderr)
+    from anydev._server import server as _server
+
+    return _server.serve(config=args.config, client_pid=args.client_pid, exit_process=True)
+
+
+# --- `anydev report html` (the page itself: anydev._dashboard) ---------------------
+
+
+def _build_report_html(q: argparse.ArgumentParser) -> None:
+    from . import scan as _scan_cli
+
+    q.description = ("Writes one self-contained HTML page (no network: open it from disk or a "
+                     "CI artefact) of the legacy code in PATHs: a map of the findings by folder "
+                     "and file, what `anydev fix` does with them and what it refuses, what each "
+                     "torch release unlocks, the baseline's share, the runtime reports joined to "
+                     "the findings, and with --history the findings over the git history. "
+                     "See docs/report-html.md.")
+    q.add_argument("paths", nargs="*", metavar="PATH", help="files or folders (default: .)")
+    q.add_argument("-o", "--output", type=_scan_cli.file_name, default="anydev-report.html",
+                   metavar="FILE", help="the page (default: anydev-report.html)")
+    q.add_argument("--report", action="append", metavar="FILE",
+                   help="a runtime report (anydev run --report, ANYDEV_REPORT) to join to the "
+                        "findings (repeatable: the reports are merged)")
+    q.add_argument("--baseline", type=_scan_cli.file_name, metavar="FILE",
+                   help="show which findings this baseline accepts (default: [tool.anydev] "
+                        "baseline)")
+    q.add_argument("--history", action="store_true",
+                   help="plot the findings at sampled commits of the git history")
+    q.add_argument("--history-tags", action="store_true",
+                   help="plot them at the repository's tags (and HEAD) instead")
+    q.add_argument("--history-samples", type=_int_in(1, 1000), default=30, metavar="N",
+                   help="at most N commits or tags (default: 30)")
+    q.add_argument("--no-fixer", action="store_true",
+                   help="take each finding's next step from its rule's fix level, without "
+                        "asking the fixer (faster; no refusal reasons)")
+    q.add_argument("--title", metavar="TEXT", help="the page's title")
+    for opt in ("--select", "--ignore"):
+        q.add_argument(opt, action="append", metavar="CODES",
+                       help=f"as for anydev scan {opt}")
+    q.add_argument("--exclude", action="append", default=[], metavar="GLOB",
+                   help="as for anydev scan --exclude")
+    q.add_argument("--no-gitignore", action="store_true", help="as for anydev scan")
+    q.add_argument("--jobs", "-j", type=_scan_cli.non_negative_int("threads"), metavar="N",
+                   help="threads (default: all cores)")
+    q.add_argument("--max-file-size", type=_scan_cli.non_negative_int("bytes"), metavar="BYTES",
+                   help="as for anydev scan")
+    q.add_argument("--target-torch", type=_scan_cli.target_torch, metavar="VERSION",
+                   help="the floor: the oldest PyTorch the code must keep running on (default: "
+                        "[tool.anydev] target-torch, else what the project declares)")
+    q.add_argument("--config", type=_scan_cli.file_name, metavar="FILE",
+                   help="read this configuration file instead of the nearest one")
+    q.add_argument("--no-config", action="store_true", help="read no configuration file")
+    q.set_defaults(func=_cmd_report_html, exit_zero=False, stdin_filename=None)
+
+
+def _cmd_report_html(args: argparse.Namespace) -> int:
+    import anydev
+    from anydev import report
+    from anydev._common.config import Glob
+    from anydev._dashboard import history as _history
+    from anydev._dashboard import model as _model
+    from anydev._dashboard import render as _render
+    from anydev._migrate.output import UsageError, write_atomic
+
+    from . import scan as _scan_cli
+
+    args.command = "report html"
+    try:
+        sel = _scan_cli.selection(args)
+        if sel.stdin:
+            raise UsageError("the page is made of files and folders, not of stdin (`-`)")
+        scanned = _scan_cli.scan_selection(sel, args.jobs)
+        walked = None
+        if args.history or args.history_tags:
+            globs = [Glob(p, b or os.getcwd()) for p, b in sel.excludes]
+            walked = _history.walk(
+                sel.paths, samples=args.history_samples, tags=args.history_tags, keep=sel.rules,
+                keep_path=(lambda p: not any(g.match(p) for g in globs)) if globs else None,
+                drop=sel.dropped() if sel.per_file_ignores else None,
+                max_file_size=sel.max_file_size)
+        d = _model.build(scanned, paths=sel.paths, title=args.title, reports=args.report or (),
+                         baseline=args.baseline or sel.cfg.baseline,
+                         target_torch=sel.target_torch, keep=sel.keep_globs,
+                         fixer=not args.no_fixer, jobs=args.jobs, history=walked,
+                         version=anydev.__version__)
+        page = _render.page(d)
+        try:
+            write_atomic(args.output, page.encode("utf-8", "backslashreplace").decode("utf-8"))
+        except OSError as e:
+            raise UsageError(f"{args.output}: cannot write: {e.strerror or e}") from None
+    except (UsageError, report.ReportError, _history.HistoryError) as e:
+        print(f"anydev report html: {e}", file=sys.stderr)
+        return 2
+    more = f"; {len(walked.points)} points of history" if walked is not None else ""
+    print(f"anydev report html: wrote {args.output} ({len(d.items)} finding(s) in "
+          f"{d.stats.files} file(s){more})", file=sys.stderr)
+    return 0

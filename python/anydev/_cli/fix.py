@@ -14,7 +14,6 @@ why), then a summary. ``--diff`` prints the unified diff on stdout.
 from __future__ import annotations
 
 import argparse
-import inspect
 import sys
 import textwrap
 
@@ -24,6 +23,7 @@ from .scan import (
     _print_errors,
     _silence_stdout,
     add_common_arguments,
+    fixer_kwargs,
     render_fix_list,
     scan_selection,
     selection,
@@ -51,6 +51,10 @@ def add_fix_parser(p: argparse.ArgumentParser) -> None:
     p.add_argument("--diff", action="store_true", help="print a unified diff; write nothing")
     p.add_argument("--show-fixes", action="store_true",
                    help="list the fixes applied, per file and rule")
+    p.add_argument("--summary", metavar="FILE.md",
+                   help="write a pull-request description of the fix (per file what changed, "
+                        "each change's level and proof, the torch it needs, what was left "
+                        "and why) to FILE.md")
     p.set_defaults(func=cmd_fix)
 
 
@@ -65,23 +69,11 @@ def cmd_fix(args: argparse.Namespace) -> int:
         return 1
 
 
-def _accepts(fn, name: str) -> bool:
-    try:
-        return name in inspect.signature(fn).parameters
-    except (TypeError, ValueError):  # pragma: no cover
-        return False
+def location(f) -> str:
+    """`path:line:column`, or in a notebook `path:cell N:line:column`."""
+    from anydev.scan import location as _location
 
-
-def _target_kwargs(fn, sel) -> dict:
-    """``target_torch=`` and ``keep=`` for the fixer, as far as it takes them."""
-    out: dict = {}
-    if sel.target_torch is not None and _accepts(fn, "target_torch"):
-        out["target_torch"] = sel.target_torch
-    if sel.keep_globs and _accepts(fn, "keep"):
-        out["keep"] = sel.keep_globs
-    if _accepts(fn, "rules"):  # the rescans of a fixed file keep the selection
-        out["rules"] = lambda fs: sel.filter([f for f in fs if sel.rules(f.rule)])
-    return out
+    return _location(f)
 
 
 def _fix_main(args: argparse.Namespace) -> int:
@@ -92,10 +84,31 @@ def _fix_main(args: argparse.Namespace) -> int:
     scanned = scan_selection(sel, args.jobs)
     if sel.stdin:
         return _fix_stdin(args, sel, scanned)
+    # a notebook's cells are fixed as one Python source and written back into
+    # its JSON (anydev._migrate.check.fix_notebook_files): fix_paths gets the rest
+    notebook = [f for f in scanned.findings if getattr(f, "cell", None) is not None]
+    if notebook:
+        from anydev import scan as _scan
+
+        scanned = _scan.ScanResult(
+            findings=[f for f in scanned.findings if getattr(f, "cell", None) is None],
+            errors=scanned.errors, files=scanned.files, bytes=scanned.bytes)
     result = _fix.fix_paths(sel.paths, unsafe=args.unsafe_fixes, diff=args.diff,
                             scanned=scanned, jobs=args.jobs,
-                            **_target_kwargs(_fix.fix_paths, sel))
+                            **fixer_kwargs(_fix.fix_paths, sel))
+    if notebook:
+        from anydev._migrate import check as _check
+
+        kw = fixer_kwargs(_check.fix_notebook_files, sel)
+        files, targets = _check.fix_notebook_files(notebook, unsafe=args.unsafe_fixes,
+                                                   diff=args.diff, **kw)
+        result.files += files
+        for source, t in targets.items():
+            result.targets.setdefault(source, t)
     _print_errors(result.errors)
+    for name in getattr(result, "removed_temps", ()):
+        print(f"anydev fix: removed {name}, a temporary file a stopped run left",
+              file=sys.stderr)
     if args.diff:
         write_stdout([result.diff], "the diff", utf8=True)
     io_failed = False
@@ -111,8 +124,7 @@ def _fix_main(args: argparse.Namespace) -> int:
     for f, why in remaining:
         if f.path in file_errors:
             continue  # said once for the file above
-        print(f"{f.path}:{f.line}:{f.column}: {f.rule} {f.symbol}: not fixed: {why}",
-              file=sys.stderr)
+        print(f"{location(f)}: {f.rule} {f.symbol}: not fixed: {why}", file=sys.stderr)
     verb = "would fix" if args.diff else "fixed"
     if args.show_fixes:
         applied = [f for fr in result.files for f in fr.applied]
@@ -133,11 +145,24 @@ def _fix_main(args: argparse.Namespace) -> int:
                 print(f"anydev fix: target torch {t.text} (from {t.source})", file=sys.stderr)
             else:
                 print(f"anydev fix: no torch version declared: target torch {t.text}, the "
-                      "newest release the table knows (give --target-torch or [tool.anydev] "
-                      "target-torch)", file=sys.stderr)
+                      "oldest release the table knows, so only the rewrites every release has "
+                      "are applied (give --target-torch or [tool.anydev] target-torch, or "
+                      "declare torch>=X)", file=sys.stderr)
+        _say_unlocks(remaining, args)
     if getattr(result, "needs_torch", None):
         print(f"anydev fix: the fixed code needs torch >= {result.needs_torch}", file=sys.stderr)
     _say_literals([f for fr in result.files if fr.error is None for f in fr.applied], args)
+    if getattr(args, "summary", None):
+        from anydev._migrate.fix import summary as _summary
+        try:
+            with open(args.summary, "w", encoding="utf-8") as fh:
+                fh.write(_summary.markdown(result, unsafe=args.unsafe_fixes, diff=args.diff,
+                                          argv=[a for a in sys.argv[2:] if a != args.summary
+                                                and not a.startswith("--summary")]))
+        except OSError as e:
+            print(f"anydev fix: cannot write the summary {args.summary}: {e.strerror or e}",
+                  file=sys.stderr)
+            return 2
     if io_failed or any(_is_io_error(e) for e in result.errors):
         return 2
     if args.diff:
@@ -156,10 +181,26 @@ def _fix_stdin(args: argparse.Namespace, sel, scanned) -> int:
     skipped: list = []
     error = None
     if scanned.findings:
+        kwargs = fixer_kwargs(_fix.fix_source, sel)
+        if "target_torch" not in kwargs:
+            # the project around the file it stands for (--stdin-filename), else around
+            # the current folder, declares the target as for a file on disk
+            import os
+            from anydev._migrate import torch_versions as _versions
+            where = os.path.abspath(sel.stdin_filename or os.path.join(os.getcwd(), "-"))
+            declared = _versions.ProjectTargets().for_file(where)
+            if declared is not None:
+                kwargs["target_torch"] = declared
         try:
-            new, applied, skipped = _fix.fix_source(data, name, scanned.findings,
-                                                    unsafe=args.unsafe_fixes,
-                                                    **_target_kwargs(_fix.fix_source, sel))
+            if getattr(scanned.findings[0], "cell", None) is not None:  # a notebook
+                from anydev._migrate import check as _check
+
+                new, applied, skipped = _check.fix_notebook(
+                    data, name, scanned.findings, unsafe=args.unsafe_fixes,
+                    **fixer_kwargs(_check.fix_notebook, sel))
+            else:
+                new, applied, skipped = _fix.fix_source(data, name, scanned.findings,
+                                                        unsafe=args.unsafe_fixes, **kwargs)
         except ValueError as e:
             error = str(e)
             skipped = [(f, error) for f in scanned.findings]
@@ -183,8 +224,7 @@ def _fix_stdin(args: argparse.Namespace, sel, scanned) -> int:
         print(f"{name}: not fixed: {error}", file=sys.stderr)
     else:
         for f, why in skipped:
-            print(f"{f.path}:{f.line}:{f.column}: {f.rule} {f.symbol}: not fixed: {why}",
-                  file=sys.stderr)
+            print(f"{location(f)}: {f.rule} {f.symbol}: not fixed: {why}", file=sys.stderr)
     if args.show_fixes:
         sys.stderr.writelines(render_fix_list(applied, "Would fix {n}:" if args.diff
                                               else "Fixed {n}:"))
@@ -196,6 +236,18 @@ def _fix_stdin(args: argparse.Namespace, sel, scanned) -> int:
     if args.diff:
         return sel.status(new != data, scanned.errors)
     return sel.status(bool(skipped), scanned.errors)
+
+
+def _say_unlocks(remaining, args) -> None:
+    """How many more findings a newer target would make fixable, per release."""
+    from anydev._migrate import torch_versions as _versions
+
+    got = _versions.unlocks([why for f, why in remaining
+                             if args.unsafe_fixes or f.fix == "safe"])
+    if got:
+        parts = ", ".join(f"--target-torch {v} {n} more" for v, n in got)
+        print(f"anydev fix: a newer target makes more findings fixable: {parts}",
+              file=sys.stderr)
 
 
 def _say_literals(applied, args) -> None:

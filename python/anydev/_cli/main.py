@@ -6,6 +6,7 @@
     anydev scan [PATH...]         find legacy calls (Python and C++), as text, JSON, SARIF, GitHub
     anydev fix [PATH...]          rewrite the mechanical ones (--unsafe-fixes, --diff)
     anydev rule CODE              explain a rule
+    anydev server                 the editor server (LSP over stdio): findings as you type
     anydev run SCRIPT [ARGS...]   run a legacy script with the runtime report on; print its summary
                                   (--torch [--mode forward]: on the real PyTorch, see docs/torch.md;
                                   --accelerator sim[:N]: on a non-CUDA accelerator, with the call
@@ -13,6 +14,8 @@
     anydev report show FILE...    render a runtime report or a build log (text, markdown, json,
                                   sarif); --scan PATH merges the scanner's findings
     anydev report merge FILES -o OUT   merge the reports of many processes and build logs
+    anydev report html [PATH...]  one self-contained HTML page of the migration (--history:
+                                  the findings over the git history; docs/report-html.md)
     anydev version                the version (also `anydev --version`, `-V`)
     anydev completion SHELL       a completion script for bash, zsh or fish
 
@@ -99,6 +102,8 @@ COMMANDS = {
     "fix": ("rewrite the legacy calls the compat table marks as mechanical",
             _builder("_build_fix")),
     "rule": ("explain a scanner rule (AD101) or list them all", _builder("_build_rule")),
+    "server": ("the editor server: a Language Server (LSP 3.17, stdio) for anydev's findings",
+               _builder("_build_server")),
     "version": ("print the version", _build_version),
     "completion": ("print a shell completion script (bash, zsh, fish)",
                    _build_completion),
@@ -144,9 +149,11 @@ _SCAN_FLAGS = {
     "--show-fixes": "show_fixes",
 }
 # option -> (dest, how the value is taken: "append", "int" (>= 0), "torch",
-# "format" or "file" (not empty))
+# "format", "file" or "rev" (not empty))
 _SCAN_VALUES = {
     "--select": ("select", "append"), "--ignore": ("ignore", "append"),
+    "--extend-select": ("extend_select", "append"),
+    "--extend-ignore": ("extend_ignore", "append"), "--diff-base": ("diff_base", "rev"),
     "--exclude": ("exclude", "append"), "--jobs": ("jobs", "int"), "-j": ("jobs", "int"),
     "--max-file-size": ("max_file_size", "int"), "--target-torch": ("target_torch", "torch"),
     "--stdin-filename": ("stdin_filename", "file"), "--config": ("config", "file"),
@@ -175,7 +182,8 @@ def _fast_scan_args(argv: list[str]):
           "jobs": None, "max_file_size": None, "target_torch": None, "exit_zero": False,
           "stdin_filename": None, "quiet": False, "config": None, "no_config": False,
           "format": None, "output": None, "statistics": False, "show_fixes": False,
-          "baseline": None, "write_baseline": None}
+          "baseline": None, "write_baseline": None, "extend_select": None,
+          "extend_ignore": None, "diff_base": None}
     paths: list[str] = ns["paths"]
     group = 0  # 1 while in the one group of paths, 2 after it
     i, n = 0, len(argv)
@@ -226,7 +234,7 @@ def _fast_scan_args(argv: list[str]):
                 return None
         elif how == "format" and value not in _scan_cli.FORMATS:
             return None
-        elif how == "file" and not value:
+        elif how in ("file", "rev") and not value:
             return None
         ns[dest] = value
     return _Args(**ns, func=_scan_cli.cmd_scan)

@@ -79,13 +79,13 @@ def _text_path(path: str) -> str:
 
 
 def render_text(findings, errors, files: int, *, colour: bool = False,
-                summary: bool = True, show_fixes: bool = False) -> Iterator[str]:
+                summary: bool = True, show_fixes: bool = False,
+                fixable: "Optional[set]" = None) -> Iterator[str]:
     """The text report of `findings`: a list of Findings, a scan._Report
     (its lines written natively: Note [Native reports] in bind_scan.cc), or
     a scan._Stream (its batches' reports written as they come, and its
     ``files`` counted by then: Note [Streamed reports] in anydev/scan.py)."""
     native = getattr(findings, "render", None)
-    shown = _text_path
     batches = getattr(findings, "batches", None)
     if batches is not None:
         texts: dict = {}
@@ -93,25 +93,73 @@ def render_text(findings, errors, files: int, *, colour: bool = False,
             yield from _render_text_native(batch, colour, texts)
             batch = None  # let it go before the next is scanned
         files = findings.files
+        yield from _render_text_objects(findings.extra, colour, fixable)  # notebooks, at the end
     elif native is not None:
         yield from _render_text_native(findings, colour, {})
-    elif colour:  # as ruff: the path bold, the position dim, the code red, [*] cyan
+    else:
+        yield from _render_text_objects(findings, colour, fixable)
+    if show_fixes:
+        listed = findings.findings if native is not None else findings
+        yield from render_fix_list([f for f in listed if _marked(f, fixable)],
+                                   "Would fix {n} with `anydev fix`:")
+    if summary:
+        yield summary_line(findings, files, fixable) + "\n"
+
+
+def _marked(f, fixable) -> bool:
+    """Whether a finding gets `[*]`: the ones `anydev fix` would fix at that
+    site (``fixable``, its dry run's keys), else those of a safe row."""
+    if fixable is None:
+        return f.fix == "safe"
+    return (f.path, f.start, f.rule) in fixable
+
+
+def fixable_keys(sel, scanned) -> "Optional[set]":
+    """The (path, start, rule) of each finding `anydev fix` would rewrite
+    without --unsafe-fixes, from a dry run of the fixer on ``scanned`` (Note
+    [Marks of the fixer]); None where none can be asked (stdin, no safe row)."""
+    if getattr(sel, "stdin", False) or not any(f.fix == "safe" for f in scanned.findings):
+        return None
+    from anydev import fix as _fix
+
+    result = _fix.fix_paths(sel.paths, unsafe=False, diff=True, scanned=scanned, check=True,
+                            **fixer_kwargs(_fix.fix_paths, sel))
+    return {(f.path, f.start, f.rule) for fr in result.files if fr.error is None
+            for f in fr.applied}
+
+
+# Note [Marks of the fixer]
+# `anydev scan` marked `[*]` every finding of a row whose fix is safe, and said
+# "4 fixable" where `anydev fix` then left all four (a target torch without the
+# replacement, a device home, a check over code not shown generic, a test's
+# patch). `anydev scan --show-fixes` asks the fixer itself, in a dry run on the
+# same findings (it parses only the files with a finding the table lets it
+# rewrite at the target: Note [Nothing to fix]), and marks and lists exactly
+# what it would rewrite. The plain text report stays streamed from the native
+# scan (Note [Streamed reports]: its memory does not grow with the findings,
+# and it imports no fixer), so there `[*]` is still the row's level; JSON and
+# SARIF keep the row's level in `fix`. On Megatron-LM the dry run costs about
+# 5 s of wall on top of the scan's 1.3 s.
+
+
+def _render_text_objects(findings, colour: bool, fixable=None) -> Iterator[str]:
+    """The text lines of Finding objects (a notebook's: `path:cell N:line:column`)."""
+    shown = _text_path
+    if colour:  # as ruff: the path bold, the position dim, the code red, [*] cyan
         b, d, r, c, z = "\033[1m", "\033[2m", "\033[1;31m", "\033[36m", "\033[0m"
         for f in findings:
-            mark = f" {c}[*]{z}" if f.fix == "safe" else ""
-            yield (f"{b}{shown(f.path)}{z}{d}:{z}{f.line}{d}:{z}{f.column}{d}:{z} "
+            mark = f" {c}[*]{z}" if _marked(f, fixable) else ""
+            cell = getattr(f, "cell", None)
+            where = f"{d}:{z}cell {cell}" if cell is not None else ""
+            yield (f"{b}{shown(f.path)}{z}{where}{d}:{z}{f.line}{d}:{z}{f.column}{d}:{z} "
                    f"{r}{f.rule}{z}"
                    f"{mark} {f.message}\n")
     else:
         for f in findings:
-            mark = " [*]" if f.fix == "safe" else ""
-            yield f"{shown(f.path)}:{f.line}:{f.column}: {f.rule}{mark} {f.message}\n"
-    if show_fixes:
-        listed = findings.findings if native is not None else findings
-        yield from render_fix_list([f for f in listed if f.fix == "safe"],
-                                   "Would fix {n} with `anydev fix`:")
-    if summary:
-        yield summary_line(findings, files) + "\n"
+            mark = " [*]" if _marked(f, fixable) else ""
+            cell = getattr(f, "cell", None)
+            where = f":cell {cell}" if cell is not None else ""
+            yield f"{shown(f.path)}{where}:{f.line}:{f.column}: {f.rule}{mark} {f.message}\n"
 
 
 def _render_text_native(report, colour: bool, texts: dict) -> Iterator:
@@ -155,12 +203,17 @@ def render_fix_list(fixed, title: str) -> Iterator[str]:
     yield "\n"
 
 
-def summary_line(findings, files: int) -> str:
+def summary_line(findings, files: int, fixable: "Optional[set]" = None) -> str:
     if not findings:
         return f"No legacy references found ({files} file{'s' if files != 1 else ''} scanned)."
     counts = getattr(findings, "summary_counts", None)  # a scan._Report
     if counts is not None:
         n, nfiles, safe, unsafe = counts()
+    elif fixable is not None:
+        n = len(findings)
+        nfiles = len({f.path for f in findings})
+        safe = sum(1 for f in findings if (f.path, f.start, f.rule) in fixable)
+        unsafe = sum(1 for f in findings if f.fix == "unsafe")
     else:
         n = len(findings)
         nfiles = len({f.path for f in findings})
@@ -209,6 +262,15 @@ def file_name(text: str) -> str:
     return text
 
 
+def revision(text: str) -> str:
+    """--diff-base: a git revision (checked when the run starts: anydev._cli.diff_base)."""
+    if not text:
+        from argparse import ArgumentTypeError
+
+        raise ArgumentTypeError("the revision is empty")
+    return text
+
+
 def target_torch(text: str) -> str:
     """--target-torch: a version the fixer's table knows (anydev._migrate.torch_versions)."""
     from anydev._migrate import torch_versions as _versions
@@ -228,8 +290,13 @@ def add_common_arguments(p: argparse.ArgumentParser) -> None:
                    help="files or folders (default: .); `-` reads one file from stdin")
     p.add_argument("--select", action="append", metavar="CODES",
                    help="only these rule codes or prefixes, comma-separated (AD1,AD601)")
+    p.add_argument("--extend-select", action="append", metavar="CODES",
+                   help="these rule codes or prefixes too, besides the selection "
+                        "(an opt-in rule: AD001, AD911)")
     p.add_argument("--ignore", action="append", metavar="CODES",
                    help="not these rule codes or prefixes, comma-separated")
+    p.add_argument("--extend-ignore", action="append", metavar="CODES",
+                   help="not these either (the same as --ignore, by ruff's name)")
     p.add_argument("--exclude", action="append", default=[], metavar="GLOB",
                    help="skip paths matching this gitignore-style glob (repeatable)")
     p.add_argument("--no-gitignore", action="store_true",
@@ -276,16 +343,24 @@ def add_scan_parser(p: argparse.ArgumentParser) -> None:
     add_common_arguments(p)
     p.add_argument("--output-format", "--format", dest="format", choices=FORMATS,
                    default=None,
-                   help="text (default), json, sarif (2.1.0) or github (workflow annotations)")
+                   help="text (default; concise is the same), full (with the source lines), "
+                        "json, json-lines, sarif (2.1.0), github (workflow annotations), "
+                        "gitlab (Code Quality) or junit (docs/ci.md)")
     p.add_argument("--output", "-o", type=file_name, metavar="FILE",
                    help="write the report here (atomically); `-`: stdout")
     p.add_argument("--statistics", action="store_true",
-                   help="counts per rule and per symbol (with --format text: instead of the "
-                        "list; otherwise on stderr)")
+                   help="counts per rule, symbol, kind and fix instead of the list: as text, "
+                        "or with --format json as a JSON document (docs/scan-statistics.schema."
+                        "json); with another format, on stderr as text after the report")
     p.add_argument("--show-fixes", action="store_true",
-                   help="after the list, what `anydev fix` would fix, per file and rule")
+                   help="after the list, what `anydev fix` would fix, per file and rule; with "
+                        "--format json or json-lines, each finding's fix as text edits")
     p.add_argument("--baseline", type=file_name, metavar="FILE",
                    help="report only findings that are not in this baseline")
+    p.add_argument("--diff-base", type=revision, metavar="REV",
+                   help="report only findings on lines added or changed since the merge base "
+                        "of REV and HEAD (git diff, the work tree's changes and untracked files "
+                        "included; renames followed): a ratchet on new code")
     p.add_argument("--write-baseline", type=file_name, metavar="FILE",
                    help="record the current findings as the baseline and exit 0")
     p.set_defaults(func=cmd_scan)
@@ -364,12 +439,18 @@ def _write_text(out, chunks: Iterable, utf8: bool = False) -> None:
 
 class Selection:
     """What a scan or fix run covers and how it ends, from the configuration
-    and the command line: the rule filter (``rules``), the paths, the
-    exclude globs (each with the folder it is relative to), ``keep``: the
-    globs as written (a device's own implementation: reported, never
-    rewritten) and ``keep_globs``: the same relative to the current directory,
-    for the fixer; the per-file ignores (``[(Glob, rule predicate)]``),
-    ``target_torch`` and the exit policy."""
+    and the command line: the rule filter (``rules``: for the native scan,
+    the rules any file's configuration keeps), the paths, the exclude globs
+    (each with the folder it is relative to), ``keep``: the globs as written
+    (a device's own implementation: reported, never rewritten) and
+    ``keep_globs``: the same relative to the current directory, for the
+    fixer; the per-file ignores (``[(Glob, rule predicate)]``),
+    ``target_torch`` and the exit policy.
+
+    ``files`` (a FileConfigs) is each file's own configuration (Note
+    [Configuration per file]): ``dropped()`` drops what a file's own
+    selection and per-file-ignores leave out, ``target_for(path)`` is the
+    file's target torch."""
 
     def __init__(self, cfg: Config, rules: Callable[[str], bool], paths: list,
                  excludes: list, *, keep: Sequence[str] = (),
@@ -377,34 +458,94 @@ class Selection:
                  target_torch: Optional[str] = None, exit_zero: bool = False,
                  fail_on_unscanned: bool = True, max_file_size: int = DEFAULT_MAX_FILE_SIZE,
                  respect_gitignore: bool = True, stdin: bool = False,
-                 stdin_filename: Optional[str] = None) -> None:
-        self.cfg, self.rules, self.paths, self.excludes = cfg, rules, paths, excludes
+                 stdin_filename: Optional[str] = None,
+                 files: Optional[FileConfigs] = None,
+                 explicit_target: Optional[str] = None) -> None:
+        self.cfg, self.paths, self.excludes = cfg, paths, excludes
+        self._rules = rules
         self.keep = list(keep)
         self.per_file_ignores = list(per_file_ignores)
-        self.keep_globs = list(keep_globs)
+        self._keep_globs = list(keep_globs)
         self.target_torch = target_torch
+        self.explicit_target = explicit_target
         self.exit_zero, self.fail_on_unscanned = exit_zero, fail_on_unscanned
         self.max_file_size, self.respect_gitignore = max_file_size, respect_gitignore
         self.stdin, self.stdin_filename = stdin, stdin_filename
+        self.files = files
+
+    def rules(self, code: str) -> bool:
+        """Whether some file's selection keeps the rule ``code``."""
+        files = self.files
+        if files is not None and files.nested:
+            return files.any_rules(code)
+        return self._rules(code)
+
+    @property
+    def keep_globs(self) -> list:
+        files = self.files
+        if files is not None and files.nested:
+            return files.keep_globs()
+        return self._keep_globs
+
+    def per_file(self) -> bool:
+        """Whether findings are dropped per file (per-file-ignores, or files
+        whose configuration is another than the run's)."""
+        files = self.files
+        return bool(self.per_file_ignores) or (files is not None and files.nested)
 
     def dropped(self) -> Callable[[str, str], bool]:
-        """A predicate (path, rule) -> whether per-file-ignores drop that
-        finding; each path is matched once."""
+        """A predicate (path, rule) -> whether per-file-ignores (or the file's
+        own configuration) drop that finding; each path is matched once."""
         memo: dict = {}
+        files = self.files
+        nested = files is not None and files.nested
 
         def drop(path: str, rule: str) -> bool:
             preds = memo.get(path)
             if preds is None:
-                preds = memo[path] = [p for g, p in self.per_file_ignores if g.match(path)]
+                if nested:
+                    cfg = files.for_path(path)
+                    preds = [lambda code, keep=files.rules_of(cfg): not keep(code)]
+                    preds += [p for g, p in files.per_file_ignores_of(cfg) if g.match(path)]
+                else:
+                    preds = [p for g, p in self.per_file_ignores if g.match(path)]
+                memo[path] = preds
             return any(pred(rule) for pred in preds)
 
         return drop
 
+    def settings(self):
+        """The selection as anydev._migrate.check.Settings (for one file, as
+        the editor server checks it)."""
+        from anydev._migrate import check as _check
+
+        return _check.Settings(self.rules, per_file_ignores=self.per_file_ignores,
+                               keep=self.keep, root=self.cfg.root or os.getcwd(),
+                               target_torch=self.target_torch,
+                               max_file_size=self.max_file_size)
+
     def filter(self, findings: list) -> list:
-        if not self.per_file_ignores:
+        if not self.per_file():
             return findings
         drop = self.dropped()
         return [f for f in findings if not drop(f.path, f.rule)]
+
+    def target_for(self, path: str):
+        """The file's target torch (an anydev._migrate.torch_versions.Target):
+        --target-torch, else the `target-torch` of the file's configuration,
+        else what the file's package declares (`torch>=`), else None."""
+        from anydev._migrate import torch_versions as _versions
+
+        if self.explicit_target is not None:
+            return _versions.resolve_target(self.explicit_target)
+        files = self.files
+        cfg = files.for_path(path) if files is not None else self.cfg
+        if cfg.target_torch is not None and "target-torch" in cfg.set:
+            return _versions.resolve_target(cfg.target_torch,
+                                            f"{cfg.where('target-torch')}")
+        if files is None:
+            return _versions.project_target(path)
+        return files.projects().for_file(path)
 
     def status(self, findings_left: bool, errors: Sequence) -> int:
         """The exit status of a run (2 for I/O errors is the caller's)."""
@@ -413,6 +554,265 @@ class Selection:
         if (findings_left or unscanned) and not self.exit_zero:
             return 1
         return 0
+
+
+# Note [Configuration per file]
+# As ruff's hierarchical configuration: each file takes the keys that select
+# what is reported in it from the configuration nearest to it (the closest
+# folder at or above it with an anydev.toml or a pyproject.toml with
+# [tool.anydev], with what that file inherits through `extend`): select,
+# extend-select, ignore, extend-ignore, per-file-ignores, exclude, keep and
+# target-torch. The keys of the run itself (baseline, output-format,
+# exit-zero, fail-on-unscanned, max-file-size, respect-gitignore) are the
+# run's configuration's: the one at the current folder, or --config. A file
+# without a configuration above it takes the run's. --config and
+# --no-config give every file the one configuration. Command-line options
+# apply on top of each file's configuration.
+# The files' folders are known from the walk, before the scan (Note [Walked
+# first] in anydev/scan.py): their configurations decide the rules the
+# native scan keeps (any file's), and their excludes the files scanned; each
+# finding is then dropped where its own file's selection leaves it out. The
+# run's own `exclude` applies to the files it governs; a
+# nested configuration's replaces it below its folder, as `exclude` is resolved
+# while ruff walks: a folder is left out when the configuration of the folder
+# above it excludes it, a file when its own folder's does. The walk prunes
+# with the run's excludes (natively, as before); where a configuration below
+# excludes other paths (its own `exclude`, or none), the tree is walked again
+# without them and each path is excluded by its folders' configurations.
+# Where every file takes the run's configuration (most runs), nothing more
+# is done: no second walk, nothing dropped per file.
+
+
+class FileConfigs:
+    """Each file's configuration for one run (Note [Configuration per
+    file]), found once per folder; the rule filter and per-file ignores of
+    each configuration, made once."""
+
+    def __init__(self, root: Config, args: argparse.Namespace, per_file: bool) -> None:
+        self.root = root
+        self.args = args
+        self.per_file = per_file
+        self._finder = _config.Finder() if per_file else None
+        self._by_dir: dict[str, Config] = {}
+        self._rules: dict[int, Callable[[str], bool]] = {}
+        self._pfi: dict[int, list] = {}
+        self._projects = None
+        self._union_memo: dict[str, bool] = {}
+        #: with `collect`, the Python files walked: (shown path, name as walked)
+        self.collect = False
+        self.python_files: list[tuple[str, str]] = []
+        #: the configurations in use, by file (the run's first)
+        self.used: dict[Optional[str], Config] = {root.path: root}
+        #: the command line's --exclude, (pattern, base) as the walk takes them
+        self.cli_excludes = [(g, "") for g in getattr(args, "exclude", None) or []]
+        self._dirs_out: dict[str, bool] = {}
+        self._globs: dict[int, list] = {}
+        self.nested = False  # some file takes a configuration other than the run's
+
+    def for_path(self, path: str) -> Config:
+        """The configuration of the file ``path`` (UsageError for a bad one)."""
+        if not self.per_file:
+            return self.root
+        return self.for_folder(os.path.dirname(os.path.abspath(path)))
+
+    def for_folder(self, d: str) -> Config:
+        """The configuration of the files of the folder ``d`` (absolute)."""
+        if not self.per_file:
+            return self.root
+        cfg = self._by_dir.get(d)
+        if cfg is None:
+            found = self._finder.find(d)
+            if found is None or found == self.root.path:
+                cfg = self.root
+            else:
+                cfg = self.used.get(found)
+                if cfg is None:
+                    cfg = self._load(found)
+            self._by_dir[d] = cfg
+        return cfg
+
+    def _load(self, found: str) -> Config:
+        try:
+            cfg = _config.load_file(found).check(PER_FILE_KEYS)
+        except _config.ConfigError as e:
+            raise UsageError(str(e)) from None
+        print_config_warnings(cfg, getattr(self.args, "command", None) or "scan")
+        self.rules_of(cfg)  # a bad code is an error before the scan
+        self.per_file_ignores_of(cfg)
+        if cfg.target_torch is not None:
+            _check_target(cfg)
+        self.used[found] = cfg
+        self.nested = True
+        self._union_memo.clear()
+        return cfg
+
+    def rules_of(self, cfg: Config) -> Callable[[str], bool]:
+        """The rule filter of a file with the configuration ``cfg`` and the
+        command line's options."""
+        got = self._rules.get(id(cfg))
+        if got is None:
+            got = self._rules[id(cfg)] = rule_selection(cfg, self.args)
+        return got
+
+    def per_file_ignores_of(self, cfg: Config) -> list:
+        got = self._pfi.get(id(cfg))
+        if got is None:
+            got = self._pfi[id(cfg)] = per_file_ignores(cfg)
+        return got
+
+    def any_rules(self, code: str) -> bool:
+        """Whether the configuration of some file of the run keeps ``code``."""
+        v = self._union_memo.get(code)
+        if v is None:
+            v = self._union_memo[code] = any(self.rules_of(c)(code)
+                                             for c in self.used.values())
+        return v
+
+    def keep_globs(self) -> list[str]:
+        out: list[str] = []
+        for cfg in self.used.values():
+            for g in _relative_to_cwd(cfg.keep, cfg.base("keep")):
+                if g not in out:
+                    out.append(g)
+        return out
+
+    def projects(self):
+        if self._projects is None:
+            from anydev._migrate import torch_versions as _versions
+
+            self._projects = _versions.ProjectTargets()
+        return self._projects
+
+    def walked(self, names: list, show: Callable[[bytes], str],
+               rewalk: Optional[Callable[[list], list]] = None) -> list:
+        """The files to scan of the walk's (Note [Configuration per file]):
+        finds the configuration of each folder (once per folder: the walk
+        gives a folder's files together); where one below the run's excludes
+        other paths than the run's, walks again without the configurations'
+        excludes and excludes each file as its folders' configurations say."""
+        if self.per_file:
+            self._find_folders(names)
+            if rewalk is not None and any(not _same_exclude(c, self.root)
+                                          for c in self.used.values()):
+                names = rewalk(self.cli_excludes)
+                self._find_folders(names)
+                names = [n for n in names if not self._excluded(os.fsdecode(n))]
+        collect = self.collect or any(self.rules_of(c)("AD001") for c in self.used.values())
+        self.collect = collect
+        if collect:  # AD001 reads the Python files walked (Note [Unused noqa])
+            python = self.python_files
+            for name in names:
+                if name.endswith((b".py", b".pyi")):
+                    path = os.fsdecode(name)
+                    if self.rules_of(self.for_path(path))("AD001"):
+                        python.append((show(name), path))
+        return names
+
+    def _find_folders(self, names: list) -> None:
+        """The configuration of each folder of ``names`` (as the walk gives
+        them: bytes, relative to the current folder or absolute)."""
+        last = None
+        for name in names:
+            d = name.rpartition(b"/")[0]
+            if d != last:
+                last = d
+                self.for_folder(os.path.abspath(os.fsdecode(d) if d else "."))
+
+    def _excluded(self, path: str) -> bool:
+        """Whether the configurations exclude the file: a folder above it
+        that the configuration of its parent folder excludes, or the file
+        itself by its own folder's (as ruff resolves `exclude` while it walks)."""
+        d = os.path.dirname(os.path.abspath(path))
+        return self._dir_excluded(d) or _excludes(self.for_path(path), os.path.abspath(path),
+                                                  False, self._globs)
+
+    def _dir_excluded(self, d: str) -> bool:
+        memo = self._dirs_out
+        got = memo.get(d)
+        if got is None:
+            parent = os.path.dirname(d)
+            if parent == d:
+                got = False
+            else:
+                got = self._dir_excluded(parent) or _excludes(self.for_folder(parent), d, True,
+                                                              self._globs)
+            memo[d] = got
+        return got
+
+
+def _same_exclude(cfg: Config, root: Config) -> bool:
+    """Whether ``cfg`` excludes what the run's configuration does (the same
+    globs from the same folder: its own, or inherited through `extend`)."""
+    return cfg is root or (cfg.exclude == root.exclude and
+                           (not cfg.exclude or cfg.base("exclude") == root.base("exclude")))
+
+
+def _excludes(cfg: Config, path: str, is_dir: bool, cache: dict) -> bool:
+    """Whether ``cfg``'s `exclude` matches ``path`` (absolute), a path below
+    the folder its globs are relative to."""
+    if not cfg.exclude:
+        return False
+    base = cfg.base("exclude")
+    if not (path + os.sep).startswith(base.rstrip(os.sep) + os.sep) or path == base:
+        return False
+    globs = cache.get(id(cfg))
+    if globs is None:
+        globs = cache[id(cfg)] = [_config.Glob(g, base) for g in cfg.exclude]
+    return any(g.match(path, is_dir) for g in globs)
+
+
+#: The keys each file takes from its own configuration (Note [Configuration per file]).
+PER_FILE_KEYS = ("extend", "select", "extend-select", "ignore", "extend-ignore", "exclude",
+                 "per-file-ignores", "keep", "target-torch")
+
+
+def rule_selection(cfg: Config, args: argparse.Namespace) -> Callable[[str], bool]:
+    """The rule filter of ``cfg``'s select/extend-select/ignore/extend-ignore
+    with the command line's on top (--select replaces the selection and the
+    file's extend-select; --extend-select, --ignore, --extend-ignore add)."""
+    scan = _scanner()
+    cli_select = getattr(args, "select", None)
+    select = cli_select if cli_select is not None else cfg.select
+    extend = ([] if cli_select is not None else list(cfg.extend_select)) + \
+        list(getattr(args, "extend_select", None) or [])
+    ignore = list(cfg.ignore) + list(cfg.extend_ignore) + list(getattr(args, "ignore", None)
+                                                              or []) + \
+        list(getattr(args, "extend_ignore", None) or [])
+    try:
+        base = scan.rule_filter(select, ignore)
+        extra = scan.rule_filter(extend, ignore) if extend else None
+    except ValueError as e:
+        from_file = cfg.path and (cfg.select or cfg.ignore or cfg.extend_select or
+                                  cfg.extend_ignore)
+        where = cfg.where() + ": " if from_file and cli_select is None and \
+            not getattr(args, "ignore", None) else ""
+        raise UsageError(f"{where}{e}") from None
+    if extra is None:
+        return base
+    return lambda code: base(code) or extra(code)
+
+
+def per_file_ignores(cfg: Config) -> list:
+    """``cfg``'s per-file-ignores: [(Glob, predicate: code -> dropped)]."""
+    scan = _scanner()
+    out = []
+    for glob, codes in cfg.per_file_ignores:
+        try:
+            pred = scan.rule_filter(["ALL"], codes) if codes else (lambda code: False)
+        except ValueError as e:
+            raise UsageError(f"{cfg.where()}: `per-file-ignores` {glob!r}: {e}") from None
+        out.append((_config.Glob(glob, cfg.base("per-file-ignores")),
+                    lambda code, p=pred: not p(code)))
+    return out
+
+
+def _check_target(cfg: Config) -> None:
+    from anydev._migrate import torch_versions as _versions
+
+    try:
+        _versions.resolve_target(cfg.target_torch)
+    except _versions.VersionError as e:
+        raise UsageError(f"{cfg.where()}: `target-torch`: {e}") from None
 
 
 def print_config_warnings(cfg: Config, command: str) -> None:
@@ -429,22 +829,9 @@ def selection(args: argparse.Namespace) -> Selection:
     cfg = Config(root=os.getcwd()) if args.no_config else load_config(os.getcwd(),
                                                                        config_file)
     print_config_warnings(cfg, getattr(args, "command", None) or "scan")
-    scan = _scanner()
-    select = args.select if args.select is not None else cfg.select
-    ignore = list(cfg.ignore) + list(args.ignore or [])
-    try:
-        rules = scan.rule_filter(select, ignore)
-    except ValueError as e:
-        where = cfg.where() + ": " if cfg.path and (cfg.select or cfg.ignore) and \
-            args.select is None and not args.ignore else ""
-        raise UsageError(f"{where}{e}") from None
-    pfi = []
-    for glob, codes in cfg.per_file_ignores:
-        try:
-            pred = scan.rule_filter(["ALL"], codes) if codes else (lambda code: False)
-        except ValueError as e:
-            raise UsageError(f"{cfg.where()}: `per-file-ignores` {glob!r}: {e}") from None
-        pfi.append((_config.Glob(glob, cfg.root), lambda code, p=pred: not p(code)))
+    files = FileConfigs(cfg, args, per_file=not (args.no_config or config_file))
+    rules = files.rules_of(cfg)
+    pfi = files.per_file_ignores_of(cfg)
     paths = _distinct(args.paths or ["."])
     stdin = paths == ["-"]
     if "-" in paths and not stdin:
@@ -457,24 +844,24 @@ def selection(args: argparse.Namespace) -> Selection:
                 raise UsageError("a PATH is empty (`''`); give `.` for the current folder")
             if not os.path.lexists(p):
                 raise UsageError(f"{p}: no such file or directory")
-    excludes = [(g, cfg.root) for g in cfg.exclude] + [(g, "") for g in args.exclude]
+    excludes = [(g, cfg.base("exclude")) for g in cfg.exclude] + \
+        [(g, "") for g in args.exclude]
     if cfg.target_torch is not None and args.target_torch is None:
-        from anydev._migrate import torch_versions as _versions
-
-        try:
-            _versions.resolve_target(cfg.target_torch)
-        except _versions.VersionError as e:
-            raise UsageError(f"{cfg.where()}: `target-torch`: {e}") from None
+        _check_target(cfg)
     max_size = args.max_file_size if args.max_file_size is not None else (
         cfg.max_file_size if cfg.max_file_size is not None else DEFAULT_MAX_FILE_SIZE)
-    return Selection(
+    sel = Selection(
         cfg, rules, paths, excludes, keep=list(cfg.keep), per_file_ignores=pfi,
-        keep_globs=_relative_to_cwd(cfg.keep, cfg.root),
+        keep_globs=_relative_to_cwd(cfg.keep, cfg.base("keep")),
         target_torch=args.target_torch or cfg.target_torch,
         exit_zero=args.exit_zero or cfg.exit_zero, fail_on_unscanned=cfg.fail_on_unscanned,
         max_file_size=max_size,
         respect_gitignore=cfg.respect_gitignore and not args.no_gitignore,
-        stdin=stdin, stdin_filename=args.stdin_filename)
+        stdin=stdin, stdin_filename=args.stdin_filename, files=files,
+        explicit_target=args.target_torch)
+    if stdin and args.stdin_filename:
+        files.for_path(args.stdin_filename)  # its folder's configuration, checked now
+    return sel
 
 
 def _distinct(paths: Sequence[str]) -> list[str]:
@@ -510,12 +897,13 @@ def _relative_to_cwd(globs: Sequence[str], root: str) -> list[str]:
 
 def read_stdin(sel: Selection):
     """Reads the file given as `-`: (display path, bytes, language)."""
-    scan = _scanner()
+    from anydev._migrate import check as _check
+
     name = sel.stdin_filename or "-"
-    language = scan.language_of(name) if sel.stdin_filename else "python"
+    language = _check.language_of(name) if sel.stdin_filename else "python"
     if language is None:
         raise UsageError(f"--stdin-filename {name}: not a Python or C/C++/CUDA/HIP source "
-                         f"(by its extension)")
+                         f"or a Jupyter notebook (by its extension)")
     try:
         data = sys.stdin.buffer.read()
     except (OSError, AttributeError, ValueError) as e:
@@ -529,34 +917,54 @@ def scan_selection(sel: Selection, jobs: Optional[int], *, report: bool = False,
     per-file-ignores applied: a ScanResult, or with ``report`` and paths, a
     scan._Report (its findings native until asked for), or with ``stream``
     and paths, a scan._Stream (the tree walked, scanned as its batches are
-    asked for: Note [Streamed reports] in anydev/scan.py)."""
+    asked for: Note [Streamed reports] in anydev/scan.py). Each file's own
+    configuration applies (Note [Configuration per file])."""
     scan = _scanner()
+    files = sel.files
+    walked = files.walked if files is not None and (files.per_file or files.collect) else None
     if stream and not sel.stdin:
         return scan._scan_stream(
             sel.paths, keep=sel.rules, excludes=sel.excludes, jobs=jobs,
             respect_gitignore=sel.respect_gitignore, max_file_size=sel.max_file_size,
-            drop=sel.dropped() if sel.per_file_ignores else None)
+            drop=_LazyDrop(sel), notebooks=True, walked=walked)
     if sel.stdin:
+        from anydev._migrate import check as _check  # one file, as `anydev server` checks it
+
         name, data, language = read_stdin(sel)
-        result = scan.ScanResult(files=1, bytes=len(data))
-        if len(data) > sel.max_file_size:
-            result.errors.append(scan.ScanError(
-                name, f"file is {len(data)} bytes, over the limit of {sel.max_file_size} "
-                      f"(a generated file?); skipped", None))
-            result.files = 0
-        else:
-            result.findings, result.errors = scan.scan_source(data, name, language=language)
-            result.findings = [f for f in result.findings if sel.rules(f.rule)]
+        checked = _check.check_source(data, name, sel.settings(), language=language,
+                                      baseline=False)
+        result = scan.ScanResult(findings=checked.findings, errors=checked.errors,
+                                 files=0 if len(data) > sel.max_file_size else 1,
+                                 bytes=len(data))
         result.stdin_data = data  # type: ignore[attr-defined]
-    else:
-        found = scan._scan_report(sel.paths, keep=sel.rules, excludes=sel.excludes, jobs=jobs,
-                                  respect_gitignore=sel.respect_gitignore,
-                                  max_file_size=sel.max_file_size)
-        if sel.per_file_ignores:
-            found.drop_where(sel.dropped())
-        return found if report else found.result()
-    result.findings = sel.filter(result.findings)
-    return result
+        result.findings = sel.filter(result.findings)  # the file's own configuration
+        return result
+    found = scan._scan_report(sel.paths, keep=sel.rules, excludes=sel.excludes, jobs=jobs,
+                              respect_gitignore=sel.respect_gitignore,
+                              max_file_size=sel.max_file_size, notebooks=True, walked=walked)
+    if sel.per_file():
+        found.drop_where(sel.dropped())
+    return found if report else found.result()
+
+
+class _LazyDrop:
+    """The stream's drop predicate, decided once the walk has found each
+    folder's configuration (Note [Configuration per file]): before the first
+    batch, the stream asks whether there is one (bool) and then calls it."""
+
+    __slots__ = ("_sel", "_drop")
+
+    def __init__(self, sel: Selection) -> None:
+        self._sel = sel
+        self._drop: Optional[Callable[[str, str], bool]] = None
+
+    def __bool__(self) -> bool:
+        return self._sel.per_file()
+
+    def __call__(self, path: str, rule: str) -> bool:
+        if self._drop is None:
+            self._drop = self._sel.dropped()
+        return self._drop(path, rule)
 
 
 def use_colour(stream) -> bool:
@@ -571,20 +979,45 @@ def use_colour(stream) -> bool:
         return False
 
 
+#: The formats written as the tree is scanned, a batch at a time (Note
+#: [Streamed reports] in anydev/scan.py); the others read the whole tree's findings.
+_STREAMED = ("text", "json", "json-lines", "github", "full")
+
+
 def _scan_main(args: argparse.Namespace) -> int:
     sel = selection(args)
     cfg = sel.cfg
     fmt = args.format or cfg.output_format or "text"
+    if fmt == "concise":  # ruff's name of the one-line-a-finding text
+        fmt = "text"
     baseline = args.baseline or cfg.baseline
-    # The text, JSON and GitHub reports are written from the native report,
-    # as the tree is scanned (Note [Streamed reports] in anydev/scan.py); the
-    # rest reads the whole tree's Finding objects.
-    objects = (args.write_baseline or baseline or args.statistics or args.show_fixes
-               or fmt not in ("text", "json", "github"))
+    diff_base = getattr(args, "diff_base", None)
+    changed = None
+    if diff_base:
+        if args.write_baseline:
+            raise UsageError("--write-baseline records every finding; it does not go with "
+                             "--diff-base")
+        changed = _changed_lines(diff_base, sel)
+    files = sel.files
+    # AD001 (unused noqa) reads the Python files the walk finds (Note [Unused
+    # noqa] in anydev/_migrate/meta_rules.py): the tree is walked first then.
+    if files is not None and not files.per_file and sel.rules("AD001"):
+        files.collect = True
+    objects = (args.write_baseline or baseline or args.statistics or
+               args.show_fixes and fmt == "text" or changed is not None or fmt not in _STREAMED)
     result = scan_selection(sel, args.jobs, report=True, stream=not objects)
+    unused_noqa = files is not None and sel.rules("AD001") and not sel.stdin
+    if unused_noqa and hasattr(result, "batches"):
+        result = result.whole()  # not scanned yet: the whole tree's report instead
+        objects = True
     findings = result.findings if objects or not hasattr(result, "render") and \
         not hasattr(result, "batches") else result
+    errors = result.errors
     lines = _Lines()
+    if unused_noqa:
+        extra = _unused_noqa(sel, result)
+        if extra:
+            findings = sorted([*findings, *extra], key=lambda f: (f.path, f.start))
 
     if args.write_baseline:
         from anydev._migrate.formats import write_baseline
@@ -596,8 +1029,8 @@ def _scan_main(args: argparse.Namespace) -> int:
         if not args.quiet:
             print(f"anydev scan: wrote {len(findings)} finding(s) to {args.write_baseline}",
                   file=sys.stderr)
-        _print_errors(result.errors)
-        return 2 if any(_is_io_error(e) for e in result.errors) else 0
+        _print_errors(errors)
+        return 2 if any(_is_io_error(e) for e in errors) else 0
 
     if baseline:
         from anydev._migrate.formats import fingerprint_keys, read_baseline
@@ -607,38 +1040,68 @@ def _scan_main(args: argparse.Namespace) -> int:
         keys = fingerprint_keys(findings, relative_to=base, lines=lines)
         findings = [f for f, k in zip(findings, keys) if k not in known]
 
-    if fmt == "text":
-        if args.statistics:
-            from anydev._migrate.formats import render_statistics
+    if changed is not None:
+        # the ratchet: what is on the lines added or changed since the base
+        findings = [f for f in findings if changed.covers(f.path, f.line, f.end_line)]
+        errors = [e for e in errors if error_kind(e) != "unscanned" or changed.has_file(e.path)]
 
-            text: Iterable[str] = [render_statistics(findings, result.files, result.bytes,
-                                                     sel.target_torch)]
-        else:
-            colour = not args.output and use_colour(sys.stdout)
-            text = render_text(findings, result.errors, result.files, colour=colour,
-                               summary=not args.quiet, show_fixes=args.show_fixes)
+    stats_target = sel.target_for if sel.files is not None and not sel.stdin else \
+        sel.target_torch
+    if args.statistics and fmt in ("text", "json"):
+        from anydev._migrate.formats import render_statistics, render_statistics_json
+
+        render = render_statistics if fmt == "text" else render_statistics_json
+        text: Iterable[str] = [render(findings, result.files, result.bytes, stats_target)]
+        if fmt == "text" and not args.quiet:
+            text = _then(text, lambda: _scanner().ignore_summary(result))
+    elif fmt == "text":
+        colour = not args.output and use_colour(sys.stdout)
+        # with --show-fixes, `[*]` is what `anydev fix` would fix at that site (Note
+        # [Marks of the fixer]); the streamed report marks the safe rows
+        fixable = fixable_keys(sel, result) if findings and args.show_fixes else None
+        text = render_text(findings, errors, result.files, colour=colour,
+                           summary=not args.quiet, show_fixes=args.show_fixes,
+                           fixable=fixable)
         if not args.quiet:
             text = _then(text, lambda: _scanner().ignore_summary(result))
-    elif fmt == "json":
-        from anydev._migrate.formats import render_json
+    elif fmt == "full":
+        from anydev._migrate.formats import render_full
 
-        text = render_json(findings, result.errors)
+        text = render_full(findings)
+        if not args.quiet:
+            text = _then(_then(text, lambda: summary_line(findings, result.files) + "\n"),
+                         lambda: _scanner().ignore_summary(result))
+    elif fmt in ("json", "json-lines"):
+        from anydev._migrate.formats import render_json, render_json_lines
+
+        edits = _edits_of(sel, result) if args.show_fixes else None
+        text = render_json(findings, errors, edits) if fmt == "json" else \
+            render_json_lines(findings, edits)
     elif fmt == "sarif":
         import anydev
 
         from anydev._migrate.formats import render_sarif
 
-        text = render_sarif(findings, result.errors, sel.rules, version=anydev.__version__,
+        text = render_sarif(findings, errors, sel.rules, version=anydev.__version__,
                             lines=lines)
+    elif fmt == "gitlab":
+        from anydev._migrate.formats import render_gitlab
+
+        text = render_gitlab(findings, errors)
+    elif fmt == "junit":
+        from anydev._migrate.formats import render_junit
+
+        text = [render_junit(findings, errors, result.files)]
     else:
         from anydev._migrate.formats import render_github
 
-        text = render_github(findings, result.errors)
-    if args.statistics and fmt != "text":
+        text = render_github(findings, errors)
+    if args.statistics and fmt not in ("text", "json"):
         from anydev._migrate.formats import render_statistics
 
-        sys.stderr.write(render_statistics(findings, result.files, result.bytes,
-                                           sel.target_torch))
+        text = _then(text, lambda: "")
+        stats = render_statistics(findings, result.files, result.bytes, stats_target)
+        sys.stderr.write(stats)
 
     if args.output:
         try:
@@ -646,15 +1109,169 @@ def _scan_main(args: argparse.Namespace) -> int:
         except OSError as e:
             raise UsageError(f"{args.output}: cannot write: {e.strerror}") from None
     else:
-        write_stdout(text, utf8=fmt != "text")
+        write_stdout(text, utf8=fmt not in ("text", "full"))
     if fmt != "github" or args.output:
-        _print_errors(result.errors)
-    if any(_is_io_error(e) for e in result.errors):
+        _print_errors(errors)
+    if any(_is_io_error(e) for e in errors):
         return 2
-    return sel.status(bool(findings), result.errors)
+    return sel.status(bool(findings), errors)
+
+
+def _changed_lines(rev: str, sel: Selection):
+    """The ratchet's lines (anydev._migrate.changed_lines): UsageError where
+    git cannot give them, or a path lies outside the work tree."""
+    from anydev._migrate import changed_lines as _changed
+
+    try:
+        changed = _changed.changed_since(rev, os.getcwd())
+    except _changed.DiffBaseError as e:
+        raise UsageError(str(e)) from None
+    if sel.stdin:
+        if not sel.stdin_filename:
+            raise UsageError("--diff-base with `-` (stdin) needs --stdin-filename: which "
+                             "file's changes count")
+        paths = [sel.stdin_filename]
+    else:
+        paths = sel.paths
+    for p in paths:
+        if changed.outside(p):
+            raise UsageError(f"--diff-base {rev}: {p} is outside the git work tree "
+                             f"{changed.toplevel}")
+    return changed
+
+
+def _edits_of(sel: Selection, result):
+    """The fix's edits of each finding for the JSON reports: (edits, None) or
+    (None, why not). The findings come by file: each file's are fixed
+    together when its first is asked for (anydev._migrate.fix_edits.file_edits),
+    so the renderer must ask for them in the report's order."""
+    from anydev._migrate import fix_edits as _edits
+    from anydev._migrate import meta_rules as _meta
+
+    state: dict = {"path": None, "got": {}}
+    keep = sel.keep_globs
+    stdin = getattr(result, "stdin_data", None)
+    pending: list = []
+
+    def edits(f):
+        if f.rule in _meta.ROWS_BY_CODE or f.fix == "none":
+            return None, "the rule has no automatic fix"
+        got = state["got"].get(id(f))
+        if got is not None:
+            return got
+        return None, "not fixed"  # pragma: no cover - asked out of order
+
+    def prepare(findings: list) -> None:
+        """Fixes the findings of each file of ``findings`` (a batch)."""
+        by_path: dict = {}
+        for f in findings:
+            if f.fix != "none" and f.rule not in _meta.ROWS_BY_CODE:
+                by_path.setdefault(f.path, []).append(f)
+        got = state["got"] = {}
+        for path, fs in by_path.items():
+            if stdin is not None:
+                data = stdin
+            else:
+                try:
+                    with open(path, "rb") as fh:
+                        data = fh.read()
+                except OSError as e:
+                    for f in fs:
+                        got[id(f)] = (None, f"cannot read the file: {e.strerror or e}")
+                    continue
+            target = sel.target_for(sel.stdin_filename or path) if sel.files is not None \
+                else None
+            for f, r in zip(fs, _edits.file_edits(data, path, fs, target=target, keep=keep)):
+                got[id(f)] = r
+
+    edits.prepare = prepare  # type: ignore[attr-defined]
+    del pending
+    return edits
+
+
+def _make_directive_finding(path: str, data: bytes, line: int, column: int, end_line: int,
+                            end_column: int, text: str, message: str):
+    """An AD001 finding (anydev.scan.Finding) of a `# noqa` directive."""
+    scan = _scanner()
+    starts = 0
+    for _ in range(line - 1):
+        starts = data.find(b"\n", starts) + 1
+    row_end = data.find(b"\n", starts)
+    row = data[starts:row_end if row_end >= 0 else len(data)].decode("utf-8", "surrogateescape")
+    if line == 1 and row.startswith("\ufeff"):
+        row = row[1:]
+        starts += 3
+    start = starts + len(row[:column - 1].encode("utf-8", "surrogateescape"))
+    end = starts + len(row[:end_column - 1].encode("utf-8", "surrogateescape"))
+    return scan.Finding(path, line, column, end_line, end_column, "noqa", "", "AD001", "none",
+                        message, "directive", start, end, None, text, "python")
+
+
+def _unused_noqa(sel: Selection, report) -> list:
+    """The AD001 findings of the run (Note [Unused noqa] in
+    anydev/_migrate/meta_rules.py): the `# noqa` directives of the Python
+    files walked whose AD codes suppress nothing on their line."""
+    from anydev._migrate import meta_rules as _meta
+    from anydev._migrate.noqa import read_file
+
+    files = sel.files
+    before: dict = {}  # shown path -> the scan's findings, `# noqa`'s dropped ones too
+    for i, shown in enumerate(report.shown):
+        if report.counts[i]:
+            before[shown] = report._file_findings(i)
+    out: list = []
+    for shown, name in files.python_files:
+        keep = files.rules_of(files.for_path(name))
+        if not keep("AD001"):
+            continue
+        data = read_file(name)
+        if not data or b"noqa" not in data.lower():
+            continue
+        lines_rules: dict = {}
+        for f in before.get(shown, ()):
+            lines_rules.setdefault(f.line, []).append(f.rule)
+        out += _meta.unused_noqa(
+            shown, data, lines_rules, keep,
+            lambda *a, data=data: _make_directive_finding(a[0], data, *a[1:]))
+    return sel.filter(out)
 
 
 def _print_errors(errors: Iterable[_scan.ScanError]) -> None:
     for e in errors:
         where = _text_path(e.path) + (f":{e.line}" if e.line else "")
         print(f"{where}: {error_level(e)}: {e.message}", file=sys.stderr)
+
+
+def _accepts(fn, name: str) -> bool:
+    import inspect
+
+    try:
+        return name in inspect.signature(fn).parameters
+    except (TypeError, ValueError):  # pragma: no cover
+        return False
+
+
+def fixer_kwargs(fn, sel) -> dict:
+    """The selection's ``target_torch=``/``target_for=``, ``keep=`` and
+    ``rules=`` for the fixer's function ``fn``, as far as it takes them: what
+    `anydev fix` passes, and what `anydev scan --show-fixes` asks its dry run
+    with (Note [Marks of the fixer])."""
+    out: dict = {}
+    if _accepts(fn, "target_for") and sel.files is not None:
+        # each file's own target (Note [Configuration per file] in anydev/_cli/scan.py)
+        if sel.explicit_target is not None:
+            out["target_torch"] = sel.explicit_target
+        else:
+            out["target_for"] = sel.target_for
+    elif sel.stdin and sel.stdin_filename and sel.files is not None and \
+            _accepts(fn, "target_torch"):
+        target = sel.target_for(sel.stdin_filename)
+        if target is not None:
+            out["target_torch"] = target
+    elif sel.target_torch is not None and _accepts(fn, "target_torch"):
+        out["target_torch"] = sel.target_torch
+    if sel.keep_globs and _accepts(fn, "keep"):
+        out["keep"] = sel.keep_globs
+    if _accepts(fn, "rules"):  # the rescans of a fixed file keep the selection
+        out["rules"] = lambda fs: sel.filter([f for f in fs if sel.rules(f.rule)])
+    return out

@@ -7,10 +7,14 @@ runtime policy of legacy calls (:mod:`anydev.compat`) and the scope of
 against the one schema :data:`KEYS` (documented in docs/configuration.md,
 which ``tests/python/common/test_config.py`` checks against it).
 
-* Which file: the nearest folder at or above the start (the current folder
+* Which file: the nearest folder at or above the start (each file's folder
   for the CLI, the calling file's folder for the runtime policy) that holds
   an ``anydev.toml`` or a ``pyproject.toml`` with a ``[tool.anydev]`` table
   (``anydev.toml`` first when a folder has both); ``--config FILE`` names one.
+  :class:`Finder` answers it for the many folders of a tree.
+* ``extend = "../pyproject.toml"`` inherits another file's keys (Note
+  [Extending a configuration]); a key inherited keeps its file's folder
+  (:meth:`Config.base`).
 * Relative paths and globs in the file are relative to its folder.
 * Globs are gitignore-style everywhere (:class:`Glob`): ``*`` and ``?`` stay
   within one path component, ``**`` spans any number, a pattern without a
@@ -34,11 +38,14 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # `typing` costs the command's start-up
     from typing import Any, Iterable, Optional, Sequence
 
-__all__ = ["Config", "ConfigError", "ConfigWarning", "Glob", "KEYS", "POLICIES", "find", "load", "load_file",
+__all__ = ["Config", "ConfigError", "ConfigWarning", "Finder", "Glob", "KEYS", "POLICIES", "find",
+           "load", "load_file",
            "module_glob", "runtime_path_glob"]
 
 POLICIES = ("ignore", "warn", "error")
-OUTPUT_FORMATS = ("text", "json", "sarif", "github")
+#: ``concise`` is ``text`` by ruff's name; ``full`` adds each finding's source lines.
+OUTPUT_FORMATS = ("text", "concise", "full", "json", "json-lines", "sarif", "github", "gitlab",
+                  "junit")
 
 
 class ConfigError(ValueError):
@@ -65,12 +72,23 @@ class Key:
 
 
 KEYS: tuple[Key, ...] = (
-    Key("select", "list of strings (or one comma-separated string)", "every rule",
+    Key("extend", "string (a path)", "none", "every reader",
+        "Another configuration file (a `pyproject.toml`'s `[tool.anydev]` or an `anydev.toml`, "
+        "relative to this file's folder) whose keys this one inherits; a key given here "
+        "replaces the inherited one (`extend-select`/`extend-ignore` add up)."),
+    Key("select", "list of strings", "every rule but the opt-in ones",
         "scan, fix", "Rule codes or code prefixes to report (`AD1`, `AD601`, `ALL`). "
         "`--select` replaces it."),
+    Key("extend-select", "list of strings", "`[]`", "scan, fix",
+        "Rule codes or prefixes reported besides those `select` gives (an opt-in rule such as "
+        "`AD001` or `AD911`, or a rule an inherited `select` leaves out). "
+        "`--extend-select` adds to it."),
     Key("ignore", "list of strings", "`[]`", "scan, fix",
         "Rule codes or prefixes not to report; the most specific of `select`/`ignore` "
         "decides, `ignore` on a tie. `--ignore` adds to it."),
+    Key("extend-ignore", "list of strings", "`[]`", "scan, fix",
+        "Rule codes or prefixes not to report, besides `ignore` (kept where a file that "
+        "extends this one sets its own `ignore`). `--extend-ignore` adds to it."),
     Key("exclude", "list of globs", "`[]`", "scan, fix",
         "Paths not to walk or scan (gitignore-style, relative to the file's folder). "
         "`--exclude` adds to it."),
@@ -100,17 +118,27 @@ KEYS: tuple[Key, ...] = (
     Key("respect-gitignore", "boolean", "`true`", "scan, fix",
         "Honour `.gitignore` files and `.git/info/exclude`. `--no-gitignore` turns it off."),
     Key("output-format", "string", "`\"text\"`", "scan",
-        "`text`, `json`, `sarif` or `github`. `--output-format` replaces it."),
+        "`text` (or `concise`), `full`, `json`, `json-lines`, `sarif`, `github`, `gitlab` or "
+        "`junit` (docs/ci.md). `--output-format` replaces it."),
     Key("legacy", "string", "`\"warn\"`", "runtime",
         "The policy for legacy calls at run time: `warn`, `ignore` or `error` "
         "(see docs/compat.md)."),
     Key("legacy-override", "array of tables `{module or path, policy}`", "`[]`", "runtime",
         "Per-module (module-name glob) or per-path (glob) policies; the last match wins."),
-    Key("packages", "list of module-name globs", "`[]`", "run --torch",
-        "Modules (with their submodules) in the scope of `anydev run --torch` and "
-        "`anydev.torch.install()`, besides the `__main__` script."),
-    Key("paths", "list of globs", "`[]`", "run --torch",
+    Key("packages", "list of module-name globs", "`[]`", "run --torch, pytest",
+        "Modules (with their submodules) in the scope of `anydev run --torch`, "
+        "`anydev.torch.install()` and the pytest plugin, besides the `__main__` script."),
+    Key("paths", "list of globs", "`[]`", "run --torch, pytest",
         "Source files in that scope, by path (relative to the file's folder)."),
+    Key("pytest", "boolean", "`false`", "pytest",
+        "Turn on the pytest plugin (`pytest -p anydev`, docs/torch.md) for every pytest run "
+        "of the project, as `--anydev` does."),
+    Key("pytest-strict", "boolean", "`false`", "pytest",
+        "The plugin fails each test that reaches a legacy call whose line is not in the "
+        "`baseline`, as `--anydev-strict` does (it turns the plugin on)."),
+    Key("pytest-report", "string (a path)", "`\"anydev-report.json\"`", "pytest",
+        "Where the plugin writes the runtime report of the session (relative to the file's "
+        "folder). `--anydev-report` replaces it."),
 )
 KEY_NAMES = tuple(k.name for k in KEYS)
 _BY_NAME = {k.name: k for k in KEYS}
@@ -119,6 +147,8 @@ _ALIASES = {"per_file_ignores": "per-file-ignores", "target_torch": "target-torc
             "exit_zero": "exit-zero", "fail_on_unscanned": "fail-on-unscanned",
             "max_file_size": "max-file-size", "respect_gitignore": "respect-gitignore",
             "output_format": "output-format", "legacy_override": "legacy-override",
+            "extend_select": "extend-select", "extend_ignore": "extend-ignore",
+            "pytest_strict": "pytest-strict", "pytest_report": "pytest-report",
             "extend-exclude": "exclude", "extend_exclude": "exclude"}
 # Patterns compiled on first use (re's cache): the command line reads this module
 # at start-up, and most runs check neither.
@@ -136,8 +166,11 @@ class Config:
     def __init__(self, path: Optional[str] = None, root: str = "") -> None:
         self.path = path
         self.root = root  # the folder relative values are relative to
+        self.extend: Optional[str] = None  # absolute
         self.select: Optional[list[str]] = None
+        self.extend_select: list[str] = []
         self.ignore: list[str] = []
+        self.extend_ignore: list[str] = []
         self.exclude: list[str] = []
         self.per_file_ignores: list[tuple[str, list[str]]] = []
         self.keep: list[str] = []
@@ -152,12 +185,25 @@ class Config:
         self.legacy_override: list[dict] = []  # {"module" or "path": ..., "policy": ...}
         self.packages: list[str] = []
         self.paths: list[str] = []  # absolute path globs
-        self.set: frozenset = frozenset()  # the keys the file gives
+        self.pytest = False
+        self.pytest_strict = False
+        self.pytest_report: Optional[str] = None  # absolute
+        self.set: frozenset = frozenset()  # the keys the file gives (or inherits)
+        # the folder a key's relative globs are relative to, where it is not
+        # `root`: a key inherited through `extend` keeps its own file's folder
+        self.bases: dict[str, str] = {}
+        # the files read, this one first, then those it extends: (path, stamp)
+        self.chain: list[tuple[str, tuple[int, int]]] = []
         self.warnings: list[str] = []
         self.problems: dict[str, str] = {}  # key -> message of a bad value
 
     def __repr__(self) -> str:
         return f"Config(path={self.path!r}, keys={sorted(self.set)})"
+
+    def base(self, key: str) -> str:
+        """The folder that ``key``'s relative paths and globs are relative to:
+        the folder of the file that gave it (one this file extends, or this)."""
+        return self.bases.get(key, self.root)
 
     def where(self, key: Optional[str] = None) -> str:
         if self.path and _is_pyproject(self.path):
@@ -169,7 +215,7 @@ class Config:
         every key, in the file's order); returns self."""
         wanted = None if keys is None else set(keys)
         for key, message in self.problems.items():
-            if wanted is None or key in wanted or key == "":
+            if wanted is None or key in wanted or key in ("", "extend"):
                 raise ConfigError(message)
         return self
 
@@ -309,22 +355,66 @@ def _may_hold_table(raw: bytes) -> bool:
     return False
 
 
+def _config_in(d: str) -> Optional[str]:
+    """The folder's configuration file (``anydev.toml``, else a
+    ``pyproject.toml`` with ``[tool.anydev]``), or None."""
+    candidate = os.path.join(d, "anydev.toml")
+    if os.path.isfile(candidate):
+        return candidate
+    candidate = os.path.join(d, "pyproject.toml")
+    if os.path.isfile(candidate):
+        raw = _read(candidate)
+        if _may_hold_table(raw) and _section(candidate, _parse(candidate, raw)) is not None:
+            return candidate
+    return None
+
+
 def find(start: str) -> Optional[str]:
     """The configuration file that applies at ``start`` (a folder), or None."""
     d = os.path.abspath(start)
     while True:
-        candidate = os.path.join(d, "anydev.toml")
-        if os.path.isfile(candidate):
-            return candidate
-        candidate = os.path.join(d, "pyproject.toml")
-        if os.path.isfile(candidate):
-            raw = _read(candidate)
-            if _may_hold_table(raw) and _section(candidate, _parse(candidate, raw)) is not None:
-                return candidate
+        found = _config_in(d)
+        if found is not None:
+            return found
         parent = os.path.dirname(d)
         if parent == d:
             return None
         d = parent
+
+
+class Finder:
+    """:func:`find` for many folders, each folder's answer found once: the
+    configuration of each file of a tree (ruff's hierarchical
+    configuration), at a few stat calls per folder."""
+
+    __slots__ = ("_memo",)
+
+    def __init__(self) -> None:
+        self._memo: dict[str, Optional[str]] = {}
+
+    def find(self, folder: str) -> Optional[str]:
+        memo = self._memo
+        d = os.path.abspath(folder)
+        walked = []
+        while True:
+            if d in memo:
+                found = memo[d]
+                break
+            walked.append(d)
+            found = _config_in(d)
+            if found is not None:
+                break
+            parent = os.path.dirname(d)
+            if parent == d:
+                break
+            d = parent
+        for w in walked:
+            memo[w] = found
+        return found
+
+    def for_file(self, path: str) -> Optional[str]:
+        """The configuration file of the file ``path``, or None."""
+        return self.find(os.path.dirname(os.path.abspath(path)))
 
 
 def load(start: str) -> Config:
@@ -336,31 +426,106 @@ def load(start: str) -> Config:
 
 def load_file(path: str) -> Config:
     """Reads and validates one file (a ``pyproject.toml``: its
-    ``[tool.anydev]``; any other name: its top level). Values that are bad
-    are recorded in ``problems`` (see :meth:`Config.check`); a file that
-    cannot be read or parsed raises ConfigError. Cached by modification time."""
-    abspath = os.path.abspath(path)
+    ``[tool.anydev]``; any other name: its top level), with what it inherits
+    through ``extend`` (Note [Extending a configuration]). Values that are
+    bad are recorded in ``problems`` (see :meth:`Config.check`); a file that
+    cannot be read or parsed raises ConfigError. Cached by the modification
+    time of each file read."""
+    return _load(os.path.abspath(path), path, ())
+
+
+def _stamp(abspath: str, shown: str) -> tuple[int, int]:
     try:
         st = os.stat(abspath)
     except OSError as e:
-        raise ConfigError(f"{path}: cannot read: {e.strerror or e}") from None
-    stamp = (st.st_mtime_ns, st.st_size)
+        raise ConfigError(f"{shown}: cannot read: {e.strerror or e}") from None
+    return (st.st_mtime_ns, st.st_size)
+
+
+def _fresh(chain: list[tuple[str, tuple[int, int]]]) -> bool:
+    for p, stamp in chain:
+        try:
+            st = os.stat(p)
+        except OSError:
+            return False
+        if (st.st_mtime_ns, st.st_size) != stamp:
+            return False
+    return True
+
+
+def _load(abspath: str, shown: str, seen: tuple[str, ...]) -> Config:
     hit = _cache.get(abspath)
-    if hit is not None and hit[0] == stamp:
+    if hit is not None and _fresh(hit[1].chain):
         return hit[1]
+    stamp = _stamp(abspath, shown)
     if not os.path.isfile(abspath):
-        raise ConfigError(f"{path}: not a regular file")
-    data = _parse(path, _read(abspath))
+        raise ConfigError(f"{shown}: not a regular file")
+    data = _parse(shown, _read(abspath))
     section = _section(abspath, data)
     cfg = Config(path=abspath, root=os.path.dirname(abspath))
+    cfg.chain = [(abspath, stamp)]
     if section is None:
         section = {}
     if not isinstance(section, dict):
         cfg.problems[""] = f"{cfg.where()} must be a table"
     else:
         _fill(cfg, section)
+    if cfg.extend is not None and "extend" not in cfg.problems:
+        cfg = _extended(cfg, seen + (abspath,))
     _cache[abspath] = (stamp, cfg)
     return cfg
+
+
+# Note [Extending a configuration]
+# As ruff's `extend`: `extend = "../pyproject.toml"` names a file (relative to
+# the folder of the file that says it) whose keys this one inherits. A key
+# this file gives replaces the inherited one whole (lists are not merged),
+# and keeps the folder of the file that gave it for its relative paths and
+# globs (Config.bases): an inherited `exclude = ["gen/"]` is the parent
+# folder's `gen/`. `extend-select` and `extend-ignore` add up along the chain,
+# except that a file that sets `select` starts the selection afresh (so an
+# `extend-select` above it no longer applies), as ruff's layers do. The
+# files may extend further; a cycle, or a file that cannot be read, is an
+# error of the `extend` key (which every reader checks).
+
+def _extended(cfg: Config, seen: tuple[str, ...]) -> Config:
+    """``cfg`` with what its ``extend`` file gives (Note [Extending a configuration])."""
+    target = cfg.extend
+    assert target is not None
+    if target in seen:
+        names = " -> ".join(os.path.relpath(p, cfg.root) for p in (*seen, target))
+        cfg.problems["extend"] = f"{cfg.where()}: `extend`: a cycle: {names}"
+        return cfg
+    try:
+        parent = _load(target, target, seen)
+    except ConfigError as e:
+        cfg.problems["extend"] = f"{cfg.where()}: `extend`: {e}"
+        return cfg
+    if "extend" in parent.problems:
+        cfg.problems["extend"] = f"{cfg.where()}: `extend`: {parent.problems['extend']}"
+        return cfg
+    out = Config(path=cfg.path, root=cfg.root)
+    own = cfg.set
+    for key in KEY_NAMES:
+        if key in ("extend", "extend-select", "extend-ignore"):
+            continue
+        attr = key.replace("-", "_")
+        src = cfg if key in own else parent
+        setattr(out, attr, getattr(src, attr))
+        if key not in own and key in parent.set:
+            out.bases[key] = parent.base(key)
+    out.extend = cfg.extend
+    out.extend_select = list(cfg.extend_select) if "select" in own else \
+        parent.extend_select + cfg.extend_select
+    out.extend_ignore = parent.extend_ignore + cfg.extend_ignore
+    out.set = own | parent.set
+    out.warnings = parent.warnings + cfg.warnings
+    out.problems = dict(cfg.problems)
+    for key, message in parent.problems.items():
+        if key not in own or key in ("", "extend"):
+            out.problems.setdefault(key, message)
+    out.chain = cfg.chain + parent.chain
+    return out
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
@@ -504,8 +669,14 @@ def _strings(cfg: Config, key: str, value: Any, *, comma: bool = False) -> list[
 
 
 def _codes(cfg: Config, key: str, value: Any) -> list[str]:
+    if isinstance(value, str):
+        # as ruff: a string is no list. Read as one (it was, for `select`), a
+        # typo such as `ignore = "AD107"` passed where a list was meant.
+        listed = ", ".join(f'"{v.strip()}"' for v in value.split(",") if v.strip())
+        raise ConfigError(f"{cfg.where()}: `{key}` must be a list of strings, not the string "
+                          f"{value!r}: write [{listed}]")
     out = []
-    for v in _strings(cfg, key, value, comma=True):
+    for v in _strings(cfg, key, value):
         for item in v.split(","):
             item = item.strip()
             if item and not _is_code(item):
@@ -540,8 +711,16 @@ def _bool(cfg: Config, key: str, value: Any) -> bool:
 
 def _set(cfg: Config, key: str, value: Any) -> None:
     where = f"{cfg.where()}: `{key}`"
-    if key in ("select", "ignore"):
-        setattr(cfg, key, _codes(cfg, key, value))
+    if key in ("select", "ignore", "extend-select", "extend-ignore"):
+        setattr(cfg, key.replace("-", "_"), _codes(cfg, key, value))
+    elif key == "extend":
+        if not isinstance(value, str) or not value.strip():
+            raise ConfigError(f"{where} must be a path (a non-empty string), not {value!r}")
+        cfg.extend = os.path.normpath(os.path.join(cfg.root, os.path.expanduser(value)))
+    elif key == "pytest-report":
+        if not isinstance(value, str) or not value:
+            raise ConfigError(f"{where} must be a path (a non-empty string), not {value!r}")
+        cfg.pytest_report = os.path.join(cfg.root, value)
     elif key in ("exclude", "keep"):
         setattr(cfg, key, _strings(cfg, key, value, comma=key == "exclude"))
     elif key == "per-file-ignores":
@@ -558,7 +737,8 @@ def _set(cfg: Config, key: str, value: Any) -> None:
         cfg.baseline = os.path.join(cfg.root, value)
     elif key == "target-torch":
         cfg.target_torch = check_target_torch(value, where)
-    elif key in ("exit-zero", "fail-on-unscanned", "respect-gitignore"):
+    elif key in ("exit-zero", "fail-on-unscanned", "respect-gitignore", "pytest",
+                 "pytest-strict"):
         setattr(cfg, key.replace("-", "_"), _bool(cfg, key, value))
     elif key == "max-file-size":
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:

@@ -21,10 +21,12 @@ from __future__ import annotations
 import importlib
 from typing import Any, Callable, Optional
 
+import sys
+
 from anydev import _C, compat
 from . import kept as _kept, signature as _signature
-from .messages import legacy_message
-from .table import ROWS_BY_CODE, Row
+from .messages import future_text, legacy_message as _legacy_message
+from .table import NEWEST_TORCH, ROWS_BY_CODE, Row
 
 _registered: dict[tuple[str, str], int] = {}
 
@@ -48,6 +50,34 @@ def _resolve(dotted: Optional[str]) -> Any:
     return None
 
 
+def torch_has(dotted: str) -> Optional[bool]:
+    """Whether the user's PyTorch has ``torch.x.y``: None when PyTorch was not
+    imported (it is not imported for this; Note [Replacements no release has
+    yet] in messages.py)."""
+    torch = sys.modules.get("torch")
+    if torch is None or not dotted.startswith("torch."):
+        return None
+    obj: Any = torch
+    for part in dotted.split(".")[1:]:
+        obj = getattr(obj, part, None)
+        if obj is None:
+            return False
+    return True
+
+
+def legacy_message(row: Row, shim_name: str) -> str:
+    """The warning of a shim: messages.legacy_message, for the PyTorch at hand."""
+    return _legacy_message(row, shim_name, NEWEST_TORCH,
+                           torch_has(row.replacement) if row.replacement else None)
+
+
+def _is_future(row: Row) -> bool:
+    if not row.replacement:
+        return False
+    has = torch_has(row.replacement)
+    return (not has) if has is not None else row.since == "main"
+
+
 def _pytorch_form(row: Row) -> str:
     """The replacement as a reader would write it: the template with its
     placeholders shown as `...`, else the replacement's name."""
@@ -60,8 +90,11 @@ def _pytorch_form(row: Row) -> str:
 
 def _no_target_message(row: Row, shim_name: str, target_missing: bool) -> str:
     pytorch = _pytorch_form(row)
-    pytorch = (f"in PyTorch use {pytorch}" if pytorch
-               else "PyTorch has no device-generic replacement")
+    if _is_future(row):
+        pytorch = f"in PyTorch: {future_text(row, NEWEST_TORCH)}"
+    else:
+        pytorch = (f"in PyTorch use {pytorch}" if pytorch
+                   else "PyTorch has no device-generic replacement")
     if target_missing:
         return (f"{shim_name} ({row.legacy}): anydev does not provide {row.anydev} in this "
                 f"version; {pytorch} [{row.code}]")
@@ -97,6 +130,24 @@ class Unsupported:
 
     def __repr__(self) -> str:
         return f"<unsupported device-specific API {self._row.legacy} [{self._row.code}]>"
+
+
+def _is_torch_device(obj: Any) -> bool:
+    """A torch.device, told by its type's name: the compat layer never imports torch."""
+    t = type(obj)
+    return t.__name__ == "device" and t.__module__ == "torch"
+
+
+def _set_stream(target: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    def set_stream(stream: Any) -> None:
+        """torch.cuda.set_stream(stream): makes ``stream`` current; None does
+        nothing, as in torch (torch/cuda/__init__.py: "This function is a
+        no-op if this argument is None")."""
+        if stream is None:
+            return None
+        return target(stream)
+
+    return set_stream
 
 
 # Constructor adapters for class rows: legacy arguments -> anydev's.
@@ -237,7 +288,8 @@ def _graph_context(graph_type: Any, row: Row) -> Callable[..., Any]:
 # target's: attribute name -> ((target, row) -> callable).
 _CALL_ADAPTERS = {"device_of": lambda target, row: _device_of(target),
                   "device": lambda target, row: _device_context(target),
-                  "graph": _graph_context}
+                  "graph": _graph_context,
+                  "set_stream": lambda target, row: _set_stream(target)}
 
 
 def _positional_params(signature: Optional[str]) -> list[str]:
@@ -248,6 +300,57 @@ def _positional_params(signature: Optional[str]) -> list[str]:
         return list(_signature.params(signature).positional)
     except ValueError:
         return []
+
+
+class _Source:
+    """A default value shown as its source text (``torch.float16``, ``2.0**16``):
+    the compat layer does not evaluate what it cannot without torch."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def __repr__(self) -> str:
+        return self.text
+
+
+def legacy_signature(row: Row) -> Any:
+    """The row's legacy signature as an inspect.Signature, or None when it has
+    none (or it is not a parameter list)."""
+    if not row.signature:
+        return None
+    import ast
+    import inspect
+
+    try:
+        a = _signature.parse(row.signature).args
+    except ValueError:
+        return None
+
+    def value(node: Any) -> Any:
+        if node is None:
+            return inspect.Parameter.empty
+        try:
+            return ast.literal_eval(node)
+        except ValueError:
+            return _Source(ast.unparse(node))
+
+    P = inspect.Parameter
+    positional = a.posonlyargs + a.args
+    defaults = [None] * (len(positional) - len(a.defaults)) + list(a.defaults)
+    params = [P(x.arg, P.POSITIONAL_ONLY if i < len(a.posonlyargs) else P.POSITIONAL_OR_KEYWORD,
+                default=value(d)) for i, (x, d) in enumerate(zip(positional, defaults))]
+    if a.vararg is not None:
+        params.append(P(a.vararg.arg, P.VAR_POSITIONAL))
+    params += [P(x.arg, P.KEYWORD_ONLY, default=value(d))
+               for x, d in zip(a.kwonlyargs, a.kw_defaults)]
+    if a.kwarg is not None:
+        params.append(P(a.kwarg.arg, P.VAR_KEYWORD))
+    try:
+        return inspect.Signature(params)
+    except ValueError:
+        return None
 
 
 # The public module of the generated anydev._compat.legacy_accelerator: warnings and
@@ -280,8 +383,12 @@ class ShimModule:
         return _registered[key]
 
     def retype_device(self, device: Any) -> Any:
-        """Maps a device string or device of the legacy type ("cuda:1") onto
-        the current accelerator ("sim:1"); anything else is returned as is."""
+        """Maps a device string, anydev.device or torch.device of the legacy
+        type ("cuda:1", torch.device("cuda", 1)) onto the current accelerator
+        ("sim:1"), as the native forwarders do (RetypeArg in bind_compat.cc);
+        anything else is returned as is."""
+        if self.retype and _is_torch_device(device):
+            device = str(device)
         if self.retype and isinstance(device, (str, _C.device)):
             try:
                 d = _C.device(device)
@@ -308,6 +415,13 @@ class ShimModule:
         f.__deprecated__ = legacy_message(row, f"{self.module}.{name}")
         if target is not None:
             f.__wrapped__ = target
+        sig = legacy_signature(row)
+        if sig is not None:
+            # inspect.signature stops at __signature__ before it follows
+            # __wrapped__: the legacy parameters, not the replacement's
+            # (torch.cuda.current_device() takes none where
+            # anydev.accelerator.current_device_index's target may take some).
+            f.__signature__ = sig
         return f
 
     def klass(self, code: str) -> Any:
@@ -345,10 +459,16 @@ class ShimModule:
             return Unsupported(f"{self.module}.{self._attr(row)}", row)
         return impl
 
-    def lazy_getattr(self, namespace: dict[str, Any], lazy: dict[str, str]) -> Callable[[str], Any]:
+    def lazy_getattr(self, namespace: dict[str, Any], lazy: dict[str, str],
+                     submodules: tuple[str, ...] = ()) -> Callable[[str], Any]:
+        """The module's ``__getattr__``: deprecated attributes (``lazy``: name
+        -> code), counted and warned at each access, and ``submodules``
+        (anydev.cuda.memory, as torch.cuda.memory), imported on first use."""
         module = self.module
 
         def __getattr__(name: str) -> Any:
+            if name in submodules:
+                return importlib.import_module(f"{module}.{name}")
             code = lazy.get(name)
             if code is None:
                 raise AttributeError(f"module {module!r} has no attribute {name!r}")

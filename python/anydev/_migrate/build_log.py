@@ -118,8 +118,10 @@ def _read_input(path: str, reports: bool = True) -> tuple[bool, bytes]:
 
     It is a report when its name ends in ``.json``, or its first non-blank
     byte is ``{`` (not ``[``: ninja starts its lines with ``[1/8]``)."""
+    from anydev._common.files import open_input
+
     try:
-        with open(path, "rb") as f:
+        with open_input(path, "report or build log") as f:  # never blocks on a named FIFO
             head = f.read(_HEAD)
             is_json = reports and (path.lower().endswith(".json") or
                                    head.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"{")
@@ -242,19 +244,28 @@ def from_scan(paths: Sequence[str], *, language: Optional[str] = None) -> dict[s
 
 def combine(reports: Iterable[dict[str, Any]]) -> dict[str, Any]:
     """Merges runtime, build and scan reports of the same code: call sites
-    with the same (file, line, legacy spelling) become one, their counts add
+    with the same (file, line, rule) become one (Note [One row per site]; the
+    first spelling is kept), their counts add
     up, ``seen_by`` adds up per source (a runtime call without it counts as
     ``run``), the earliest first_seen and the first known column are kept."""
     processes: list[dict[str, Any]] = []
     calls: dict[tuple[str, int, str], dict[str, Any]] = {}
+    cwd = os.getcwd()
     for r in reports:
         processes.extend(r["processes"])
         for c in r["calls"]:
             seen = c.get("seen_by") or {"run": c["count"]}
-            key = (c["file"], c["line"], c["legacy"])
+            # Note [One row per site]: a runtime report names a file as the
+            # interpreter saw it (absolute under `anydev run`), a scan as given
+            # (relative), and a scan spells a call as written (an `also`
+            # spelling) where the runtime names the row's legacy symbol: a
+            # site is its file as shown here, its line and its rule, so that
+            # `report merge --scan` lists one call site once.
+            file = _display(c["file"], cwd)
+            key = (file, c["line"], c["rule"])
             m = calls.get(key)
             if m is None:
-                m = calls[key] = dict(c)
+                m = calls[key] = dict(c, file=file)
                 m["seen_by"] = dict(seen)
                 continue
             m["count"] += c["count"]

@@ -1,21 +1,27 @@
 """The other outputs of ``anydev scan``, loaded when a run asks for one: the
-JSON, SARIF and GitHub reports, ``--statistics`` and baselines (with the
-fingerprints they match by). The text report most runs print is
-:mod:`anydev._cli.scan`'s own: Note [Fast argv] in anydev/_cli/main.py."""
+JSON (docs/scan-report.schema.json), JSON Lines, SARIF, GitHub, GitLab Code
+Quality, JUnit and ruff's ``full`` reports, ``--statistics`` (as text, or as
+JSON: docs/scan-statistics.schema.json) and baselines (with the fingerprints
+they match by). The text report most runs print is :mod:`anydev._cli.scan`'s
+own: Note [Fast argv] in anydev/_cli/main.py."""
 
 from __future__ import annotations
 
 import os
 
 from .output import (BASELINE_VERSION, INFORMATION_URI, UsageError, _fix_counts, _Lines,
-                     error_kind, error_level, write_atomic)
+                     error_kind, error_level, finding_kind, rule_url, write_atomic)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
     from collections import Counter
-    from typing import Iterable, Iterator, Optional, Sequence
+    from typing import Callable, Iterable, Iterator, Optional, Sequence
 
     from anydev import scan as _scan
+
+    #: (finding) -> (edits or None, why not or None): anydev._migrate.fix_edits'
+    #: finding_edits bound to the file's bytes and target (the command line's).
+    EditsOf = Callable[[_scan.Finding], tuple[Optional[list], Optional[str]]]
 
 
 def _sha256():
@@ -122,15 +128,29 @@ def write_baseline(path: str, findings: Sequence[_scan.Finding]) -> None:
 
 
 def read_baseline(path: str) -> set[tuple]:
+    """The accepted findings of a baseline file; UsageError (exit 2) naming
+    the file for anything else: missing, not a regular file or pipe (a named
+    FIFO would block the open forever), not JSON, nested or numbered past what
+    a baseline holds (read in bounded time and memory: anydev._common.json_text),
+    or not of the format."""
     import json
 
+    from anydev._common import json_text
+    from anydev._common.files import open_input
+
     try:
-        with open(path, encoding="utf-8") as f:
-            doc = json.load(f)
+        with open_input(path, "baseline") as f:
+            raw = f.read()
     except FileNotFoundError:
         raise UsageError(f"{path}: baseline not found (create it with --write-baseline)") from None
     except OSError as e:
         raise UsageError(f"{path}: cannot read the baseline: {e.strerror}") from None
+    try:
+        doc = json_text.loads(raw.decode("utf-8"), max_nesting=8, max_digits=20)
+    except UnicodeDecodeError as e:
+        raise UsageError(f"{path}: not a baseline (not UTF-8 text: byte {e.start})") from None
+    except json_text.JSONLimitError as e:
+        raise UsageError(f"{path}: not a baseline ({e})") from None
     except ValueError as e:
         raise UsageError(f"{path}: not a baseline (invalid JSON: {e})") from None
     if not isinstance(doc, dict) or doc.get("version") != BASELINE_VERSION or \
@@ -139,11 +159,52 @@ def read_baseline(path: str) -> set[tuple]:
     out = set()
     for e in doc["findings"]:
         try:
-            out.add((e["path"], e["rule"], e["symbol"], e["line_hash"], int(e["occurrence"])))
+            occurrence = e["occurrence"]
+            if isinstance(occurrence, float) and occurrence.is_integer():
+                occurrence = int(occurrence)  # 2.0: what another JSON writer may give
+            if not isinstance(occurrence, int) or isinstance(occurrence, bool) or occurrence < 0:
+                raise ValueError(occurrence)
+            out.add((e["path"], e["rule"], e["symbol"], e["line_hash"], occurrence))
         except (KeyError, TypeError, ValueError):
+            shown = repr(e)
+            if len(shown) > 200:
+                shown = shown[:200] + "..."
             raise UsageError(f"{path}: a baseline entry lacks path, rule, symbol, line_hash "
-                             f"or occurrence: {e!r}") from None
+                             f"or a whole occurrence: {shown}") from None
     return out
+
+
+def line_hash(text: str) -> str:
+    """The hash of a line's stripped text that baselines match by."""
+    return _sha256()(text.strip().encode("utf-8")).hexdigest()[:16]
+
+
+def baseline_sites(path: str) -> tuple[set[tuple[str, str, str]], str]:
+    """A baseline's entries as (path, rule, line hash), occurrence and symbol
+    left out, and the folder its paths are relative to: what the pytest
+    plugin matches a legacy call that ran against (its file, line and rule)."""
+    known = read_baseline(path)
+    return {(k[0], k[1], k[3]) for k in known}, os.path.dirname(os.path.abspath(path))
+
+
+def site_key(file: str, line: int, rule: str, base: str,
+             read: Optional[Callable[[str], Optional[list[str]]]] = None
+             ) -> Optional[tuple[str, str, str]]:
+    """The (path, rule, line hash) of a call site (a file and a 1-based line),
+    as baseline_sites gives a baseline's entries; None where the file cannot be
+    read. ``read(file)``: the file's lines (a cache), else it is read."""
+    if read is not None:
+        lines = read(file)
+    else:
+        try:
+            with open(file, "rb") as fh:
+                lines = fh.read().decode("utf-8", "replace").split("\n")
+        except OSError:
+            lines = None
+    if lines is None or not 1 <= line <= len(lines):
+        return None
+    rel = os.path.relpath(os.path.abspath(file), base).replace(os.sep, "/")
+    return rel, rule, line_hash(lines[line - 1])
 
 
 def _joined(items: Iterable[str], first: str, sep: str, last: str, empty: str) -> Iterator[str]:
@@ -205,66 +266,260 @@ def _json_dumps():
     return dumps
 
 
-def render_json(findings, errors) -> Iterator[str]:
-    # One finding per line, assembled from JSON fragments cached per path and
-    # per (rule, symbol): a report can hold hundreds of thousands of findings.
+def _rows() -> dict:
+    """Every rule's row by code: the table's and anydev's own (AD001)."""
+    from anydev._compat import table as _compat_table
+    from . import meta_rules as _meta
+
+    return {**_compat_table.ROWS_BY_CODE, **_meta.ROWS_BY_CODE}
+
+
+def _finding_objects(findings) -> Iterator:
+    """The Finding objects of a list, a scan._Report or a scan._Stream (a
+    batch at a time: Note [Streamed reports])."""
+    batches = getattr(findings, "batches", None)
+    if batches is not None:
+        for batch in batches():
+            yield from batch.findings
+            batch = None  # let it go before the next is scanned
+    elif getattr(findings, "render", None) is not None:
+        yield from findings.findings
+    else:
+        yield from findings
+
+
+def finding_records(findings, edits: Optional[EditsOf] = None) -> Iterator[str]:
+    """Each finding as the JSON object of the JSON and JSON Lines reports
+    (docs/scan-report.schema.json), one line of JSON each. ``edits``: the
+    fix's edits of each finding (``edits`` and, where there are none,
+    ``not_fixed``); without it, neither key."""
     dumps = _json_dumps()
+    rows = _rows()
     paths: dict = {}
     tails: dict = {}
+    prepare = getattr(edits, "prepare", None)
+    if prepare is not None:  # fixes a batch's files together (anydev._cli.scan._edits_of)
+        findings = list(_finding_objects(findings))
+        prepare(findings)
+    for f in _finding_objects(findings):
+        p = paths.get(f.path)
+        if p is None:
+            p = paths[f.path] = dumps(f.path)
+        key = (f.rule, f.symbol, f.kind, f.message)
+        t = tails.get(key)
+        if t is None:
+            row = rows.get(f.rule)
+            t = tails[key] = (
+                f'"symbol": {dumps(f.symbol)}, "replacement": {dumps(f.replacement)}, '
+                f'"rule": {dumps(f.rule)}, "fix": {dumps(f.fix)}, '
+                f'"message": {dumps(f.message)}, "kind": {dumps(finding_kind(f, row))}, '
+                f'"usage": {dumps(f.kind)}, "url": {dumps(rule_url(f.rule))}')
+        cell = getattr(f, "cell", None)  # a notebook's: the cell, then lines in it
+        c = "" if cell is None else f'"cell": {int(cell)}, '
+        head = (f'{{"path": {p}, {c}"line": {f.line}, "column": {f.column}, '
+                f'"end_line": {f.end_line}, "end_column": {f.end_column}, {t}')
+        if edits is None:
+            yield head + "}"
+            continue
+        got, why = edits(f)
+        if got is None:
+            yield head + f', "edits": null, "not_fixed": {dumps(why or "")}}}'
+        else:
+            yield head + f', "edits": {_edits_json(got, dumps)}}}'
 
-    def items() -> Iterator[str]:
-        for f in findings:
-            p = paths.get(f.path)
-            if p is None:
-                p = paths[f.path] = dumps(f.path)
-            key = (f.rule, f.symbol)
-            t = tails.get(key)
-            if t is None:
-                t = tails[key] = (f'"symbol": {dumps(f.symbol)}, "replacement": '
-                                  f'{dumps(f.replacement)}, "rule": {dumps(f.rule)}, '
-                                  f'"fix": {dumps(f.fix)}, "message": {dumps(f.message)}}}')
-            yield (f'{{"path": {p}, "line": {f.line}, "column": {f.column}, '
-                   f'"end_line": {f.end_line}, "end_column": {f.end_column}, {t}')
 
-    key_tails: dict = {}  # per key of a native report, kept from batch to batch of a stream
+def _edits_json(edits: list, dumps) -> str:
+    return "[" + ", ".join(
+        f'{{"line": {e["line"]}, "column": {e["column"]}, "end_line": {e["end_line"]}, '
+        f'"end_column": {e["end_column"]}, "start": {e["start"]}, "end": {e["end"]}, '
+        f'"content": {dumps(e["content"])}}}' for e in edits) + "]"
 
-    def native(report) -> Iterator:
-        keys = []
-        for code, symbol, msg, row in report.keys():
-            t = key_tails.get((code, symbol, id(row)))
-            if t is None:
-                t = key_tails[(code, symbol, id(row))] = (
-                    f'"symbol": {dumps(symbol)}, "replacement": {dumps(row.replacement)}, '
-                    f'"rule": {dumps(code)}, "fix": {dumps(row.fix)}, "message": {dumps(msg)}}}')
-            keys.append(t)
-        return report.render([0, 2, ', "column": ', 3, ', "end_line": ', 4, ', "end_column": ',
-                              5, ", ", 1], lambda p: f'{{"path": {dumps(p)}, "line": ', keys,
-                             ",\n  ")
 
+def render_json(findings, errors, edits: Optional[EditsOf] = None) -> Iterator[str]:
+    """The JSON report (docs/scan-report.schema.json): ``{"version": 1,
+    "findings": [...], "errors": [...]}``, a finding to a line; of a stream,
+    a chunk per batch (Note [Streamed reports])."""
+    dumps = _json_dumps()
     yield '{"version": 1,\n "findings": '
-    batches = getattr(findings, "batches", None)  # a scan._Stream: Note [Streamed reports]
+    batches = getattr(findings, "batches", None)
     if batches is not None:
         first = True
         for batch in batches():
             if len(batch):
-                yield "[\n  " if first else ",\n  "
+                yield ("[\n  " if first else ",\n  ") + ",\n  ".join(
+                    finding_records(batch.findings, edits))
                 first = False
-                yield from native(batch)
             batch = None  # let it go before the next is scanned
+        if findings.extra:  # the notebooks' (Note [Notebooks in a scan] in anydev/scan.py)
+            yield "[\n  " if first else ",\n  "
+            first = False
+            yield ",\n  ".join(finding_records(findings.extra, edits))
         yield "[]" if first else "\n ]"
-    elif getattr(findings, "render", None) is None:  # Findings, not a scan._Report
-        yield from _joined_in_batches(items(), "[\n  ", ",\n  ", "\n ]", "[]")
-    elif not findings:
-        yield "[]"
-    else:  # Note [Native reports]
-        yield "[\n  "
-        yield from native(findings)
-        yield "\n ]"
+    else:
+        yield from _joined_in_batches(finding_records(findings, edits), "[\n  ", ",\n  ",
+                                      "\n ]", "[]")
     yield ',\n "errors": '
     yield from _joined((dumps({"path": e.path, "message": e.message, "line": e.line,
                                "level": error_level(e), "kind": error_kind(e)})
                         for e in errors), "[\n  ", ",\n  ", "\n ]", "[]")
     yield "}\n"
+
+
+def render_json_lines(findings, edits: Optional[EditsOf] = None) -> Iterator[str]:
+    """JSON Lines (https://jsonlines.org): each finding's object (as in the
+    JSON report) on a line of its own; the errors go to stderr, as for the
+    text report."""
+    batches = getattr(findings, "batches", None)
+    if batches is not None:
+        for batch in batches():
+            if len(batch):
+                yield "".join(r + "\n" for r in finding_records(batch.findings, edits))
+            batch = None  # let it go before the next is scanned
+        return
+    for record in finding_records(findings, edits):
+        yield record + "\n"
+
+
+def render_full(findings, *, summary: Optional[str] = None,
+                lines: Optional[_Lines] = None) -> Iterator[str]:
+    """ruff's ``full`` output: each finding with its source line and the
+    line around it, the span underlined, and the replacement as help."""
+    from . import meta_rules as _meta
+
+    reader = _SourceLines()
+    for f in _finding_objects(findings):
+        mark = " [*]" if f.fix == "safe" else ""
+        yield f"{f.rule}{mark} {f.message}\n"
+        src = reader.lines(f.path)
+        first = max(1, f.line - 1)
+        last = min(len(src), f.end_line + 1) if src else 0
+        width = len(str(max(last, f.line)))
+        pad = " " * width
+        yield f"{pad}--> {f.path}:{f.line}:{f.column}\n"
+        yield f"{pad} |\n"
+        for n in range(first, last + 1):
+            text = src[n - 1].expandtabs(1)
+            yield f"{n:>{width}} | {text}\n"
+            if f.line <= n <= f.end_line:
+                lo = f.column if n == f.line else 1
+                hi = f.end_column if n == f.end_line else len(text) + 1
+                yield f"{pad} | {' ' * (lo - 1)}{'^' * max(1, hi - lo)}\n"
+        yield f"{pad} |\n"
+        if f.rule in _meta.ROWS_BY_CODE:
+            yield "help: remove the unused codes from the directive\n"
+        elif f.replacement:
+            how = {"safe": "`anydev fix`", "unsafe": "`anydev fix --unsafe-fixes`"}.get(f.fix)
+            yield (f"help: use `{f.replacement}`" + (f" ({how} rewrites it)" if how else "")
+                   + f"; `anydev rule {f.rule}`\n")
+        else:
+            yield f"help: migrate by hand; `anydev rule {f.rule}`\n"
+        yield "\n"
+    if summary is not None:
+        yield summary + "\n"
+
+
+class _SourceLines:
+    """The lines of the last file asked for (the findings come by file)."""
+
+    def __init__(self) -> None:
+        self._path: Optional[str] = None
+        self._lines: list[str] = []
+
+    def lines(self, path: str) -> list[str]:
+        if path != self._path:
+            self._path = path
+            try:
+                with open(path, "rb") as fh:
+                    data = fh.read()
+            except OSError:
+                data = b""
+            if data.startswith(b"\xef\xbb\xbf"):
+                data = data[3:]
+            self._lines = data.decode("utf-8", "replace").splitlines()
+        return self._lines
+
+
+def render_gitlab(findings, errors) -> Iterator[str]:
+    """GitLab's Code Quality report (a JSON array of issues: description,
+    check_name, fingerprint, severity, location with path and positions),
+    each finding an issue of severity ``minor``, each file that went
+    unscanned or could not be read one of severity ``major``. The
+    fingerprints are the baseline's (path, rule, symbol, line text,
+    occurrence), so an issue keeps its identity when lines move."""
+    dumps = _json_dumps()
+    objects = list(_finding_objects(findings))
+    fps = _fingerprint_keys(objects, ".", None, digests=True)
+
+    def items() -> Iterator[str]:
+        for f, fp in zip(objects, fps):
+            yield (f'{{"description": {dumps(f"{f.rule}: {f.message}")}, '
+                   f'"check_name": {dumps(f.rule)}, "fingerprint": "{fp}", '
+                   f'"severity": "minor", "location": {{"path": {dumps(f.path)}, '
+                   f'"positions": {{"begin": {{"line": {f.line}, "column": {f.column}}}, '
+                   f'"end": {{"line": {f.end_line}, "column": {f.end_column}}}}}}}}}')
+        for e in errors:
+            if error_kind(e) == "notice":
+                continue
+            fp = _fingerprint(("error", e.path, e.message))
+            yield (f'{{"description": {dumps("anydev scan: " + e.message)}, '
+                   f'"check_name": "anydev/{error_kind(e)}", "fingerprint": "{fp}", '
+                   f'"severity": "major", "location": {{"path": {dumps(e.path)}, '
+                   f'"lines": {{"begin": {e.line or 1}}}}}}}')
+
+    yield from _joined(items(), "[\n ", ",\n ", "\n]\n", "[]\n")
+
+
+def _xml(s: str, attr: bool = True) -> str:
+    """Text for XML 1.0: escaped, and the characters XML 1.0 cannot hold
+    (control characters but tab and line breaks) as U+FFFD."""
+    out = s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    if attr:
+        out = out.replace('"', "&quot;").replace("\n", "&#10;").replace("\r", "&#13;")
+    if not out.isprintable():
+        out = "".join(c if c >= " " or c in "\t\n\r" else "\ufffd" for c in out)
+    return out
+
+
+def render_junit(findings, errors, files: int) -> str:
+    """A JUnit XML report, as ruff writes it: a test suite per file with
+    findings, a failed test case per finding (``anydev.AD107``, its line and
+    column), a test case in error per file that went unscanned or could not be
+    read; with neither, one passing case."""
+    objects = list(_finding_objects(findings))
+    by_file: dict = {}
+    for f in objects:
+        by_file.setdefault(f.path, []).append(f)
+    bad = [e for e in errors if error_kind(e) != "notice"]
+    for e in bad:
+        by_file.setdefault(e.path, [])
+    n_cases = len(objects) + len(bad)
+    out = ['<?xml version="1.0" encoding="UTF-8"?>\n',
+           f'<testsuites name="anydev" tests="{max(n_cases, 1)}" failures="{len(objects)}" '
+           f'errors="{len(bad)}">\n']
+    if not n_cases:
+        out.append(f'  <testsuite name="anydev" tests="1" failures="0" errors="0">\n'
+                   f'    <testcase name="no legacy references ({files} files scanned)" '
+                   f'classname="anydev"/>\n  </testsuite>\n')
+    for path, fs in by_file.items():
+        errs = [e for e in bad if e.path == path]
+        cls = _xml(os.path.splitext(path)[0].replace("/", "."))
+        out.append(f'  <testsuite name="{_xml(path)}" tests="{len(fs) + len(errs)}" '
+                   f'failures="{len(fs)}" errors="{len(errs)}" package="anydev">\n')
+        for f in fs:
+            msg = _xml(f.message)
+            out.append(f'    <testcase name="anydev.{f.rule}" classname="{cls}" '
+                       f'file="{_xml(path)}" line="{f.line}" column="{f.column}">\n'
+                       f'      <failure message="{msg}" type="{f.rule}">'
+                       f'{_xml(f"line {f.line}, col {f.column}, {f.message}", False)}'
+                       f'</failure>\n    </testcase>\n')
+        for e in errs:
+            out.append(f'    <testcase name="anydev/{error_kind(e)}" classname="{cls}" '
+                       f'file="{_xml(path)}"' + (f' line="{e.line}"' if e.line else "") +
+                       f'>\n      <error message="{_xml(e.message)}" '
+                       f'type="{error_kind(e)}"/>\n    </testcase>\n')
+        out.append("  </testsuite>\n")
+    out.append("</testsuites>\n")
+    return "".join(out)
 
 
 def _gh_escape(s: str, prop: bool) -> str:
@@ -292,11 +547,19 @@ def render_github(findings, errors) -> Iterator[str]:
         for batch in batches():
             yield from native(batch)
             batch = None  # let it go before the next is scanned
-        findings = ()
+        findings = findings.extra  # the notebooks' findings
     elif getattr(findings, "render", None) is not None:  # a scan._Report: Note [Native reports]
         yield from native(findings)
         findings = ()
     for f in findings:
+        cell = getattr(f, "cell", None)
+        if cell is not None:
+            # a line of the notebook's JSON would be the wrong place: the file,
+            # and the cell and position in the message
+            props = f"file={_gh_escape(f.path, True)},title={f.rule}"
+            msg = f"cell {cell}, line {f.line}, column {f.column}: {f.message}"
+            yield f"::warning {props}::{_gh_escape(msg, False)}\n"
+            continue
         props = (f"file={_gh_escape(f.path, True)},line={f.line},col={f.column},"
                  f"endLine={f.end_line},endColumn={f.end_column},title={f.rule}")
         yield f"::warning {props}::{_gh_escape(f.message, False)}\n"
@@ -308,21 +571,33 @@ def render_github(findings, errors) -> Iterator[str]:
 
 def sarif_rules(keep) -> list:
     from anydev._compat import table as _compat_table
+    from . import meta_rules as _meta
 
     out = []
-    for row in _compat_table.ROWS:
+    for row in (*_meta.ROWS_BY_CODE.values(), *_compat_table.ROWS):
         if row.status == "kept" or not keep(row.code):  # literal rows are rules too
             continue
         repl = row.replacement or "(no drop-in replacement)"
+        if row.status == "meta":
+            out.append({"id": row.code, "name": row.name,
+                        "shortDescription": {"text": row.legacy},
+                        "fullDescription": {"text": row.note},
+                        "helpUri": rule_url(row.code),
+                        "help": {"text": row.note, "markdown": row.note},
+                        "defaultConfiguration": {"level": "warning"},
+                        "properties": {"tags": ["anydev", row.language, f"fix:{row.fix}"],
+                                       "precision": "very-high", "deprecated_in": None}})
+            continue
         fix = {"safe": "`anydev fix` rewrites it.",
                "unsafe": "`anydev fix --unsafe-fixes` rewrites it; the rewrite changes "
                          "behaviour as the note says.",
                "none": "No automatic fix."}[row.fix]
         out.append({
             "id": row.code,
-            "name": row.legacy,
+            "name": getattr(row, "name", None) or row.legacy,
             "shortDescription": {"text": f"{row.legacy} is deprecated; use {repl}"},
             "fullDescription": {"text": row.note},
+            "helpUri": rule_url(row.code),
             "help": {
                 "text": f"{row.legacy} -> {repl}. {row.note} {fix}",
                 "markdown": (f"`{row.legacy}` → `{repl}`\n\n{row.note}\n\n{fix} "
@@ -381,6 +656,7 @@ def _sarif_rules_json(rules: list, dumps, indent: str) -> str:
             f'{{{k}"id": {dumps(r["id"])},{k}"name": {dumps(r["name"])},'
             f'{k}"shortDescription": {{{n}"text": {dumps(r["shortDescription"]["text"])}{k}}},'
             f'{k}"fullDescription": {{{n}"text": {dumps(r["fullDescription"]["text"])}{k}}},'
+            f'{k}"helpUri": {dumps(r["helpUri"])},'
             f'{k}"help": {{{n}"text": {dumps(help_["text"])},'
             f'{n}"markdown": {dumps(help_["markdown"])}{k}}},'
             f'{k}"defaultConfiguration": {{{n}"level": '
@@ -429,6 +705,9 @@ def render_sarif(findings, errors, keep, *, version: str,
                 t = tails[(f.symbol, f.replacement, f.fix)] = (
                     f'}}, "properties": {{"symbol": {dumps(f.symbol)}, "replacement": '
                     f'{dumps(f.replacement)}, "fix": {dumps(f.fix)}}}}}')
+            cell = getattr(f, "cell", None)
+            if cell is not None:  # a notebook's: the region's lines are the cell's
+                t = t[:-2] + f', "cell": {int(cell)}}}}}'
             yield (f'{h}{u}{f.line}, "startColumn": {f.column}, "endLine": {f.end_line}, '
                    f'"endColumn": {f.end_column}}}}}}}], "partialFingerprints": '
                    f'{{"anydevFingerprint/v1": "{fp}"{t}')
@@ -482,9 +761,12 @@ def _uri(path: str) -> str:
     return b.decode("ascii")
 
 
-def render_unlocks(findings, target: Optional[str] = None) -> list[str]:
-    """How many findings with a fix each PyTorch release makes fixable (the
-    fix's replacement appears in that release), and how many the target allows."""
+def _unlocks(findings, target=None):
+    """(per release: how many findings with a fix its replacement appears in,
+    sorted oldest first with "main" last; what the target allows: None, or
+    (findings applicable, findings with a fix, {target text: (source, files)})).
+    ``target``: a version ("2.1"), or a function of a finding's path to its
+    file's Target (None: the newest release) for per-file targets."""
     from collections import Counter
 
     from anydev._compat import table as _compat_table
@@ -492,35 +774,138 @@ def render_unlocks(findings, target: Optional[str] = None) -> list[str]:
 
     by_code = _compat_table.ROWS_BY_CODE
     per: Counter = Counter()
+    fixable = []
     for f in findings:
         row = by_code.get(f.rule)
         if row is None or row.fix == "none" or not row.since:
             continue
         per[row.since] += 1
-    if not per:
-        return []
+        fixable.append((f, row.since))
     key = lambda v: (1, (0, 0)) if v == "main" else (0, _versions.parse_version(v))  # noqa: E731
+    releases = [(since, per[since]) for since in sorted(per, key=key)]
+    if target is None or not per:
+        return releases, None
+    if not callable(target):
+        fixed = _versions.resolve_target(target)
+        target_of = lambda path: fixed  # noqa: E731
+    else:
+        memo: dict = {}
+
+        def target_of(path):
+            t = memo.get(path, False)
+            if t is False:
+                t = memo[path] = target(path) or _versions.DEFAULT
+            return t
+    ok = 0
+    used: dict = {}
+    for f, since in fixable:
+        t = target_of(f.path)
+        files = used.setdefault(t.text, (t.source, set()))[1]
+        files.add(f.path)
+        if since != "main" and _versions.parse_version(since) <= t.version:
+            ok += 1
+    return releases, (ok, len(fixable), {k: (src, len(fs)) for k, (src, fs) in used.items()})
+
+
+def render_unlocks(findings, target=None) -> list[str]:
+    """How many findings with a fix each PyTorch release makes fixable (the
+    fix's replacement appears in that release), and how many the target allows
+    (``target``: as _unlocks takes it)."""
+    releases, at = _unlocks(findings, target)
+    if not releases:
+        return []
     out = ["Fixes by the PyTorch release that has their replacement (what a target unlocks):"]
     total = 0
-    for since in sorted(per, key=key):
-        total += per[since] if since != "main" else 0
+    for since, n in releases:
+        total += n if since != "main" else 0
         label = "no release yet" if since == "main" else f"torch >= {since}"
         cum = "" if since == "main" else f"  ({total} fixable at target {since})"
-        out.append(f"  {per[since]:>6}  {label}{cum}")
-    if target is not None:
-        t = _versions.resolve_target(target)
-        ok = sum(n for s, n in per.items() if s != "main" and _versions.parse_version(s) <= t.version)
-        out.append(f"At target torch {t.text}: {ok} of {sum(per.values())} findings with a fix "
-                   "can be applied.")
+        out.append(f"  {n:>6}  {label}{cum}")
+    if at is not None:
+        ok, with_fix, targets = at
+        if len(targets) == 1:
+            out.append(f"At target torch {next(iter(targets))}: {ok} of {with_fix} findings with "
+                       "a fix can be applied.")
+        else:
+            from . import torch_versions as _versions
+
+            each = ", ".join(f"{t} in {n} file{'s' if n != 1 else ''}" for t, (_src, n) in
+                             sorted(targets.items(), key=lambda kv: _versions.parse_version(kv[0])))
+            out.append(f"At each file's target torch ({each}): {ok} of {with_fix} findings "
+                       "with a fix can be applied.")
     return out
 
 
-def render_statistics(findings, files: int, nbytes: int, target: Optional[str] = None) -> str:
+def statistics_data(findings, files: int, nbytes: int, target=None) -> dict:
+    """The statistics as ``anydev scan --statistics --format json`` writes them
+    (docs/scan-statistics.schema.json); ``target`` as _unlocks takes it."""
     from collections import Counter
 
-    from anydev._compat import table as _compat_table
+    from .literals import family, module_of
 
-    by_code = {r.code: r for r in _compat_table.ROWS}
+    findings = list(findings)
+    by_code = _rows()
+    per_rule = Counter(f.rule for f in findings)
+    per_symbol = Counter(f.symbol for f in findings)
+    kinds = Counter(finding_kind(f, by_code.get(f.rule)) for f in findings)
+    usage = Counter(f.kind for f in findings)
+    fixes = _fix_counts(findings)
+    api: Counter = Counter()
+    lit: Counter = Counter()
+    for f in findings:
+        row = by_code.get(f.rule)
+        (lit if row is not None and row.status == "literal" and family(row) == "literal"
+         else api)[module_of(f.path)] += 1
+    releases, at = _unlocks(findings, target)
+    cumulative = 0
+    unlocks = []
+    for since, n in releases:
+        if since == "main":
+            unlocks.append({"torch": None, "count": n, "cumulative": None})
+        else:
+            cumulative += n
+            unlocks.append({"torch": since, "count": n, "cumulative": cumulative})
+    rules = []
+    for code, n in sorted(per_rule.items(), key=lambda kv: (-kv[1], kv[0])):
+        row = by_code.get(code)
+        rules.append({"rule": code, "count": n, "fix": row.fix if row else "none",
+                      "legacy": row.legacy if row else code,
+                      "replacement": (row.replacement or None) if row else None,
+                      "url": rule_url(code)})
+    return {
+        "version": 1,
+        "files_scanned": files,
+        "bytes_scanned": nbytes,
+        "findings": len(findings),
+        "files_with_findings": len({f.path for f in findings}),
+        "by_rule": rules,
+        "by_symbol": [{"symbol": sym, "count": n} for sym, n in
+                      sorted(per_symbol.items(), key=lambda kv: (-kv[1], kv[0]))],
+        "by_kind": {k: kinds.get(k, 0) for k in ("api", "literal", "idiom", "mock", "import",
+                                                   "directive")},
+        "by_usage": dict(sorted(usage.items())),
+        "by_fix": {k: fixes.get(k, 0) for k in ("safe", "unsafe", "none")},
+        "by_module": [{"module": m, "api": api[m], "literal": lit[m]}
+                      for m in sorted(set(api) | set(lit), key=lambda m: (-(api[m] + lit[m]), m))],
+        "unlocks": unlocks,
+        "target": None if at is None else {
+            "applicable": at[0], "with_fix": at[1],
+            "targets": [{"torch": t, "source": src, "files": n}
+                        for t, (src, n) in sorted(at[2].items())]},
+    }
+
+
+def render_statistics_json(findings, files: int, nbytes: int, target=None) -> str:
+    import json
+
+    return json.dumps(statistics_data(findings, files, nbytes, target), indent=1,
+                      ensure_ascii=False) + "\n"
+
+
+def render_statistics(findings, files: int, nbytes: int, target=None) -> str:
+    from collections import Counter
+
+    by_code = _rows()
     per_rule = Counter(f.rule for f in findings)
     per_symbol = Counter(f.symbol for f in findings)
     per_kind = Counter(f.kind for f in findings)

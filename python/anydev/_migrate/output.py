@@ -16,6 +16,34 @@ if TYPE_CHECKING:  # pragma: no cover - `typing` costs the command's start-up
 
 BASELINE_VERSION = 1
 INFORMATION_URI = "https://github.com/anydev/anydev"
+#: The rules' reference page (docs/rules.md, `anydev rule --all --format markdown`):
+#: one heading per rule, so `#ad107` is the rule's anchor.
+RULES_URI = INFORMATION_URI + "/blob/main/docs/rules.md"
+
+
+def rule_url(code: str) -> str:
+    """The web page of a rule (SARIF's helpUri, the JSON report's ``url``, an
+    editor's link to the rule): its heading in docs/rules.md."""
+    return f"{RULES_URI}#{code.lower()}"
+
+
+#: What a finding is, for the reports (``kind`` in the JSON report): a call of
+#: or reference to a legacy API, a device literal or an idiom (the AD9xx
+#: rows), a test's patch target, an import of a legacy name, or (AD001) a
+#: `# noqa` directive.
+FINDING_KINDS = ("api", "literal", "idiom", "mock", "import", "directive")
+
+
+def finding_kind(f, row) -> str:
+    """The finding's kind (one of FINDING_KINDS) from the scanner's own
+    (``call``, ``reference``, ``import``, ``mock``, ``literal``, ``idiom``,
+    ``directive``) and its rule's row."""
+    k = f.kind
+    if k in ("mock", "import", "directive"):
+        return k
+    if row is not None and row.status == "literal" and row.kind in ("literal", "idiom"):
+        return row.kind
+    return "api"
 
 
 class UsageError(Exception):
@@ -38,6 +66,15 @@ class _Lines:
                     data: Optional[bytes] = fh.read()
             except OSError:
                 data = None
+            if data and getattr(f, "cell", None) is not None:
+                # a notebook's offsets are in its code cells' source (Note
+                # [Notebook source] in anydev/_migrate/notebook.py)
+                from .notebook import Notebook, NotebookError
+
+                try:
+                    data = Notebook.parse(data).source.encode("utf-8")
+                except NotebookError:
+                    data = None
             self._path, self._data = f.path, data
         data = self._data
         if not data:

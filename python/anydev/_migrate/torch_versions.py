@@ -7,13 +7,18 @@ code must keep running on) and what each compat-table row needs.
 
 A project declares its torch in ``pyproject.toml`` (``[project] dependencies``
 and ``[project.optional-dependencies]``), ``setup.cfg`` (``[options]
-install_requires``), ``setup.py`` (``install_requires=[...]`` read from the
-syntax tree, never run) or ``requirements*.txt``. The target is the lower
-bound of its ``torch`` requirement: ``torch>=2.1`` and ``torch~=2.1.0`` give
-2.1, ``torch==2.4.*`` 2.4, ``torch>2.0`` 2.0 (a later 2.0.x already
-satisfies it), ``torch<3`` or a bare ``torch`` none. Without a declaration
-the target is the newest release the table knows (``NEWEST_TORCH``), and the
-fix summary says which torch the fixed code now needs.
+install_requires``), ``setup.py`` (``install_requires=[...]``, else a version
+check it makes such as ``assert torch_ver >= [1, 8]``, read from the syntax
+tree, never run), ``requirements*.txt`` (with the files their ``-r``/``-c``
+lines name; ``requirements/requirements.txt`` where the folder has none),
+``environment.yml``, or a version check in its package's ``__init__.py``.
+The target is the lower bound of its ``torch`` requirement: ``torch>=2.1``
+and ``torch~=2.1.0`` give 2.1, ``torch==2.4.*`` 2.4, ``torch>2.0`` 2.0 (a
+later 2.0.x already satisfies it). A requirement without a lower bound
+(``torch<2.6``, a bare ``torch``) and a project that names no torch at all get
+the oldest release the table knows (``OLDEST``, Note [The oldest release]):
+only the rewrites every release has are applied, and the summary says how
+many more ``--target-torch X`` would make fixable.
 """
 
 from __future__ import annotations
@@ -141,7 +146,7 @@ def _load_toml(data: bytes) -> Optional[dict]:
         return None
 
 
-def _from_pyproject(path: str) -> tuple[Optional[Version], Optional[str], bool]:
+def _from_pyproject(path: str) -> tuple["_Found", Optional[str], bool]:
     """(declared torch lower bound, [tool.anydev] target-torch, is a project file)."""
     try:
         with open(path, "rb") as f:
@@ -163,20 +168,13 @@ def _from_pyproject(path: str) -> tuple[Optional[Version], Optional[str], bool]:
             for group in opt.values():
                 if isinstance(group, list):
                     reqs += [d for d in group if isinstance(d, str)]
-    bound = _best(reqs)
+    bound = _found(reqs)
     is_project = isinstance(project, dict) or explicit is not None
     return bound, (str(explicit) if explicit is not None else None), is_project
 
 
-def _best(reqs: list[str]) -> Optional[Version]:
-    """The lowest lower bound among the torch requirements (the project must
-    run on every torch any of its requirement groups allows)."""
-    bounds = [b for b in (lower_bound(r) for r in reqs) if b is not None]
-    return min(bounds) if bounds else None
-
-
-def _from_setup_cfg(path: str) -> Optional[Version]:
-    cp = configparser.ConfigParser(interpolation=None)
+def _from_setup_cfg(path: str) -> _Found:
+    cp = configparser.ConfigParser(interpolation=None, strict=False)
     try:
         cp.read(path, encoding="utf-8")
     except (configparser.Error, OSError, UnicodeDecodeError):
@@ -187,14 +185,30 @@ def _from_setup_cfg(path: str) -> Optional[Version]:
     if cp.has_section("options.extras_require"):
         for _, v in cp.items("options.extras_require"):
             reqs += v.splitlines()
-    return _best(reqs)
+    return _found(reqs)
 
 
-def _from_setup_py(path: str) -> Optional[Version]:
-    try:
-        with open(path, "rb") as f:
-            tree = ast.parse(f.read(), filename=path)
-    except (OSError, SyntaxError, ValueError):
+def _found(reqs: list[str]) -> _Found:
+    """(the lowest lower bound, the requirement that gave it) of the torch
+    requirements among ``reqs``; ``(None, req)`` when torch is required
+    without a lower bound (a bare ``torch``, or ``torch<2.6``: every release
+    up to the bound); None when torch is not among them."""
+    named = [r.strip() for r in reqs if _REQ.match(r.strip())]
+    if not named:
+        return None
+    bounds = [(b, r) for r in named for b in (lower_bound(r),) if b is not None]
+    if bounds:
+        return min(bounds)
+    return None, named[0]
+
+
+def _from_setup_py(path: str) -> _Found:
+    """install_requires/extras_require strings, else a version check the
+    script makes (``assert torch_ver >= [1, 8]``, ``if version.parse(
+    torch.__version__) < version.parse("1.8"): raise ...``), from its syntax
+    tree (never run)."""
+    tree = _parse_file(path)
+    if tree is None:
         return None
     reqs: list[str] = []
     for node in ast.walk(tree):
@@ -202,23 +216,199 @@ def _from_setup_py(path: str) -> Optional[Version]:
             for n in ast.walk(node.value):
                 if isinstance(n, ast.Constant) and isinstance(n.value, str):
                     reqs.append(n.value)
-    return _best(reqs)
+    got = _found(reqs)
+    if got is not None and got[0] is not None:
+        return got
+    check = _version_check(tree)
+    return check if check is not None else got
 
 
-def _from_requirements(path: str) -> Optional[Version]:
+def _parse_file(path: str) -> Optional[ast.Module]:
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+        if len(data) > (2 << 20):
+            return None
+        return ast.parse(data, filename=path)
+    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def _version_literal(node: ast.AST) -> Optional[Version]:
+    """(1, 8) from `[1, 8]`, `(1, 8, 0)`, `"1.8"`, `version.parse("1.8")`,
+    `digit_version("1.8.0")`, `Version("1.8")`; None otherwise."""
+    if isinstance(node, (ast.List, ast.Tuple)) and len(node.elts) >= 2 and all(
+            isinstance(e, ast.Constant) and type(e.value) is int for e in node.elts[:2]):
+        return node.elts[0].value, node.elts[1].value  # type: ignore[union-attr]
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        try:
+            return parse_version(node.value)
+        except VersionError:
+            return None
+    if isinstance(node, ast.Call) and len(node.args) == 1 and not node.keywords:
+        return _version_literal(node.args[0])
+    return None
+
+
+def _names_torch_version(node: ast.AST, aliases: set[str]) -> bool:
+    for n in ast.walk(node):
+        if isinstance(n, ast.Attribute) and n.attr == "__version__" and \
+                isinstance(n.value, ast.Name) and n.value.id in ("torch", "th"):
+            return True
+        if isinstance(n, ast.Name) and (n.id in aliases or (
+                "torch" in n.id.lower() and "ver" in n.id.lower())):
+            return True
+    return False
+
+
+def _version_check(tree: ast.Module) -> _Found:
+    """The minimum torch a module's own check demands: ``assert V >= X`` or
+    ``if V < X: raise ...`` at module level (or in a function it runs), where
+    V is torch's version (``torch.__version__``, a name made from it) and X a
+    version literal."""
+    aliases: set[str] = set()
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Assign) and len(n.targets) == 1 and \
+                isinstance(n.targets[0], ast.Name) and _names_torch_version(n.value, aliases):
+            aliases.add(n.targets[0].id)
+    best: Optional[tuple[Version, str]] = None
+
+    def bound(test: ast.AST, negate: bool) -> Optional[Version]:
+        if not isinstance(test, ast.Compare) or len(test.ops) != 1:
+            return None
+        op, left, right = test.ops[0], test.left, test.comparators[0]
+        if _names_torch_version(left, aliases):
+            v, mine = _version_literal(right), op
+        elif _names_torch_version(right, aliases):
+            v = _version_literal(left)
+            mine = {ast.Lt: ast.Gt(), ast.Gt: ast.Lt(), ast.LtE: ast.GtE(),
+                    ast.GtE: ast.LtE()}.get(type(op), op)
+        else:
+            return None
+        if v is None:
+            return None
+        demands_at_least = isinstance(mine, (ast.GtE, ast.Gt)) if not negate else \
+            isinstance(mine, (ast.Lt, ast.LtE))
+        return v if demands_at_least else None
+
+    for n in ast.walk(tree):
+        got = None
+        if isinstance(n, ast.Assert):
+            got = bound(n.test, False)
+        elif isinstance(n, ast.If) and n.body and isinstance(n.body[-1], ast.Raise) and \
+                not n.orelse:
+            got = bound(n.test, True)
+        if got is not None and (best is None or got > best[0]):
+            best = (got, ast.unparse(n.test if isinstance(n, (ast.Assert, ast.If)) else n)[:60])
+    return best
+
+
+_REQ_OPTION = re.compile(r"^\s*(?:-r|-c|--requirement|--constraint)(?:\s*=\s*|\s+|(?=\S))(\S+)")
+
+
+def _from_requirements(path: str, seen: Optional[set[str]] = None) -> _Found:
+    """A requirements file's torch, following its ``-r FILE`` and ``-c FILE``
+    lines (relative to the file), each file once."""
+    seen = set() if seen is None else seen
+    real = os.path.realpath(path)
+    if real in seen or len(seen) > 64:
+        return None
+    seen.add(real)
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
             lines = f.read().splitlines()
     except OSError:
         return None
-    return _best([line.split("#", 1)[0] for line in lines])
+    reqs: list[str] = []
+    results: list[_Found] = []
+    for line in lines:
+        line = line.split(" #", 1)[0].split("\t#", 1)[0]
+        if line.lstrip().startswith("#"):
+            continue
+        m = _REQ_OPTION.match(line)
+        if m:
+            nested = os.path.join(os.path.dirname(path), m.group(1))
+            got = _from_requirements(nested, seen)
+            if got is not None:
+                got = (got[0], f"{got[1]}, in {m.group(1)}")
+            results.append(got)
+            continue
+        reqs.append(line)
+    results.append(_found(reqs))
+    return _merge(results)
+
+
+def _merge(results: list[_Found]) -> _Found:
+    """The lowest lower bound of several sources; a bound beats none."""
+    got = [r for r in results if r is not None]
+    bounded = [r for r in got if r[0] is not None]
+    if bounded:
+        return min(bounded)  # type: ignore[type-var]
+    return got[0] if got else None
+
+
+_CONDA_TORCH = re.compile(r"^\s*-\s*(?:pytorch|torch)\b\s*(?P<spec>[<>=!~][^#]*)?(?:#.*)?$")
+
+
+def _from_environment_yml(path: str) -> _Found:
+    """A conda environment file's ``pytorch``/``torch`` (conda's ``=2.1`` is
+    ``==2.1.*``), from the dependency lines, the pip ones included."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            lines = f.read().splitlines()
+    except OSError:
+        return None
+    reqs = []
+    for line in lines:
+        m = _CONDA_TORCH.match(line)
+        if m:
+            spec = (m.group("spec") or "").strip()
+            if spec.startswith("=") and not spec.startswith("=="):
+                spec = "=" + spec
+            reqs.append("torch" + spec)
+    return _found(reqs)
+
+
+def _from_package_init(d: str) -> _Found:
+    """A version check in the ``__init__.py`` of a package at ``d`` (or
+    under ``d/src``): ``assert digit_version(torch.__version__) >= ...``."""
+    for base in (d, os.path.join(d, "src")):
+        try:
+            names = sorted(os.listdir(base))
+        except OSError:
+            continue
+        for n in names:
+            init = os.path.join(base, n, "__init__.py")
+            if n.startswith((".", "_")) or n in ("tests", "test", "docs", "examples") or \
+                    not os.path.isfile(init):
+                continue
+            tree = _parse_file(init)
+            if tree is not None:
+                got = _version_check(tree)
+                if got is not None:
+                    return got[0], f"{got[1]} ({os.path.relpath(init, d)})"
+    return None
+
+
+def _has_spec(req: str) -> bool:
+    m = _REQ.match(req.strip())
+    return bool(m and m.group("spec"))
+
+
+#: What a project file says of torch: (lower bound or None, the requirement),
+#: or None when it does not name torch.
+_Found = Optional[tuple[Optional[Version], str]]
 
 
 class ProjectTargets:
     """The target of each folder's project, found once per folder: the nearest
     folder at or above a file that has a project file (``pyproject.toml`` with
-    ``[project]`` or ``[tool.anydev]``, ``setup.cfg``, ``setup.py`` or
-    ``requirements*.txt``) decides."""
+    ``[project]`` or ``[tool.anydev]``, ``setup.cfg``, ``setup.py``,
+    ``requirements*.txt`` and the files their ``-r``/``-c`` lines name,
+    ``requirements/*.txt``, ``environment.yml``) decides; a project that names
+    torch without a lower bound (``torch<2.6``, a bare ``torch``) must run on
+    every release the table knows (OLDEST); so must one that names none, but
+    that one is "not declared"."""
 
     def __init__(self) -> None:
         self._memo: dict[str, Optional[Target]] = {}
@@ -246,38 +436,61 @@ class ProjectTargets:
 
     @staticmethod
     def _declared_in(d: str) -> Optional[Target]:
-        """The folder's target when it holds a project file that says one."""
+        """The folder's target when it holds a project file that names torch."""
         py = os.path.join(d, "pyproject.toml")
-        bound = None
-        names: list[str] = []
+        unbounded: Optional[str] = None   # torch named without a lower bound: where
+        is_project = False
         if os.path.isfile(py):
-            bound, explicit, _ = _from_pyproject(py)
+            bound, explicit, is_project = _from_pyproject(py)
             if explicit is not None:
                 try:
                     return resolve_target(explicit, f"{py} [tool.anydev] target-torch")
                 except VersionError:
                     return None  # reported by the configuration reader
             if bound is not None:
-                return Target(bound, f"{py} [project] dependencies")
+                if bound[0] is not None:
+                    return Target(bound[0], f"{py} [project] dependencies ({bound[1]})")
+                unbounded = f"{py} ({bound[1]})"
+        sources: list[tuple[str, _Found]] = []
         for name, reader in (("setup.cfg", _from_setup_cfg), ("setup.py", _from_setup_py)):
             p = os.path.join(d, name)
             if os.path.isfile(p):
-                b = reader(p)
-                if b is not None:
-                    return Target(b, p)
+                is_project = True
+                sources.append((p, reader(p)))
+        reqs: list[str] = []
         try:
-            names = sorted(n for n in os.listdir(d)
-                           if n.startswith("requirements") and n.endswith(".txt"))
+            reqs = sorted(os.path.join(d, n) for n in os.listdir(d)
+                          if n.startswith("requirements") and n.endswith(".txt"))
         except OSError:
-            names = []
-        bounds = []
-        for n in names:
-            b = _from_requirements(os.path.join(d, n))
-            if b is not None:
-                bounds.append((b, n))
-        if bounds:
-            b, n = min(bounds)
-            return Target(b, os.path.join(d, n))
+            pass
+        if not reqs:
+            sub = os.path.join(d, "requirements")
+            reqs = [os.path.join(sub, n) for n in ("requirements.txt", "runtime.txt", "base.txt",
+                                                   "install.txt")
+                    if os.path.isfile(os.path.join(sub, n))]
+        for p in reqs:
+            sources.append((p, _from_requirements(p)))
+        for n in ("environment.yml", "environment.yaml"):
+            p = os.path.join(d, n)
+            if os.path.isfile(p):
+                sources.append((p, _from_environment_yml(p)))
+        if is_project or sources:
+            sources.append((d, _from_package_init(d)))
+        bounded = [(f[0], p, f[1]) for p, f in sources if f is not None and f[0] is not None]
+        if bounded:
+            v, p, req = min(bounded)
+            return Target(v, f"{p} ({req})")
+        # an upper bound alone declares (every release up to it); a bare `torch`
+        # declares no version: a project around it may (megatron/core's
+        # requirements.txt under Megatron-LM's pyproject.toml)
+        named = [(p, f[1]) for p, f in sources if f is not None and _has_spec(f[1])]
+        if unbounded is not None and not _has_spec(unbounded.rsplit("(", 1)[-1].rstrip(")")):
+            unbounded = None
+        if unbounded is None and named:
+            unbounded = f"{named[0][0]} ({named[0][1]})"
+        if unbounded is not None:
+            return Target(OLDEST, f"{unbounded}: no lower bound, so every release the table "
+                                  f"knows, from {fmt(OLDEST)}")
         return None
 
 
@@ -286,4 +499,42 @@ def project_target(path: str) -> Optional[Target]:
     return ProjectTargets().for_file(path)
 
 
-DEFAULT = Target(NEWEST, "default")
+#: The oldest release the table knows: the oldest build its claims are checked
+#: against (Debian's 1.13 in tools/prove_fixes.py; Note [The oldest release]).
+OLDEST: Version = (1, 13)
+
+#: The target where a project declares none: every release the table knows.
+DEFAULT = Target(OLDEST, "default")
+
+
+def unlocks(needs_reasons: list[str]) -> list[tuple[str, int]]:
+    """(release, how many more findings --target-torch release would make
+    fixable) for the releases that ``needs torch >= X`` reasons name, each
+    count cumulative (a newer target also unlocks the older ones)."""
+    by: dict[Version, int] = {}
+    for why in needs_reasons:
+        m = _NEEDS.match(why)
+        if m:
+            v = parse_version(m.group(1))
+            by[v] = by.get(v, 0) + 1
+    out, total = [], 0
+    for v in sorted(by):
+        total += by[v]
+        out.append((fmt(v), total))
+    return out
+
+
+_NEEDS = re.compile(r"needs torch >= (\d+\.\d+) \(target")
+
+
+# Note [The oldest release]
+# A project that declares no torch must keep running on the torch its users
+# have, which the fixer cannot know: assuming the newest release broke
+# detectron2 (no torch requirement, an `assert torch_ver >= [1, 8]` in its
+# setup.py) on 1.13, where torch.accelerator does not exist. So the target of
+# an undeclared project is the oldest release the table knows (1.13, the
+# oldest build tools/prove_fixes.py checks the claims on): only the rewrites
+# every release has are applied, and `anydev fix` says how many more
+# `--target-torch X` would make fixable. A project that names torch without a
+# lower bound (`torch<2.6`, a bare `torch`) declares that every release will
+# do: the same target, but declared.

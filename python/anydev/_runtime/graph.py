@@ -21,9 +21,13 @@ class Graph(_C._Graph):
     the calling thread's current stream (not the default stream);
     ``replay()`` queues all of it on the current stream as one unit. With
     ``keep_graph=True`` the captured graph is kept and made executable by
-    ``instantiate()`` or the first ``replay()``. ``pool`` names a memory-pool
-    id to share (another graph's ``pool()``); anydev gives a capture no private
-    pool, so memory used by captured work must outlive the graph.
+    ``instantiate()`` or the first ``replay()``. As torch's CUDA graphs, what
+    the capturing stream allocates comes from the graph's private memory pool,
+    kept for the graph's life; ``pool`` shares another graph's (its
+    ``pool()``). Buffers allocated before the capture and used by captured
+    work are kept too: freed, their memory stays reserved until the graph is
+    reset or collected, so a replay never writes into reused memory. Calls on
+    the capturing stream without ``stream=`` are recorded and return at once.
 
     On sim the stream's worker records the queued items (nothing captured runs
     until a replay, and ``Stream.is_capturing()`` answers True meanwhile); on

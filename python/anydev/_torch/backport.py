@@ -39,19 +39,49 @@ NAMES = (
     "empty_cache", "memory_stats", "memory_allocated", "max_memory_allocated",
     "memory_reserved", "max_memory_reserved", "reset_accumulated_memory_stats",
     "reset_peak_memory_stats", "get_memory_info", "empty_host_cache",
+    "get_device_capability", "current_device_idx", "set_device_idx",
 )
+# The memory functions, which PyTorch also has in torch.accelerator.memory.
+MEMORY_NAMES = ("empty_cache", "empty_host_cache", "get_memory_info", "max_memory_allocated",
+                "max_memory_reserved", "memory_allocated", "memory_reserved", "memory_stats",
+                "reset_accumulated_memory_stats", "reset_peak_memory_stats")
 
 
 def _torch() -> Any:
-    import torch
+    return sys.modules.get("torch") or __import__("torch")
 
-    return torch
+
+_UNKNOWN = "?"
+_built = _UNKNOWN  # _built_type's answer, once asked: what a build has never changes
 
 
 def _built_type() -> Optional[str]:
     """The device type of the accelerator this PyTorch was built for, as
     PyTorch's own getAccelerator() orders them (CUDA, also for ROCm builds,
-    then XPU, then MPS), or None."""
+    then XPU, then MPS), or None. Asked once: Note [The backport's cost]."""
+    global _built
+    if _built is _UNKNOWN:
+        _built = _probe_built_type()
+    return _built
+
+
+# Note [The backport's cost]
+# Forward mode sends torch.cuda.device_count() to torch.accelerator.device_count(),
+# which on a PyTorch before 2.6 is this backport's. It probed the build on
+# every call (three modules' _is_compiled/is_built, and an `import torch`):
+# 44 times torch 1.13's own device_count, an lru_cache'd C call. What a build
+# was compiled for cannot change in a process, so it is probed once, and each
+# call is one Python frame over the device module's own function (the
+# original, where anydev.torch's forwarders stand on the module: their
+# dispatch would be paid twice). docs/torch.md, "Performance", has the target
+# and benchmarks/python/bench_torch_adapter.py the measure.
+def _device_fn(name: str) -> Any:
+    """``torch.<accelerator>.<name>``, the original under anydev.torch's forwarder."""
+    fn = getattr(_module(), name)
+    return getattr(fn, "__anydev_original__", fn)
+
+
+def _probe_built_type() -> Optional[str]:
     torch = _torch()
     cuda = getattr(torch, "cuda", None)
     if cuda is not None:
@@ -107,14 +137,16 @@ def _get_device_index(device: Any, optional: bool = False) -> int:
 
 def device_count() -> int:
     """Number of devices of the current accelerator; 0 if there is none."""
-    t = _built_type()
-    return 0 if t is None else int(getattr(_torch(), t).device_count())
+    if (_built if _built is not _UNKNOWN else _built_type()) is None:
+        return 0
+    return int(_device_fn("device_count")())
 
 
 def is_available() -> bool:
     """Whether the current accelerator has a device at run time."""
-    t = _built_type()
-    return False if t is None else bool(getattr(_torch(), t).is_available())
+    if (_built if _built is not _UNKNOWN else _built_type()) is None:
+        return False
+    return bool(_device_fn("is_available")())
 
 
 def current_accelerator(check_available: bool = False) -> Any:
@@ -132,11 +164,50 @@ def current_device_index() -> int:
 
 
 def set_device_index(device: Any, /) -> None:
-    """Makes ``device`` current; a negative index is a no-op."""
+    """Makes ``device`` current; a negative index is a no-op (even without an
+    accelerator, as PyTorch 2.13's, whose _accelerator_setDeviceIndex returns
+    before it asks for one)."""
     index = _get_device_index(device, optional=False)
-    mod = _module()
-    if index >= 0:
-        mod.set_device(index)
+    if index < 0:
+        return
+    _module().set_device(index)
+
+
+def _deprecated_alias(fn: Any, old: str) -> Any:
+    """``torch.accelerator.<old>``: PyTorch's deprecated alias of ``fn``
+    (typing_extensions.deprecated, a FutureWarning "Use `<name>` instead.")."""
+    import functools
+    import warnings
+
+    message = f"Use `{fn.__name__}` instead."
+
+    @functools.wraps(fn)
+    def alias(*args: Any, **kwargs: Any) -> Any:
+        warnings.warn(message, FutureWarning, stacklevel=2)
+        return fn(*args, **kwargs)
+
+    alias.__name__ = alias.__qualname__ = old
+    alias.__deprecated__ = message  # type: ignore[attr-defined]
+    return alias
+
+
+current_device_idx = _deprecated_alias(current_device_index, "current_device_idx")
+set_device_idx = _deprecated_alias(set_device_index, "set_device_idx")
+
+
+def get_device_capability(device: Any = None, /) -> "dict[str, Any]":
+    """The device's capabilities: ``{"supported_dtypes": set of dtypes}``, the
+    dtypes a tensor can be allocated in there (every dtype of this PyTorch,
+    less float64 and complex128 on MPS, which has neither)."""
+    _get_device_index(device, optional=True)  # its errors; one answer for every device
+    t = _built_type()
+    if t is None:
+        raise RuntimeError(_NO_ACCELERATOR)
+    torch = _torch()
+    dtypes = {v for v in vars(torch).values() if isinstance(v, torch.dtype)}
+    if t == "mps":
+        dtypes -= {torch.float64, torch.complex128}
+    return {"supported_dtypes": dtypes}
 
 
 class device_index:  # noqa: N801 - PyTorch's name
@@ -163,12 +234,27 @@ class device_index:  # noqa: N801 - PyTorch's name
 
 def current_stream(device: Any = None, /) -> Any:
     """The current stream of ``device`` (default: the current device)."""
-    mod = _module()
-    return mod.current_stream(_get_device_index(device, optional=True))
+    index = _get_device_index(device, optional=True)  # PyTorch's order: the argument first
+    return _module().current_stream(index)
+
+
+def _is_stream(obj: Any) -> bool:
+    torch = _torch()
+    kinds = tuple(k for k in (getattr(torch, "Stream", None),
+                              getattr(getattr(torch, "cuda", None), "Stream", None),
+                              getattr(getattr(torch, "xpu", None), "Stream", None))
+                  if isinstance(k, type))
+    return isinstance(obj, kinds) if kinds else hasattr(obj, "device_index")
 
 
 def set_stream(stream: Any) -> None:
-    """Makes ``stream`` current, and its device the current device."""
+    """Makes ``stream`` current, and its device the current device. Anything
+    but a stream is a TypeError, as PyTorch's binding answers (None included,
+    which torch.cuda.set_stream ignores)."""
+    if not _is_stream(stream):
+        raise TypeError("_accelerator_setStream(): incompatible function arguments. The "
+                        "following argument types are supported:\n    1. (arg0: torch.Stream) "
+                        f"-> None\n\nInvoked with: {stream!r}")  # PyTorch 2.13's words
     mod = _module()
     index = getattr(stream, "device_index", None)
     if index is None:
@@ -180,8 +266,8 @@ def set_stream(stream: Any) -> None:
 
 def synchronize(device: Any = None, /) -> None:
     """Waits for every stream of ``device``; a no-op before the accelerator is initialized."""
+    index = _get_device_index(device, optional=True)  # PyTorch's order: the argument first
     mod = _module()
-    index = _get_device_index(device, optional=True)
     if _initialized(mod):
         mod.synchronize(index)
 
@@ -244,8 +330,8 @@ def reset_peak_memory_stats(device_index: Any = None, /) -> None:
 
 def get_memory_info(device_index: Any = None, /) -> "tuple[int, int]":
     """(free, total) device memory in bytes."""
-    mod = _module()
-    free, total = mod.mem_get_info(_get_device_index(device_index, optional=True))
+    index = _get_device_index(device_index, optional=True)  # PyTorch's order: the argument first
+    free, total = _module().mem_get_info(index)
     return int(free), int(total)
 
 
@@ -301,12 +387,54 @@ def install() -> list[str]:
         _added.append(name)
         if _created_module is not None:
             acc.__all__.append(name)  # type: ignore[attr-defined]
+    _install_memory_module(acc)
     return list(_added)
+
+
+_created_memory: Optional[types.ModuleType] = None
+
+
+def _install_memory_module(acc: Any) -> None:
+    """``import torch.accelerator.memory`` works, as on 2.9 and later: a module
+    of the memory functions where this PyTorch has none."""
+    global _created_memory
+    if _created_memory is not None or "torch.accelerator.memory" in sys.modules:
+        return
+    if _created_module is None:  # PyTorch's own package: it may have the submodule
+        import importlib.util
+
+        try:
+            if importlib.util.find_spec("torch.accelerator.memory") is not None:
+                return
+        except (ImportError, ValueError):
+            pass
+    mem = types.ModuleType("torch.accelerator.memory",
+                           "torch.accelerator.memory, backported by anydev.")
+    for name in MEMORY_NAMES:
+        setattr(mem, name, getattr(acc, name))
+    mem.__all__ = list(MEMORY_NAMES)  # type: ignore[attr-defined]
+    _created_memory = mem
+    sys.modules["torch.accelerator.memory"] = mem
+    if "memory" not in acc.__dict__:
+        acc.memory = mem
+
+
+def _uninstall_memory_module() -> None:
+    global _created_memory
+    if _created_memory is None:
+        return
+    if sys.modules.get("torch.accelerator.memory") is _created_memory:
+        del sys.modules["torch.accelerator.memory"]
+    acc = sys.modules.get("torch.accelerator")
+    if acc is not None and acc.__dict__.get("memory") is _created_memory:
+        del acc.memory
+    _created_memory = None
 
 
 def uninstall() -> None:
     """Removes exactly what :func:`install` added."""
     global _created_module
+    _uninstall_memory_module()
     torch = sys.modules.get("torch")
     if torch is None:
         _added.clear()

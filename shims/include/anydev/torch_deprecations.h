@@ -30,9 +30,12 @@
 #if defined(__cplusplus) && defined(__has_include) && \
     !defined(ANYDEV_NO_TORCH_DEPRECATIONS) && !defined(TORCH_STABLE_ONLY) && \
     !defined(TORCH_TARGET_VERSION)
-#if __has_include(<torch/headeronly/version.h>)
+// Probes spell a header <./name> (Note [Probes that do not taint] in
+// compat_map/generate.py): GCC 12 lets a later #include of a header that a
+// failed __has_include(<name>) looked for pass without an error.
+#if __has_include(<./torch/headeronly/version.h>)
 #include <torch/headeronly/version.h>
-#elif __has_include(<torch/version.h>)
+#elif __has_include(<./torch/version.h>)
 #include <torch/version.h>
 #endif
 #if defined(TORCH_VERSION_MAJOR) && defined(TORCH_VERSION_MINOR)
@@ -40,19 +43,19 @@
 
 // PyTorch's headers (Note [Includes first] in compat_map/generate.py).
 #if (ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213)
-#if __has_include(<cuda_runtime_api.h>) && __has_include(<c10/cuda/impl/cuda_cmake_macros.h>)
+#if __has_include(<./cuda_runtime_api.h>) && __has_include(<./c10/cuda/impl/cuda_cmake_macros.h>)
 #include <c10/cuda/CUDAFunctions.h>
 #endif
 #endif  // c10/cuda/CUDAFunctions.h
 
 #if (ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213)
-#if __has_include(<cuda_runtime_api.h>) && __has_include(<c10/cuda/impl/cuda_cmake_macros.h>)
+#if __has_include(<./cuda_runtime_api.h>) && __has_include(<./c10/cuda/impl/cuda_cmake_macros.h>)
 #include <c10/cuda/CUDAStream.h>
 #endif
 #endif  // c10/cuda/CUDAStream.h
 
 #if (ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213)
-#if __has_include(<cuda_runtime_api.h>) && __has_include(<c10/cuda/impl/cuda_cmake_macros.h>)
+#if __has_include(<./cuda_runtime_api.h>) && __has_include(<./c10/cuda/impl/cuda_cmake_macros.h>)
 #if defined(__clang__)  // Note [Clang and inline definitions]
 #include <c10/core/CachingDeviceAllocator.h>
 #include <c10/cuda/CUDAStream.h>
@@ -96,7 +99,7 @@ namespace c10::cuda::CUDACachingAllocator {
 #endif  // c10/cuda/CUDACachingAllocator.h
 
 #if (ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213)
-#if __has_include(<cuda_runtime_api.h>) && __has_include(<c10/cuda/impl/cuda_cmake_macros.h>) && __has_include(<cusparse.h>) && __has_include(<cublas_v2.h>) && __has_include(<cublasLt.h>) && __has_include(<cusolverDn.h>)
+#if __has_include(<./cuda_runtime_api.h>) && __has_include(<./c10/cuda/impl/cuda_cmake_macros.h>) && __has_include(<./cusparse.h>) && __has_include(<./cublas_v2.h>) && __has_include(<./cublasLt.h>) && __has_include(<./cusolverDn.h>)
 #if defined(__clang__)  // Note [Clang and inline definitions]
 #include <cstdint>
 namespace at::cuda {
@@ -120,19 +123,19 @@ namespace at::cuda {
 #endif  // ATen/cuda/CUDAContextLight.h
 
 #if (ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213)
-#if __has_include(<sycl/sycl.hpp>) && __has_include(<c10/xpu/impl/xpu_cmake_macros.h>)
+#if __has_include(<./sycl/sycl.hpp>) && __has_include(<./c10/xpu/impl/xpu_cmake_macros.h>)
 #include <c10/xpu/XPUFunctions.h>
 #endif
 #endif  // c10/xpu/XPUFunctions.h
 
 #if (ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213)
-#if __has_include(<sycl/sycl.hpp>) && __has_include(<c10/xpu/impl/xpu_cmake_macros.h>)
+#if __has_include(<./sycl/sycl.hpp>) && __has_include(<./c10/xpu/impl/xpu_cmake_macros.h>)
 #include <c10/xpu/XPUStream.h>
 #endif
 #endif  // c10/xpu/XPUStream.h
 
 #if (ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213)
-#if __has_include(<sycl/sycl.hpp>) && __has_include(<c10/xpu/impl/xpu_cmake_macros.h>)
+#if __has_include(<./sycl/sycl.hpp>) && __has_include(<./c10/xpu/impl/xpu_cmake_macros.h>)
 #if defined(__clang__)  // Note [Clang and inline definitions]
 #include <c10/core/CachingDeviceAllocator.h>
 #include <c10/xpu/XPUStream.h>
@@ -170,7 +173,7 @@ namespace c10::xpu::XPUCachingAllocator {
 
 // The redeclarations.
 #if (ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213)
-#if __has_include(<cuda_runtime_api.h>) && __has_include(<c10/cuda/impl/cuda_cmake_macros.h>)
+#if __has_include(<./cuda_runtime_api.h>) && __has_include(<./c10/cuda/impl/cuda_cmake_macros.h>)
 namespace c10::cuda {
 // c10::cuda::device_count -> at::accelerator::deviceCount (compat_map/cpp.toml:6)
 #if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
@@ -221,7 +224,7 @@ namespace c10::cuda {
 #endif  // c10/cuda/CUDAFunctions.h
 
 #if (ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213)
-#if __has_include(<cuda_runtime_api.h>) && __has_include(<c10/cuda/impl/cuda_cmake_macros.h>)
+#if __has_include(<./cuda_runtime_api.h>) && __has_include(<./c10/cuda/impl/cuda_cmake_macros.h>)
 namespace c10::cuda {
 // c10::cuda::getStreamFromPool -> c10::impl::VirtualGuardImpl::getNewStream (compat_map/cpp.toml:274)
 #if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
@@ -248,7 +251,7 @@ namespace c10::cuda {
 #endif  // c10/cuda/CUDAStream.h
 
 #if (ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213)
-#if __has_include(<cuda_runtime_api.h>) && __has_include(<c10/cuda/impl/cuda_cmake_macros.h>)
+#if __has_include(<./cuda_runtime_api.h>) && __has_include(<./c10/cuda/impl/cuda_cmake_macros.h>)
 #if !defined(__clang__)  // Clang's are above
 namespace c10::cuda::CUDACachingAllocator {
 // c10::cuda::CUDACachingAllocator::emptyCache -> at::accelerator::emptyCache (compat_map/cpp.toml:507)
@@ -281,7 +284,7 @@ namespace c10::cuda::CUDACachingAllocator {
 #endif  // c10/cuda/CUDACachingAllocator.h
 
 #if (ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213)
-#if __has_include(<cuda_runtime_api.h>) && __has_include(<c10/cuda/impl/cuda_cmake_macros.h>) && __has_include(<cusparse.h>) && __has_include(<cublas_v2.h>) && __has_include(<cublasLt.h>) && __has_include(<cusolverDn.h>)
+#if __has_include(<./cuda_runtime_api.h>) && __has_include(<./c10/cuda/impl/cuda_cmake_macros.h>) && __has_include(<./cusparse.h>) && __has_include(<./cublas_v2.h>) && __has_include(<./cublasLt.h>) && __has_include(<./cusolverDn.h>)
 #if !defined(__clang__)  // Clang's are above
 namespace at::cuda {
 // at::cuda::getNumGPUs -> at::accelerator::deviceCount (compat_map/cpp.toml:457)
@@ -298,7 +301,7 @@ namespace at::cuda {
 #endif  // ATen/cuda/CUDAContextLight.h
 
 #if (ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213)
-#if __has_include(<sycl/sycl.hpp>) && __has_include(<c10/xpu/impl/xpu_cmake_macros.h>)
+#if __has_include(<./sycl/sycl.hpp>) && __has_include(<./c10/xpu/impl/xpu_cmake_macros.h>)
 namespace c10::xpu {
 // c10::xpu::device_count -> at::accelerator::deviceCount (compat_map/cpp.toml:732)
 #if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
@@ -329,7 +332,7 @@ namespace c10::xpu {
 #endif  // c10/xpu/XPUFunctions.h
 
 #if (ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213)
-#if __has_include(<sycl/sycl.hpp>) && __has_include(<c10/xpu/impl/xpu_cmake_macros.h>)
+#if __has_include(<./sycl/sycl.hpp>) && __has_include(<./c10/xpu/impl/xpu_cmake_macros.h>)
 namespace c10::xpu {
 // c10::xpu::getStreamFromPool -> c10::impl::VirtualGuardImpl::getNewStream (compat_map/cpp.toml:941)
 #if ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213
@@ -356,7 +359,7 @@ namespace c10::xpu {
 #endif  // c10/xpu/XPUStream.h
 
 #if (ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213)
-#if __has_include(<sycl/sycl.hpp>) && __has_include(<c10/xpu/impl/xpu_cmake_macros.h>)
+#if __has_include(<./sycl/sycl.hpp>) && __has_include(<./c10/xpu/impl/xpu_cmake_macros.h>)
 #if !defined(__clang__)  // Clang's are above
 namespace c10::xpu::XPUCachingAllocator {
 // c10::xpu::XPUCachingAllocator::emptyCache -> at::accelerator::emptyCache (compat_map/cpp.toml:1005)
@@ -384,7 +387,107 @@ namespace c10::xpu::XPUCachingAllocator {
 #endif
 #endif  // c10/xpu/XPUCachingAllocator.h
 
+// Note [Say once what is marked] in compat_map/generate.py.
+#define ANYDEV_TD_STR2_(x) #x
+#define ANYDEV_TD_STR_(x) ANYDEV_TD_STR2_(x)
+#if (((ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213)) && (__has_include(<./cuda_runtime_api.h>) && __has_include(<./c10/cuda/impl/cuda_cmake_macros.h>))) || (((ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213)) && (__has_include(<./cuda_runtime_api.h>) && __has_include(<./c10/cuda/impl/cuda_cmake_macros.h>)))
+#define ANYDEV_TD_YES0_ " c10::cuda"
+#define ANYDEV_TD_NO0_ ""
+#elif ((ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213)) || ((ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213))
+#define ANYDEV_TD_YES0_ ""
+#define ANYDEV_TD_NO0_ "; not c10::cuda (needs cuda_runtime_api.h, c10/cuda/impl/cuda_cmake_macros.h on the include path)"
+#else
+#define ANYDEV_TD_YES0_ ""
+#define ANYDEV_TD_NO0_ "; not c10::cuda (not recorded for this PyTorch release)"
+#endif
+#if (((ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213)) && (__has_include(<./cuda_runtime_api.h>) && __has_include(<./c10/cuda/impl/cuda_cmake_macros.h>)))
+#define ANYDEV_TD_YES1_ " c10::cuda::CUDACachingAllocator"
+#define ANYDEV_TD_NO1_ ""
+#elif ((ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213))
+#define ANYDEV_TD_YES1_ ""
+#define ANYDEV_TD_NO1_ "; not c10::cuda::CUDACachingAllocator (needs cuda_runtime_api.h, c10/cuda/impl/cuda_cmake_macros.h on the include path)"
+#else
+#define ANYDEV_TD_YES1_ ""
+#define ANYDEV_TD_NO1_ "; not c10::cuda::CUDACachingAllocator (not recorded for this PyTorch release)"
+#endif
+#if (((ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213)) && (__has_include(<./cuda_runtime_api.h>) && __has_include(<./c10/cuda/impl/cuda_cmake_macros.h>) && __has_include(<./cusparse.h>) && __has_include(<./cublas_v2.h>) && __has_include(<./cublasLt.h>) && __has_include(<./cusolverDn.h>)))
+#define ANYDEV_TD_YES2_ " at::cuda"
+#define ANYDEV_TD_NO2_ ""
+#elif ((ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213))
+#define ANYDEV_TD_YES2_ ""
+#define ANYDEV_TD_NO2_ "; not at::cuda (needs cuda_runtime_api.h, c10/cuda/impl/cuda_cmake_macros.h, cusparse.h, cublas_v2.h, cublasLt.h, cusolverDn.h on the include path)"
+#else
+#define ANYDEV_TD_YES2_ ""
+#define ANYDEV_TD_NO2_ "; not at::cuda (not recorded for this PyTorch release)"
+#endif
+#if (((ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213)) && (__has_include(<./sycl/sycl.hpp>) && __has_include(<./c10/xpu/impl/xpu_cmake_macros.h>))) || (((ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213)) && (__has_include(<./sycl/sycl.hpp>) && __has_include(<./c10/xpu/impl/xpu_cmake_macros.h>)))
+#define ANYDEV_TD_YES3_ " c10::xpu"
+#define ANYDEV_TD_NO3_ ""
+#elif ((ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213)) || ((ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213))
+#define ANYDEV_TD_YES3_ ""
+#define ANYDEV_TD_NO3_ "; not c10::xpu (needs sycl/sycl.hpp, c10/xpu/impl/xpu_cmake_macros.h on the include path)"
+#else
+#define ANYDEV_TD_YES3_ ""
+#define ANYDEV_TD_NO3_ "; not c10::xpu (not recorded for this PyTorch release)"
+#endif
+#if (((ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213)) && (__has_include(<./sycl/sycl.hpp>) && __has_include(<./c10/xpu/impl/xpu_cmake_macros.h>)))
+#define ANYDEV_TD_YES4_ " c10::xpu::XPUCachingAllocator"
+#define ANYDEV_TD_NO4_ ""
+#elif ((ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213))
+#define ANYDEV_TD_YES4_ ""
+#define ANYDEV_TD_NO4_ "; not c10::xpu::XPUCachingAllocator (needs sycl/sycl.hpp, c10/xpu/impl/xpu_cmake_macros.h on the include path)"
+#else
+#define ANYDEV_TD_YES4_ ""
+#define ANYDEV_TD_NO4_ "; not c10::xpu::XPUCachingAllocator (not recorded for this PyTorch release)"
+#endif
+#if ((((ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213)) && (__has_include(<./cuda_runtime_api.h>) && __has_include(<./c10/cuda/impl/cuda_cmake_macros.h>))) || (((ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213)) && (__has_include(<./cuda_runtime_api.h>) && __has_include(<./c10/cuda/impl/cuda_cmake_macros.h>)))) || ((((ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213)) && (__has_include(<./cuda_runtime_api.h>) && __has_include(<./c10/cuda/impl/cuda_cmake_macros.h>)))) || ((((ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213)) && (__has_include(<./cuda_runtime_api.h>) && __has_include(<./c10/cuda/impl/cuda_cmake_macros.h>) && __has_include(<./cusparse.h>) && __has_include(<./cublas_v2.h>) && __has_include(<./cublasLt.h>) && __has_include(<./cusolverDn.h>)))) || ((((ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213)) && (__has_include(<./sycl/sycl.hpp>) && __has_include(<./c10/xpu/impl/xpu_cmake_macros.h>))) || (((ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213)) && (__has_include(<./sycl/sycl.hpp>) && __has_include(<./c10/xpu/impl/xpu_cmake_macros.h>)))) || ((((ANYDEV_TORCH_RELEASE_ >= 213 && ANYDEV_TORCH_RELEASE_ <= 213)) && (__has_include(<./sycl/sycl.hpp>) && __has_include(<./c10/xpu/impl/xpu_cmake_macros.h>))))
+#if !defined(ANYDEV_TORCH_DEPRECATIONS_QUIET) && !defined(__NVCC__)
+#if defined(__clang__)
+#pragma clang diagnostic push
+#pragma clang diagnostic warning "-W#pragma-messages"
+#pragma message("anydev/torch_deprecations.h: PyTorch " ANYDEV_TD_STR_(TORCH_VERSION_MAJOR) "." ANYDEV_TD_STR_(TORCH_VERSION_MINOR) ": marks the legacy calls of" ANYDEV_TD_YES0_ ANYDEV_TD_YES1_ ANYDEV_TD_YES2_ ANYDEV_TD_YES3_ ANYDEV_TD_YES4_ ANYDEV_TD_NO0_ ANYDEV_TD_NO1_ ANYDEV_TD_NO2_ ANYDEV_TD_NO3_ ANYDEV_TD_NO4_)
+#pragma clang diagnostic pop
+#else
+#pragma message("anydev/torch_deprecations.h: PyTorch " ANYDEV_TD_STR_(TORCH_VERSION_MAJOR) "." ANYDEV_TD_STR_(TORCH_VERSION_MINOR) ": marks the legacy calls of" ANYDEV_TD_YES0_ ANYDEV_TD_YES1_ ANYDEV_TD_YES2_ ANYDEV_TD_YES3_ ANYDEV_TD_YES4_ ANYDEV_TD_NO0_ ANYDEV_TD_NO1_ ANYDEV_TD_NO2_ ANYDEV_TD_NO3_ ANYDEV_TD_NO4_)
+#endif
+#endif  // Note [Say once what is marked]
+#else
+#if !defined(ANYDEV_TORCH_DEPRECATIONS_QUIET) && !defined(__NVCC__)
+#if defined(__clang__)
+#pragma clang diagnostic push
+#pragma clang diagnostic warning "-W#pragma-messages"
+#pragma message("anydev/torch_deprecations.h: PyTorch " ANYDEV_TD_STR_(TORCH_VERSION_MAJOR) "." ANYDEV_TD_STR_(TORCH_VERSION_MINOR) ": marks nothing" ANYDEV_TD_NO0_ ANYDEV_TD_NO1_ ANYDEV_TD_NO2_ ANYDEV_TD_NO3_ ANYDEV_TD_NO4_ " (`anydev scan` still reports their calls)")
+#pragma clang diagnostic pop
+#else
+#pragma message("anydev/torch_deprecations.h: PyTorch " ANYDEV_TD_STR_(TORCH_VERSION_MAJOR) "." ANYDEV_TD_STR_(TORCH_VERSION_MINOR) ": marks nothing" ANYDEV_TD_NO0_ ANYDEV_TD_NO1_ ANYDEV_TD_NO2_ ANYDEV_TD_NO3_ ANYDEV_TD_NO4_ " (`anydev scan` still reports their calls)")
+#endif
+#endif  // Note [Say once what is marked]
+#endif
+#undef ANYDEV_TD_YES0_
+#undef ANYDEV_TD_NO0_
+#undef ANYDEV_TD_YES1_
+#undef ANYDEV_TD_NO1_
+#undef ANYDEV_TD_YES2_
+#undef ANYDEV_TD_NO2_
+#undef ANYDEV_TD_YES3_
+#undef ANYDEV_TD_NO3_
+#undef ANYDEV_TD_YES4_
+#undef ANYDEV_TD_NO4_
+#undef ANYDEV_TD_STR_
+#undef ANYDEV_TD_STR2_
+
 #undef ANYDEV_TORCH_RELEASE_
+#else  // no TORCH_VERSION_MAJOR
+#if !defined(ANYDEV_TORCH_DEPRECATIONS_QUIET) && !defined(__NVCC__)
+#if defined(__clang__)
+#pragma clang diagnostic push
+#pragma clang diagnostic warning "-W#pragma-messages"
+#pragma message("anydev/torch_deprecations.h: no PyTorch headers (torch/version.h) on the include path: nothing is marked")
+#pragma clang diagnostic pop
+#else
+#pragma message("anydev/torch_deprecations.h: no PyTorch headers (torch/version.h) on the include path: nothing is marked")
+#endif
+#endif  // Note [Say once what is marked]
 #endif  // TORCH_VERSION_MAJOR
 #endif  // __cplusplus && __has_include
 

@@ -288,3 +288,146 @@ def test_report_merge_to_a_device_writes_to_it(tmp_path):
     rc, _, err = run_cli("report", "merge", str(report), "-o", "/dev/full")
     assert rc == 2 and "No space left on device" in err, err
     assert stat.S_ISCHR(os.stat("/dev/full").st_mode)
+
+
+# --- issue 30: links another user planted, temporary files left behind ---------------
+
+
+def _planted(tmp_path, owner: int = 65534):
+    """A sticky world-writable folder (as /tmp) holding a link owned by
+    ``owner`` to a root-only file in a 0700 folder; (link, target)."""
+    if os.geteuid() != 0:
+        pytest.skip("planting another user's link needs root (lchown)")
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o1777)
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    target = private / "secret"
+    target.write_bytes(b"root's own\n")
+    os.chmod(target, 0o600)
+    link = shared / "report.json"
+    os.symlink(target, link)
+    os.lchown(link, owner, owner)
+    return link, target
+
+
+def test_a_link_another_user_planted_is_not_written_through(tmp_path):
+    # Note [Links another user planted]: the link's target, a root-only file
+    # in a 0700 folder, was replaced.
+    link, target = _planted(tmp_path)
+    with pytest.raises(_files.UntrustedLinkError, match="belongs to .*uid 65534"):
+        replace_atomically(str(link), [b"x\n"])
+    assert target.read_bytes() == b"root's own\n" and os.path.islink(link)
+    assert sorted(os.listdir(link.parent)) == ["report.json"]
+
+
+def test_scan_output_and_the_runtime_report_refuse_a_planted_link(tmp_path, monkeypatch):
+    link, target = _planted(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "x.py").write_text("import torch\ntorch.cuda.synchronize()\n")
+    rc, _, err = run_cli("scan", "x.py", "-o", str(link))
+    assert rc == 2 and "symbolic link that another user could have placed" in err, err
+    import anydev.report
+
+    with pytest.raises(OSError, match="another user could have placed"):
+        anydev.report.write(str(link))
+    assert target.read_bytes() == b"root's own\n"
+
+
+def test_links_of_the_user_or_root_are_still_written_through(tmp_path):
+    link, target = _planted(tmp_path, owner=os.geteuid())
+    replace_atomically(str(link), [b"mine\n"])
+    assert target.read_bytes() == b"mine\n" and os.path.islink(link)
+    # a chain: each link is checked, the first trusted and the second planted
+    second = tmp_path / "shared" / "second"
+    os.symlink(link, second)
+    os.lchown(link, 65534, 65534)
+    with pytest.raises(_files.UntrustedLinkError):
+        replace_atomically(str(second), [b"x\n"])
+    assert target.read_bytes() == b"mine\n"
+
+
+def test_a_fifo_is_not_opened_as_an_input(tmp_path):
+    fifo = tmp_path / "in.json"
+    os.mkfifo(fifo)
+    with pytest.raises(OSError, match=r"not a regular file \(a FIFO\)"):
+        _files.open_input(str(fifo))  # did not return: open() waited for a writer
+    r, w = os.pipe()
+    os.write(w, b"{}")
+    os.close(w)
+    with _files.open_input(f"/dev/fd/{r}") as f:  # `<(zcat ...)`: a pipe the shell passes
+        assert f.read() == b"{}"
+    os.close(r)
+
+
+def test_stale_temporary_files_of_a_stopped_run_are_removed_and_live_ones_kept(tmp_path):
+    import time
+
+    dead = 2 ** 22 + 17  # above pid_max's default: no such process
+    while True:
+        try:
+            os.kill(dead, 0)
+            dead += 1
+        except ProcessLookupError:
+            break
+        except PermissionError:
+            dead += 1
+    stale = tmp_path / f".anydev-fix-{dead}-0123456789ab.tmp"
+    live = tmp_path / f".anydev-fix-{os.getppid()}-0123456789ab.tmp"
+    old_live = tmp_path / f".anydev-fix-{os.getppid()}-ba9876543210.tmp"
+    copy = tmp_path / f".anydev-fix-{dead}-0123456789ab.old"  # an in-place write's backup
+    other = tmp_path / ".anydev-fix-notours.tmp"
+    for p in (stale, live, old_live, copy, other):
+        p.write_bytes(b"x")
+    day = time.time() - 2 * 24 * 3600
+    os.utime(old_live, (day, day))
+    removed = _files.remove_stale_temps(str(tmp_path), ".anydev-fix-")
+    assert sorted(removed) == sorted([str(stale), str(old_live)])
+    assert _names(tmp_path) == sorted(p.name for p in (live, copy, other))
+
+
+_STOPPED_MID_WRITE = r"""
+import os, signal, sys, time
+from anydev._cli import main
+
+real = os.replace
+def replace(a, b):
+    os.kill(os.getpid(), signal.SIGTERM)  # what `timeout` sends, while a file is being written
+    time.sleep(30)
+    real(a, b)
+os.replace = replace
+sys.exit(main.main(["fix", sys.argv[1]]))
+"""
+
+
+def test_fix_stopped_by_sigterm_leaves_no_temporary_files(tmp_path):
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    for i in range(3):
+        (tree / f"m{i}.py").write_text("import torch\ntorch.cuda.synchronize()\n")
+    p = subprocess.run([sys.executable, "-c", _STOPPED_MID_WRITE, str(tree)],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == -15, p.stderr  # it still dies of the signal
+    assert _names(tree) == ["m0.py", "m1.py", "m2.py"], p.stderr  # 1 to 3 .tmp files were left
+    for i in range(3):  # each file old or new, never part of one
+        assert (tree / f"m{i}.py").read_text() in (
+            "import torch\ntorch.cuda.synchronize()\n",
+            "import torch\ntorch.accelerator.synchronize()\n")
+
+
+def test_fix_removes_what_a_killed_run_left_and_says_so(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m.py").write_text("import torch\ntorch.cuda.synchronize()\n")
+    left = tmp_path / ".anydev-fix-4194321-00112233aabb.tmp"
+    while True:  # a pid no process has
+        try:
+            os.kill(int(left.name.split("-")[2]), 0)
+        except ProcessLookupError:
+            break
+        left = tmp_path / f".anydev-fix-{int(left.name.split('-')[2]) + 1}-00112233aabb.tmp"
+    left.write_text("import torch\n")
+    rc, _, err = run_cli("fix", "m.py")
+    assert rc == 0, err
+    assert f"removed {left.name}" in err and "a temporary file a stopped run left" in err
+    assert _names(tmp_path) == ["m.py"]

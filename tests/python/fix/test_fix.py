@@ -27,6 +27,7 @@ from anydev._migrate.fix import engine as fix_engine
 from anydev.fix import FixResult, fix_paths, fix_source
 from anydev.scan import language_of, scan_source
 from conftest import run_cli
+from fix_default import newest_default_target  # noqa: F401 (autouse)
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 SCAN = FIXTURES / "scan"
@@ -166,12 +167,26 @@ def test_fixture_invariants(src: Path, out: Path):
         # literals*: the availability checks guard CUDA literals, so the fixer leaves them
         # (Note [Half-migrated guards] in fix.py)
         if unsafe and out is FIX and not src.name.startswith("literals"):
-            # patch targets (kind "mock") move only with the code they patch
+            # patch targets (kind "mock") move only with the code they patch; a call
+            # whose replacement raises without an accelerator moves only guarded, and
+            # an object only where its uses are seen (Note [Guarded calls], cuda_only_use)
             assert [f for f in findings2 if f.fix != "none" and f.kind != "mock"
-                    and not _unreleased(f)] == [], \
+                    and not _unreleased(f) and not _by_design(f, skipped)] == [], \
                 f"{src.name}: rows with a fix are left after --unsafe-fixes"
         for f, why in skipped:
             assert why and not why.endswith(".")
+
+
+#: Reasons an unsafe fix leaves a row with a fix on purpose.
+_BY_DESIGN = ("must be guarded", "the object is", "` is passed to", "` is used with",
+              "kept in a container", "kept: ", "stays device-specific")
+
+
+def _by_design(f, skipped) -> bool:
+    """A finding of the fixed text left on purpose: its original (same rule,
+    same text) was left for a reason of _BY_DESIGN."""
+    return any(g.rule == f.rule and g.text == f.text and any(r in why for r in _BY_DESIGN)
+               for g, why in skipped)
 
 
 def _unreleased(f) -> bool:
@@ -253,18 +268,24 @@ def test_skipped_findings_say_why():
 
 
 def test_keyword_arguments_map_through_templates():
-    src = "import torch\ns = torch.cuda.Stream(priority=-1)\nt = torch.cuda.Stream(1, -1)\n" \
-          "torch.cuda.synchronize(device=0)\ne = torch.cuda.Event(True)\n"
-    assert fixed(src) == "import torch\ns = torch.Stream(priority=-1)\nt = torch.Stream(1, priority=-1)\n" \
-                         "torch.accelerator.synchronize(0)\ne = torch.Event(enable_timing=True)\n"
+    # (private names: a public module-level object may be imported and used as the
+    # CUDA class elsewhere, which the fixer cannot see)
+    src = "import torch\n_s = torch.cuda.Stream(priority=-1)\n_t = torch.cuda.Stream(1, -1)\n" \
+          "torch.cuda.synchronize(device=0)\n_e = torch.cuda.Event(True)\n"
+    assert fixed(src) == "import torch\n_s = torch.Stream(priority=-1)\n" \
+                         "_t = torch.Stream(1, priority=-1)\n" \
+                         "torch.accelerator.synchronize(0)\n_e = torch.Event(enable_timing=True)\n"
 
 
 def test_multi_line_calls_keep_their_layout():
+    # (memory_allocated raises without an accelerator where the legacy call gave 0:
+    # rewritten only where it is guarded, Note [Guarded calls])
     src = textwrap.dedent("""\
         import torch
-        x = torch.cuda.memory_allocated(  # which
-            device=torch.cuda.current_device(),  # this one
-        )
+        if torch.cuda.is_available():
+            _x = torch.cuda.memory_allocated(  # which
+                device=torch.cuda.current_device(),  # this one
+            )
         with torch.cuda.amp.autocast(
             dtype=torch.bfloat16,
         ):
@@ -272,9 +293,10 @@ def test_multi_line_calls_keep_their_layout():
         """)
     assert fixed(src) == textwrap.dedent("""\
         import torch
-        x = torch.accelerator.memory_allocated(  # which
-            torch.accelerator.current_device_index(),  # this one
-        )
+        if torch.accelerator.is_available():
+            _x = torch.accelerator.memory_allocated(  # which
+                torch.accelerator.current_device_index(),  # this one
+            )
         with torch.amp.autocast(
             getattr(torch.accelerator.current_accelerator(), "type", "cuda"),
             dtype=torch.bfloat16,
@@ -524,8 +546,8 @@ def test_cli_exit_codes(project):
     assert run_cli("fix", "--unsafe-fixes")[0] == 1  # a row without a fix is left
     rc, _, err = run_cli("fix", "missing.py")
     assert rc == 2 and "missing.py: no such file or directory" in err
-    rc, _, err = run_cli("fix", "--select", "AD0")
-    assert rc == 2 and "'AD0' is not a rule code" in err
+    rc, _, err = run_cli("fix", "--select", "AD09")
+    assert rc == 2 and "'AD09' is not a rule code" in err
     (project / "pyproject.toml").write_text("[tool.anydev]\nselect = [\n")
     rc, _, err = run_cli("fix")
     assert rc == 2 and "not valid TOML" in err
@@ -607,6 +629,8 @@ def _make_repo(root: Path) -> None:
 
 
 def _cli(root: Path, *args: str) -> subprocess.CompletedProcess:
+    if args and args[0] == "fix" and "--target-torch" not in args:
+        args = (*args, "--target-torch", "2.13")  # the newest, as this test was written for
     return subprocess.run([*ANYDEV, *args], cwd=root, capture_output=True, text=True, timeout=120)
 
 
@@ -649,11 +673,12 @@ def test_end_to_end_on_a_generated_repository(tmp_path):
                     loss = model(b)
                 scaler.scale(loss).backward()
                 torch.accelerator.synchronize()
-            print(f"peak {torch.accelerator.max_memory_allocated() / 2**20:.1f} MiB")
+            print(f"peak {torch.cuda.max_memory_allocated() / 2**20:.1f} MiB")
         """)
+    # the stream goes to tc.stream(s) and both streams are returned, where the fixer
+    # cannot follow them (they may be used as torch.cuda.Stream): left
     streams = (tmp_path / "pkg_a/streams.py").read_text()
-    assert "import torch.cuda as tc\nimport torch\n" in streams
-    assert "s = torch.Stream(priority=-1)" in streams and "torch.accelerator.current_stream()" in streams
+    assert "s = tc.Stream(priority=-1)" in streams and "tc.current_stream()" in streams
     assert (tmp_path / "pkg_b/csrc/ops.cpp").read_text() == textwrap.dedent("""\
         #include <ATen/cuda/CUDAContext.h>
         #include <ATen/DeviceAccelerator.h>
@@ -674,14 +699,16 @@ def test_end_to_end_on_a_generated_repository(tmp_path):
     assert p.returncode == 1
     left = json.loads(p.stdout)["findings"]
     # The API rows without a fix (the "cuda" the autocast/GradScaler rewrites wrote,
-    # AD904, was made generic by the unsafe run).
-    assert sorted((f["path"], f["rule"]) for f in left) == [
-        ("pkg_a/streams.py", "AD111"), ("pkg_b/csrc/ops.cpp", "AD625")]
-    assert {f["fix"] for f in left} == {"none"}
+    # AD904, was made generic by the unsafe run), the streams the fixer cannot
+    # follow, and the peak memory whose value is used unguarded.
+    got = sorted((f["path"], f["rule"]) for f in left)
+    assert [x for x in got if x[0] != "pkg_a/streams.py"] == [
+        ("pkg_a/train.py", "AD205"), ("pkg_b/csrc/ops.cpp", "AD625"), ("pkg_b/mem.py", "AD206")], got
+    assert ("pkg_a/streams.py", "AD111") in got
 
     after = _snapshot(tmp_path)
     p = _cli(tmp_path, "fix", "--unsafe-fixes")
-    assert p.returncode == 1 and "fixed 0 finding(s) in 0 file(s); 2 left" in p.stderr
+    assert p.returncode == 1 and "fixed 0 finding(s) in 0 file(s)" in p.stderr
     assert _snapshot(tmp_path) == after
 
 
@@ -786,7 +813,8 @@ def test_fix_paths_in_two_threads_at_once_gives_each_its_own_results(tmp_path, m
     for t in threads:
         t.join()
     assert out["a"].diff.count("+torch.accelerator.synchronize()") == 6
-    assert out["b"].diff.count("+torch.accelerator.empty_cache()") == 6
+    # (written with its guard: Note [Guarded calls])
+    assert out["b"].diff.count("+    torch.accelerator.empty_cache()") == 6
     assert "empty_cache" not in out["a"].diff and "synchronize" not in out["b"].diff
 
 

@@ -17,6 +17,7 @@ from anydev._migrate.fix.edits import _Edit, _Edits
 from anydev._migrate.fix.engine import _parses
 from anydev._migrate.fix.python_tree import _changed_statements, _token_safe_rename
 from anydev._migrate.fix.text import _Text
+from fix_default import newest_default_target  # noqa: F401 (autouse)
 
 ROOT = Path(__file__).resolve().parents[3]
 SOURCES = sorted(p for d in ("tests/fixtures/scan", "tests/fixtures/fix/cases",

@@ -25,6 +25,7 @@ import pytest
 
 from anydev import fix, scan
 from anydev._compat.table import ROWS
+from fix_default import newest_default_target  # noqa: F401 (autouse)
 
 ROOT = Path(__file__).resolve().parents[3]
 FIXTURES = ROOT / "tests" / "fixtures" / "cpp_compile"

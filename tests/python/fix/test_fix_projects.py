@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from fix_default import newest_default_target  # noqa: F401 (autouse)
 
 pytest.importorskip("torch")
 

@@ -24,6 +24,7 @@ from anydev._compat import table as _compat_table  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 import prove_fixes as pf  # noqa: E402
+from fix_default import newest_default_target  # noqa: F401 (autouse)
 
 
 @pytest.fixture(scope="module")
@@ -72,18 +73,18 @@ def _one(legacy: str, rewrite: str, kind: str = "call") -> dict:
 
 
 def test_the_comparison_tells_a_difference():
-    assert _one("result = 0", "result = 0")["same"]
-    assert not _one("result = 0", "result = 1")["same"]
-    got = _one("result = None", "raise RuntimeError('no device')")
+    assert _one("_result = 0", "_result = 0")["same"]
+    assert not _one("_result = 0", "_result = 1")["same"]
+    got = _one("_result = None", "raise RuntimeError('no device')")
     assert not got["same"] and got["rewrite"] == "raises RuntimeError"
     # both raise: the same, whatever the types (recorded)
     got = _one("raise AssertionError", "raise RuntimeError")
     assert got["same"] and (got["legacy"], got["rewrite"]) == ("raises AssertionError",
                                                                "raises RuntimeError")
     # references: the same object, not an equal name
-    assert _one("import torch\nresult = torch.Tensor", "import torch\nresult = torch.Tensor",
+    assert _one("import torch\n_result = torch.Tensor", "import torch\n_result = torch.Tensor",
                 "attribute")["same"]
-    assert not _one("import torch\nresult = torch.Tensor", "import torch\nresult = torch.Size",
+    assert not _one("import torch\n_result = torch.Tensor", "import torch\n_result = torch.Size",
                     "attribute")["same"]
 
 
@@ -102,18 +103,18 @@ def test_the_comparison_of_objects_uses_the_type_and_primitive_attributes():
            "    m = sys.modules['_proof_fixture'] = types.ModuleType('_proof_fixture')\n"
            f"    exec({classes!r}, m.__dict__)\n"
            "Base, Legacy, Other, Odd = m.Base, m.Legacy, m.Other, m.Odd\n")
-    same = _one(cls + "result = Legacy(1)", cls + "result = Base(1)", "class")
+    same = _one(cls + "_result = Legacy(1)", cls + "_result = Base(1)", "class")
     assert same["same"] and same["relation"] == "legacy type subclasses the replacement's"
-    assert not _one(cls + "result = Legacy(1)", cls + "result = Base(2)", "class")["same"]
-    assert not _one(cls + "result = Base(1)", cls + "result = Legacy(1)", "class")["same"]
-    assert not _one(cls + "result = Base(1)", cls + "result = Other(1)", "class")["same"]
+    assert not _one(cls + "_result = Legacy(1)", cls + "_result = Base(2)", "class")["same"]
+    assert not _one(cls + "_result = Base(1)", cls + "_result = Legacy(1)", "class")["same"]
+    assert not _one(cls + "_result = Base(1)", cls + "_result = Other(1)", "class")["same"]
     # a context manager is also entered and left
-    assert _one(cls + "result = Base(1)", cls + "result = Legacy(1)", "context_manager")[
+    assert _one(cls + "_result = Base(1)", cls + "_result = Legacy(1)", "context_manager")[
         "same"] is False  # the replacement's type must not be narrower
     # (the list attributes are not compared: only the primitive-valued ones)
-    assert _one(cls + "result = Odd(1, True)", cls + "result = Odd(1, True)",
+    assert _one(cls + "_result = Odd(1, True)", cls + "_result = Odd(1, True)",
                 "context_manager")["same"]
-    assert not _one(cls + "result = Odd(1, True)", cls + "result = Odd(1, False)",
+    assert not _one(cls + "_result = Odd(1, True)", cls + "_result = Odd(1, False)",
                     "context_manager")["same"]
 
 
@@ -124,8 +125,12 @@ def test_rule_shows_since_fix_level_and_the_proof():
     assert "proven:         same behaviour on torch 2.13" in out
     assert _compat_table.PROOFS["AD314"].startswith("same behaviour on torch ")
     # a row the proof found to differ says how, and is not safe
-    rc, out, _ = run_cli("rule", "AD204")
+    rc, out, _ = run_cli("rule", "AD201")
     assert "fix level:      unsafe" in out and "raises RuntimeError" in out
+    # a row whose replacement raises without an accelerator is proven as the fixer
+    # writes it, under a check (Note [Guarded calls]); its note says why it is unsafe
+    rc, out, _ = run_cli("rule", "AD204")
+    assert "fix level:      unsafe" in out and "RuntimeError" in out
     assert _compat_table.ROWS_BY_CODE["AD204"].fix == "unsafe"
     rc, out, _ = run_cli("rule", "AD301", "--format", "json")
     doc = json.loads(out)

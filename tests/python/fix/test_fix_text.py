@@ -11,6 +11,7 @@ import random
 import tokenize
 
 from anydev._migrate.fix.text import _plain_utf8, _Text
+from fix_default import newest_default_target  # noqa: F401 (autouse)
 
 PIECES = [b"", b"\n", b"\r\n", b"\r", b"# -*- coding: latin-1 -*-\n", b"# coding=utf-8\n",
           b"#!/usr/bin/env python\n", b"x = 1\n", b"\xff\xfe", b"\xc3\xa9", b"\xe9",

@@ -11,6 +11,7 @@ import pytest
 from anydev._migrate import torch_versions as _versions
 from anydev.fix import fix_paths, fix_source
 from anydev.scan import scan_source
+from fix_default import newest_default_target  # noqa: F401 (autouse)
 
 
 def fix(src: str, name: str = "m.py", unsafe: bool = True, target: str = "2.13", keep=()):
@@ -277,7 +278,7 @@ def test_a_guard_is_not_migrated_while_its_cuda_code_stays(src, line):
     new, left = fix(src)
     assert new == src
     [(key, why)] = [(k, w) for k, w in left.items() if k[0] == line]
-    assert "stays CUDA-specific" in why
+    assert "stays device-specific" in why
 
 
 def test_a_guard_migrates_with_the_code_it_guards():
@@ -286,7 +287,7 @@ def test_a_guard_migrates_with_the_code_it_guards():
     # ... but not when the guarded call is left (here: its fix needs a newer torch)
     new, left = fix("import torch\nif torch.cuda.is_available():\n    torch.cuda.empty_cache()\n",
                     target="2.6")
-    assert "torch.cuda.is_available()" in new and "stays CUDA-specific" in left[(2, "AD101")]
+    assert "torch.cuda.is_available()" in new and "stays device-specific" in left[(2, "AD101")]
 
 
 # --- the command line ------------------------------------------------------------------------
@@ -368,5 +369,13 @@ def test_a_mock_stays_while_a_call_it_patches_stays(tmp_path, monkeypatch):
     r = fix_paths(["."], target_torch="2.13")
     assert (tmp_path / "tests" / "test_m.py").read_text() == \
         'from unittest import mock\nP = mock.patch("torch.cuda.synchronize")\n'
+    # the call of a() was rewritable, but the patch cannot follow it alone (b()'s
+    # stays): the patched call and its patch stay together
+    assert "torch.cuda.synchronize()" in (tmp_path / "pkg" / "m.py").read_text().split("def b")[0]
     [(f, why)] = [(f, w) for f, w in r.remaining if f.kind == "mock"]
-    assert "1 call(s) of torch.cuda.synchronize in the fixed tree were not rewritten, 1 were" in why
+    assert "the 2 call(s) of torch.cuda.synchronize in the fixed tree were not rewritten" in why
+    [why_a] = [w for f, w in r.remaining if f.kind == "call" and f.line == 5]
+    assert "a test patches torch.cuda.synchronize (tests/test_m.py:2)" in why_a
+    # b()'s keeps its own reason
+    [why_b] = [w for f, w in r.remaining if f.kind == "call" and f.line == 9]
+    assert "version-guarded fallback" in why_b

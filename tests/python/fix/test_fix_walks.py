@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from anydev._migrate.fix import analysis
+from fix_default import newest_default_target  # noqa: F401 (autouse)
 
 ROOT = Path(__file__).resolve().parents[3]
 SOURCES = sorted(p for d in ("tests/fixtures/scan", "tests/fixtures/fix/cases",

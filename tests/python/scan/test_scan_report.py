@@ -529,6 +529,11 @@ def test_cli_streamed_reports_are_those_of_the_whole_tree(tree, small_batches, f
     quiet = "-q" in args
     if "--statistics" in args:
         return  # the statistics read the whole tree's Findings, as before
+    if "--show-fixes" in args and fmt == "text":
+        # `[*]` and the list are what the fixer would rewrite (Note [Marks of the fixer]):
+        # here nothing (the tree declares no torch: the oldest release is the target)
+        assert " [*] " not in out and "Would fix" not in out
+        return
     if fmt == "text":
         want = _text(_scan_cli.render_text(report, report.errors, report.files,
                                            summary=not quiet,
@@ -537,7 +542,18 @@ def test_cli_streamed_reports_are_those_of_the_whole_tree(tree, small_batches, f
         want = _text(_scan_formats.render_json(report, report.errors))
     else:
         want = _text(_scan_formats.render_github(report, report.errors))
-    assert out == want
+    if fmt == "json" and "--show-fixes" in args:
+        # with --show-fixes each finding also has its fix's edits (issue 32)
+        import json
+
+        doc = json.loads(out)
+        assert all("edits" in f for f in doc["findings"])
+        for f in doc["findings"]:
+            f.pop("edits")
+            f.pop("not_fixed", None)
+        assert doc == json.loads(want)
+    else:
+        assert out == want
     errors = "".join(f"{e.path}{':' + str(e.line) if e.line else ''}: error: {e.message}\n"
                      for e in report.errors)
     assert err2 == errors

@@ -50,7 +50,7 @@ def test_non_utf8_bytes_in_a_finding_are_replaced_not_a_crash(tmp_path, monkeypa
     (tmp_path / "k.cu").write_bytes(BAD_CPP)
     r = run_cli("scan", "k.cu")
     assert r[0] == 1 and "Traceback" not in r[2], r
-    r = run_cli("fix", "--diff", ".")
+    r = run_cli("fix", "--diff", "--target-torch", "2.13", ".")
     assert r[0] in (0, 1) and "Traceback" not in r[2], r
 
 
@@ -110,7 +110,7 @@ def test_cli_reports_a_non_utf8_name_in_every_format(latin1_tree, fmt):
 
 def test_fix_goes_on_past_a_non_utf8_name(latin1_tree):
     src, _ = latin1_tree
-    rc, out, err = run_command([sys.executable, "-m", "anydev", "fix", "--no-config", "src"])
+    rc, out, err = run_command([sys.executable, "-m", "anydev", "fix", "--no-config", "--target-torch", "2.13", "src"])
     assert "Traceback" not in err, err
     assert b"synchronize" not in (src / "a.py").read_bytes() or rc != 0
     # The file it cannot rewrite is named with the reason, not "No such file".
@@ -293,7 +293,7 @@ def test_huge_max_file_size_and_jobs_are_no_limit_not_a_type_error(tmp_path, mon
     else:
         argv = ["--max-file-size", huge, "-j", "3000000000", "."]
     for command in ("scan", "fix"):
-        r = run_cli(command, *(["--diff"] if command == "fix" else []), *argv)
+        r = run_cli(command, *(["--diff", "--target-torch", "2.13"] if command == "fix" else []), *argv)
         assert r[0] == 1 and "Traceback" not in r[2], r
         assert "torch.accelerator.synchronize" in r[1], r
 
@@ -329,7 +329,7 @@ def test_fix_diff_quotes_a_name_with_a_line_break_as_git_does(tmp_path, monkeypa
     monkeypatch.chdir(tmp_path)
     for name in ("n\nl.py", 'q"b\\.py'):
         (tmp_path / name).write_bytes(LEGACY)
-    rc, out, err = run_cli("fix", "--diff", "--no-config", ".")
+    rc, out, err = run_cli("fix", "--diff", "--no-config", "--target-torch", "2.13", ".")
     assert rc == 1 and out.count("+torch.accelerator.synchronize()") == 2, (out, err)
     subprocess.run(["git", "init", "-q"], check=True)
     (tmp_path / "p.diff").write_text(out)
@@ -403,7 +403,7 @@ def test_a_file_named_twice_is_scanned_and_fixed_once(tmp_path, monkeypatch):
     assert rc == 1 and out.count("AD107") == 1, (out, err)
     rc, out, err = run_cli("scan", "--no-config", "src", "src/", "./src")
     assert rc == 1 and out.count("AD107") == 1, (out, err)
-    rc, out, err = run_cli("fix", "--no-config", "--diff", "src/a.py", "./src/a.py")
+    rc, out, err = run_cli("fix", "--no-config", "--target-torch", "2.13", "--diff", "src/a.py", "./src/a.py")
     assert rc == 1 and out.count("+torch.accelerator") == 1, (out, err)
     assert "would fix 1 finding(s) in 1 file(s)" in err
 
@@ -413,7 +413,7 @@ def test_empty_and_dash_arguments_say_what_they_are(tmp_path, monkeypatch):
     (tmp_path / "a.py").write_bytes(LEGACY)
     rc, out, err = run_cli("scan", "--no-config", "")
     assert rc == 2 and "a PATH is empty" in err, err
-    rc, out, err = run_cli("fix", "--no-config", "a.py", "")
+    rc, out, err = run_cli("fix", "--no-config", "--target-torch", "2.13", "a.py", "")
     assert rc == 2 and "a PATH is empty" in err, err
     # `-o ''` printed to stdout as if no -o were given; `-o -` is stdout.
     rc, out, err = run_cli("scan", "--no-config", "a.py", "-o", "")
@@ -436,7 +436,7 @@ def test_a_file_reached_by_two_paths_is_reported_once(tmp_path, monkeypatch):
     rc, out, err = run_cli("scan", "--no-config", "src/a.py", "src")
     assert rc == 1 and out.count("src/a.py:2:1: AD107") == 1, out
     assert "Found 2 legacy references in 2 files" in out
-    rc, out, err = run_cli("fix", "--no-config", "--diff", "src", "src/b.py")
+    rc, out, err = run_cli("fix", "--no-config", "--target-torch", "2.13", "--diff", "src", "src/b.py")
     assert out.count("+torch.accelerator") == 2 and "would fix 2 finding(s) in 2 file(s)" in err
 
 
@@ -445,13 +445,13 @@ def test_text_report_quotes_a_name_with_a_line_break(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "n\nl.py").write_bytes(LEGACY)
     (tmp_path / "caf\u00e9.py").write_bytes(LEGACY)
-    rc, out, err = run_cli("scan", "--no-config", "--show-fixes", ".")
+    rc, out, err = run_cli("scan", "--no-config", "--show-fixes", "--target-torch", "2.13", ".")
     assert rc == 1
     assert out.splitlines()[:2] == [
-        "caf\u00e9.py:2:1: AD107 [*] `torch.cuda.synchronize` is deprecated; use "
-        "`torch.accelerator.synchronize`",
-        '"n\\nl.py":2:1: AD107 [*] `torch.cuda.synchronize` is deprecated; use '
-        "`torch.accelerator.synchronize`"]
+        "caf\u00e9.py:2:1: AD107 [*] `torch.cuda.synchronize` is device-specific; use "
+        "`torch.accelerator.synchronize` (torch >= 2.6)",
+        '"n\\nl.py":2:1: AD107 [*] `torch.cuda.synchronize` is device-specific; use '
+        "`torch.accelerator.synchronize` (torch >= 2.6)"]
     assert '- "n\\nl.py":' in out
     rc, out, err = run_cli("scan", "--no-config", "--format", "json", ".")
     assert [f["path"] for f in json.loads(out)["findings"]] == ["caf\u00e9.py", "n\nl.py"]

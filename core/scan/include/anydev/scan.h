@@ -4,7 +4,7 @@
 // comments, docstrings, raw strings or `#if 0` groups.
 //
 // The rules come from the caller (the Python package builds them from
-// anydev._compat_table.ROWS); this library knows nothing of the table's
+// anydev._compat.table.ROWS); this library knows nothing of the table's
 // files and does not depend on the device runtime.
 //
 // Example:
@@ -77,6 +77,8 @@ class RuleSet {
   // Returns true if `name` is the first component of some spelling ("torch",
   // "c10", "at").
   bool IsRoot(Language language, std::string_view name) const;
+  // The roots IsRoot knows, in the order their spellings came.
+  const std::vector<std::string_view>& Roots(Language language) const;
   // Returns true if `name` is one of the components of some spelling
   // ("cuda", "current_device").
   bool HasComponent(Language language, std::string_view name) const;
@@ -95,12 +97,20 @@ class RuleSet {
   // `text` (it contains none of their needles). Vectorised; reads nothing
   // outside `text`.
   bool MayMatch(Language language, std::string_view text) const;
+  // MayMatch for a text followed by at least 16 readable bytes (faster).
+  bool MayMatchPadded(Language language, std::string_view text) const;
   // The needles MayMatch looks for (for tests and tools).
   const std::vector<std::string>& Needles(Language language) const;
   // The byte strings of which each line with a finding of a spelling or a
   // literal rule holds one (the scanner's fast path; Note [Fast path] in
   // python_scan.cc), or null when the rules allow no such list.
   const std::vector<std::string>* FastPathNeedles(Language language) const;
+  // The same needles split for the Python fast path's search (Note [Needles
+  // as words] in python_scan.cc): those each finding's line holds as a whole
+  // word (a spelling's component, a literal rule's word), and the rules' own
+  // needles, held anyhow; valid where FastPathNeedles is not null.
+  const std::vector<std::string>& FastPathWords(Language language) const;
+  const std::vector<std::string>& FastPathPlain(Language language) const;
 
   // The index of the rule whose detector is `detector` (a value of the
   // internal enum in literal_rules.h), or -1 when no rule names it.
@@ -157,6 +167,16 @@ struct FileError {
   int line = 0;
 };
 
+// A `# noqa` directive of a Python file (Note [noqa directives] in
+// scan_source.cc): the line of its comment and the codes it names, upper-cased
+// (`# noqa: AD1` names "AD1", a prefix of every AD1xx rule); `all` for a bare
+// `# noqa`, which names every rule.
+struct NoqaDirective {
+  int line = 0;
+  bool all = false;
+  std::vector<std::string> codes;
+};
+
 struct FileResult {
   std::string path;
   Language language = Language::kPython;
@@ -167,15 +187,30 @@ struct FileResult {
   // every finding's text valid; null when there is no finding.
   std::shared_ptr<const std::string> texts;
   std::vector<FileError> errors;
-  // A comment the scanner lexed mentions `noqa` (any case). Every comment on
-  // a line that has a finding is lexed, so when this is false no `# noqa`
-  // directive can apply to the findings (anydev/_noqa.py reads them).
-  bool noqa_comment = false;
+  // The `# noqa` directives on the lines of the file's findings (those they
+  // dropped included), in line order: what `anydev fix` asks of a finding the
+  // scan dropped. Python files only.
+  std::vector<NoqaDirective> noqa;
+  // The directives are not read here: a comment on a finding's line mentions
+  // `noqa` where the scanner cannot tell for certain what Python's tokenize
+  // makes of the file (an error, an encoding other than UTF-8, a lone '\r',
+  // a tab in an indent, a comment in an f-string's field: Note [noqa
+  // directives]). No finding was dropped for a directive then and `noqa` is
+  // empty; the caller reads them (anydev/_migrate/noqa.py).
+  bool noqa_fallback = false;
 };
 
 // Scans one file's bytes. Findings on a line that carries an
-// `anydev: ignore` comment for their rule are dropped.
-FileResult ScanSource(const RuleSet& rules, Language language, std::string_view source);
+// `anydev: ignore` comment for their rule are dropped, and in a Python file
+// those a `# noqa` directive names unless `apply_noqa` is false.
+FileResult ScanSource(const RuleSet& rules, Language language, std::string_view source,
+                      bool apply_noqa = true);
+
+// The `# noqa` directives of every comment of a Python file's bytes, as
+// ScanSource reads them for the lines it drops findings on; false (the
+// caller must read them) where ScanSource would set noqa_fallback for a
+// finding on a directive's line.
+bool NoqaDirectives(std::string_view source, std::vector<NoqaDirective>* out);
 
 struct ScanOptions {
   std::vector<std::string> paths;  // files and directories
@@ -217,16 +252,24 @@ ScanSummary ScanFiles(const RuleSet& rules, const std::vector<std::string>& path
 
 // Lists the source files ScanPaths would scan, in the same order (for tests
 // and tools, and for a caller that scans them with ScanFiles in batches);
-// `ignored`, when given, gets ScanSummary::ignored.
+// `ignored`, when given, gets ScanSummary::ignored. `notebooks`, when given,
+// gets the Jupyter notebooks (.ipynb) the walk finds under the same ignore
+// rules and excludes, in walk order, a path given by name included: they are
+// not sources of this scanner (the Python package reads their code cells).
 std::vector<std::string> ListFiles(const ScanOptions& options,
                                    std::vector<FileResult>* path_errors,
-                                   uint64_t* ignored = nullptr);
+                                   uint64_t* ignored = nullptr,
+                                   std::vector<std::string>* notebooks = nullptr);
 
 // ListFiles, giving each file to `sink` as the walk finds it (in the same
 // order), for a caller that scans the first files while the walk goes on. An
 // exception `sink` throws ends the walk and is thrown on.
 void WalkFiles(const ScanOptions& options, std::vector<FileResult>* path_errors,
-               const std::function<void(std::string&&)>& sink, uint64_t* ignored = nullptr);
+               const std::function<void(std::string&&)>& sink, uint64_t* ignored = nullptr,
+               std::vector<std::string>* notebooks = nullptr);
+
+// Returns true if `path` names a Jupyter notebook (".ipynb", any case).
+bool IsNotebookPath(std::string_view path);
 
 struct CompiledGlob;  // walk.cc
 
@@ -250,6 +293,8 @@ class IgnoreList {
     bool negated = false;
     bool dir_only = false;
     bool anchored = false;  // had a '/' before its end: matched against the whole relative path
+    bool base_root = false;  // base is "/"
+    bool base_here = false;  // base is empty or ".": paths are relative to it as they are
   };
   std::vector<Pattern> patterns_;
 };

@@ -13,6 +13,7 @@ python_tree   a Python finding's node in the syntax tree, and what is around it;
 python_api    Python API calls and references (the Python driver)
 imports       Python imports made unused by the rewrites, ``import torch`` added
 guards        the code around a Python finding that forbids its rewrite
+evidence      positive evidence that an availability check may become generic
 analysis      the syntax-tree analysis guards asks (version guards, bindings, ...)
 cpp_lex       C++ text without a compiler: code mask, argument items, brackets
 cpp           C++ calls and references (the C++ driver)
@@ -20,4 +21,5 @@ cpp_classes   C++ legacy classes whose replacement takes the same arguments
 cpp_includes  C++ headers the rewrites need; using-declarations made unused
 mocks         mock targets moved with the calls they patch (whole tree)
 literals      device literals and idioms (AD9xx), fixed a function at a time
+summary       ``anydev fix --summary``: a pull-request description
 """

@@ -32,12 +32,15 @@ CUDA-only objects (:meth:`PyAnalysis.cuda_only_use`)
 Integers (:func:`int_like`)
     ``torch.accelerator.device_index`` takes only an int or None, so
     ``torch.cuda.device(x)`` is rewritten only when ``x`` is one.
-Guards (:meth:`PyAnalysis.guarded_cuda_code`)
-    An availability or count check (``torch.cuda.is_available()``,
-    ``device_count()``) is not made generic while the expression around it or
-    the code it guards stays CUDA-specific: a ``"cuda"`` device literal, a
-    ``.cuda()`` call, ``.is_cuda``, or a ``torch.cuda.*`` name the same fix
-    does not rewrite.
+Guards
+    Whether an availability or count check may become generic is decided by
+    anydev._migrate.fix.evidence (positive evidence, Note [Safe on every
+    accelerator]); :meth:`PyAnalysis.guarded_cuda_code` is the older, narrower
+    look for CUDA literals next to a check, kept for callers that ask it.
+Local bindings (:func:`local_rebinding`)
+    A function, lambda or comprehension that binds the package name the
+    rewrite spells torch with (``t = time.perf_counter()``, a parameter named
+    ``torch``) makes the rewrite call something else: not rewritten.
 """
 
 from __future__ import annotations
@@ -349,6 +352,14 @@ def _home_path(path: str) -> Optional[str]:
 
 
 # --- the analysis of one module ----------------------------------------------------------
+
+#: Methods that take a generic torch.Stream or torch.Event.
+_STREAM_TAKERS = frozenset({"record_stream", "wait_stream", "wait_event", "record_event",
+                            "record", "wait", "elapsed_time", "set_stream"})
+
+#: The object a call's replacement returns, for the calls whose result the
+#: fixer follows (torch.accelerator.current_stream returns a torch.Stream).
+RETURNS = {"torch.accelerator.current_stream": "torch.Stream"}
 
 #: What only the CUDA (or XPU) class of a generic object has.
 CUDA_ONLY_MEMBERS = {
@@ -804,6 +815,10 @@ class PyAnalysis:
         scope: Optional[ast.AST] = None
         if isinstance(target, ast.Name):
             scope = self._enclosing(call, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module))
+            if isinstance(scope, ast.Module) and not target.id.startswith("_"):
+                return (f"the object is kept in the module-level name `{target.id}` (line "
+                        f"{call.lineno}), which other modules may import and use as the "
+                        f"{legacy_module} class; rewrite by hand")
             match = lambda n: isinstance(n, ast.Name) and n.id == target.id  # noqa: E731
             label = target.id
         elif isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and \
@@ -843,11 +858,29 @@ class PyAnalysis:
             callee = _dotted(p.func) or ""
             head = callee.split(".")[0]
             roots = {self.root, "torch"}
-            if head in roots and len(callee.split(".")) > 2 and \
-                    callee.split(".")[1] == legacy_module.split(".")[-1]:
+            parts = callee.split(".")
+            if head in roots and len(parts) > 2 and parts[1] == legacy_module.split(".")[-1]:
                 return (f"the object is passed to `{callee}` (line {p.lineno}), a "
                         f"{legacy_module} API that expects the {legacy_module} class; rewrite by "
                         "hand")
+            if head in roots and (len(parts) < 2 or parts[1] not in DEVICE_WORDS):
+                return None  # PyTorch's generic API takes the generic object
+            if parts[-1] in _STREAM_TAKERS:
+                return None  # `t.record_stream(s)`, `s2.wait_stream(s)`: generic ones take it
+            return (f"the object is passed to `{callee or ast.unparse(p.func)[:40]}` (line "
+                    f"{p.lineno}), which the fixer does not follow (it may use what only the "
+                    f"{legacy_module} class has); rewrite by hand")
+        if isinstance(p, ast.Return) or isinstance(p, (ast.Yield, ast.YieldFrom)):
+            return (f"the object is returned (line {p.lineno}) to callers the fixer does not "
+                    "follow; rewrite by hand")
+        if isinstance(p, (ast.List, ast.Tuple, ast.Set, ast.Dict, ast.Starred)):
+            return (f"the object is kept in a container (line {getattr(p, 'lineno', '?')}) the "
+                    "fixer does not follow; rewrite by hand")
+        if isinstance(p, (ast.Assign, ast.AnnAssign)) and getattr(p, "value", None) is node:
+            targets = p.targets if isinstance(p, ast.Assign) else [p.target]
+            if any(not isinstance(t, ast.Name) for t in targets):
+                return (f"the object is stored in `{ast.unparse(targets[0])[:40]}` (line "
+                        f"{p.lineno}), which the fixer does not follow; rewrite by hand")
         return None
 
     def _enclosing(self, node: ast.AST, kinds: tuple) -> Optional[ast.AST]:
@@ -965,3 +998,94 @@ class PyAnalysis:
             p = self.parent(p)
         return False
 
+
+
+# --- local bindings ---------------------------------------------------------------
+
+_COMPREHENSIONS = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda) + _COMPREHENSIONS
+
+
+def _local_names(scope: ast.AST) -> dict[str, tuple[str, int]]:
+    """name -> (how it is bound, line) for the names a function, lambda or
+    comprehension binds itself (parameters, assignments, loop and ``with``
+    targets, ``except ... as``, imports, comprehension variables), not looking
+    into the scopes nested in it; a ``global``/``nonlocal`` name is not its own."""
+    out: dict[str, tuple[str, int]] = {}
+    declared: set[str] = set()
+    if isinstance(scope, _COMPREHENSIONS):
+        for g in scope.generators:
+            for n in walk(g.target):
+                if isinstance(n, ast.Name):
+                    out.setdefault(n.id, ("a comprehension variable", n.lineno))
+        return out
+    a = scope.args  # type: ignore[attr-defined]
+    for arg in [*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg]:
+        if arg is not None:
+            out.setdefault(arg.arg, ("a parameter", arg.lineno))
+    body = scope.body if isinstance(scope.body, list) else [scope.body]  # type: ignore[attr-defined]
+    todo: list = list(body)
+    while todo:
+        n = todo.pop()
+        t = type(n)
+        if t is ast.Name and isinstance(n.ctx, (ast.Store, ast.Del)):
+            out.setdefault(n.id, ("assigned", n.lineno))
+            continue
+        if isinstance(n, (ast.Global, ast.Nonlocal)):
+            declared.update(n.names)
+            continue
+        if isinstance(n, (ast.Import, ast.ImportFrom)):
+            for al in n.names:
+                name = al.asname or al.name.split(".")[0]
+                # a binding from torch itself (`import torch.cuda as tc`, `from
+                # torch.cuda import X`) is what the scanner resolved the finding by
+                torch = al.name == "torch" or al.name.startswith("torch.") \
+                    if isinstance(n, ast.Import) else \
+                    (n.level == 0 and (n.module or "").split(".")[0] == "torch")
+                out.setdefault(name, ("torch" if torch else "imported", n.lineno))
+            continue
+        if isinstance(n, ast.ExceptHandler) and n.name:
+            out.setdefault(n.name, ("an `except ... as` name", n.lineno))
+        if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.setdefault(n.name, ("a nested definition", n.lineno))
+            todo.extend(n.decorator_list)
+            continue
+        if isinstance(n, (ast.Lambda,) + _COMPREHENSIONS):
+            continue
+        if t is ast.MatchAs or t.__name__ in ("MatchAs", "MatchStar"):
+            if getattr(n, "name", None):
+                out.setdefault(n.name, ("a match pattern", n.lineno))
+        for name in n._fields:
+            v = getattr(n, name, None)
+            if isinstance(v, ast.AST):
+                todo.append(v)
+            elif type(v) is list:
+                todo.extend(x for x in v if isinstance(x, ast.AST))
+    for name in declared:
+        out.pop(name, None)
+    return out
+
+
+def local_rebinding(chain: Sequence[ast.AST], name: str, memo: dict) -> Optional[str]:
+    """Why ``name`` (the package torch is spelled with) is not torch where the
+    end of ``chain`` is: a function, lambda or comprehension around it binds
+    the name itself to something else (a parameter, ``t =
+    time.perf_counter()``, a comprehension variable). None when none does (or
+    one binds it by ``import torch``)."""
+    for scope in reversed(chain):
+        if not isinstance(scope, _SCOPES):
+            continue
+        names = memo.get(id(scope))
+        if names is None or names[0] is not scope:
+            names = memo[id(scope)] = (scope, _local_names(scope))
+        got = names[1].get(name)
+        if got is None:
+            continue
+        how, line = got
+        if how == "torch":
+            return None
+        where = f"`def {scope.name}`" if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)) \
+            else "a lambda" if isinstance(scope, ast.Lambda) else "a comprehension"
+        return (f"`{name}` is {how} in {where} (line {line}), so it is not the torch package "
+                "there; the rewrite would call something else: rewrite by hand")
+    return None

@@ -73,9 +73,69 @@ def _fix_cpp(text: _Text, findings: list[_scan.Finding], unsafe: bool, path: str
             skipped.append((f, why))
     if usings:
         _fix_cpp_usings(text, edits, usings, applied, skipped, path)
+    edits.add(_comment_alignment(text, edits, mask))
     edits.add(_cpp_include_edits(text, edits, mask))
     return edits.apply(), applied, skipped
 
+
+def _comment_alignment(text: _Text, edits: _Edits, mask: str) -> list[_Edit]:
+    """Edits of the blanks before a trailing `//` comment that keep it in its
+    column where the rewrites on its line changed the code's length (Note
+    [Aligned comments]): the blanks grow or shrink, at least one stays."""
+    by_line: dict[int, int] = {}
+    for e in list(edits.items):
+        first, last = text.line_of(e.start), text.line_of(max(e.start, e.end - 1))
+        if first != last or "\n" in e.text or "\r" in e.text:
+            continue
+        by_line[first] = by_line.get(first, 0) + len(e.text) - (e.end - e.start)
+    out: list[_Edit] = []
+    for line, delta in by_line.items():
+        if not delta:
+            continue
+        start = text.line_starts()[line]
+        end = text.line_end(line, with_break=False)
+        code = mask[start:end]
+        k = text.text.find("//", start, end)
+        while k >= 0 and mask[k] == text.text[k]:  # a `//` inside code (a string's): not it
+            k = text.text.find("//", k + 2, end)
+        if k < 0 or code[:k - start].strip() == "":
+            continue
+        pad_start = k
+        while pad_start > start and text.text[pad_start - 1] in " \t":
+            pad_start -= 1
+        pad = text.text[pad_start:k]
+        if "\t" in pad or len(pad) < 2 or any(e.start < k and e.end > pad_start
+                                               for e in edits.items):
+            continue  # one blank (not aligned), tabs, or an edit in the blanks
+        if not any(_comment_column(text, mask, n) == k - start for n in (line - 1, line + 1)):
+            continue  # no neighbour in that column: a style's gap (`x;  // y`), not alignment
+        want = max(1, len(pad) - delta)
+        if want != len(pad):
+            out.append(_Edit(pad_start, k, " " * want))
+    return out
+
+
+def _comment_column(text: _Text, mask: str, line: int) -> int:
+    """The column of the trailing `//` comment of ``line`` (-1 if none)."""
+    if line < 0 or line >= len(text.line_starts()):
+        return -1
+    start = text.line_starts()[line]
+    end = text.line_end(line, with_break=False)
+    k = text.text.find("//", start, end)
+    while k >= 0 and mask[k] == text.text[k]:
+        k = text.text.find("//", k + 2, end)
+    if k < 0 or mask[start:k].strip() == "":
+        return -1
+    return k - start
+
+
+# Note [Aligned comments]
+# C++ code often aligns its trailing comments in a column (`CUDAGuard g(d);    //
+# the device`). A rewrite that lengthens the code pushed the comment right of the
+# column, one that shortens it pulled it left. The blanks before the comment now
+# absorb the change where the comment shares its column with the comment of the
+# line above or below (two blanks alone are a style's gap, `x;  // y`, kept as
+# they are); where the code grew past the column, one blank is left.
 
 def _cpp_call(text: str, edits: _Edits, start: int, end: int, call_end: int, row: Row,
               newline: str) -> tuple[Optional[str], list[_Edit]]:

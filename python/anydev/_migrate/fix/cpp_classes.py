@@ -198,6 +198,19 @@ def _cpp_class_edits(text: str, mask: str, edits: _Edits, start: int, end: int, 
                     "(Device or index?); rewrite by hand"), []
         return None, [_Edit(start, end, new)]
     name, open_idx, close = cons
+    if not name:
+        # a temporary takes the type the code around it says: `return CUDAGuard(i);`
+        # in a function declared to return CUDAGuard, an argument of a CUDAGuard&
+        # parameter; only a variable declared with the class is rewritten whole
+        # (flash-attention's hopper/flash_api.cpp no longer compiled)
+        before = mask[max(0, start - 200):start].rstrip()
+        if not re.search(r"\bauto\s*&{0,2}\s*\w+\s*=\s*$", before) and re.search(r"(?:\breturn|[(,=]|\{)\s*(?:::\s*)?(?:[A-Za-z_]\w*\s*::\s*)*$", before) \
+                or "make_unique" in before[-40:] or "make_shared" in before[-40:]:
+            if not re.search(r"std\s*::\s*make_(?:unique|shared)\s*<\s*(?:::\s*)?"
+                             r"(?:[A-Za-z_]\w*\s*::\s*)*$", before):
+                return (f"{row.code}: a temporary {row.legacy} whose type the code around it "
+                        "fixes (a return type, a parameter or a variable declared with the "
+                        f"legacy class): {new} would not convert; rewrite by hand"), []
     out = [_Edit(start, end, new)]
     items = _cpp_items(text, open_idx, close)[0] if open_idx >= 0 else []
     if open_idx == -2:

@@ -86,10 +86,11 @@ _CPP_HEADER_NAMES = re.compile("|".join(re.escape(p) + (r"\b" if not p.endswith(
 
 def _cpp_include_edits(text: _Text, edits: _Edits, mask: str) -> list[_Edit]:
     """#include lines for the headers that the inserted replacements need and
-    the file does not include yet, after its last #include (the last one
-    outside a conditional block other than a header guard), once each, in
-    name order. A file without any #include gets none: it relies on the
-    files included before it."""
+    the file does not include yet, after its last #include at file scope (the
+    last one outside a conditional block other than a header guard, and never
+    one inside a `namespace { ... }` or other braces), once each, in name
+    order. A file without any #include at file scope gets none: it relies on
+    the files included before it."""
     need: list[str] = []
     for e in edits.items:
         for m in _CPP_HEADER_NAMES.finditer(e.text):
@@ -103,12 +104,18 @@ def _cpp_include_edits(text: _Text, edits: _Edits, mask: str) -> list[_Edit]:
     if not need:
         return []
     depth, best = 0, None   # (depth, index after the line)
+    braces, at = 0, 0       # the brace depth at each directive: file scope is 0
     for m in re.finditer(r"(?m)^[ \t]*#[ \t]*(if|ifdef|ifndef|endif|include)\b.*$", mask):
+        chunk = mask[at:m.start()]
+        braces += chunk.count("{") - chunk.count("}")
+        at = m.start()
         d = m.group(1)
         if d.startswith("if"):
             depth += 1
         elif d == "endif":
             depth -= 1
+        elif braces != 0:
+            continue  # inside `namespace { ... }` (an X-macro .inc file): never there
         elif best is None or depth <= best[0]:
             best = (depth, text.line_end(text.line_of(m.start()), with_break=True))
     lines = "".join(f"#include <{h}>{text.newline}" for h in need)

@@ -18,11 +18,12 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable, Optional, Sequence, Union
 
 from anydev._migrate import torch_versions as _versions
-from anydev._common.files import replace_atomically
+from anydev._common.files import (remove_stale_temps, removing_temps_on_signals,
+                                   replace_atomically)
 from anydev import scan as _scan
 from . import literals as _literals
 from .cpp import _fix_cpp
-from .mocks import _move_mock_targets
+from .mocks import _move_mock_targets, mock_conflicts
 from .python_api import _fix_python
 from .python_tree import _parse_error
 from .rows import _allowed, _row_of
@@ -50,6 +51,9 @@ class FixResult:
     errors: list[_scan.ScanError] = field(default_factory=list)
     #: the targets the files were fixed for, by where each came from
     targets: dict[str, "_versions.Target"] = field(default_factory=dict)
+    #: temporary files a stopped run of anydev fix left beside the files
+    #: written, removed before writing (Note [Temporary files left behind])
+    removed_temps: list[str] = field(default_factory=list)
 
     @property
     def needs_torch(self) -> Optional[str]:
@@ -149,7 +153,8 @@ def _check_findings(text: _Text, findings: Sequence[_scan.Finding]) -> None:
 def fix_source(data: bytes, path: str, findings: Sequence[_scan.Finding], *, unsafe: bool = False,
                target_torch: "Optional[str | _versions.Target]" = None, keep: Sequence[str] = (),
                select: Optional[Iterable[str]] = None, ignore: Optional[Iterable[str]] = None,
-               rules: Optional[Callable[[list], list]] = None
+               rules: Optional[Callable[[list], list]] = None,
+               frozen: Optional[dict[str, str]] = None
                ) -> tuple[bytes, list[_scan.Finding], list[tuple[_scan.Finding, str]]]:
     """Returns the fixed bytes of one file, with the findings applied and the
     ones skipped (and why). ``findings`` are the scanner's for exactly these
@@ -169,8 +174,14 @@ def fix_source(data: bytes, path: str, findings: Sequence[_scan.Finding], *, uns
     with; ``rules`` (a filter of a list of findings), where given, replaces them."""
     if rules is None:
         rules = _selected(select, ignore)
-    new, applied, skipped, _later = _fix_rounds(data, path, findings, unsafe=unsafe,
-                                                target_torch=target_torch, keep=keep, rules=rules)
+    try:
+        new, applied, skipped, _later = _fix_rounds(data, path, findings, unsafe=unsafe,
+                                                    target_torch=target_torch, keep=keep,
+                                                    rules=rules, frozen=frozen)
+    except (RecursionError, MemoryError) as e:
+        what = "nested too deeply" if isinstance(e, RecursionError) else "too large"
+        raise ValueError(f"is {what} for the fixer ({type(e).__name__}); nothing was "
+                         "changed") from None
     return new, applied, skipped
 
 
@@ -191,7 +202,8 @@ def _left_key(f: _scan.Finding) -> tuple:
 
 
 def _fix_rounds(data: bytes, path: str, findings: Sequence[_scan.Finding], *, unsafe: bool,
-                target_torch, keep: Sequence[str], rules: Optional[Callable[[list], list]]
+                target_torch, keep: Sequence[str], rules: Optional[Callable[[list], list]],
+                frozen: Optional[dict[str, str]] = None
                 ) -> tuple[bytes, list[_scan.Finding], list[tuple[_scan.Finding, str]], int]:
     """fix_source's rounds: the bytes, the findings applied in every round,
     the ones left (reconciled with each rescan) and how many were applied
@@ -208,7 +220,7 @@ def _fix_rounds(data: bytes, path: str, findings: Sequence[_scan.Finding], *, un
 
     new, applied, skipped, tree = _fix_once(data, path, findings, unsafe=unsafe,
                                             target_torch=target_torch, keep=keep,
-                                            more=more if _ROUNDS > 1 else None)
+                                            more=more if _ROUNDS > 1 else None, frozen=frozen)
     later = 0
     current = new
     done = applied
@@ -229,7 +241,7 @@ def _fix_rounds(data: bytes, path: str, findings: Sequence[_scan.Finding], *, un
         try:
             current, done, left, tree = _fix_once(
                 data, path, again, unsafe=unsafe, target_torch=target_torch, keep=keep,
-                tree=tree, more=None if last else more)
+                tree=tree, more=None if last else more, frozen=frozen)
         except ValueError as e:  # this round is dropped: the last good text stays
             current, done, left, tree = data, [], [(f, str(e)) for f in again], None
         applied += done
@@ -323,6 +335,7 @@ _Parsed = Optional[tuple[str, ast.Module]]
 
 def _fix_once(data: bytes, path: str, findings: Sequence[_scan.Finding], *, unsafe: bool,
               target_torch, keep: Sequence[str], tree: _Parsed = None,
+              frozen: Optional[dict[str, str]] = None,
               more: Optional[Callable[[bytes, bytes, list], bool]] = None
               ) -> tuple[bytes, list[_scan.Finding], list[tuple[_scan.Finding, str]], _Parsed]:
     """One round of fix_source: the findings of ``data`` applied, once.
@@ -335,7 +348,7 @@ def _fix_once(data: bytes, path: str, findings: Sequence[_scan.Finding], *, unsa
     try:
         text = _Text(data, language, strict=language == "python")
         _check_findings(text, findings)
-        todo, refused = _target_refusals(findings, target_torch, path, keep)
+        todo, refused = _target_refusals(findings, target_torch, path, keep, frozen, data)
         if not todo:
             applied, skipped = [], refused
             skipped.sort(key=lambda s: s[0].start)
@@ -448,7 +461,10 @@ def _write_atomic(path: str, data: bytes, st: os.stat_result) -> None:
     file with several hard links keeps its inode, so every name sees the fix
     (Note [Replacing a file] in anydev/_common/files.py)."""
     replace_atomically(path, [data], mode=stat.S_IMODE(st.st_mode), owner=(st.st_uid, st.st_gid),
-                       prefix=".anydev-fix-")
+                       prefix=_TEMP_PREFIX)
+
+
+_TEMP_PREFIX = ".anydev-fix-"
 
 
 def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
@@ -457,7 +473,9 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
               respect_gitignore: bool = True,
               scanned: Optional[_scan.ScanResult] = None,
               target_torch: Optional[str] = None, keep: Sequence[str] = (),
-              rules: Optional[Callable[[list], list]] = None) -> FixResult:
+              rules: Optional[Callable[[list], list]] = None, check: bool = False,
+              target_for: Optional[Callable[[str], Optional[_versions.Target]]] = None
+              ) -> FixResult:
     """Scans ``paths`` (or takes the findings of ``scanned``) and applies the
     fixes; with ``diff=True`` writes nothing and returns a unified diff
     instead. Rule selection, excludes and .gitignore apply as for
@@ -473,7 +491,11 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
     (``mock.patch("torch.cuda.set_device")``) move with them when every call
     of that symbol in the fixed tree was rewritten (Note [Mock targets]).
     ``rules``: the filter of the findings of each fixed file's rescans (see
-    :func:`fix_source`); by default ``select``/``ignore``."""
+    :func:`fix_source`); by default ``select``/``ignore``. ``check=True``: a
+    dry run that writes nothing and makes no diff (the results say what would
+    be applied: `anydev scan`'s `[*]` marks). ``target_for(path)``: a file's
+    own target where ``target_torch`` is not given (the command line's
+    per-file configuration), None to fall back to its project's."""
     if isinstance(paths, str):
         paths = [paths]
     explicit = _versions.resolve_target(target_torch) if target_torch is not None else None
@@ -522,10 +544,13 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
             continue
         key = (st.st_dev, st.st_ino)
         if key in seen and _same_file_now(seen[key], path, key):
-            refuse(f"is the same file as {seen[key]}; fixed there")
+            # Another name (a hard link) of a file fixed under its first name:
+            # its findings are that file's, counted there once, fixed or not.
+            fr.applied, fr.skipped = [], []
             continue
         seen[key] = path
-        target = explicit or projects.for_file(path) or _versions.DEFAULT
+        target = explicit or (target_for(path) if target_for is not None else None) or \
+            projects.for_file(path) or _versions.DEFAULT
         result.targets.setdefault(target.source, target)
         work.append((fr, data, st, findings, target))
 
@@ -538,6 +563,7 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
         new, fr.applied, fr.skipped, fr.later = out
         pending.append((fr, data, new, st, findings, target))
 
+    _settle_mocks(pending, unsafe, keep, rules)
     try:
         _move_mock_targets(pending)
     except Exception as e:  # a bug here must not stop the run: the mocks stay as they are
@@ -553,20 +579,56 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
         if fr.error is not None or new == data:
             continue
         fr.changed = True
+        if check:
+            continue  # a dry run: what would be applied, no diff (`anydev scan`'s marks)
         if diff:
             lang = _scan.language_of(path) or findings[0].language
             fr.diff = unified_diff(path, _Text(data, lang).text, _Text(new, lang).text)
             continue
         writes.append((fr, new, st, findings))
-    if len(writes) > 1:
-        # fsync waits for the disk, without the GIL: the writes overlap (Note [Writes])
-        from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415 (only when writing)
-        with ThreadPoolExecutor(max_workers=min(_WRITERS, len(writes))) as pool:
-            for _ in pool.map(lambda w: _write_checked(*w), writes):
-                pass
-    elif writes:
-        _write_checked(*writes[0])
+    for folder in sorted({os.path.dirname(w[0].path) for w in writes}):
+        result.removed_temps += remove_stale_temps(folder, _TEMP_PREFIX)
+    with removing_temps_on_signals():  # Note [Temporary files left behind]
+        if len(writes) > 1:
+            # fsync waits for the disk, without the GIL: the writes overlap (Note [Writes])
+            from concurrent.futures import ThreadPoolExecutor  # noqa: PLC0415 (only when writing)
+            with ThreadPoolExecutor(max_workers=min(_WRITERS, len(writes))) as pool:
+                for _ in pool.map(lambda w: _write_checked(*w), writes):
+                    pass
+        elif writes:
+            _write_checked(*writes[0])
     return result
+
+
+def _settle_mocks(pending: list, unsafe: bool, keep: Sequence[str],
+                  rules: Optional[Callable[[list], list]]) -> None:
+    """Fixes again, with the symbol left, the files where a symbol was
+    rewritten whose test patch cannot move with it (Note [Mock targets]),
+    until no such symbol is left: a patched call and its patch move together
+    in one run or neither moves."""
+    frozen: dict[str, str] = {}
+    for _ in range(16):  # each round freezes at least one more symbol
+        try:
+            more = mock_conflicts(pending, frozen)
+        except Exception:  # noqa: BLE001 (the mocks then stay: _move_mock_targets says so)
+            return
+        if not more:
+            return
+        frozen.update(more)
+        for k, item in enumerate(pending):
+            fr, data, new, st, findings, target = item
+            if fr.error is not None or not any(f.symbol in more for f in fr.applied):
+                continue
+            before = {id(f): why for f, why in fr.skipped}  # a reason of its own stays
+            out = _fix_one(data, fr.path, findings, unsafe, target, keep, rules, dict(frozen))
+            if isinstance(out, str):
+                fr.error, fr.io_error = out, False
+                fr.applied, fr.skipped = [], [(f, out) for f in findings]
+                pending[k] = (fr, data, data, st, findings, target)
+                continue
+            new, fr.applied, skipped, fr.later = out
+            fr.skipped = [(f, before.get(id(f), why)) for f, why in skipped]
+            pending[k] = (fr, data, new, st, findings, target)
 
 
 #: How many files are written at once.
@@ -581,13 +643,18 @@ _Outcome = Union[str, tuple[bytes, list[_scan.Finding], list[tuple[_scan.Finding
 
 def _fix_one(data: bytes, path: str, findings: list[_scan.Finding], unsafe: bool,
              target: _versions.Target, keep: Sequence[str],
-             rules: Optional[Callable[[list], list]]) -> _Outcome:
+             rules: Optional[Callable[[list], list]],
+             frozen: Optional[dict[str, str]] = None) -> _Outcome:
     """_fix_rounds' answer for one file, or why the file is left as it was."""
     try:
         return _fix_rounds(data, path, findings, unsafe=unsafe, target_torch=target, keep=keep,
-                           rules=rules)
+                           rules=rules, frozen=frozen)
     except ValueError as e:
         return str(e)
+    except (RecursionError, MemoryError) as e:
+        what = "nested too deeply" if isinstance(e, RecursionError) else "too large"
+        return (f"is {what} for the fixer (Python's parser or the fixer's walk gave up: "
+                f"{type(e).__name__}); it was left as it was")
     except Exception as e:  # a bug of the fixer must not stop the run nor touch the file
         return (f"internal error of the fixer ({type(e).__name__}: {e}); the file was left "
                 "as it was; please report it")

@@ -11,6 +11,7 @@ from typing import Optional
 from anydev import scan as _scan
 from anydev._compat.table import Row
 from . import analysis
+from .evidence import platform_branch
 from .python_tree import _Located
 
 
@@ -30,7 +31,8 @@ def _refusal(an: analysis.PyAnalysis, f: _scan.Finding, row: Row,
              where: "_Located", node: Optional[ast.Call]) -> Optional[str]:
     """Why the code around a finding forbids its rewrite, or None (see
     anydev._migrate.fix.analysis)."""
-    why = an.old_torch_only(where.chain) or an.device_home(where.chain)
+    why = an.old_torch_only(where.chain) or an.device_home(where.chain) or \
+        platform_branch(an, where.chain)
     if why:
         return why
     head = "".join(f.text.split()).split(".")[0]  # without blanks (`torch . cuda`)
@@ -40,6 +42,13 @@ def _refusal(an: analysis.PyAnalysis, f: _scan.Finding, row: Row,
     if node is not None and row.kind == "class" and row.replacement in \
             analysis.CUDA_ONLY_MEMBERS:
         why = an.cuda_only_use(node, row.replacement, row.legacy.rsplit(".", 1)[0])
+        if why:
+            return why
+    if node is not None and row.replacement in analysis.RETURNS:
+        # the object the call returns is followed as a constructed one is
+        # (`.cuda_stream` of torch.cuda.current_stream(): flash-attention, apex)
+        why = an.cuda_only_use(node, analysis.RETURNS[row.replacement],
+                               row.legacy.rsplit(".", 1)[0])
         if why:
             return why
     if node is not None and row.replacement in _INDEX_ONLY and \
@@ -59,8 +68,7 @@ def _refusal(an: analysis.PyAnalysis, f: _scan.Finding, row: Row,
 # `torch.device("cuda" if torch.cuda.is_available() else "cpu")` rewritten to
 # torch.accelerator.is_available() sends an XPU or MPS machine down the "cuda"
 # branch, where it fails. So an availability or count check is rewritten last,
-# after every other finding of the file was decided, and only when the
-# expression around it and the code it guards (the `if` body, the rest of the
-# block after a guard clause, the uses of a name it is assigned to) hold no
-# device literal, `.cuda()`, `.is_cuda` or `torch.cuda.*` that the same fix
-# leaves (anydev._migrate.fix.analysis.PyAnalysis.guarded_cuda_code).
+# after every other finding of the file was decided, and only where what it
+# decides is shown generic (Note [Safe on every accelerator] in evidence.py):
+# device-specific code that stays under it refuses it in every mode; code the
+# fixer cannot see into leaves it to --unsafe-fixes.

@@ -281,9 +281,34 @@ def _fix_python_imports(ctx: _PyContext, findings: list[_scan.Finding], fixed_ro
         parent = parents.get(id(stmt))
         if parent is not None and gone_in.get(id(parent)) == len(parent) and id(parent) not in passed:
             passed.add(id(parent))
+            owner = ctx.analysis.parent(stmt) if ctx.analysis is not None else None
+            if _dead_try(owner, parent):
+                # `try:` whose body is left empty raises nothing: its handlers are
+                # dead, and the statement goes whole, not as `try: pass`
+                ts, te = text.span(owner)
+                holder = ctx.analysis.parent(owner)
+                block = _block_of(owner, holder) if holder is not None else None
+                if block is not None and len(block) == 1:
+                    ctx.edits.add([_Edit(ts, te, "pass")])
+                else:
+                    _remove_statement(text, ctx.edits, ts, te)
+                for other, _ in removals.values():
+                    if other is not stmt and parents.get(id(other)) is parent:
+                        passed.add(id(other))
+                continue
             ctx.edits.add([_Edit(s, e, "pass")])
             continue
+        if parent is not None and id(parent) in passed and \
+                _dead_try(ctx.analysis.parent(stmt) if ctx.analysis is not None else None,
+                          parent):
+            continue  # inside the try statement removed whole
         _remove_statement(text, ctx.edits, s, e)
+
+
+def _dead_try(owner, block) -> bool:
+    """Whether ``block`` is the body of a ``try`` with no ``else``/``finally``."""
+    return isinstance(owner, ast.Try) and owner.body is block and not owner.orelse and \
+        not owner.finalbody
 
 
 def _remove_statement(text: _Text, edits: _Edits, s: int, e: int) -> None:

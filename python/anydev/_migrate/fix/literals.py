@@ -43,6 +43,7 @@ from typing import Callable, Optional, Sequence
 
 from . import analysis as _analysis
 from .edits import _Edit
+from .evidence import platform_branch as _platform_branch
 from .guards import _GUARD_REPLACEMENTS
 from .rows import _row_of
 from .templates import _spell_template, _with_quote
@@ -130,6 +131,8 @@ class _Member:
         self.span: Optional[tuple[int, int]] = None   # what the rewrite replaces
         self.reported = False
         self.cover: Optional[tuple[int, int]] = None  # the span the guard rule sees as rewritten
+        self.make: Optional[Callable[[], str]] = None  # the rewrite's text (Note [Named once])
+        self.root: Optional[str] = None
 
     @property
     def label(self) -> str:
@@ -252,7 +255,8 @@ class Units:
             m.own = (f"{row.code} changes behaviour on accelerators other than CUDA; apply it "
                      f"with --unsafe-fixes (`anydev rule {row.code}`)")
             return
-        why = an.old_torch_only(m.where.chain) or an.device_home(m.where.chain)
+        why = an.old_torch_only(m.where.chain) or an.device_home(m.where.chain) or \
+            _platform_branch(an, m.where.chain)
         if why:
             m.own, m.kept = why, True
             return
@@ -261,6 +265,10 @@ class Units:
             m.own, m.kept = why, True
             return
         root, needs_import = ctx.torch_name(m.f, m.start, m.where)
+        why = ctx.rebound(m.f, root, m.where)
+        if why:
+            m.own = why
+            return
         if root is None:
             m.own = "`torch` is bound to something else in this module"
             return
@@ -275,6 +283,8 @@ class Units:
         (s, e), make = plan[0], plan[1]
         if len(plan) > 2:
             m.cover = plan[2]
+
+        m.make, m.root = make, root
 
         def build(make=make, root=root, needs_import=needs_import, s=s, e=e, m=m):
             new = make()
@@ -330,8 +340,12 @@ class Units:
                          ctx.uses_torch)
                 todo = sorted((m for m in u.members if m.own is None and m.span),
                               key=lambda m: (m.span[1] - m.span[0], m.span[0]))
+                named = _name_device_type(ctx, todo)
                 for m in todo:
                     built = m.build() if m.build else None
+                    if built is not None and named is not None:
+                        for b in built:
+                            b.text = b.text.replace(named[0], named[1])
                     why = None
                     if built is None:
                         why = ("the rewrite needs a string literal where an f-string leaves "
@@ -344,6 +358,12 @@ class Units:
                         return False
                     ctx.edits.add(built)
                     done.append(m)
+                if named is not None and named[2] is not None:
+                    if ctx.edits.conflicts([named[2]]):
+                        ctx.edits.items, ctx.edits._keys, ctx.edits._seq, ctx.uses_torch = saved
+                        self.fallen[u.key] = "the name of its device type could not be added"
+                        return False
+                    ctx.edits.add([named[2]])
             for m in u.members:
                 if m.reported:
                     continue
@@ -354,6 +374,68 @@ class Units:
                                           f"{u.blocked}"))
             applied.extend(m.f for m in done)
         return True
+
+
+#: The names a function's device type gets, the first one it does not use.
+_TYPE_NAMES = ("device_type", "accelerator_type", "acc_type", "device_type_")
+
+
+def _name_device_type(ctx, todo: list):
+    """(the accelerator-type expression as spelled, the name that replaces
+    it, the edit that binds the name or None where the function binds it
+    already) for a unit whose rewrites use the expression twice or more, in
+    a function (Note [Named once]); None otherwise."""
+    users = [m for m in todo if m.make is not None and m.root is not None]
+    if not users:
+        return None
+    fn = next((n for n in reversed(users[0].where.chain)
+               if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+    if fn is None:
+        return None
+    spelled = _spell_template(ACC_TYPE, users[0].root) or ACC_TYPE
+    try:
+        uses = sum(m.make().count(ACC_TYPE) for m in users)
+    except Exception:  # noqa: BLE001 (a plan that cannot render: no name, as before)
+        return None
+    body = fn.body
+    k = 0
+    while k < len(body) and (isinstance(body[k], (ast.Global, ast.Nonlocal)) or (
+            k == 0 and isinstance(body[k], ast.Expr) and isinstance(body[k].value, ast.Constant)
+            and isinstance(body[k].value.value, str))):
+        k += 1
+    for st in body[k:k + 3]:  # bound already (an earlier run, or a further round)
+        if isinstance(st, ast.Assign) and len(st.targets) == 1 and \
+                isinstance(st.targets[0], ast.Name) and \
+                ctx.text.text[slice(*ctx.text.span(st.value))] == spelled:
+            return (spelled, st.targets[0].id, None) if uses else None
+    if uses < 2 or k >= len(body):
+        return None
+    seen = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)} | \
+        {a.arg for n in ast.walk(fn) if isinstance(n, ast.arguments)
+         for a in [*n.posonlyargs, *n.args, *n.kwonlyargs, n.vararg, n.kwarg] if a}
+    name = next((n for n in _TYPE_NAMES if n not in seen), None)
+    if name is None:
+        return None
+    first = body[k]
+    text = ctx.text
+    s = text.span(first)[0]
+    line_start = text.line_starts()[text.line_of(s)]
+    indent = text.text[line_start:s]
+    if indent.strip():
+        return None  # the body shares its line with the `def`
+    return spelled, name, _Edit(line_start, line_start,
+                                f"{indent}{name} = {spelled}{text.newline}")
+
+
+# Note [Named once]
+# PyTorch's docs and examples name the device (or its type) once and reuse it:
+# `device = torch.accelerator.current_accelerator()`. The literal rewrites of a
+# function spelled `getattr(torch.accelerator.current_accelerator(), "type",
+# "cuda")` at each use (1,082 times in Megatron-LM), which pushed lines far
+# past the project's limit. A function whose rewrites use it twice or more now
+# binds it once, first in its body (`device_type = getattr(...)`, a name the
+# function does not use), and the rewrites use the name; a later round or run
+# finds the binding and reuses it, so one run stays final.
 
 
 def _key(chain: Sequence[ast.AST]) -> tuple[tuple, str]:
@@ -374,7 +456,8 @@ def _keeps(why: str) -> bool:
     (a device home, a version-guarded fallback) or is about no device: it does
     not block a unit."""
     return (why.startswith("not a device: ") or "a device's own implementation" in why or "version-guarded fallback" in why
-            or "fallback (line" in why or why.startswith("kept: "))
+            or "fallback (line" in why or why.startswith("kept: ")
+            or "an alternative platform's code is left" in why)
 
 
 def _in_cuda_call(m: _Member, an) -> Optional[str]:
@@ -403,13 +486,16 @@ def _suppressed(ctx, units: dict) -> dict[tuple, list]:
     if b"noqa" not in data.lower():
         return {}
     from anydev import scan as _scan  # noqa: PLC0415
-    from anydev._migrate import noqa as _noqa  # noqa: PLC0415
-    lines = _noqa.directives(data)
-    if not lines:
-        return {}
     keep = _scan.rule_filter(["AD9"], None)
     native, rows = _scan._rules(keep)
-    raw = _scan._native().scan_source(native, bytes(data), "python")[0]
+    # The findings with those the directives name, and the directives on
+    # their lines, as the scanner read them (Note [noqa directives]).
+    raw, _errors, lines = _scan._native().scan_source(native, bytes(data), "python", False)
+    if lines is None:  # for tokenize to read
+        from anydev._migrate import noqa as _noqa  # noqa: PLC0415
+        lines = _noqa.directives(data)
+    if not lines:
+        return {}
     out: dict[tuple, list] = {}
     for t in raw:
         row = rows[t[0]]
@@ -562,9 +648,25 @@ def _plan_idiom(ctx, an, m: _Member):
     s, e = ctx.text.span(node)
     if _has_comment(ctx.text.text[s:e]):
         return "the idiom has comments inside it; rewrite by hand"
+    parts = _idiom_test(inner.test)
+    if parts is None:
+        return ("the condition has operands besides the availability check that the "
+                "rewrite cannot keep; rewrite by hand")
+    sense, extras = parts
+    cpu = inner.orelse if sense > 0 else inner.body
     parent = m.where.parent
-    new = f"({IDIOM}).type" if string_form else _wrap(IDIOM, parent, node)
-    return (s, e), lambda: new
+    if not extras:
+        new = f"({IDIOM}).type" if string_form else _wrap(IDIOM, parent, node)
+        return (s, e), lambda: new
+
+    def make():  # `"cuda" if X and C else "cpu"`: X stays (Note [Operands kept])
+        cond = _render_operands(ctx, extras)
+        cpu_src = ctx.edits.render(*ctx.text.span(cpu))
+        if string_form:
+            return f"(({IDIOM}).type if {cond} else {cpu_src})"
+        return f"(({IDIOM}) if {cond} else torch.device({cpu_src}))"
+
+    return (s, e), make
 
 
 def _plan_idiom_statement(ctx, an, m: _Member):
@@ -581,8 +683,86 @@ def _plan_idiom_statement(ctx, an, m: _Member):
         return "the statement has comments inside it; rewrite by hand"
     strings = all(isinstance(x.value, (ast.Constant, ast.JoinedStr)) for x in (a, b))
     target = ctx.text.text[slice(*ctx.text.span(a.targets[0]))]
+    parts = _idiom_test(node.test)
+    if parts is None:
+        return ("the condition has operands besides the availability check that the "
+                "rewrite cannot keep; rewrite by hand")
+    sense, extras = parts
     value = f"({IDIOM}).type" if strings else IDIOM
-    return (s, e), lambda: f"{target} = {value}"
+    if not extras:
+        return (s, e), lambda: f"{target} = {value}"
+    cpu = b if sense > 0 else a
+
+    def make():
+        cond = _render_operands(ctx, extras)
+        cpu_src = ctx.edits.render(*ctx.text.span(cpu.value))
+        return f"{target} = {value} if {cond} else {cpu_src}"
+
+    return (s, e), make
+
+
+def _is_check(node: ast.AST) -> int:
+    """+1 for an availability check true where an accelerator is available
+    (`torch.cuda.is_available()`, `torch.cuda.device_count() > 0`), -1 for
+    its negation, 0 for anything else."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        return -_is_check(node.operand)
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        k = node.comparators[0]
+        if isinstance(k, ast.Constant) and type(k.value) is int and \
+                _is_check(node.left) == 1 and \
+                ((isinstance(node.ops[0], (ast.Gt, ast.NotEq)) and k.value == 0) or
+                 (isinstance(node.ops[0], ast.GtE) and k.value == 1)):
+            return 1
+        return 0
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+            node.func.attr in ("is_available", "device_count") and not node.args:
+        return 1
+    return 0
+
+
+def _has_check(node: ast.AST) -> bool:
+    return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and
+               n.func.attr in ("is_available", "device_count") for n in ast.walk(node))
+
+
+def _idiom_test(test: ast.AST) -> Optional[tuple[int, list]]:
+    """(+1 or -1, the other operands) of an idiom's condition: the check alone
+    or negated, or the check `and` operands that check nothing else (kept:
+    Note [Operands kept]); None for a condition whose other operands the
+    rewrite cannot keep (an `or`, a negated check among others, two checks)."""
+    sense = _is_check(test)
+    if sense:
+        return sense, []
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        checks = [v for v in test.values if _is_check(v)]
+        others = [v for v in test.values if not _is_check(v)]
+        if len(checks) == 1 and _is_check(checks[0]) == 1 and \
+                not any(_has_check(v) for v in others):
+            return 1, others
+    return None
+
+
+def _render_operands(ctx, operands: list) -> str:
+    out = []
+    for v in operands:
+        src = ctx.edits.render(*ctx.text.span(v))
+        if isinstance(v, (ast.BoolOp, ast.IfExp, ast.Lambda, ast.NamedExpr)):
+            src = f"({src})"
+        out.append(src)
+    return " and ".join(out)
+
+
+# Note [Operands kept]
+# pytorch/examples wrote `torch.device("cuda" if args.backend == "gpu" and
+# torch.cuda.is_available() else "cpu")`, and the idiom's rewrite to
+# `torch.accelerator.current_accelerator(check_available=True) or
+# torch.device("cpu")` dropped `args.backend == "gpu"`: a user who asked for
+# the CPU got the accelerator. The operands `and`-ed with the check stay as a
+# condition of their own (`IDIOM if args.backend == "gpu" else
+# torch.device("cpu")`); a condition the rewrite cannot keep whole (an `or`, a
+# negated check among other operands) is left. tests/python/fix/
+# test_fix_evidence.py checks over generated conditions that no operand is lost.
 
 
 def _plan_cuda_method(ctx, an, m: _Member):
@@ -625,11 +805,109 @@ def _plan_cuda_method(ctx, an, m: _Member):
     return (s, e), make, cover
 
 
+#: Tensor methods that return a tensor (evidence that their result is one).
+_TENSOR_METHODS = frozenset({
+    "to", "cuda", "cpu", "float", "half", "double", "bfloat16", "int", "long", "bool",
+    "detach", "clone", "contiguous", "view", "reshape", "transpose", "permute", "squeeze",
+    "unsqueeze", "flatten", "expand", "repeat", "narrow", "chunk", "split", "sum", "mean",
+    "abs", "add", "mul", "sub", "div", "matmul", "t", "type_as", "view_as", "pin_memory",
+    "new_zeros", "new_ones", "new_empty", "new_full", "new_tensor", "requires_grad_"})
+#: Attributes that are tensors on any module or tensor (parameters, gradients).
+_TENSOR_ATTRS = frozenset({"weight", "bias", "grad", "data", "running_mean", "running_var"})
+#: Calls over a module whose items are tensors.
+_TENSOR_ITERS = frozenset({"parameters", "buffers"})
+
+
+def _tensor_like(node: ast.AST, an, depth: int = 0) -> bool:
+    """Evidence that ``node`` is a tensor (Note [Receivers]): a torch.* call
+    (outside the device modules), a tensor method's result on a tensor, a
+    parameter or gradient attribute, a name annotated `Tensor` or assigned only
+    such values in its function, a loop variable over `.parameters()`, an
+    item or arithmetic of a tensor."""
+    if depth > 6:
+        return False
+    if isinstance(node, ast.Call):
+        name = _analysis._dotted(node.func) or ""
+        parts = name.split(".")
+        if parts[0] in (an.root, "torch") and len(parts) > 1 and \
+                parts[1] not in _analysis.DEVICE_WORDS and parts[1] not in ("nn", "device",
+                                                                            "Stream", "Event"):
+            return True
+        if isinstance(node.func, ast.Attribute) and node.func.attr in _TENSOR_METHODS:
+            return _tensor_like(node.func.value, an, depth + 1)
+        return False
+    if isinstance(node, ast.Attribute):
+        return node.attr in _TENSOR_ATTRS
+    if isinstance(node, ast.Subscript):
+        return _tensor_like(node.value, an, depth + 1)
+    if isinstance(node, ast.BinOp):
+        return _tensor_like(node.left, an, depth + 1) or _tensor_like(node.right, an, depth + 1)
+    if isinstance(node, ast.Name):
+        scope = an.scope_of(node)
+        if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            a = scope.args
+            for arg in [*a.posonlyargs, *a.args, *a.kwonlyargs]:
+                if arg.arg == node.id:
+                    ann = _analysis._dotted(arg.annotation) if arg.annotation is not None \
+                        else None
+                    return ann in ("torch.Tensor", "Tensor", "nn.Parameter",
+                                   "torch.nn.Parameter")
+        for n in ast.walk(scope) if depth == 0 else ():
+            if isinstance(n, (ast.For, ast.comprehension)) and isinstance(n.target, ast.Name) \
+                    and n.target.id == node.id and isinstance(n.iter, ast.Call) and \
+                    isinstance(n.iter.func, ast.Attribute) and n.iter.func.attr in _TENSOR_ITERS:
+                return True
+        assigned, annotated = an.facts(scope)
+        if annotated.get(node.id) in ("torch.Tensor", "Tensor"):
+            return True
+        values = assigned.get(node.id)
+        return bool(values) and all(_tensor_like(v, an, depth + 1) for v in values)
+    return False
+
+
+def _device_like(node: ast.AST, an, depth: int = 0) -> bool:
+    """Evidence that ``node`` is a torch.device: ``t.device`` of a tensor,
+    ``torch.device(...)``, a name annotated or assigned only such values."""
+    if depth > 6:
+        return False
+    if isinstance(node, ast.Attribute) and node.attr == "device":
+        return _tensor_like(node.value, an)
+    if isinstance(node, ast.Call):
+        return (_analysis._dotted(node.func) or "") in (f"{an.root}.device", "torch.device")
+    if isinstance(node, ast.Name):
+        scope = an.scope_of(node)
+        if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            a = scope.args
+            for arg in [*a.posonlyargs, *a.args, *a.kwonlyargs]:
+                if arg.arg == node.id:
+                    ann = _analysis._dotted(arg.annotation) if arg.annotation is not None \
+                        else None
+                    return ann in ("torch.device",)
+        assigned, annotated = an.facts(scope)
+        if annotated.get(node.id) == "torch.device":
+            return True
+        values = assigned.get(node.id)
+        return bool(values) and all(_device_like(v, an, depth + 1) for v in values)
+    return False
+
+
+# Note [Receivers]
+# `x.is_cuda` and `x.device.type == "cuda"` are rewritten as a tensor's and a
+# torch.device's, so the receiver must be shown to be one: an object's own
+# `is_cuda` flag (a config, a kernel wrapper) or a device *description* (a
+# dataclass with a `type` field) would otherwise be compared with the
+# accelerator's type and change meaning. What the fixer cannot show to be a
+# tensor or a device is left, with the reason.
+
+
 def _plan_is_cuda(ctx, an, m: _Member):
     """AD908: x.is_cuda -> x.device.type == <the accelerator's type>."""
     attr = _attr_at(m, "is_cuda")
     if attr is None or not isinstance(attr.ctx, ast.Load):
         return "could not locate `.is_cuda` in the syntax tree"
+    if not _tensor_like(attr.value, an):
+        return (f"cannot tell that `{ast.unparse(attr.value)[:40]}` is a tensor (an object's own "
+                "`is_cuda` flag would be rewritten as a tensor's); rewrite by hand")
     parent = _parent(m, attr)
     if isinstance(parent, ast.Call) and parent.func is attr:
         return "`.is_cuda` is called here (not the tensor attribute); rewrite by hand"
@@ -652,6 +930,15 @@ def _plan_type_compare(ctx, an, m: _Member):
     lit = _node_at(m, (ast.Constant,))
     if lit is None or lit.value != "cuda":
         return "the compared value is not the literal \"cuda\"; rewrite by hand"
+    cmp = _parent(m, lit)
+    other = None
+    if isinstance(cmp, ast.Compare) and len(cmp.ops) == 1:
+        other = cmp.left if cmp.comparators[0] is lit else cmp.comparators[0]
+    if not (isinstance(other, ast.Attribute) and other.attr == "type" and
+            _device_like(other.value, an)):
+        what = ast.unparse(other.value)[:40] if isinstance(other, ast.Attribute) else "it"
+        return (f"cannot tell that `{what}` is a torch.device (a device *description* of the "
+                "code's own would be compared with the accelerator's type); rewrite by hand")
     return ctx.text.span(lit), lambda: f'getattr({ACC}, "type", None)'
 
 

@@ -21,6 +21,53 @@ from .text import _Text
 # symbol was rewritten and none was left; otherwise it stays, with the reason.
 
 
+def _movable(f: _scan.Finding) -> bool:
+    """Whether the fixer can rewrite a mock target of this form (a dotted
+    name in a string, or `module, "name"`) to its row's replacement."""
+    row = _row_of(f)
+    if row is None or not row.replacement or row.fix == "none" or "(" in row.replacement:
+        return False
+    text = f.text.strip()
+    return bool(_MOCK_STRING.match(text) or (_MOCK_OBJECT.match(text) and "." in row.replacement))
+
+
+def mock_conflicts(pending: list, frozen: dict[str, str]) -> dict[str, str]:
+    """The symbols whose calls must be left (symbol -> why) because a test
+    patches them and the patch cannot move with them: some calls of the
+    symbol in the fixed tree were rewritten and others left, or the patch's
+    form cannot be rewritten (Note [Mock targets]). ``frozen``: those decided
+    before (not repeated)."""
+    done: dict[str, int] = {}
+    left: dict[str, int] = {}
+    mocks: dict[str, list] = {}
+    for item in pending:
+        fr = item[0]
+        for f in fr.applied:
+            if f.kind not in ("import", "mock"):
+                done[f.symbol] = done.get(f.symbol, 0) + 1
+        for f, why in fr.skipped:
+            if f.kind == "mock":
+                mocks.setdefault(f.symbol, []).append((fr.path, f))
+            elif f.kind != "import":
+                left[f.symbol] = left.get(f.symbol, 0) + 1
+    out: dict[str, str] = {}
+    for symbol, where in mocks.items():
+        if symbol in frozen or not done.get(symbol):
+            continue
+        path, f = where[0]
+        stuck = [(p, m) for p, m in where if not _movable(m)]
+        if stuck:
+            p, m = stuck[0]
+            out[symbol] = (f"a test patches {symbol} ({p}:{m.line}) in a form the fixer cannot "
+                           "move; the patched call and its patch move together or not at all")
+        elif left.get(symbol):
+            out[symbol] = (f"a test patches {symbol} ({path}:{f.line}), and {left[symbol]} "
+                           f"other use(s) of it in the fixed tree are left; the patch cannot "
+                           "follow only some of them, so the patched calls and the patch stay "
+                           "together")
+    return out
+
+
 def _move_mock_targets(pending: list) -> None:
     rewritten: dict[str, int] = {}
     left: dict[str, int] = {}
@@ -64,7 +111,8 @@ def _move_mock_targets(pending: list) -> None:
         plan = plans.get(id(item), {})
         if plan:
             try:
-                new2, applied = _rewrite_mocks(new, fr.path, plan)
+                new2, applied = _rewrite_mocks(new, fr.path, plan,
+                                               sorted(f.start for f, _ in mine))
             except ValueError as e:
                 plan, new2, applied = {}, new, []
                 for f, _ in mine:
@@ -85,22 +133,25 @@ _MOCK_STRING = re.compile(r"""^(?P<q>[rRuU]?(?:'|"))(?P<name>[\w.]+)(?P=q)$""")
 _MOCK_OBJECT = re.compile(r"""^(?P<mod>[\w.]+)(?P<sep>\s*,\s*)(?P<q>['"])(?P<attr>\w+)(?P=q)$""")
 
 
-def _rewrite_mocks(data: bytes, path: str, plan: dict[int, str]) -> tuple[bytes, set[int]]:
+def _rewrite_mocks(data: bytes, path: str, plan: dict[int, str], every: list[int]
+                   ) -> tuple[bytes, set[int]]:
     """Rewrites the mock targets at the byte offsets of ``plan`` (offset of the
-    finding in the *original* file -> replacement). The file was already fixed
-    for its other findings, so the mocks are found again by a fresh scan of the
-    fixed bytes, in order."""
+    finding in the *original* file -> replacement); ``every``: the offsets of
+    all the file's original mock targets, in order. The file was already
+    fixed for its other findings, so the mocks are found again by a fresh
+    scan of the fixed bytes: the k-th mock there is the k-th of ``every``
+    (each planned one lands on its own target, not on the k-th planned)."""
     findings, _ = _scan.scan_source(data, path)
     mocks = sorted((f for f in findings if f.kind == "mock"), key=lambda f: f.start)
-    originals = sorted(plan)
-    if len(mocks) < len(originals):
+    if len(mocks) != len(every):
         raise ValueError("could not find the mock targets again after the rewrite")
     text = _Text(data, "python")
     edits = _Edits(text.text)
     applied: set[int] = set()
-    # the mocks of the fixed file are the original ones, in the same order
-    for orig, f in zip(originals, [m for m in mocks][:len(originals)]):
-        rep = plan[orig]
+    for orig, f in zip(every, mocks):
+        rep = plan.get(orig)
+        if rep is None:
+            continue
         s, e = text.index_of_byte(f.start), text.index_of_byte(f.end)
         src = text.text[s:e]
         m = _MOCK_STRING.match(src)

@@ -15,7 +15,8 @@ from anydev._compat.table import Row
 from . import analysis
 from . import literals as _literals
 from .edits import _Edit, _Edits, _arg_edits
-from .guards import _GUARD_REPLACEMENTS, _legacy_device, _refusal
+from .evidence import Evidence
+from .guards import _GUARD_REPLACEMENTS, _refusal
 from .imports import (
     _dunder_all, _fix_python_imports, _import_insert_point, _torch_names, _torch_root)
 from .python_tree import (
@@ -49,6 +50,7 @@ class _PyContext:
         self._name_uses: Optional[dict[str, int]] = None
         #: id(function) -> (the function, [(end, torch names)] of its imports): torch_name
         self._fn_imports: dict[int, tuple[ast.AST, list[tuple[int, list[str]]]]] = {}
+        self._scopes: dict = {}  # analysis.local_rebinding's memo
 
     def locate(self, start: int, end: int) -> _Located:
         s, e = self.text.ast_pos(start), self.text.ast_pos(end)
@@ -101,6 +103,18 @@ class _PyContext:
                 if names:
                     return names[-1], False
         return self.root, self.needs_import
+
+    def rebound(self, f: _scan.Finding, root: Optional[str], where: _Located) -> Optional[str]:
+        """Why the names the rewrite of ``f`` relies on (the package it spells
+        torch with, the finding's own first name) are something else where it
+        is: a function, lambda or comprehension around it binds them itself."""
+        head = "".join(f.text.split()).split(".")[0]
+        for name in (root, head) if root != head else (root,):
+            if name:
+                why = analysis.local_rebinding(where.chain, name, self._scopes)
+                if why:
+                    return why
+        return None
 
     @staticmethod
     def spelled(name: str, root: Optional[str]) -> Optional[str]:
@@ -248,6 +262,107 @@ def _fix_python(text: _Text, findings: list[_scan.Finding], unsafe: bool, path: 
     raise AssertionError("the literal units did not settle")  # pragma: no cover
 
 
+def _needs_guard(row: Row) -> bool:
+    """Whether the row's note says its replacement raises where no accelerator
+    is available while the legacy call did not (the memory calls): the call
+    must be guarded (Note [Guarded calls])."""
+    return "Unsafe: where no accelerator is available" in row.note
+
+
+_AVAILABILITY = ("is_available", "device_count")
+
+
+def _guarded(where: _Located, node: ast.AST) -> bool:
+    """Whether ``node`` runs only where an accelerator (or CUDA) is available:
+    in the body of an ``if``/conditional expression whose test checks it
+    (not negated), or after an ``assert`` of it in the same block."""
+    chain = where.chain
+    for k in range(len(chain) - 1, 0, -1):
+        p, child = chain[k - 1], chain[k]
+        if isinstance(p, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            return False
+        if isinstance(p, (ast.If, ast.IfExp, ast.While)) and child is not p.test:
+            in_body = child is p.body if isinstance(p, ast.IfExp) else \
+                any(child is x for x in p.body)
+            if in_body and _checks_availability(p.test):
+                return True
+        body = getattr(p, "body", None)
+        if isinstance(body, list) and any(child is x for x in body):
+            for x in body:
+                if x is child:
+                    break
+                if isinstance(x, ast.Assert) and _checks_availability(x.test):
+                    return True
+    return False
+
+
+def _checks_availability(test: ast.AST) -> bool:
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return any(_checks_availability(v) for v in test.values)
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and \
+            isinstance(test.ops[0], (ast.Gt, ast.GtE, ast.NotEq)):
+        test = test.left
+    return isinstance(test, ast.Call) and isinstance(test.func, ast.Attribute) and \
+        test.func.attr in _AVAILABILITY
+
+
+def _guard_edits(ctx: _PyContext, node: ast.AST, where: _Located, root: Optional[str]
+                 ) -> tuple[Optional[str], list[_Edit]]:
+    """The guard a call that must be guarded gets (Note [Guarded calls]): none
+    where it is guarded already; an ``if <torch>.accelerator.is_available():``
+    around it where it is a statement of its own lines; else why not."""
+    if _guarded(where, node):
+        return None, []
+    stmt = ctx.analysis.parent(node) if ctx.analysis is not None else None
+    if not (isinstance(stmt, ast.Expr) and stmt.value is node) or root is None:
+        return ("its replacement raises where no accelerator is available, where the legacy "
+                "call did not, so the call must be guarded (`if torch.accelerator."
+                "is_available():`), and its value is used here; guard it by hand"), []
+    text = ctx.text
+    s, e = text.span(stmt)
+    starts = text.line_starts()
+    first = text.line_of(s)
+    line_start = starts[first]
+    indent = text.text[line_start:s]
+    end_line = text.line_of(max(s, e - 1))
+    rest = text.text[e:text.line_end(end_line, with_break=False)]
+    if indent.strip() or (rest.strip() and not rest.strip().startswith("#")):
+        return ("its replacement raises where no accelerator is available, so the call must "
+                "be guarded, and it shares its line with other code; guard it by hand"), []
+    unit = "\t" if "\t" in indent else "    "
+    out = [_Edit(line_start, line_start,
+                 f"{indent}if {root}.accelerator.is_available():{text.newline}{unit}")]
+    for ln in range(first + 1, end_line + 1):
+        out.append(_Edit(starts[ln], starts[ln], unit))
+    return None, out
+
+
+# Note [Guarded calls]
+# torch.cuda.empty_cache() and the memory queries do nothing (or answer 0) on a
+# machine without a GPU; their torch.accelerator replacements raise there. A
+# large training library's checkpoint loading called empty_cache() on CPU, and
+# after an unguarded rewrite every Trainer.fit failed on CPU. So a row whose note
+# says so is rewritten only where the call runs under an availability check, or
+# where it is a statement of its own, which gets
+# `if torch.accelerator.is_available():` around it; a call whose value is used
+# is left with the reason.
+
+
+def _guard_verdict(verdict, unsafe: bool) -> Optional[str]:
+    """Why an availability or count check is left, from what the code it
+    decides was shown to be (Note [Safe on every accelerator]), or None."""
+    if verdict is None:
+        return None
+    level, reason = verdict
+    if level == "specific":
+        return ("on an accelerator other than CUDA the generic check says \"available\" and "
+                f"runs code that stays device-specific: {reason}; migrate both together")
+    if unsafe:
+        return None
+    return ("unsafe: not shown to be right on an accelerator other than CUDA, where the "
+            f"generic check says \"available\": {reason}; --unsafe-fixes applies it")
+
+
 def parse_module(source: str, path: str) -> ast.Module:
     """The syntax tree of a Python file that must parse (_FileError if not)."""
     version = f"Python {sys.version_info.major}.{sys.version_info.minor}"
@@ -301,6 +416,7 @@ def _fix_python_pass(text: _Text, tree: ast.Module, findings: list[_scan.Finding
 
     work.sort(key=lambda w: (is_guard(w[2]), w[0], w[1]))
     fixed_text: list[str] = []
+    judge: Optional[Evidence] = None
     for _, _, f, where, node in work:
         row = _row_of(f)
         why = f"{f.symbol} is not in the compat table" if row is None else _allowed(row, unsafe)
@@ -311,11 +427,14 @@ def _fix_python_pass(text: _Text, tree: ast.Module, findings: list[_scan.Finding
             if why is None and row.replacement in _GUARD_REPLACEMENTS:
                 anchor = node if node is not None else where.node
                 if anchor is not None:
-                    why = an.guarded_cuda_code(anchor, _legacy_device(row),
-                                               covered, text.span)
+                    if judge is None:  # after every other rewrite (they sort first)
+                        judge = Evidence(an, text.span, covered)
+                    why = _guard_verdict(judge.check(anchor), unsafe)
         edits: list[_Edit] = []
         start, end = text.index_of_byte(f.start), text.index_of_byte(f.end)
         root, needs_import = ctx.torch_name(f, start, where)
+        if why is None:
+            why = ctx.rebound(f, root, where)
         if why is None:
             assert row is not None
             if f.kind == "call":
@@ -337,6 +456,10 @@ def _fix_python_pass(text: _Text, tree: ast.Module, findings: list[_scan.Finding
             elif where.is_attribute_base:
                 why = (f"an attribute of `{f.text}` is used, which {row.replacement or 'the replacement'} "
                        "may not have; rewrite by hand")
+            elif _needs_guard(row):
+                why = (f"{row.code}: its replacement raises where no accelerator is available, "
+                       "where the legacy call did not, so each call must be guarded, which a "
+                       "reference cannot carry; rewrite it by hand")
             elif not _renamable(row, unsafe) and _renamable(row, True):
                 why = (f"{row.code}: renaming a reference changes how keyword arguments bind "
                        f"({row.replacement} takes them positionally); apply it with --unsafe-fixes")
@@ -349,6 +472,9 @@ def _fix_python_pass(text: _Text, tree: ast.Module, findings: list[_scan.Finding
                     why = "`torch` is bound to something else in this module"
                 else:
                     edits = [_rename(ctx, start, end, where.node, name, where)]
+        if why is None and row is not None and node is not None and _needs_guard(row):
+            why, more = _guard_edits(ctx, node, where, root)
+            edits = edits + more
         if why is None and ctx.edits.conflicts(edits):
             why = "overlaps another rewrite; run the fixer again"
         if why is None:

@@ -1,0 +1,10 @@
+# @generated from compat_map/python.toml by compat_map/generate.py -- do not edit
+from anydev.cuda import (
+    CUDAGraph as CUDAGraph,
+    graph as graph,
+    graph_pool_handle as graph_pool_handle,
+    is_current_stream_capturing as is_current_stream_capturing,
+    make_graphed_callables as make_graphed_callables,
+)
+
+__all__ = ['CUDAGraph', 'graph', 'graph_pool_handle', 'is_current_stream_capturing', 'make_graphed_callables']
