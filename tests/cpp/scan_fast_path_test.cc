@@ -298,7 +298,13 @@ TEST(ScanFastPath, CheapNamesWhereTheyBind) {
       "dist = None", "D2 = th.device", "x = torch.cuda if a else None", "import os as torch",
       "from os import path as th", "d = {torch: 1}", "q = th[0]", "r = th(1)",
       "cuda = torch", "import torch as cuda", "accelerator = th", "x = \\\n  torch.cuda",
-      "x = (\n    torch.cuda)", "x =torch.cuda", "x=\ttorch.cuda", "x = th.nn"};
+      "x = (\n    torch.cuda)", "x =torch.cuda", "x=\ttorch.cuda", "x = th.nn",
+      // Note [Cheap names at a line's start and after '='] in prefilter.cc.
+      "x = th.cuda(0)", "x = th.a.b  # c", "x = th.a;y = 1", "x = th.a \\\n  .b",
+      "x == th.cuda", "x <= th . a . b", "x = \\\r\n  th.cuda", "x = \\\r  th.cuda",
+      "th .a = 1", "th.cuda.x = 1", "y = 1 + \\\n th.cuda", "x = th\t.\fa.b",
+      "x = th.a.\n", "x = th.\n", "D = \\\n  th.device", "D = \\\r\n  th.device",
+      "D = \\\r  torch.device", "D = \\\n  th.device(0)"};
   const std::vector<std::string> uses = {
       "x.cuda.synchronize()",  "x.synchronize()",       "torch.cuda.synchronize()",
       "th.cuda.current_device()", "c.synchronize()",  "init(\"nccl\")",
@@ -335,8 +341,88 @@ TEST(ScanFastPath, CheapNamesWhereTheyBind) {
       }
       src += out;
     }
+    // A match at the file's start, and CRLF or CR line ends.
+    if (round % 5 == 1) src = "th.cuda.x = 1\n" + src;
+    if (round % 4 == 2 || round % 4 == 3) {
+      std::string crlf;
+      for (char c : src) {
+        if (c == '\n' && round % 4 == 2) crlf += '\r';
+        crlf += c == '\n' && round % 4 == 3 ? '\r' : c;
+      }
+      src = crlf;
+    }
     Both(src);
   }
+}
+
+// Note [Comments and strings in the skeleton's loop] in python_scan.cc: the
+// skeleton's loop ends a comment and a string of one quote without a
+// prefix from its block's mask, and calls a string dead where a special
+// byte lies in its body or DeadBody finds a byte no device string holds.
+// Random files of such strings (every quote, escapes of quotes, backslashes
+// and newlines, special and non-ASCII bytes, spaces, live strings a rule
+// reads, empty ones, unterminated ones), prefixed and triple-quoted ones
+// beside them, comments at a line's start and after code (with quotes and
+// brackets in them, at the input's end), each at every offset of a block,
+// with LF, CRLF and CR line ends; both classifiers.
+void CheckCommentsAndStringsInTheLoop(int rounds, unsigned seed) {
+  const std::vector<std::string> strings = {
+      "'cuda'", "\"cuda:0\"", "'cuda:1'", "\"torch.cuda.synchronize\"", "'torch.cuda.x'",
+      "''", "\"\"", "'a b'", "\"cu da\"", "'cuda '", "' cuda'", "'c\\'uda'", "\"c\\\"uda\"",
+      "'cuda\\\\'", "\"\\\\\"", "'a\\\nb'", "'a\\\r\nb'", "'(#)'", "\"[{'\"", "'\"'", "\"'\"",
+      "'\xc3\xa9'", "'cuda\xc3\xa9'", "'x-y'", "'a:b.c_d'", "r'cuda'", "b'cuda'", "f'cuda'",
+      "f\"cuda:{i}\"", "rb'\\''", "u'cuda'", "'''cuda'''", "\"\"\"a\nb\"\"\"", "'\\x41'",
+      "'" + std::string(70, 'c') + "'", "'" + std::string(40, ' ') + "cuda'",
+      "\"" + std::string(63, 'a') + "(\"", "'unterminated", "\"unterminated\\", "'\t'"};
+  const std::vector<std::string> comments = {"# cuda", "# 'cuda' (", "#", "# \"\"\" ]",
+                                             "# torch.cuda.synchronize()", "#\xc3\xa9 '",
+                                             "# " + std::string(90, 'x') + " )"};
+  const std::vector<std::string> code = {
+      "x = torch.zeros(1, device=S)", "y = t.to(S)", "torch.device(S)", "mock.patch(S)",
+      "d = S if torch.cuda.is_available() else 'cpu'", "z = (S,\n     S)", "f(S, S) + g[S]",
+      "torch.cuda.synchronize()", "w = {S: S}", "if S == 'x': torch.cuda.synchronize()"};
+  std::mt19937 rng(seed);
+  for (int round = 0; round < rounds; ++round) {
+    std::string src = "import torch\nfrom unittest import mock\n";
+    src += "v = " + std::string(rng() % 130, 'a') + "\n";
+    const int lines = 2 + static_cast<int>(rng() % 8);
+    for (int k = 0; k < lines; ++k) {
+      std::string line = rng() % 4 == 0 ? std::string(rng() % 9, ' ') : std::string();
+      const unsigned pick = rng() % 6;
+      if (pick == 0) {
+        line += comments[rng() % comments.size()];
+      } else {
+        std::string c = code[rng() % code.size()];
+        for (size_t at; (at = c.find('S')) != std::string::npos;) {
+          c.replace(at, 1, strings[rng() % strings.size()]);
+        }
+        line += c;
+        if (pick == 1) line += "  " + comments[rng() % comments.size()];
+      }
+      src += line + "\n";
+    }
+    if (rng() % 3 == 0) src += comments[rng() % comments.size()];  // at the end, no newline
+    const unsigned ends = rng() % 3;
+    if (ends != 0) {
+      std::string other;
+      for (char c : src) {
+        if (c == '\n' && ends == 1) other += '\r';
+        other += c == '\n' && ends == 2 ? '\r' : c;
+      }
+      src = other;
+    }
+    Both(src);
+  }
+}
+
+TEST(ScanFastPath, CommentsAndStringsInTheSkeletonLoop) {
+  CheckCommentsAndStringsInTheLoop(6000, 7);
+}
+
+TEST(ScanFastPath, CommentsAndStringsInTheSkeletonLoopScalar) {
+  internal::SetSkeletonScalarForTesting(true);
+  CheckCommentsAndStringsInTheLoop(1500, 8);
+  internal::SetSkeletonScalarForTesting(false);
 }
 
 // Note [Docstrings in the skeleton]: triple-quoted strings of every length

@@ -81,6 +81,12 @@ struct CompiledGlob {
   bool never = false;  // a trailing lone '\' or an unclosed '[': matches nothing (as git)
   Shape shape = kGeneral;
   std::string lit;  // the bytes of a shape other than kGeneral
+  // A general glob's steps of one byte each (kByte, kOne, kClass) before
+  // its first other step and after its last (Note [Glob heads and tails]);
+  // `fixed`: it has no other step (a path matches with n bytes exactly).
+  uint16_t head = 0, tail = 0;
+  bool fixed = false;
+  std::string need;  // its longest run of kByte steps, which a path it matches holds
 };
 
 namespace {
@@ -190,8 +196,39 @@ CompiledGlob CompileGlob(std::string_view glob) {
     for (const GlobStep& st : out.steps) {
       if (st.kind == GlobStep::kByte) out.lit.push_back(static_cast<char>(st.c));
     }
+  } else if (n < 0xFFFF) {
+    const auto one = [&out](size_t k) {
+      const GlobStep::Kind kind = out.steps[k].kind;
+      return kind == GlobStep::kByte || kind == GlobStep::kOne || kind == GlobStep::kClass;
+    };
+    size_t head = 0, tail = 0;
+    while (head < n && one(head)) ++head;
+    while (tail < n - head && one(n - 1 - tail)) ++tail;
+    out.head = static_cast<uint16_t>(head);
+    out.tail = static_cast<uint16_t>(tail);
+    out.fixed = head == n;
+    std::string run;
+    for (size_t k = 0; k <= n; ++k) {
+      if (k < n && out.steps[k].kind == GlobStep::kByte) {
+        run.push_back(static_cast<char>(out.steps[k].c));
+      } else {
+        if (run.size() > out.need.size()) out.need = run;
+        run.clear();
+      }
+    }
   }
   return out;
+}
+
+// Whether step k (of one byte) matches byte b.
+inline bool StepMatches(const CompiledGlob& cg, size_t k, unsigned char b) {
+  const GlobStep& s = cg.steps[k];
+  switch (s.kind) {
+    case GlobStep::kByte: return b == s.c;
+    case GlobStep::kOne: return b != '/';
+    case GlobStep::kClass: return cg.sets[static_cast<size_t>(s.set)][b];
+    default: return false;
+  }
 }
 
 // Adds step k to the live set, and every step an empty match reaches from it.
@@ -231,6 +268,29 @@ bool RunGlob(const CompiledGlob& cg, std::string_view path) {
              (path.size() == lit.size() || path[path.size() - lit.size() - 1] == '/');
     case CompiledGlob::kGeneral:
       break;
+  }
+  // Note [Glob heads and tails]: a general glob ran its automaton over every
+  // path it was asked about (`*.py[cod]` against every name of a tree,
+  // `src/*/version.info` against every path below src/: 10.8M instructions
+  // of pytorch-lightning's 62.5M). A match starts with the bytes its head's
+  // steps match and ends with those its tail's match (each such step takes
+  // exactly one byte, and the steps between may match nothing or more), so
+  // those are asked first, from both ends, and most paths fail there; and
+  // it holds the bytes of each run of kByte steps (`*docs/examples*`, whose
+  // head and tail are empty: 826 paths of that tree each), so the longest
+  // is looked for.
+  {
+    const size_t head = cg.head, tail = cg.tail, size = path.size();
+    if (cg.fixed ? size != n : size < head + tail) return false;
+    const unsigned char* u = reinterpret_cast<const unsigned char*>(path.data());
+    for (size_t k = tail; k-- > 0;) {  // from the last byte: most names differ there
+      if (!StepMatches(cg, n - tail + k, u[size - tail + k])) return false;
+    }
+    for (size_t k = 0; k < head; ++k) {
+      if (!StepMatches(cg, k, u[k])) return false;
+    }
+    if (cg.fixed) return true;
+    if (cg.need.size() > 1 && path.find(cg.need) == std::string_view::npos) return false;
   }
   uint8_t small[2][64];
   std::vector<uint8_t> big;

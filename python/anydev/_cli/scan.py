@@ -1042,7 +1042,8 @@ def _scan_main(args: argparse.Namespace) -> int:
 
     if changed is not None:
         # the ratchet: what is on the lines added or changed since the base
-        findings = [f for f in findings if changed.covers(f.path, f.line, f.end_line)]
+        books = _NotebookLines()
+        findings = [f for f in findings if _on_changed_lines(changed, f, books)]
         errors = [e for e in errors if error_kind(e) != "unscanned" or changed.has_file(e.path)]
 
     stats_target = sel.target_for if sel.files is not None and not sel.stdin else \
@@ -1115,6 +1116,37 @@ def _scan_main(args: argparse.Namespace) -> int:
     if any(_is_io_error(e) for e in errors):
         return 2
     return sel.status(bool(findings), errors)
+
+
+class _NotebookLines:
+    """The file lines of notebook findings (Notebook.file_line), each
+    notebook read once."""
+
+    def __init__(self) -> None:
+        self._books: dict = {}
+
+    def __call__(self, path: str, cell: int, line: int) -> Optional[int]:
+        if path not in self._books:
+            from anydev._migrate.notebook import Notebook, NotebookError
+
+            try:
+                with open(path, "rb") as fh:
+                    self._books[path] = Notebook.parse(fh.read())
+            except (OSError, NotebookError):
+                self._books[path] = None
+        book = self._books[path]
+        return book.file_line(cell, line) if book is not None else None
+
+
+def _on_changed_lines(changed, f, books: _NotebookLines) -> bool:
+    """Whether a finding is on lines added or changed since the base: a
+    notebook finding's cell lines are those of the JSON file git compares."""
+    cell = getattr(f, "cell", None)
+    if cell is None:
+        return changed.covers(f.path, f.line, f.end_line)
+    first = books(f.path, cell, f.line)
+    last = books(f.path, cell, f.end_line or f.line)
+    return first is not None and changed.covers(f.path, first, last or first)
 
 
 def _changed_lines(rev: str, sel: Selection):

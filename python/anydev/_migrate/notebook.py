@@ -205,6 +205,32 @@ class Notebook:
         got = self.locate(line)
         return got[0] if got else None
 
+    def file_line(self, cell: int, line: int) -> Optional[int]:
+        """The line of the notebook file (1-based) that holds line ``line`` of
+        code cell number ``cell``: the line of the JSON string that holds it
+        in a list source, the source's own line where it is one string; None
+        where the notebook has no such code cell. The ratchet (--diff-base)
+        asks it, since git's lines are the file's."""
+        import json
+
+        for c in self.cells:
+            if c.number == cell:
+                break
+        else:
+            return None
+        at = c.span[0]
+        if c.items:
+            seen = 0
+            for a, b in c.items:
+                try:
+                    seen += json.loads(self.text[c.span[0] + a:c.span[0] + b]).count("\n")
+                except ValueError:  # pragma: no cover - parse() read the same strings
+                    break
+                at = c.span[0] + a
+                if seen >= line:
+                    break
+        return self.text.count("\n", 0, at) + 1
+
     def split(self, source: str) -> list:
         """The text of each cell in a fixed ``source`` (in self.cells' order),
         the masked lines put back; ValueError when its cell ends moved."""

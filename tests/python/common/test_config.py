@@ -484,22 +484,14 @@ def test_noqa_directives_drop_findings_without_reading_files_again(tmp_path, mon
     with_findings = {f.path for f in every}
     assert set(read) <= with_findings
     # "noqa" in a string is no comment
-    (tmp_path / "s.py").write_text("import torch
-x = '# noqa'; torch.cuda.synchronize()
-")
-    (tmp_path / "c.py").write_text("import torch
-torch.cuda.synchronize()  # NOqa: AD2
-")
-    (tmp_path / "n.py").write_text("import torch
-")
+    (tmp_path / "s.py").write_text("import torch\nx = '# noqa'; torch.cuda.synchronize()\n")
+    (tmp_path / "c.py").write_text("import torch\ntorch.cuda.synchronize()  # NOqa: AD2\n")
+    (tmp_path / "n.py").write_text("import torch\n")
     read.clear()
     assert [f.line for f in scan.scan_paths(["s.py", "c.py", "n.py"]).findings] == [2, 2]
     assert sorted(read) == ["c.py", "s.py"]
     # A file the scanner leaves to tokenize (a tab in an indent) is read again.
-    (tmp_path / "t.py").write_text("import torch
-if x:
-	torch.cuda.synchronize()  # noqa
-")
+    (tmp_path / "t.py").write_text("import torch\nif x:\n\ttorch.cuda.synchronize()  # noqa\n")
     read.clear()
     assert scan.scan_paths(["t.py"]).findings == []
     assert "t.py" in read

@@ -114,6 +114,29 @@ def test_the_ratchet_exits_0_on_old_code_and_keeps_other_options(repo):
     assert found("--diff-base", "HEAD", "..") == [("../train.py", 7, "AD103")]
 
 
+def _notebook(*cells: list[str]) -> str:
+    return json.dumps({"cells": [{"cell_type": "code", "execution_count": None, "metadata": {},
+                                  "outputs": [], "source": c} for c in cells],
+                       "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1) + "\n"
+
+
+def test_notebook_cells_are_under_the_ratchet_too(repo):
+    """git's lines are the notebook file's: a cell's line is new where the JSON
+    line that holds it is, in a list source or a one-string source."""
+    (repo / "explore.ipynb").write_text(_notebook(["import torch\n", "x = 1\n"],
+                                                  "torch.cuda.empty_cache()"))
+    git(repo, "add", "explore.ipynb")
+    git(repo, "commit", "-qm", "a notebook")
+    assert found("--diff-base", "HEAD") == []
+    (repo / "explore.ipynb").write_text(_notebook(
+        ["import torch\n", "x = 1\n", "torch.cuda.synchronize()\n"],
+        "torch.cuda.empty_cache()", ["import torch\n", "torch.cuda.current_device()"]))
+    rc, out, err = run_cli("scan", "--format", "json", "--diff-base", "HEAD")
+    got = [(f["path"], f.get("cell"), f["line"], f["rule"]) for f in json.loads(out)["findings"]]
+    assert got == [("explore.ipynb", 1, 3, "AD107"), ("explore.ipynb", 3, 2, "AD103")], got
+    assert rc == 1
+
+
 def test_errors(repo, tmp_path_factory):
     rc, out, err = run_cli("scan", "--diff-base", "nosuchbranch")
     assert rc == 2 and out == ""
