@@ -9,6 +9,11 @@ loop] in anydev/_server/server.py), and for the code actions and hover at a
 finding.
 
     .venv/bin/python benchmarks/python/bench_server.py [--lines 5000] [--changes 200] [--json]
+    .venv/bin/python benchmarks/python/bench_server.py --diff-base   # the ratchet on
+
+With --diff-base the file is committed to a git repository first and the
+server runs with `--diff-base HEAD` (Note [The ratchet in the editor]): each
+answer then also diffs the buffer against the file at the base.
 
 Target (issue 32): a change to a 5,000-line file answered in under 50 ms; the
 run fails (exit 1) when the median is over it. Printed in milliseconds:
@@ -48,8 +53,8 @@ def make_source(lines: int) -> str:
 
 
 class Client:
-    def __init__(self, cwd: str) -> None:
-        self.proc = subprocess.Popen([sys.executable, "-m", "anydev", "server"],
+    def __init__(self, cwd: str, *extra: str) -> None:
+        self.proc = subprocess.Popen([sys.executable, "-m", "anydev", "server", *extra],
                                      stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=cwd)
         self.next_id = 0
 
@@ -96,6 +101,9 @@ def main() -> int:
     ap.add_argument("--lines", type=int, default=5000)
     ap.add_argument("--changes", type=int, default=200)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--diff-base", action="store_true",
+                    help="commit the file to a git repository and run the server with "
+                         "--diff-base HEAD")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         path = os.path.join(tmp, "train.py")
@@ -103,7 +111,14 @@ def main() -> int:
         with open(path, "w") as f:
             f.write(text)
         uri = "file://" + path
-        c = Client(tmp)
+        extra = []
+        if args.diff_base:
+            env = dict(os.environ, GIT_AUTHOR_NAME="b", GIT_AUTHOR_EMAIL="b@example.com",
+                       GIT_COMMITTER_NAME="b", GIT_COMMITTER_EMAIL="b@example.com")
+            for cmd in (["init", "-q"], ["add", "train.py"], ["commit", "-qm", "base"]):
+                subprocess.run(["git", *cmd], cwd=tmp, env=env, check=True)
+            extra = ["--diff-base", "HEAD"]
+        c = Client(tmp, *extra)
         c.request("initialize", {"processId": os.getpid(), "capabilities": {},
                                  "rootUri": "file://" + tmp})
         c.notify("initialized", {})
@@ -153,7 +168,7 @@ def main() -> int:
         c.proc.wait(30)
     times.sort()
     res = {
-        "lines": args.lines, "findings": findings,
+        "lines": args.lines, "findings": findings, "diff_base": args.diff_base,
         "open_ms": round(open_ms, 2),
         "change_median_ms": round(statistics.median(times), 2),
         "change_p95_ms": round(times[int(len(times) * 0.95) - 1], 2),

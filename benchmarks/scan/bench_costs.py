@@ -21,6 +21,9 @@ ratios are read, not asserted.
   N times and then `else "gpu"`, and `"cuda" if "cuda" if ... COND else
   "cpu"` (each value's scan for its `else` used to read to the end of the
   expression: 40,000 took seconds);
+- checks: a one-line expression of N availability checks joined by `or`
+  (each check walked back to the line's start for an `if`: 20,000 took
+  1.58 s; Note [One walk back a line] in core/scan/src/python_scan.cc);
 - glob: a `*a*a*...*b` .gitignore line against ever longer names (a
   backtracking matcher is exponential in the stars; this one is linear in
   the name);
@@ -83,6 +86,10 @@ AVAILABLE = b"torch.cuda.is_available()"
 def conditionals(n: int) -> bytes:
     return (b"import torch\nd = " + (b'"cuda" if ' + AVAILABLE + b" if ") * n + b' else "gpu"\n'
             + b"e = " + b'"cuda" if ' * n + AVAILABLE + b' else "cpu"\n')
+
+
+def checks(n: int) -> bytes:
+    return b"import torch\nx = (" + b" or ".join([AVAILABLE] * n) + b")\n"
 
 
 def toml_key(n: int) -> str:
@@ -154,6 +161,7 @@ def main() -> int:
         ("suppressions", suppressions, int(20_000 * k), lambda d: scan_source(d, "x.py")),
         ("literals", literals, int(10_000 * k), lambda d: scan_source(d, "x.py")),
         ("conditionals", conditionals, int(10_000 * k), lambda d: scan_source(d, "x.py")),
+        ("checks", checks, int(5_000 * k), lambda d: scan_source(d, "x.py")),
         ("toml key", toml_key, int(20_000 * k), _toml.loads),
         ("toml header", toml_header, int(20_000 * k), _toml.loads),
     ]

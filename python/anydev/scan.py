@@ -659,20 +659,28 @@ def _native_rule(row, covered: set, off: bool = False) -> tuple:
 
 
 def _rule_settings(cfg, select: Optional[Sequence[str]] = None,
-                   ignore: Sequence[str] = ()) -> tuple:
+                   ignore: Sequence[str] = (), extend_select: Sequence[str] = (),
+                   extend_ignore: Sequence[str] = ()) -> tuple:
     """anydev._migrate.check.rule_settings: the rule filter and per-file
     ignores of a configuration (anydev._common.config.Config) and the
-    command line's --select/--ignore, for `anydev scan` and the editor server."""
+    command line's --select/--ignore/--extend-select/--extend-ignore, for
+    `anydev scan`, `anydev fix` and the editor server alike: --select
+    replaces the configuration's select and extend-select; the others add."""
     from ._common.config import Glob
 
     chosen = select if select is not None else cfg.select
-    ignored = list(cfg.ignore) + list(ignore or [])
+    extend = ([] if select is not None else list(cfg.extend_select)) + list(extend_select or [])
+    ignored = list(cfg.ignore) + list(cfg.extend_ignore) + list(ignore or []) + \
+        list(extend_ignore or [])
     try:
-        rules = rule_filter(chosen, ignored)
+        base = rule_filter(chosen, ignored)
+        extra = rule_filter(extend, ignored) if extend else None
     except ValueError as e:
-        where = cfg.where() + ": " if cfg.path and (cfg.select or cfg.ignore) and \
-            select is None and not ignore else ""
+        from_file = cfg.path and (cfg.select or cfg.ignore or cfg.extend_select or
+                                  cfg.extend_ignore)
+        where = cfg.where() + ": " if from_file and select is None and not ignore else ""
         raise ValueError(f"{where}{e}") from None
+    rules = base if extra is None else (lambda code: base(code) or extra(code))
     pfi = []
     for glob, codes in cfg.per_file_ignores:
         try:

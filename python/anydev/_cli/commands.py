@@ -450,6 +450,10 @@ def _build_server(p: argparse.ArgumentParser) -> None:
                         "nearest pyproject.toml with [tool.anydev], or anydev.toml)")
     p.add_argument("--clientProcessId", "--client-process-id", dest="client_pid", type=int,
                    metavar="PID", help="exit when this process (the editor) is gone")
+    p.add_argument("--diff-base", metavar="REV",
+                   help="the ratchet in the editor: findings on lines older than the merge base "
+                        "of REV and HEAD are dimmed (initializationOptions.oldFindings: 'hide' "
+                        "leaves them out); as `anydev scan --diff-base REV`")
     p.add_argument("--stdio", action="store_true",
                    help="talk over stdin/stdout (the default and only transport; accepted "
                         "because editors pass it)")
@@ -466,7 +470,8 @@ def _cmd_server(args: argparse.Namespace) -> int:
               "docs/editors.md says how to set one up", file=sys.stderr)
     from anydev._server import server as _server
 
-    return _server.serve(config=args.config, client_pid=args.client_pid, exit_process=True)
+    return _server.serve(config=args.config, client_pid=args.client_pid, exit_process=True,
+                         diff_base=args.diff_base)
 
 
 # --- `anydev report html` (the page itself: anydev._dashboard) ---------------------

@@ -768,28 +768,16 @@ PER_FILE_KEYS = ("extend", "select", "extend-select", "ignore", "extend-ignore",
 
 def rule_selection(cfg: Config, args: argparse.Namespace) -> Callable[[str], bool]:
     """The rule filter of ``cfg``'s select/extend-select/ignore/extend-ignore
-    with the command line's on top (--select replaces the selection and the
-    file's extend-select; --extend-select, --ignore, --extend-ignore add)."""
+    with the command line's on top (anydev.scan._rule_settings, which the
+    editor server's settings use too)."""
     scan = _scanner()
-    cli_select = getattr(args, "select", None)
-    select = cli_select if cli_select is not None else cfg.select
-    extend = ([] if cli_select is not None else list(cfg.extend_select)) + \
-        list(getattr(args, "extend_select", None) or [])
-    ignore = list(cfg.ignore) + list(cfg.extend_ignore) + list(getattr(args, "ignore", None)
-                                                              or []) + \
-        list(getattr(args, "extend_ignore", None) or [])
     try:
-        base = scan.rule_filter(select, ignore)
-        extra = scan.rule_filter(extend, ignore) if extend else None
+        rules, _pfi = scan._rule_settings(
+            cfg, getattr(args, "select", None), getattr(args, "ignore", None) or (),
+            getattr(args, "extend_select", None) or (), getattr(args, "extend_ignore", None) or ())
     except ValueError as e:
-        from_file = cfg.path and (cfg.select or cfg.ignore or cfg.extend_select or
-                                  cfg.extend_ignore)
-        where = cfg.where() + ": " if from_file and cli_select is None and \
-            not getattr(args, "ignore", None) else ""
-        raise UsageError(f"{where}{e}") from None
-    if extra is None:
-        return base
-    return lambda code: base(code) or extra(code)
+        raise UsageError(str(e)) from None
+    return rules
 
 
 def per_file_ignores(cfg: Config) -> list:
@@ -1242,15 +1230,16 @@ def _make_directive_finding(path: str, data: bytes, line: int, column: int, end_
 def _unused_noqa(sel: Selection, report) -> list:
     """The AD001 findings of the run (Note [Unused noqa] in
     anydev/_migrate/meta_rules.py): the `# noqa` directives of the Python
-    files walked whose AD codes suppress nothing on their line."""
+    files walked whose AD codes suppress nothing on their line. The scanner
+    drops what line directives suppress (Note [noqa directives] in
+    core/scan), so a file with a directive is scanned again with none
+    applied: what each line would report."""
     from anydev._migrate import meta_rules as _meta
     from anydev._migrate.noqa import read_file
 
+    scan = _scanner()
     files = sel.files
-    before: dict = {}  # shown path -> the scan's findings, `# noqa`'s dropped ones too
-    for i, shown in enumerate(report.shown):
-        if report.counts[i]:
-            before[shown] = report._file_findings(i)
+    native, rows = scan._rules()
     out: list = []
     for shown, name in files.python_files:
         keep = files.rules_of(files.for_path(name))
@@ -1260,7 +1249,8 @@ def _unused_noqa(sel: Selection, report) -> list:
         if not data or b"noqa" not in data.lower():
             continue
         lines_rules: dict = {}
-        for f in before.get(shown, ()):
+        for t in scan._native().scan_source(native, data, "python", False)[0]:
+            f = scan._finding(shown, t, rows[t[0]])
             lines_rules.setdefault(f.line, []).append(f.rule)
         out += _meta.unused_noqa(
             shown, data, lines_rules, keep,

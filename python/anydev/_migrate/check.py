@@ -95,8 +95,8 @@ def settings(cfg: _config.Config, *, select: Optional[Sequence[str]] = None,
              max_file_size: Optional[int] = None, baseline: Optional[str] = None) -> Settings:
     """The Settings of a configuration (and the command line's overrides);
     ValueError (a ConfigError for the file's own values) names what is wrong."""
-    cfg.check(("select", "ignore", "exclude", "per-file-ignores", "keep", "baseline",
-               "target-torch", "max-file-size"))
+    cfg.check(("select", "ignore", "extend-select", "extend-ignore", "exclude",
+               "per-file-ignores", "keep", "baseline", "target-torch", "max-file-size"))
     rules, pfi = rule_settings(cfg, select, ignore)
     target = target_torch or cfg.target_torch
     if target is not None:

@@ -27,7 +27,9 @@ from typing import Any, Callable, Optional
 from urllib.parse import quote, unquote, urlparse
 
 from anydev._common import config as _config
+from anydev._migrate import changed_lines as _changed_lines
 from anydev._migrate import check as _check
+from anydev._migrate import scan_table as _scan_table
 from anydev._migrate import notebook as _notebook
 
 from . import rpc
@@ -36,7 +38,7 @@ from .documents import ChangeError, Encoding, Notebook, TextDocument
 NAME = "anydev"
 
 #: LSP's DiagnosticSeverity and DiagnosticTag.
-ERROR, WARNING, INFORMATION = 1, 2, 3
+ERROR, WARNING, INFORMATION, HINT = 1, 2, 3, 4
 DEPRECATED = 2
 #: LSP's TextDocumentSyncKind.Incremental.
 INCREMENTAL = 2
@@ -97,7 +99,7 @@ class _Checked:
 class Server:
     def __init__(self, reader: rpc.Reader, writer: rpc.Writer, *,
                  config: Optional[str] = None, client_pid: Optional[int] = None,
-                 poll: float = 1.0) -> None:
+                 poll: float = 1.0, diff_base: Optional[str] = None) -> None:
         self.reader, self.out = reader, writer
         self.config_file = config
         self.client_pid = client_pid
@@ -117,6 +119,10 @@ class Server:
         self.roots: list[str] = []
         self.queue: "queue.Queue[Any]" = queue.Queue()
         self.hover_markdown = True
+        # Note [The ratchet in the editor]
+        self.diff_base = diff_base
+        self.old_findings = "dim"
+        self._bases: dict[str, Any] = {}  # folder -> BaseVersions, or the reason it has none
 
     # --- the loop (Note [Server loop]) ---------------------------------------------
 
@@ -271,6 +277,15 @@ class Server:
         options = _dict(params.get("initializationOptions"))
         if isinstance(options.get("config"), str) and self.config_file is None:
             self.config_file = options["config"]
+        if isinstance(options.get("diffBase"), str) and options["diffBase"] and \
+                self.diff_base is None:
+            self.diff_base = options["diffBase"]
+        old = options.get("oldFindings")
+        if old is not None:
+            if old not in ("dim", "hide", "show"):
+                raise _ParamsError(f"initializationOptions.oldFindings: {old!r} is not one "
+                                   f"of 'dim', 'hide', 'show'")
+            self.old_findings = old
         self.initialized = True
         return {
             "capabilities": {
@@ -329,6 +344,7 @@ class Server:
     def did_save(self, params: dict) -> None:
         uri = _dict(params.get("textDocument")).get("uri")
         path = uri_to_path(uri) if isinstance(uri, str) else None
+        self._bases.clear()  # a save is where a commit may follow: the base again
         if path and os.path.basename(path) in ("pyproject.toml", "anydev.toml"):
             self._config_changed()
         elif isinstance(uri, str) and (uri in self.docs or uri in self.notebooks):
@@ -350,6 +366,7 @@ class Server:
 
     def _config_changed(self) -> None:
         self._configs.clear()
+        self._bases.clear()  # a commit or a checkout moves the merge base
         self._found.clear()
         self.checks.clear()
         for uri in list(self.docs) + list(self.notebooks):
@@ -594,9 +611,51 @@ class Server:
         elif got.checked is None:
             diags = []
         else:
-            diags = [self._diagnostic(f, doc, got) for f in got.checked.findings]
+            new = self._new_lines(uri_to_path(uri), doc)
+            diags = []
+            for f in got.checked.findings:
+                d = self._diagnostic(f, doc, got)
+                if new is not None and not _changed_lines.covers(new, f.line, f.end_line):
+                    if self.old_findings == "hide":
+                        continue
+                    if self.old_findings == "dim":
+                        d["severity"] = HINT
+                        d["message"] += f" (on a line older than {self.diff_base})"
+                diags.append(d)
             diags += [self._error_diagnostic(e, doc) for e in got.checked.errors]
         self._send(uri, diags, doc.version)
+
+    # Note [The ratchet in the editor]: with a diff base (`anydev server
+    # --diff-base REV`, or initializationOptions.diffBase), a finding on a line
+    # the buffer has added or changed since the merge base of REV and HEAD is
+    # shown as usual, and one on an older line is dimmed (severity Hint, which
+    # editors show faintly and leave out of their problem lists;
+    # oldFindings "dim"), hidden ("hide") or shown ("show"): what `anydev scan
+    # --diff-base REV` reports is what stands out. The lines are the buffer's,
+    # not the file's on disk: the buffer is diffed against the file's text at
+    # the base (renames followed; a file new since then is new throughout).
+    # Where there is no base (not a git work tree, an unknown REV) every
+    # finding is shown, and the reason is logged once a folder. Notebook
+    # cells are shown as usual. A save or a change of watched files reads the
+    # base again (a commit or a checkout moves it).
+
+    def _new_lines(self, path: Optional[str], doc: TextDocument):
+        """The buffer's lines new since the diff base, as
+        anydev._migrate.changed_lines ranges; None: no ratchet here."""
+        if not self.diff_base or not path:
+            return None
+        folder = os.path.dirname(os.path.abspath(path))
+        bases = self._bases.get(folder)
+        if bases is None:
+            try:
+                bases = _changed_lines.BaseVersions(self.diff_base, folder)
+            except _changed_lines.DiffBaseError as e:
+                bases = str(e)
+                self._log(f"{e}: every finding is shown", WARNING)
+            self._bases[folder] = bases
+        if isinstance(bases, str):
+            return None
+        return _changed_lines.new_line_ranges(bases.text(path), doc.text.encode("utf-8"))
 
     def _send(self, uri: str, diagnostics: list, version: Optional[int] = None) -> None:
         params: dict = {"uri": uri, "diagnostics": diagnostics}
@@ -628,7 +687,10 @@ class Server:
              "message": f.message + note,
              "data": {"fix": fix, "symbol": f.symbol, "replacement": f.replacement,
                       "kind": f.kind}}
-        if row is not None and row.status == "deprecated":
+        if row is not None and row.status == "deprecated" and \
+                row.code in _scan_table.PYTORCH_DEPRECATED:
+            # only what PyTorch itself deprecates is struck through; the rest of
+            # torch.cuda is device-specific, not deprecated (anydev.scan.message_for)
             d["tags"] = [DEPRECATED]
         return d
 
@@ -946,7 +1008,8 @@ def _text_edits(doc: TextDocument, old: str, new: str, enc: Encoding) -> list:
 
 
 def serve(*, config: Optional[str] = None, client_pid: Optional[int] = None,
-          stdin=None, stdout=None, exit_process: bool = False) -> int:
+          stdin=None, stdout=None, exit_process: bool = False,
+          diff_base: Optional[str] = None) -> int:
     """Runs the server on stdin/stdout (binary) until it is told to exit;
     returns the exit status (0 after shutdown, else 1), or with
     ``exit_process`` ends the process with it."""
@@ -957,7 +1020,7 @@ def serve(*, config: Optional[str] = None, client_pid: Optional[int] = None,
     sys.stdout = sys.stderr
     try:
         server = Server(rpc.Reader(stdin), rpc.Writer(stdout), config=config,
-                        client_pid=client_pid)
+                        client_pid=client_pid, diff_base=diff_base)
         code = server.run()
     finally:
         sys.stdout = real_stdout

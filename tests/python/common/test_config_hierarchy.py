@@ -121,6 +121,30 @@ def test_extend_select_and_ignore_add_up_along_the_chain(tmp_path, monkeypatch):
     assert found("--select", "AD1,AD2", "--extend-ignore", "AD2") == []
 
 
+def test_the_editor_server_selects_what_the_command_line_does(tmp_path, monkeypatch):
+    """The editor server's settings (anydev._migrate.check.settings) take
+    extend-select and extend-ignore as `anydev scan` does: one rule filter."""
+    import argparse
+
+    from anydev._cli.scan import rule_selection
+    from anydev._migrate import check as _check
+    from anydev._migrate.scan_table import NATIVE
+
+    monkeypatch.chdir(tmp_path)
+    write(tmp_path / "base.toml", 'select = ["AD1"]\nextend-select = ["AD201"]\n'
+                                  'extend-ignore = ["AD107"]\n')
+    write(tmp_path / "anydev.toml", 'extend = "base.toml"\nextend-select = ["AD911"]\n')
+    cfg = _config.load_file("anydev.toml").check()
+    server = _check.settings(cfg).rules
+    cli = rule_selection(cfg, argparse.Namespace())
+    codes = [t[0] for t in NATIVE]
+    assert [c for c in codes if server(c)] == [c for c in codes if cli(c)]
+    assert server("AD201") and server("AD911") and server("AD103") and not server("AD107")
+    # --select drops the file's extend-select, for both
+    over = _check.settings(cfg, select=["AD2"]).rules
+    assert over("AD201") and not over("AD911") and not over("AD103")
+
+
 @pytest.mark.parametrize("body, message", [
     ('extend = "nothere.toml"', "nothere.toml: cannot read"),
     ('extend = "anydev.toml"', "`extend`: a cycle: anydev.toml -> anydev.toml"),
@@ -150,20 +174,21 @@ def test_a_bad_nested_configuration_is_an_error_naming_it(mono):
 
 def test_each_package_gets_its_own_target_torch(mono):
     # package a declares torch>=2.1 (no AD107 rewrite: its replacement is 2.6's),
-    # package b sets target-torch 2.6 in its anydev.toml, the top takes the newest
+    # package b sets target-torch 2.6 in its anydev.toml, the top declares nothing:
+    # the oldest release the table knows (Note [The oldest release])
     write(mono / "pkg_b" / "anydev.toml", 'target-torch = "2.6"\n')
     rc, out, err = run_cli("fix", "--diff")
     assert "pkg_a/src/a.py:2:1: AD107 torch.cuda.synchronize: not fixed: needs torch >= 2.6 " \
            "(target 2.1)" in err, err
     assert "+++ b/pkg_b/b.py" in out and "+torch.accelerator.synchronize()" in out
-    assert "+++ b/pkg_a/src/a.py" not in out and "+++ b/top.py" in out
+    assert "+++ b/pkg_a/src/a.py" not in out and "+++ b/top.py" not in out
     assert "target torch 2.1 (from" in err and "pkg_b/anydev.toml: target-torch)" in err
     rc, out, _ = run_cli("scan", "--statistics")
-    assert "At each file's target torch (2.1 in 2 files, 2.6 in 1 file, 2.13 in 1 file): " \
-           "2 of 5 findings with a fix can be applied." in out, out
+    assert "At each file's target torch (1.13 in 1 file, 2.1 in 2 files, 2.6 in 1 file): " \
+           "1 of 5 findings with a fix can be applied." in out, out
     doc = json.loads(run_cli("scan", "--statistics", "--format", "json")[1])
-    assert doc["target"]["applicable"] == 2 and doc["target"]["with_fix"] == 5
-    assert sorted(t["torch"] for t in doc["target"]["targets"]) == ["2.1", "2.13", "2.6"]
+    assert doc["target"]["applicable"] == 1 and doc["target"]["with_fix"] == 5
+    assert sorted(t["torch"] for t in doc["target"]["targets"]) == ["1.13", "2.1", "2.6"]
     # --target-torch still decides for every file
     rc, out, err = run_cli("fix", "--diff", "--target-torch", "2.6")
     assert "+++ b/pkg_a/src/a.py" in out and "needs torch >= 2.6 (target" not in err

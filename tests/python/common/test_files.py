@@ -397,7 +397,7 @@ def replace(a, b):
     time.sleep(30)
     real(a, b)
 os.replace = replace
-sys.exit(main.main(["fix", sys.argv[1]]))
+sys.exit(main.main(["fix", "--target-torch", "2.13", sys.argv[1]]))
 """
 
 
@@ -427,7 +427,7 @@ def test_fix_removes_what_a_killed_run_left_and_says_so(tmp_path, monkeypatch):
             break
         left = tmp_path / f".anydev-fix-{int(left.name.split('-')[2]) + 1}-00112233aabb.tmp"
     left.write_text("import torch\n")
-    rc, _, err = run_cli("fix", "m.py")
+    rc, _, err = run_cli("fix", "--target-torch", "2.13", "m.py")
     assert rc == 0, err
     assert f"removed {left.name}" in err and "a temporary file a stopped run left" in err
     assert _names(tmp_path) == ["m.py"]

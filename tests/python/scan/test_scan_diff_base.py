@@ -214,3 +214,52 @@ def test_the_pre_commit_hook_fails_on_new_lines_only(repo, tmp_path_factory):
     assert "train.py:7:5: AD103" in p.stdout and "train.py:5" not in p.stdout
     assert "util.py" not in p.stdout
     assert (repo / "util.py").read_text().endswith("z = torch.cuda.current_device()\n")
+
+
+def test_new_line_ranges_of_a_buffer_are_a_diff_no_larger_than_a_whole_one():
+    """The editor server's lines (changed_lines.new_line_ranges trims the
+    lines before and after the edits before it diffs), over random edits:
+    the lines it calls old are old lines in their order (a valid diff), no
+    more lines are new than a diff of the whole texts says, and where every
+    line is distinct the two agree."""
+    import random
+    from difflib import SequenceMatcher
+
+    from anydev._migrate.changed_lines import WHOLE, covers, new_line_ranges
+
+    def whole(old: bytes, new: bytes) -> set:
+        a, b = old.splitlines(), new.splitlines()
+        return {j + 1 for tag, _i1, _i2, j1, j2 in
+                SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+                if tag in ("replace", "insert") for j in range(j1, j2)}
+
+    def subsequence(kept: list, old: list) -> bool:
+        it = iter(old)
+        return all(any(x == y for y in it) for x in kept)
+
+    r = random.Random(32)
+    for distinct in (True, False):
+        # repeated lines make matches ambiguous
+        base = [f"line {k if distinct else k % 7}\n".encode() for k in range(200)]
+        for k in range(200):
+            lines = list(base)
+            for e in range(r.randint(1, 5)):
+                i = r.randrange(len(lines) + 1)
+                op = r.random()
+                if op < 0.4:
+                    lines.insert(i, f"new {k} {e}\n".encode())
+                elif op < 0.7 and i < len(lines):
+                    del lines[i]
+                elif i < len(lines):
+                    lines[i] = f"changed {k} {e}\n".encode() if distinct else b"line 3\n"
+            old, new = b"".join(base), b"".join(lines)
+            got = {n for first, last in new_line_ranges(old, new)
+                   for n in range(first, last + 1)}
+            kept = [ln for n, ln in enumerate(new.splitlines(), 1) if n not in got]
+            assert subsequence(kept, old.splitlines()), k
+            assert len(got) <= len(whole(old, new)), k
+            if distinct:
+                assert got == whole(old, new), k
+    assert new_line_ranges(None, b"x\n") is WHOLE and covers(WHOLE, 7)
+    assert new_line_ranges(b"a\nb\n", b"a\nb\n") == []
+    assert new_line_ranges(b"a\nb\n", b"a\nc\nb\n") == [(2, 2)]

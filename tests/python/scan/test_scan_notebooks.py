@@ -71,12 +71,12 @@ def test_cli_reports_notebook_findings_with_their_cell(tree):
     rc, out, err = run_cli("scan", ".")
     assert rc == 1, err
     lines = out.splitlines()
-    assert "a.py:2:1: AD107 [*] `torch.cuda.synchronize` is deprecated; use " \
-           "`torch.accelerator.synchronize`" in lines
-    assert "demo.ipynb:cell 3:4:7: AD103 [*] `torch.cuda.current_device` is deprecated; use " \
-           "`torch.accelerator.current_device_index`" in lines
-    assert "ascii.ipynb:cell 1:3:5: AD103 [*] `torch.cuda.current_device` is deprecated; use " \
-           "`torch.accelerator.current_device_index`" in lines
+    assert "a.py:2:1: AD107 [*] `torch.cuda.synchronize` is device-specific; use " \
+           "`torch.accelerator.synchronize` (torch >= 2.6)" in lines
+    assert "demo.ipynb:cell 3:4:7: AD103 [*] `torch.cuda.current_device` is device-specific; " \
+           "use `torch.accelerator.current_device_index` (torch >= 2.7)" in lines
+    assert "ascii.ipynb:cell 1:3:5: AD103 [*] `torch.cuda.current_device` is device-specific; " \
+           "use `torch.accelerator.current_device_index` (torch >= 2.7)" in lines
     # the notebooks' findings follow the other files', ordered by path
     paths = [ln.split(":", 1)[0] for ln in lines if ": AD" in ln]
     assert paths[0] == "a.py" and paths[1:] == sorted(paths[1:])

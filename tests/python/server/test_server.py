@@ -24,6 +24,8 @@ LEGACY = "import torch\nd = torch.cuda.current_device()\ntorch.cuda.empty_cache(
 
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER))
 async def client(lsp_client: LanguageClient, tmp_path):
+    # the project declares its torch: the fixer's target, as `anydev fix` reads it
+    (tmp_path / "requirements.txt").write_text("torch>=2.13\n")
     await lsp_client.initialize_session(t.InitializeParams(
         capabilities=client_capabilities("visual-studio-code"),
         workspace_folders=[t.WorkspaceFolder(uri=tmp_path.as_uri(), name="project")]))
@@ -33,6 +35,7 @@ async def client(lsp_client: LanguageClient, tmp_path):
 
 @pytest_lsp.fixture(config=ClientServerConfig(server_command=SERVER))
 async def nvim(lsp_client: LanguageClient, tmp_path):
+    (tmp_path / "requirements.txt").write_text("torch>=2.13\n")
     await lsp_client.initialize_session(t.InitializeParams(
         capabilities=client_capabilities("neovim"), root_uri=tmp_path.as_uri()))
     yield
@@ -135,9 +138,10 @@ async def test_diagnostics_as_the_user_types(client: LanguageClient, tmp_path):
     d = diags[0]
     assert d.source == "anydev" and d.severity == t.DiagnosticSeverity.Warning
     assert d.code_description.href.endswith("/docs/migration-guide.md#ad103")
-    assert list(d.tags) == [t.DiagnosticTag.Deprecated]
-    assert d.message == ("`torch.cuda.current_device` is deprecated; use "
-                         "`torch.accelerator.current_device_index` (safe fix)")
+    # device-specific, not deprecated by PyTorch: not struck through
+    assert not d.tags
+    assert d.message == ("`torch.cuda.current_device` is device-specific; use "
+                         "`torch.accelerator.current_device_index` (torch >= 2.7) (safe fix)")
     assert diags[1].message.endswith("(unsafe fix)")
     assert d.range == rng(1, 4, 1, 29)
     # incremental: a new line typed above, then a call removed
@@ -151,6 +155,17 @@ async def test_diagnostics_as_the_user_types(client: LanguageClient, tmp_path):
     diags = await changed(client, path, 4, t.TextDocumentContentChangeWholeDocument(
         text="import torch\n"))
     assert diags == []
+
+
+@pytest.mark.asyncio
+async def test_only_what_pytorch_deprecates_is_struck_through(client: LanguageClient, tmp_path):
+    diags = await opened(client, tmp_path / "m.py",
+                         "import torch\nx = torch.cuda.memory_cached()\n"
+                         "y = torch.cuda.memory_reserved()\n")
+    assert lsp_findings(diags)[0][0] == "AD211" and len(diags) == 2
+    assert list(diags[0].tags) == [t.DiagnosticTag.Deprecated]
+    assert diags[0].message.startswith("`torch.cuda.memory_cached` is deprecated")
+    assert not diags[1].tags and "is device-specific" in diags[1].message
 
 
 @pytest.mark.asyncio
