@@ -657,10 +657,15 @@ def gen_proofs(path: str) -> list[str]:
                        + (f", {', '.join(changed)}" if changed else "") + ")" if raised else ""))
         else:
             text = verdict
-        skipped = [v for v in doc.get("torch", []) if v not in tried]
+        # the non-CUDA accelerator's build is judged on its own (tools/prove_fixes.py,
+        # Note [Correct on a non-CUDA accelerator])
+        on_accelerator = doc.get("accelerator", {}).get("torch")
+        skipped = [v for v in doc.get("torch", []) if v not in tried and v != on_accelerator]
         if tried and skipped:
             text += "; " + "; ".join(f"torch {v}: replacement absent (since {e.get('since')})"
                                      for v in skipped)
+        if e.get("accelerator", {}).get("summary") and not text.startswith("wrong on"):
+            text += "; " + e["accelerator"]["summary"]
         out.append(f"    {code!r}: {text!r},")
     return out + ["}", ""]
 

@@ -11,6 +11,10 @@ and Debian's 1.13 under /usr/bin/python3 when the row's ``since`` is at most
 when both return equal results (calls: the value; references: the same
 object; classes and context managers: the type's relation and the instance's
 primitive-valued attributes, and entering and leaving it) or both raise.
+Where anydev's sim can be registered in the running interpreter's torch, a
+third environment runs every case with sim as PyTorch's accelerator, a
+non-CUDA one: there the rewrite must be correct, not the same (Note [Correct
+on a non-CUDA accelerator]), and the output says where the meaning changes.
 
     tools/prove_fixes.py            # run it and print the verdicts
     tools/prove_fixes.py --write    # ... and write compat_map/proofs.json
@@ -226,14 +230,20 @@ def _run_side(src: str, kind: str) -> tuple[dict, Any]:
     also entered and left)."""
     import torch  # noqa: PLC0415
     torch.manual_seed(0)
+    if _current_accelerator() is not None:  # each side starts on device 0, as a process does
+        torch.accelerator.set_device_index(0)
     ns: dict[str, Any] = {"__name__": "__case__"}
     try:
         exec(compile(src, "<case>", "exec"), ns)  # noqa: S102 - the harness's own snippets
         value = ns.get("_result")
         out: dict[str, Any] = {"value": _project(value)}
+        if kind in ("class", "context_manager") and hasattr(value, "device"):
+            out["device"] = str(value.device)
         if kind == "context_manager":
             entered = value.__enter__()
             out["enter"] = "self" if entered is value else _project(entered)
+            if _current_accelerator() is not None:  # what a device context is for
+                out["inside"] = torch.accelerator.current_device_index()
             out["exit"] = _project(value.__exit__(None, None, None))
         return out, value
     except BaseException as e:  # noqa: BLE001 - any exception is an outcome
@@ -264,29 +274,118 @@ def child_run(cases: list[dict]) -> dict:
 
 def _child_run(cases: list[dict]) -> dict:
     import torch  # noqa: PLC0415
+    acc = _current_accelerator()
     out = []
     for c in cases:
         old, old_value = _run_side(c["legacy"], c["kind"])
         new, new_value = _run_side(c["rewrite"], c["kind"])
         rec = {"id": c["id"], "legacy": _describe(old), "rewrite": _describe(new)}
-        if "raises" in old and "raises" in new:
-            same = True
-        elif "raises" in old or "raises" in new:
-            same = False
-        elif c["kind"] == "attribute":
-            same = old_value is new_value
-            rec["identity"] = same
-        elif c["kind"] in ("class", "context_manager"):
-            rel = _relation(old_value, new_value)
-            rec["relation"] = rel
-            same = (rel in ("same type", "legacy type subclasses the replacement's")
-                    and old["value"].get("attrs") == new["value"].get("attrs")
-                    and old.get("enter") == new.get("enter") and old.get("exit") == new.get("exit"))
-        else:
-            same = old == new
-        rec["same"] = same
+        rec["same"] = _compare(c["kind"], old, old_value, new, new_value, rec)
+        if acc is not None and c.get("oracle"):
+            src, why = _oracle_source(c["oracle"], acc)
+            if src is None:
+                rec["own"], rec["correct"] = why, False
+            else:
+                own, own_value = _run_side(src, c["kind"])
+                rec["own"] = _describe(own)
+                rec["correct"] = _compare_with_own(c["kind"], own, own_value, new, new_value)
         out.append(rec)
-    return {"torch": torch.__version__, "cases": out}
+    return {"torch": torch.__version__, "accelerator": acc, "cases": out}
+
+
+def _compare(kind: str, old: dict, old_value: Any, new: dict, new_value: Any,
+             rec: dict) -> bool:
+    """Whether two outcomes of a case are the same (see the module's
+    docstring); the relation of classes and the identity of references go
+    into ``rec``."""
+    if "raises" in old and "raises" in new:
+        return True
+    if "raises" in old or "raises" in new:
+        return False
+    if kind == "attribute":
+        rec["identity"] = old_value is new_value
+        return old_value is new_value
+    if kind in ("class", "context_manager"):
+        rel = _relation(old_value, new_value)
+        rec["relation"] = rel
+        return (rel in ("same type", "legacy type subclasses the replacement's")
+                and old["value"].get("attrs") == new["value"].get("attrs")
+                and old.get("enter") == new.get("enter") and old.get("exit") == new.get("exit"))
+    return old == new
+
+
+def _compare_with_own(kind: str, own: dict, own_value: Any, new: dict, new_value: Any) -> bool:
+    """Whether the rewrite does what the accelerator's own device module does
+    (Note [Correct on a non-CUDA accelerator]): calls and references as
+    _compare has them; objects by what they are for, not by class
+    (torch.sim.device and torch.accelerator.device_index are different
+    classes that do the same): the same device, and inside a context manager
+    the same current device."""
+    if kind not in ("class", "context_manager"):
+        return _compare(kind, own, own_value, new, new_value, {})
+    if ("raises" in own) != ("raises" in new):
+        return False
+    return "raises" in own or all(own.get(k) == new.get(k) for k in ("device", "inside", "exit"))
+
+
+def _current_accelerator() -> Optional[str]:
+    """The type of PyTorch's current accelerator in this child, None where
+    there is none (or torch has no torch.accelerator)."""
+    import torch  # noqa: PLC0415
+    acc = getattr(torch, "accelerator", None)
+    if acc is None or not acc.is_available():
+        return None
+    return acc.current_accelerator().type
+
+
+def _oracle_source(oracle: dict, acc: str) -> tuple[Optional[str], str]:
+    """The legacy snippet addressed to the accelerator's own device module
+    (Note [Correct on a non-CUDA accelerator]): each ``torch.<dev>.NAME``
+    becomes ``torch.get_device_module().NAME`` (where the module lacks a
+    deprecated NAME, the name ``oracle["alias"]`` gives it), and each
+    ``"<dev>`` device string names the accelerator; or (None, why) when the
+    module has no such function."""
+    import re  # noqa: PLC0415
+
+    import torch  # noqa: PLC0415
+    module = torch.get_device_module(acc)
+    dev, alias = oracle.get("dev"), oracle.get("alias", {})
+    if dev is None:  # the rewrite keeps the device: the legacy call is the answer
+        return oracle["src"], ""
+    missing: list[str] = []
+
+    def has(name: str) -> bool:
+        obj: Any = module
+        for part in name.split("."):
+            obj = getattr(obj, part, None)
+            if obj is None:
+                return False
+        return True
+
+    def to_module(m: re.Match[str]) -> str:
+        name = m.group(1)
+        for n in (name, alias.get(name)):
+            if n and has(n):
+                return f"torch.get_device_module({acc!r}).{n}"
+        missing.append(name)
+        return m.group(0)
+
+    src = re.sub(rf"\btorch\.{dev}\.([A-Za-z_][A-Za-z_0-9]*(?:\.[A-Za-z_][A-Za-z_0-9]*)*)",
+                 to_module, oracle["src"])
+    if missing:
+        return None, (f"no answer: torch.{acc} has no {missing[0]}"
+                      + (f" nor {alias[missing[0]]}" if alias.get(missing[0]) else ""))
+    if not oracle.get("literals"):
+        return src, ""
+    # device strings, x.cuda() and x.is_cuda (PyTorch makes x.sim() and x.is_sim for a
+    # PrivateUse1 backend: torch.utils.generate_methods_for_privateuse1_backend)
+    src = src.replace(f'"{dev}', f'"{acc}').replace(f".{dev}(", f".{acc}(")
+    src = re.sub(rf"\.is_{dev}\b", f".is_{acc}", src)
+    if dev == "cuda" and '"nccl"' in src:  # the accelerator's own collective backend
+        import torch.distributed as dist  # noqa: PLC0415
+        backend = dist.Backend.default_device_backend_map.get(acc, "gloo")
+        src = src.replace('"nccl"', repr(backend))
+    return src, ""
 
 
 def _resolve(path: str) -> Any:
@@ -379,8 +478,11 @@ def run_child(python: str, mode: str, payload: list[dict], setup: str = "") -> d
 def _child_env() -> dict[str, str]:
     """The environment of a child: without PYTHONPATH or PYTHONHOME, which
     could bring another interpreter's torch (the .venv's 2.13 to Debian's
-    1.13); the child needs only its own torch."""
-    return {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+    1.13); the child needs only its own torch. Nor the sim device count and
+    memory of the caller's environment: the accelerator's machine is the
+    setup's (two devices), whoever runs the proof."""
+    return {k: v for k, v in os.environ.items()
+            if k not in ("PYTHONPATH", "PYTHONHOME", "ANYDEV_SIM_DEVICES", "ANYDEV_SIM_MEMORY")}
 
 
 def torch_version_of(python: str) -> Optional[str]:
@@ -586,12 +688,27 @@ def _prove_literals(builds: list, only: Optional[set[str]]) -> dict[str, dict]:
             entry["verdict"] = "not run: no case for this row in tools/prove_fixes.py"
             continue
         for b in builds:
-            if split_version(row.since or "0") <= split_version(b.version):
+            if split_version(row.since or "0") > split_version(b.version):
+                continue
+            if b.accelerator:
+                entry["accelerator"] = {
+                    "torch": b.version,
+                    "correct": (f"the rewrite names the current accelerator where the legacy "
+                                f"code named CUDA, so on {b.accelerator} it must do what the "
+                                f"same code written for {b.accelerator} does")}
+            else:
                 entry["torch"].append(b.version)
-                per_build[b.version] += [{"id": f"{row.code}/{i}", "kind": "call",
-                                          "legacy": src, "rewrite": new} for i, src, new in todo]
-    answers = {v: run_child(next(b.python for b in builds if b.version == v), "run", cases)
-               for v, cases in per_build.items() if cases}
+            per_build[b.version] += [
+                {"id": f"{row.code}/{i}", "kind": "call", "legacy": src, "rewrite": new,
+                 **({"oracle": {"src": src, "dev": "cuda", "literals": True}}
+                    if b.accelerator else {})}
+                for i, src, new in todo]
+    answers = {}
+    for b in builds:
+        if per_build[b.version]:
+            answers[b.version] = run_child(b.python, "run", per_build[b.version], b.setup)
+            _check_accelerator(b, answers[b.version])
+    acc_build = next((b for b in builds if b.accelerator), None)
     for code, entry in doc_rows.items():
         if "verdict" in entry:
             continue
@@ -605,6 +722,8 @@ def _prove_literals(builds: list, only: Optional[set[str]]) -> dict[str, dict]:
                 off.append(f"on torch {version} `{case['rewrite']}` {rec['rewrite']}, the "
                            f"note says it {case['claim'].split(' ', 1)[0]} "
                            f"{case['claim'].split(' ', 1)[1]}")
+        wrong = _judge_accelerator(code, entry, answers, acc_build,
+                                   "no non-CUDA accelerator at hand")
         if missing:
             entry["verdict"] = "not rewritten: " + missing[0]
         elif not entry["torch"]:
@@ -613,7 +732,8 @@ def _prove_literals(builds: list, only: Optional[set[str]]) -> dict[str, dict]:
             entry["verdict"] = "not run: " + "; ".join(errors)
         elif off:
             entry["verdict"] = f"differs from the note: {off[0]}"
-        else:
+        else:  # unsafe by design: what the rewrite does on an accelerator is the summary's
+            del wrong
             first = entry["cases"][0]
             o = first["outcomes"][entry["torch"][0]]
             n = len(entry["cases"])
@@ -651,63 +771,96 @@ def literal_failures(doc: dict) -> list[str]:
 class Build(NamedTuple):
     """One environment the cases run in: an interpreter with torch, and the
     code its child runs first (``setup``; the third environment's, which
-    registers an accelerator that is not CUDA)."""
+    registers an accelerator that is not CUDA, named ``accelerator``)."""
     python: str
     version: str
     setup: str = ""
+    accelerator: str = ""
 
 
 #: The third environment (Note [Three machines]): an accelerator that is not
 #: CUDA inside the real torch. Its setup runs in the child before the cases;
-#: the environment is used where the probe succeeds on the interpreter.
-ACCELERATOR_SETUP = "import anydev.torch as _adt; _adt.register_sim()"
-ACCELERATOR_PROBE = "import anydev.torch as _adt; assert callable(_adt.register_sim)"
+#: the environment is used where the probe, the same registration, succeeds on
+#: the interpreter (the first one builds sim's library for this torch: a minute).
+ACCELERATOR = "sim"
+ACCELERATOR_SETUP = "import anydev.torch as _adt; _adt.register_sim(devices=2)"
+ACCELERATOR_PROBE = (ACCELERATOR_SETUP + "\nimport torch\n"
+                     "assert torch.accelerator.current_accelerator().type == 'sim'")
 
 
-def builds_at_hand(extra: list[str]) -> list[Build]:
+def builds_at_hand(extra: list[str]) -> tuple[list[Build], str]:
     """This interpreter's torch, Debian's 1.13 under /usr/bin/python3, any
     ``--python``, each once by version; and, where ``anydev.torch`` can
     register its accelerator in this interpreter's torch, the same torch with
-    an accelerator that is not CUDA (version ``<v>+sim``)."""
+    an accelerator that is not CUDA (version ``<v>+sim``). Also why that last
+    one is missing ("" where it is there)."""
     out: list[Build] = []
     for py in [sys.executable, OLD_PYTHON, *extra]:
         v = torch_version_of(py)
         if v and all(b.version != v for b in out):
             out.append(Build(py, v))
-    if out and _probe(out[0].python, ACCELERATOR_PROBE):
-        out.append(Build(out[0].python, f"{out[0].version}+sim", ACCELERATOR_SETUP))
-    return out
+    if not out:
+        return out, "no interpreter with torch"
+    why = _probe(out[0].python, ACCELERATOR_PROBE)
+    if not why:
+        out.append(Build(out[0].python, f"{out[0].version}+{ACCELERATOR}", ACCELERATOR_SETUP,
+                         ACCELERATOR))
+    return out, why
 
 
-def _probe(python: str, code: str) -> bool:
+def _probe(python: str, code: str) -> str:
+    """"" where ``code`` runs on ``python``, else the last line it printed."""
     try:
-        return subprocess.run([python, "-c", code], capture_output=True, timeout=120,
-                              env=_child_env()).returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
-        return False
+        proc = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=600,
+                              check=False,
+                              env=_child_env())
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"{python} did not run ({type(e).__name__})"
+    if proc.returncode == 0:
+        return ""
+    return _first_line("\n".join(reversed((proc.stderr or proc.stdout).strip().splitlines())))
 
 
 # Note [Three machines]
 # "Safe" is a promise for three machines: one without an accelerator, one with
 # CUDA and one with another accelerator, the kind the migration is for (docs/
 # scan.md, "A fix is a promise"). Here, the first is the real CPU build (and
-# Debian's 1.13 for the rows old enough); the third is the same torch with a
-# PrivateUse1 accelerator registered by anydev.torch.register_sim(), used as
-# soon as that function exists (before, the environment is absent and the
-# proofs say which builds they ran on). The CUDA machine is tools/gpu_check.sh's.
+# Debian's 1.13 for the rows old enough); the third is the same torch with
+# anydev's sim registered as its PrivateUse1 accelerator by
+# anydev.torch.register_sim(devices=2), wherever that registration succeeds
+# (the child checks that sim is PyTorch's current accelerator, and a child
+# that did not have it answers with an error). On the first two the rewrite
+# must behave as the legacy call; on the third it must be correct (Note
+# [Correct on a non-CUDA accelerator]). The CUDA machine is tools/gpu_check.sh's.
 
 
 def _first_line(s: str) -> str:
     return s.strip().splitlines()[0] if s.strip() else s
 
 
+def _device_kept(row) -> bool:
+    """Whether ``row``'s rewrite keeps the legacy call's device (a rename:
+    ``torch.cuda.amp.autocast(...)`` -> ``torch.amp.autocast("cuda", ...)``,
+    an exception class that is the same object) rather than asking for the
+    current accelerator (Note [Correct on a non-CUDA accelerator])."""
+    return row.kind == "attribute" or row.replacement.startswith("torch.amp.")
+
+
+def _what_correct_means(row, acc: str) -> str:
+    if _device_kept(row):
+        return (f"the rewrite keeps the legacy call's device ({device_type(row.legacy)}), so on "
+                f"{acc} it must do what the legacy call does there")
+    return (f"the rewrite asks the current accelerator, so on {acc} it must do what {acc}'s own "
+            f"device module (torch.get_device_module(), torch.{acc}) does for the legacy call")
+
+
 def prove(extra_pythons: Optional[list[str]] = None, only: Optional[set[str]] = None) -> dict:
     """Runs the proof; the proofs document (see compat_map/SCHEMA.md)."""
     rows = [r for r in proof_rows() if only is None or r.code in only]
-    builds = builds_at_hand(extra_pythons or [])
+    builds, no_accelerator = builds_at_hand(extra_pythons or [])
+    acc_build = next((b for b in builds if b.accelerator), None)
     doc_rows: dict[str, dict] = {}
     per_build: dict[str, list[dict]] = {b.version: [] for b in builds}
-    plan: dict[str, list[tuple[int, str, str, str]]] = {}
     for row in rows:
         entry: dict[str, Any] = {"legacy": row.legacy, "replacement": row.replacement,
                                  "fix": row.fix, "since": row.since, "torch": [], "cases": []}
@@ -733,17 +886,21 @@ def prove(extra_pythons: Optional[list[str]] = None, only: Optional[set[str]] = 
         if not cases:
             entry["verdict"] = "not run: " + entry["cases"][0].get("not_rewritten", "no case")
             continue
-        plan[row.code] = cases
         for b in builds:
-            if split_version(row.since or "0") <= split_version(b.version):
+            if split_version(row.since or "0") > split_version(b.version):
+                continue
+            if b.accelerator:
+                entry["accelerator"] = {"torch": b.version,
+                                        "correct": _what_correct_means(row, b.accelerator)}
+            else:
                 entry["torch"].append(b.version)
-                per_build[b.version] += [{"id": f"{row.code}/{i}", "kind": row.kind,
-                                          "legacy": src, "rewrite": new}
-                                         for i, src, new in cases]
+            per_build[b.version] += [_case_payload(row, f"{row.code}/{i}", src, new, b)
+                                     for i, src, new in cases]
     answers: dict[str, dict] = {}
     for b in builds:
         if per_build[b.version]:
             answers[b.version] = run_child(b.python, "run", per_build[b.version], b.setup)
+            _check_accelerator(b, answers[b.version])
     for code, entry in doc_rows.items():
         if "verdict" in entry:
             continue
@@ -757,6 +914,7 @@ def prove(extra_pythons: Optional[list[str]] = None, only: Optional[set[str]] = 
                 differs.append(f"on torch {version} `{case['call']}` {rec['legacy']}, "
                                f"`{case['rewrite']}` {rec['rewrite']}"
                                + (f" ({rec['relation']})" if rec.get("relation") else ""))
+        wrong = _judge_accelerator(code, entry, answers, acc_build, no_accelerator)
         if not entry["torch"]:
             entry["verdict"] = (f"not run: no build at hand has the replacement "
                                 f"(since {entry['since']})")
@@ -765,15 +923,107 @@ def prove(extra_pythons: Optional[list[str]] = None, only: Optional[set[str]] = 
         elif differs:
             more = f" (and {len(differs) - 1} more case(s))" if len(differs) > 1 else ""
             entry["verdict"] = f"differs: {differs[0]}{more}"
+        elif wrong:
+            entry["verdict"] = wrong
         else:
             entry["verdict"] = "same"
     doc_rows.update(_prove_literals(builds, only))
+    for entry in doc_rows.values():
+        if "accelerator" in entry:  # the line `anydev rule` shows (compat_map/generate.py)
+            entry["accelerator"]["summary"] = accelerator_summary(entry)
     return {"schema": 1,
             "about": "Written by `tools/prove_fixes.py --write`: for each Python row with a fix, "
                      "the legacy call and its rewrite by `anydev fix --unsafe-fixes`, run on "
                      "the real PyTorch builds listed (see compat_map/SCHEMA.md).",
             "torch": [b.version for b in builds],
+            "accelerator": ({"torch": acc_build.version, "name": acc_build.accelerator}
+                            if acc_build else {"not_run": no_accelerator}),
             "rows": doc_rows}
+
+
+def _case_payload(row, cid: str, src: str, new: str, build: Build) -> dict:
+    """One case for a child; on an accelerator's build, with the oracle of
+    a rewrite that asks the current accelerator (its own device module's
+    answer to the legacy call)."""
+    out = {"id": cid, "kind": row.kind, "legacy": src, "rewrite": new}
+    if build.accelerator:
+        dev = device_type(row.legacy)
+        if _device_kept(row):
+            out["oracle"] = {"src": src}  # the legacy call itself
+        else:
+            # a deprecated name the device module may lack: the replacement's own name
+            out["oracle"] = {"src": src, "dev": dev, "alias": {
+                row.legacy.split(".", 2)[2]: row.replacement.rsplit(".", 1)[1]}}
+    return out
+
+
+def _check_accelerator(build: Build, answer: dict) -> None:
+    """An accelerator's build whose child did not have that accelerator
+    current answered for another machine: its answer becomes an error."""
+    if build.accelerator and "error" not in answer and answer.get("accelerator") != \
+            build.accelerator:
+        answer.clear()
+        answer["error"] = (f"the child was to run with {build.accelerator} as PyTorch's "
+                           f"accelerator, and had {answer.get('accelerator')}")
+
+
+def _judge_accelerator(code: str, entry: dict, answers: dict, acc_build: Optional[Build],
+                       no_accelerator: str) -> str:
+    """Fills in the row's accelerator leg (Note [Correct on a non-CUDA
+    accelerator]); "" where the rewrite is correct there (or the leg did not
+    run: ``entry["accelerator"]`` says why), else the verdict that says how
+    it is wrong."""
+    leg = entry.get("accelerator")
+    if acc_build is None or leg is None:
+        entry["accelerator"] = {"verdict": "not run: " + (
+            no_accelerator if acc_build is None else
+            f"{entry['replacement']} is not in torch {acc_build.version}")}
+        return ""
+    ans = answers.get(leg["torch"], {})
+    if "error" in ans:
+        leg["verdict"] = f"not run: {ans['error']}"
+        return f"not run on a non-CUDA accelerator: {ans['error']}"
+    by_id = {c["id"]: c for c in ans.get("cases", [])}
+    wrong, changes = [], []
+    for i, case in enumerate(entry["cases"]):
+        rec = by_id.get(f"{code}/{i}")
+        if rec is None:
+            continue
+        case["accelerator"] = {k: rec[k] for k in ("legacy", "rewrite", "own", "correct")}
+        changed = not rec["same"]
+        if not rec["correct"]:
+            wrong.append(f"`{case['rewrite']}` {rec['rewrite']} where the accelerator's own "
+                         f"answer {rec['own']}" if not rec["own"].startswith("no answer") else
+                         f"`{case['rewrite']}` {rec['rewrite']}, and {rec['own']}")
+        elif changed:  # correct, and not what the legacy call does there
+            changes.append(f"`{case['call']}` {rec['legacy']}, the rewrite {rec['rewrite']}")
+    acc = ans["accelerator"]
+    if wrong:
+        more = f" (and {len(wrong) - 1} more case(s))" if len(wrong) > 1 else ""
+        leg["verdict"] = f"wrong on {acc}: {wrong[0]}{more}"
+        return f"wrong on a non-CUDA accelerator ({acc}, torch {leg['torch']}): {wrong[0]}{more}"
+    leg["verdict"] = "correct"
+    if changes:
+        more = f" (and {len(changes) - 1} more case(s))" if len(changes) > 1 else ""
+        leg["changes"] = f"the meaning changes there: {changes[0]}{more}"
+    return ""
+
+
+# Note [Correct on a non-CUDA accelerator]
+# On the third machine (Note [Three machines]) the legacy call and its rewrite
+# are meant to differ where the rewrite asks the current accelerator:
+# torch.cuda.is_available() is False on an XPU machine, torch.accelerator.
+# is_available() True. What the rewrite must do there is what that
+# accelerator's own device module does for the same call, the module PyTorch
+# returns from torch.get_device_module() ("the module associated with a given
+# device", torch/__init__.py) and that torch.cuda is for CUDA: the oracle is
+# the legacy snippet with each torch.cuda.NAME addressed to it (a deprecated
+# name it lacks, such as reset_max_memory_allocated, by the replacement's name,
+# which PyTorch's torch.cuda function calls: torch/cuda/memory.py) and "cuda"
+# device strings naming the accelerator. A rewrite that keeps the device (an
+# amp rename still naming "cuda", an exception class) must do what the legacy
+# call does. The row's entry records, per case, the legacy call's outcome
+# there, the rewrite's and the oracle's, and says where the meaning changes.
 
 
 def _rewritten_label(label: str, src: str, new: str) -> str:
@@ -784,12 +1034,32 @@ def _rewritten_label(label: str, src: str, new: str) -> str:
 
 
 def summary(entry: dict) -> str:
-    """One line for `anydev rule`: what was proven, on which torch."""
+    """One line for `anydev rule`: what was proven, on which torch, and what
+    the rewrite does on a non-CUDA accelerator."""
     v = entry["verdict"]
     n = sum(1 for c in entry["cases"] if c.get("rewrite"))
     if v == "same":
-        return (f"same behaviour on torch {', '.join(entry['torch'])} for {n} call form(s)")
-    return v
+        v = f"same behaviour on torch {', '.join(entry['torch'])} for {n} call form(s)"
+    acc = accelerator_summary(entry)
+    return v + (f"; {acc}" if acc and not v.startswith(("wrong on", "not run")) else "")
+
+
+def accelerator_summary(entry: dict) -> str:
+    """What the row's rewrite does on a non-CUDA accelerator (Note [Correct
+    on a non-CUDA accelerator]): "" where the leg was not planned."""
+    leg = entry.get("accelerator")
+    if not leg:
+        return ""
+    v = leg.get("verdict", "not run")
+    if v != "correct":
+        return f"on a non-CUDA accelerator: {v}"
+    where = f"{ACCELERATOR}, torch {leg['torch'].rsplit('+', 1)[0]}"
+    own = ("as the legacy call does there" if "the legacy call does there" in leg["correct"]
+           else f"as torch.{ACCELERATOR}, its own device module, does"
+           if "own device module" in leg["correct"]
+           else f"as the same code written for {ACCELERATOR} does")
+    return (f"on a non-CUDA accelerator ({where}) correct, {own}"
+            + (f"; {leg['changes']}" if leg.get("changes") else ""))
 
 
 def safe_failures(doc: dict) -> list[str]:
@@ -828,6 +1098,19 @@ def main(argv: Optional[list[str]] = None) -> int:
         print(f"{code}  {e['fix']:6}  {e['legacy']:45}  {summary(e)}")
     print(f"prove_fixes: {len(doc['rows'])} rows on torch {', '.join(doc['torch'])} "
           f"in {elapsed:.1f} s", file=sys.stderr)
+    acc = doc["accelerator"]
+    if "not_run" in acc:
+        print(f"prove_fixes: the non-CUDA accelerator leg did not run: {acc['not_run']}",
+              file=sys.stderr)
+    else:
+        legs = [e["accelerator"] for e in doc["rows"].values() if "accelerator" in e]
+        ran = sum(1 for leg in legs if leg.get("verdict") == "correct" or
+                  leg.get("verdict", "").startswith("wrong"))
+        print(f"prove_fixes: a non-CUDA accelerator: {acc['name']} inside the real torch "
+              f"({acc['torch']}: anydev.torch.register_sim()); {ran} rows ran there, "
+              f"{sum(1 for leg in legs if leg.get('verdict') == 'correct')} correct, "
+              f"{sum(1 for leg in legs if 'changes' in leg)} of them with a meaning that "
+              "changes there", file=sys.stderr)
     text = dumps(doc)
     status = 0
     for line in safe_failures(doc):

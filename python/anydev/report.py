@@ -54,6 +54,10 @@ _process_id = uuid.uuid4().hex
 # The folder the children of an `anydev run` write their reports to, in the
 # run's own process (anydev._cli.run_child sets it); None elsewhere.
 _children_dir: Optional[str] = None
+# Functions (calls, native) -> None that snapshot() calls with its entries and
+# the engine's, index for index, before sorting: anydev._torch.cuda_only marks
+# and adds the CUDA-only sites of a run on another accelerator.
+_snapshot_extensions: list = []
 
 
 def _new_process() -> None:
@@ -84,12 +88,15 @@ def _rank() -> int:
 def snapshot() -> dict[str, Any]:
     """Returns this process's report so far."""
     calls = []
-    for c in _C._compat.snapshot():
+    native = _C._compat.snapshot()
+    for c in native:
         calls.append({
             "file": c["file"], "line": c["line"], "module": c["module"],
             "legacy": c["legacy"], "replacement": c["replacement"], "rule": c["rule"],
             "count": c["count"], "first_seen": _iso(c["first_seen"]),
         })
+    for extend in _snapshot_extensions:
+        extend(calls, native)
     calls.sort(key=lambda c: (c["file"], c["line"], c["legacy"]))
     return {
         "format": FORMAT,
@@ -173,6 +180,12 @@ def validate(report: Any, path: str = "<report>") -> dict[str, Any]:
                 raise _fail(path, f"calls[{i}].{name} is missing or not a {typ.__name__}")
         if call["count"] < 0:
             raise _fail(path, f"calls[{i}].count is negative")
+        # A CUDA-only site (a run on another accelerator, anydev/_torch/cuda_only.py)
+        if "cuda_only" in call and not isinstance(call["cuda_only"], bool):
+            raise _fail(path, f"calls[{i}].cuda_only is not a bool")
+        raised = call.get("raised", 0)
+        if not isinstance(raised, int) or isinstance(raised, bool) or raised < 0:
+            raise _fail(path, f"calls[{i}].raised is not a count")
     for i, p in enumerate(report["processes"]):
         if not isinstance(p, dict):
             raise _fail(path, f"processes[{i}] is not an object")
@@ -246,6 +259,9 @@ def merge(reports: Iterable[dict[str, Any]]) -> dict[str, Any]:
                 m = calls[key]
                 m["count"] += c["count"]
                 m["first_seen"] = min(m["first_seen"], c["first_seen"])
+                if c.get("cuda_only"):
+                    m["cuda_only"] = True
+                    m["raised"] = m.get("raised", 0) + c.get("raised", 0)
             else:
                 calls[key] = dict(c)
     return {"format": FORMAT, "version": VERSION, "processes": processes,
@@ -263,8 +279,11 @@ def _rel(path: str, root: str) -> str:
 def render(report: dict[str, Any], fmt: str = "text", root: Optional[str] = None) -> str:
     """Renders a report as ``text``, ``markdown``, ``json`` or ``sarif``."""
     root = root or os.getcwd()
-    calls = sorted(report["calls"], key=lambda c: (-c["count"], c["file"], c["line"]))
+    # CUDA-only sites first (a run on another accelerator): what to migrate first
+    calls = sorted(report["calls"], key=lambda c: (not c.get("cuda_only"), -c["count"], c["file"],
+                                                   c["line"]))
     total = sum(c["count"] for c in calls)
+    cuda_only = _cuda_only_line(calls)
     if fmt == "json":
         return json.dumps(report, indent=1, sort_keys=True)
     if fmt == "sarif":
@@ -274,7 +293,10 @@ def render(report: dict[str, Any], fmt: str = "text", root: Optional[str] = None
                  "",
                  f"{total} legacy call{'s' if total != 1 else ''} from {len(calls)} call "
                  f"site{'s' if len(calls) != 1 else ''} in {len(report['processes'])} "
-                 f"process{'es' if len(report['processes']) != 1 else ''}.",
+                 f"process{'es' if len(report['processes']) != 1 else ''}."
+                 + (f" {_cuda_only_count(calls)} of the call sites are CUDA-only: they asked "
+                    "for CUDA while another accelerator was current (listed first)."
+                    if cuda_only else ""),
                  ""]
         if calls:
             lines += ["| count | call site | legacy | replacement | rule |",
@@ -282,7 +304,7 @@ def render(report: dict[str, Any], fmt: str = "text", root: Optional[str] = None
             for c in calls:
                 lines.append(f"| {c['count']} | `{_rel(c['file'], root)}:{c['line']}` | "
                              f"`{c['legacy']}` | `{c['replacement'] or '(none)'}` | "
-                             f"{c['rule']}{_seen_by(c)} |")
+                             f"{c['rule']}{_seen_by(c)}{_cuda_note(c, ', ')} |")
         return "\n".join(lines) + "\n"
     if fmt != "text":
         raise ReportError(f"unknown format {fmt!r}; expected text, markdown, json or sarif")
@@ -293,13 +315,36 @@ def render(report: dict[str, Any], fmt: str = "text", root: Optional[str] = None
     if not calls:
         return f"{who}: no legacy calls ran.\n"
     out = [f"{who}: {total} legacy call{'s' if total != 1 else ''} from {len(calls)} call "
-           f"site{'s' if len(calls) != 1 else ''}:"]
+           f"site{'s' if len(calls) != 1 else ''}" + (f"; {cuda_only}" if cuda_only else "")
+           + ":"]
     width = max(len(str(c["count"])) for c in calls)
     for c in calls:
         out.append(f"  {c['count']:>{width}}  {_rel(c['file'], root)}:{c['line']}  "
                    f"{c['legacy']} -> {c['replacement'] or '(no replacement)'}  [{c['rule']}]"
-                   f"{_seen_by(c)}")
+                   f"{_seen_by(c)}{_cuda_note(c, '  ')}")
     return "\n".join(out) + "\n"
+
+
+def _cuda_only_line(calls: list[dict[str, Any]]) -> str:
+    """"3 of them CUDA-only ...": the CUDA-only sites of a run on another
+    accelerator (anydev/_torch/cuda_only.py), "" when there are none."""
+    n = _cuda_only_count(calls)
+    if not n:
+        return ""
+    return (f"{n} of them CUDA-only (they asked for CUDA while another accelerator was "
+            "current; listed first)")
+
+
+def _cuda_only_count(calls: list[dict[str, Any]]) -> int:
+    return sum(1 for c in calls if c.get("cuda_only"))
+
+
+def _cuda_note(c: dict[str, Any], sep: str) -> str:
+    """`  CUDA-only, raised 2`: a CUDA-only site and how many of its calls raised."""
+    if not c.get("cuda_only"):
+        return ""
+    raised = c.get("raised", 0)
+    return f"{sep}CUDA-only" + (f", raised {raised}" if raised else "")
 
 
 def _seen_by(c: dict[str, Any]) -> str:
@@ -320,6 +365,11 @@ def _region(c: dict[str, Any]) -> dict[str, int]:
 
 def _sarif_message(c: dict[str, Any]) -> str:
     use = f"use {c['replacement'] or 'a device-generic API'} ({c['rule']})"
+    if c.get("cuda_only"):
+        raised = c.get("raised", 0)
+        return (f"CUDA-only: {c['legacy']} ran {c['count']} time{'s' if c['count'] != 1 else ''} "
+                f"while another accelerator was current"
+                + (f" ({raised} raised)" if raised else "") + f"; {use}")
     seen = c.get("seen_by")
     if isinstance(seen, dict) and set(seen) != {"run"}:
         what = {"run": "ran", "build": "compiler warnings", "scan": "found by the scanner"}

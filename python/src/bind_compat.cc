@@ -94,6 +94,7 @@ struct Entry {  // one (file, line, row): what the report shows
   std::string module;
   int row = 0;
   uint64_t count = 0;
+  uint64_t raised = 0;  // scoped rows: the counted calls whose callee raised
   double first_seen = 0;
   int epoch = -1;  // policy epoch the cached policy belongs to
   Policy policy = kWarn;
@@ -119,6 +120,9 @@ absl::node_hash_map<std::tuple<std::string, int, int>, Entry>* g_entries = nullp
 absl::flat_hash_map<FastKey, Entry*>* g_fast = nullptr;
 std::vector<PyObject*>* g_pinned_code = nullptr;
 int g_epoch = 0;
+// Bumped by reset(), which frees every Entry: a call that was under way then
+// (a forked child's reset) must not touch its entry afterwards.
+uint64_t g_generation = 0;
 PyObject* g_warning_category = nullptr;   // anydev.LegacyAPIWarning
 PyObject* g_error_category = nullptr;     // anydev.LegacyAPIError
 PyObject* g_no_equivalent = nullptr;      // anydev.NoEquivalentError
@@ -470,7 +474,10 @@ PyObject* ScopedForwarderCall(PyObject* self, PyObject* const* args, size_t narg
     ++e->count;
     fn = r->original;
   } else if (e->scope == kInternal) {
-    fn = r->original;
+    Py_INCREF(r->original);  // an uninstall during the call may drop the row's reference
+    PyObject* out = PyObject_Vectorcall(r->original, args, nargsf, kwnames);
+    Py_DECREF(r->original);
+    return out;
   } else {
     ++e->count;
     if (ApplyPolicy(e, *r) < 0) return nullptr;
@@ -480,17 +487,23 @@ PyObject* ScopedForwarderCall(PyObject* self, PyObject* const* args, size_t narg
       QuietFilterFirst();
       Py_INCREF(fn);
       const int saved = tl_quiet_row;
+      const uint64_t generation = g_generation;
       tl_quiet_row = row;
       PyObject* out = PyObject_Vectorcall(fn, args, nargsf, kwnames);
       tl_quiet_row = saved;
       Py_DECREF(fn);
+      if (ABSL_PREDICT_FALSE(out == nullptr) && generation == g_generation) ++e->raised;
       return out;
     }
   }
   // A reference for the call: an uninstall during it may drop the row's.
   Py_INCREF(fn);
+  const uint64_t generation = g_generation;
   PyObject* out = PyObject_Vectorcall(fn, args, nargsf, kwnames);
   Py_DECREF(fn);
+  // Counted calls that raised: the report of a run on another accelerator
+  // says which CUDA-only calls failed there (anydev/_torch/cuda_only.py).
+  if (ABSL_PREDICT_FALSE(out == nullptr) && generation == g_generation) ++e->raised;
   return out;
 }
 
@@ -912,6 +925,7 @@ void BindCompat(py::module_& m) {
           d["replacement"] = r.replacement;
           d["rule"] = r.rule;
           d["count"] = e.count;
+          if (r.scoped) d["raised"] = e.raised;
           d["first_seen"] = e.first_seen;
           d["policy"] = e.policy == kIgnore ? "ignore" : (e.policy == kError ? "error" : "warn");
           d["warned"] = e.warned;
@@ -929,6 +943,7 @@ void BindCompat(py::module_& m) {
         }
         g_fast->clear();
         g_entries->clear();
+        ++g_generation;
         for (PyObject* code : *g_pinned_code) Py_DECREF(code);
         g_pinned_code->clear();
       },

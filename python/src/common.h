@@ -72,6 +72,7 @@ void BindMemory(py::module_& m);
 void BindRuntime(py::module_& m);
 void BindFastCalls(py::module_& m);
 void BindCompat(py::module_& m);
+void BindWatch(py::module_& m);
 void BindScan(py::module_& m);
 
 // Returns the stream an anydev.Stream or a torch.Stream (read by its three

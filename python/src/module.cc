@@ -12,6 +12,7 @@ PYBIND11_MODULE(_C, m) {
   anydev::python::BindRuntime(m);
   anydev::python::BindFastCalls(m);
   anydev::python::BindCompat(m);
+  anydev::python::BindWatch(m);
   // The scanner is its own extension (scan_module.cc), so that `anydev scan`
   // loads no runtime; anydev._C._scan is that module, as before.
   pybind11::object scanner = pybind11::module_::import("anydev._scanner").attr("_scan");

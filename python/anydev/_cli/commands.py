@@ -136,10 +136,18 @@ def _cmd_run(args: argparse.Namespace) -> int:
         from anydev._torch import facade as _torch_facade
 
         _torch_facade.install()
-    if args.torch or args.mode:
+    if args.torch or args.mode or args.accelerator:
         if args.facade:
-            print("anydev run: --torch/--mode and --facade exclude each other", file=sys.stderr)
+            print("anydev run: --torch/--mode/--accelerator and --facade exclude each other",
+                  file=sys.stderr)
             return 2
+        if args.accelerator:  # sim in PyTorch before anything else uses anydev or torch
+            from . import sim_run as _sim_run
+
+            error = _sim_run.start(args.accelerator)
+            if error is not None:
+                print(f"anydev run --accelerator sim: {error}", file=sys.stderr)
+                return 2
         try:
             from anydev._torch import adapter as _torch_adapter
         except ImportError as e:  # PyTorch is not installed
@@ -172,8 +180,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     # and the run ends with its summary and report however it ends.
     from . import run_child as _run_child
 
-    _run_child.prepare(torch=bool(args.torch or args.mode), facade=bool(args.facade),
-                       mode=args.mode, project=os.getcwd() if args.module else args.target)
+    _run_child.prepare(torch=bool(args.torch or args.mode or args.accelerator),
+                       facade=bool(args.facade), mode=args.mode,
+                       project=os.getcwd() if args.module else args.target, sim=args.accelerator)
     if template:
         report.enable_at_exit(template)  # checked above; made absolute now, before any chdir
     sys.path.insert(0, os.getcwd() if args.module else os.path.dirname(path))  # as `python`
@@ -312,6 +321,12 @@ def _int_in(lo: int, hi: int):
     return parse
 
 
+def _accelerator(text: str) -> int:
+    from . import sim_run as _sim_run
+
+    return _sim_run.argument_type(text)
+
+
 def _seconds(text: str) -> float:
     import argparse
 
@@ -361,6 +376,11 @@ def _build_run(p: argparse.ArgumentParser) -> None:
                    help="with --torch (implies it): observe (default) warns about and counts "
                         "legacy calls and runs them unchanged; forward also sends them to "
                         "torch.accelerator / torch.amp / torch.Stream / torch.Event")
+    p.add_argument("--accelerator", metavar="sim[:N]", type=_accelerator,
+                   help="with --torch (implies it): make anydev's simulated accelerator PyTorch's "
+                        "device 'sim' (N devices; default $ANYDEV_SIM_DEVICES, else 1) in every "
+                        "Python process of the run, and report the call sites that ask for CUDA "
+                        "(see docs/torch.md)")
     p.add_argument("--report", metavar="PATH",
                    help="also write the report here ({pid} and {rank} expand); "
                         "default: $ANYDEV_REPORT if set")

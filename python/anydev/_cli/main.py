@@ -8,7 +8,9 @@
     anydev rule CODE              explain a rule
     anydev server                 the editor server (LSP over stdio): findings as you type
     anydev run SCRIPT [ARGS...]   run a legacy script with the runtime report on; print its summary
-                                  (--torch [--mode forward]: on the real PyTorch, see docs/torch.md)
+                                  (--torch [--mode forward]: on the real PyTorch, see docs/torch.md;
+                                  --accelerator sim[:N]: on a non-CUDA accelerator, with the call
+                                  sites that ask for CUDA reported first)
     anydev report show FILE...    render a runtime report or a build log (text, markdown, json,
                                   sarif); --scan PATH merges the scanner's findings
     anydev report merge FILES -o OUT   merge the reports of many processes and build logs

@@ -401,7 +401,8 @@ def _remove_folder() -> None:
         shutil.rmtree(_root, ignore_errors=True)
 
 
-def prepare(*, torch: bool, facade: bool, mode: Optional[str], project: Optional[str]) -> str:
+def prepare(*, torch: bool, facade: bool, mode: Optional[str], project: Optional[str],
+            sim: Optional[int] = None) -> str:
     """In the run's own process: sets up the children's reports and the
     bootstrap (see the module's docstring); returns the children's folder,
     removed when the run ends (Note [The run's folder])."""
@@ -416,7 +417,7 @@ def prepare(*, torch: bool, facade: bool, mode: Optional[str], project: Optional
     with open(os.path.join(boot, "sitecustomize.py"), "w", encoding="utf-8") as f:
         f.write(_BOOTSTRAP)
     _config = {"dir": children, "torch": torch, "facade": facade, "mode": mode,
-               "project": project}
+               "project": project, "sim": sim}
     _run_pid, _root = os.getpid(), root
     os.environ[ENV] = json.dumps(_config)
     path = os.environ.get("PYTHONPATH")
@@ -486,6 +487,10 @@ def start() -> None:
         except ImportError:
             pass
         else:
+            if _config.get("sim"):  # --accelerator sim[:N], before the adapter as in the run
+                from . import sim_run as _sim_run
+
+                _sim_run.start_child(_config["sim"])
             from anydev._torch import adapter as _torch_adapter
 
             _torch_adapter.install(mode=_config.get("mode") or "observe",

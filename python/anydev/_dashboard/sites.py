@@ -19,13 +19,16 @@ Each site is then:
 * ``static``: found only by the scanner (never reached by the runs given).
 
 Note [CUDA-only marker]: under ``anydev run --torch --accelerator sim``
-(issue 28: sim inside the real PyTorch) a call that asked for CUDA while
-another accelerator was current is CUDA-only code the run found. Its call
-record carries ``"cuda_only"``: ``true``, a count of the calls that did so,
-or an object ``{"accelerator": "sim", "calls": n, "raised": m}`` (any of
-them optional). Such sites are what a migration to another accelerator must
-fix first: they sort first and are flagged on the page. A report without the
-key (every report before issue 28) has no such sites.
+(docs/torch.md, "A whole run on sim, and the CUDA-only code it reaches") a
+call that asked for CUDA while another accelerator was current is CUDA-only
+code the run found. Its call record carries ``"cuda_only": true`` (a bool:
+anydev.report.load refuses anything else) and ``"raised"``, how many of its
+``count`` calls raised (anydev/_torch/cuda_only.py writes both; anydev.report
+.merge adds ``raised`` up). Such sites are what a migration to another
+accelerator must fix first: they sort first and are flagged on the page, with
+their calls and how many raised (code that asks for CUDA as often takes a CPU
+path silently as it fails). A report without the key (every report of a run
+without ``--accelerator``) has no such sites.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Optional, Sequence
 
-__all__ = ["Site", "cuda_only_of", "join"]
+__all__ = ["Site", "cuda_only_of", "cuda_only_text", "join"]
 
 
 @dataclass
@@ -50,6 +53,8 @@ class Site:
     calls: int = 0            # legacy calls counted at run time
     static: int = 0           # the scanner's findings at this site
     cuda_only: Optional[str] = None  # why the site is CUDA-only, or None
+    cuda_calls: int = 0       # its calls that asked for CUDA (Note [CUDA-only marker])
+    raised: int = 0           # of them, the calls that raised
     reports: int = 0          # how many of the runtime reports saw it
     items: list[Any] = field(default_factory=list)  # the static findings
 
@@ -61,28 +66,20 @@ class Site:
         return "run" if self.calls else "static"
 
 
-def cuda_only_of(call: dict[str, Any]) -> Optional[str]:
-    """A short text of why a runtime call is CUDA-only (Note [CUDA-only
-    marker]); None when the call carries no marker."""
-    mark = call.get("cuda_only")
-    if mark is None or mark is False or mark == 0:
+def cuda_only_of(call: dict[str, Any]) -> Optional[tuple[int, int]]:
+    """(calls, raised) of a runtime call record marked CUDA-only (Note
+    [CUDA-only marker]); None when it is not."""
+    if call.get("cuda_only") is not True:
         return None
-    if isinstance(mark, dict):
-        acc = mark.get("accelerator")
-        parts = []
-        n = mark.get("calls")
-        if isinstance(n, int) and not isinstance(n, bool):
-            parts.append(f"{n} call{'s' if n != 1 else ''}")
-        raised = mark.get("raised")
-        if isinstance(raised, int) and not isinstance(raised, bool) and raised:
-            parts.append(f"raised {raised} time{'s' if raised != 1 else ''}")
-        text = "asked for CUDA while " + (f"{acc} was current" if isinstance(acc, str) and acc
-                                          else "another accelerator was current")
-        return text + (f" ({', '.join(parts)})" if parts else "")
-    if isinstance(mark, int) and not isinstance(mark, bool):
-        return f"asked for CUDA while another accelerator was current ({mark} call" \
-               f"{'s' if mark != 1 else ''})"
-    return "asked for CUDA while another accelerator was current"
+    raised = call.get("raised", 0)
+    return call["count"], raised if isinstance(raised, int) and not isinstance(raised, bool) else 0
+
+
+def cuda_only_text(calls: int, raised: int) -> str:
+    """Why a site is CUDA-only, with its calls and how many raised."""
+    return (f"asked for CUDA while another accelerator was current ({calls} call"
+            f"{'s' if calls != 1 else ''}, " + (f"{raised} raised" if raised else "none raised")
+            + ")")
 
 
 class _Paths:
@@ -134,8 +131,10 @@ def join(reports: Sequence[dict[str, Any]], items: Iterable[Any], root: str) -> 
                                       c.get("replacement") or "")
             s.calls += c["count"]
             s.reports += 1
-            why = cuda_only_of(c)
-            if why is not None and s.cuda_only is None:
-                s.cuda_only = why
+            marked = cuda_only_of(c)
+            if marked is not None:
+                s.cuda_calls += marked[0]
+                s.raised += marked[1]
+                s.cuda_only = cuda_only_text(s.cuda_calls, s.raised)
     return sorted(sites.values(), key=lambda s: (s.cuda_only is None, s.calls == 0, -s.calls,
                                                  s.path, s.line, s.rule))

@@ -274,6 +274,9 @@ def combine(reports: Iterable[dict[str, Any]]) -> dict[str, Any]:
                 m["column"] = c["column"]
             if not m.get("module") and c.get("module"):
                 m["module"] = c["module"]
+            if c.get("cuda_only"):  # a run on another accelerator: anydev/_torch/cuda_only.py
+                m["cuda_only"] = True
+                m["raised"] = m.get("raised", 0) + c.get("raised", 0)
             for k, v in seen.items():
                 m["seen_by"][k] = m["seen_by"].get(k, 0) + v
     return {"format": _report.FORMAT, "version": _report.VERSION, "processes": processes,

@@ -150,28 +150,35 @@ def library_path(torch: Any) -> tuple[Path, bool]:
         fcntl.flock(lock, fcntl.LOCK_EX)  # concurrent processes: one builds
         if lib.is_file():
             return lib, False
+        # What a build needs is checked before it is announced: without a
+        # compiler or torch's headers the error is all there is to say.
+        cxx = _compiler()
+        _check_headers(torch)
         start = time.monotonic()
         print(f"anydev: building the sim backend for torch {torch.__version__} into {folder} "
               f"(once per PyTorch version; about a minute)...", file=sys.stderr, flush=True)
-        _build(torch, src, folder, lib)
+        _build(torch, src, folder, lib, cxx)
         print(f"anydev: built the sim backend in {time.monotonic() - start:.0f} s ({lib})",
               file=sys.stderr, flush=True)
     return lib, True
 
 
-def _build(torch: Any, src: Path, folder: Path, lib: Path) -> None:
-    """Compiles the sources in ``src`` for ``torch`` into ``lib`` (atomically),
-    leaving the compiler's output in ``folder/build.log``."""
-    torch_include, torch_lib = _torch_dirs(torch)
+def _check_headers(torch: Any) -> None:
+    torch_include, _ = _torch_dirs(torch)
     if not (torch_include / "ATen" / "detail" / "PrivateUse1HooksInterface.h").is_file():
         raise BuildError(
             f"this PyTorch ({torch.__version__}) has no C++ headers at {torch_include}, which "
             "anydev's sim backend is compiled against; install a PyTorch wheel that ships "
             "them (the pytorch.org and PyPI wheels do)")
+
+
+def _build(torch: Any, src: Path, folder: Path, lib: Path, cxx: str) -> None:
+    """Compiles the sources in ``src`` for ``torch`` into ``lib`` (atomically)
+    with ``cxx``, leaving the compiler's output in ``folder/build.log``."""
+    torch_include, torch_lib = _torch_dirs(torch)
     import subprocess
     import tempfile
 
-    cxx = _compiler()
     flags = _flags(torch)
     log_path = folder / "build.log"
     with tempfile.TemporaryDirectory(dir=folder, prefix="build-") as tmp:

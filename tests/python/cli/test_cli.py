@@ -113,6 +113,19 @@ def test_migration_demo():
     assert "legacy_app/streams.py:9  torch.cuda.Stream" in err
     # (line 36: the migrated autocast line went over 88 columns and was wrapped)
     assert "legacy_app/train.py:36  torch.cuda.memory_allocated" in err
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        assert "are left out" in out
+        return
+    # 6.-8. on sim inside PyTorch: the legacy code fails and names its CUDA-only
+    # site; the migrated copy, finished by hand, runs with none
+    assert "-> the legacy code failed on sim; CUDA-only call sites it reached: 1" in out
+    assert ("legacy_app/devices.py:10  torch.cuda.is_available -> torch.accelerator.is_available"
+            "  [AD101]  CUDA-only") in err
+    assert "+    with side:" in out                                   # 7. by hand
+    assert "-> the migrated code ran on sim and asked for CUDA nowhere" in out
+    assert err.rstrip().endswith("anydev: no legacy calls ran.")
 
 
 def test_demo_rejects_a_folder_that_is_not_the_example(tmp_path):

@@ -174,13 +174,59 @@ def test_sites_join_into_one_row_in_the_page(repo):
     report = json.loads(runtime_report(repo).read_text())
     for c in report["calls"]:
         if c["line"] == 12:
-            c["cuda_only"] = {"accelerator": "sim", "calls": c["count"], "raised": 0}
+            c["cuda_only"], c["raised"] = True, 0
     (repo / "sim.json").write_text(json.dumps(report))
     page = page_of(repo, "--no-fixer", "--report", "sim.json")
     body = rows(page, "sites")
     assert body[0][0] == "CUDA-only" and body[0][1].endswith("train.py:12")
+    assert "asked for CUDA while another accelerator was current" in body[0][6]
     assert len({r[1] + r[2] for r in body}) == len(body)
     assert 'id="cuda-only"' in page
+
+
+SIM_APP = """\
+import torch
+
+
+def pick():
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def move(x):
+    try:
+        return x.cuda()
+    except (AssertionError, RuntimeError):
+        return x
+
+
+for _ in range(3):
+    pick()
+move(torch.zeros(2))
+torch.accelerator.synchronize()
+"""
+
+
+def test_the_cuda_only_sites_of_a_run_on_sim_come_first_and_marked(tmp_path, monkeypatch):
+    # A real run on sim inside PyTorch (anydev run --torch --accelerator sim): the report's
+    # CUDA-only sites, as anydev._torch.cuda_only writes them, are first on the page,
+    # marked, with their calls and how many raised.
+    pytest.importorskip("torch")
+    (tmp_path / "app.py").write_text(SIM_APP)
+    p = subprocess.run([sys.executable, "-m", "anydev", "run", "--torch", "--accelerator", "sim",
+                        "--report", "run.json", "app.py"], cwd=tmp_path, env=clean_env(),
+                       capture_output=True, text=True, timeout=300, check=False)
+    assert p.returncode == 0, p.stderr
+    monkeypatch.chdir(tmp_path)
+    page = page_of(tmp_path, "--no-fixer", "--report", "run.json")
+    body = rows(page, "sites")
+    flagged = [(r[0], r[1], r[2], r[6]) for r in body if r[0] == "CUDA-only"]
+    assert flagged == [
+        ("CUDA-only", "app.py:5", "AD101", "run and scan — asked for CUDA while another "
+         "accelerator was current (3 calls, none raised)"),
+        ("CUDA-only", "app.py:10", "AD907", "run and scan — asked for CUDA while another "
+         "accelerator was current (1 call, 1 raised)")]
+    assert [r[0] for r in body[:2]] == ["CUDA-only", "CUDA-only"]
+    assert '<p class="callout" id="cuda-only">2 sites asked for CUDA' in page
 
 
 def test_history_in_the_page(repo):

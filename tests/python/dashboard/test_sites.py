@@ -56,22 +56,27 @@ def test_counts_of_several_reports_add_up(tmp_path):
 
 
 def test_cuda_only_sites_come_first_and_say_why(tmp_path):
+    # the marker as anydev run --torch --accelerator sim writes it (Note [CUDA-only marker])
     items = [item("m.py", 1), item("m.py", 2)]
-    runs = [report(call("m.py", 1, 1000), call("m.py", 2, 3, cuda_only={
-        "accelerator": "sim", "calls": 3, "raised": 1}), call("m.py", 5, 1, cuda_only=True))]
+    runs = [report(call("m.py", 1, 1000), call("m.py", 2, 3, cuda_only=True, raised=1),
+                   call("m.py", 5, 1, cuda_only=True, raised=0))]
     got = sites.join(runs, items, str(tmp_path))
     assert [(s.line, bool(s.cuda_only)) for s in got] == [(2, True), (5, True), (1, False)]
-    assert got[0].cuda_only == ("asked for CUDA while sim was current (3 calls, raised 1 time)")
-    assert got[1].cuda_only == "asked for CUDA while another accelerator was current"
+    assert got[0].cuda_only == ("asked for CUDA while another accelerator was current "
+                                "(3 calls, 1 raised)")
+    assert got[1].cuda_only == ("asked for CUDA while another accelerator was current "
+                                "(1 call, none raised)")
+    # two runs' reports of one site add up
+    runs.append(report(call("m.py", 2, 4, cuda_only=True, raised=4)))
+    got = sites.join(runs, items, str(tmp_path))
+    assert (got[0].line, got[0].calls, got[0].cuda_calls, got[0].raised) == (2, 7, 7, 5)
 
 
 def test_the_marker_forms():
-    assert sites.cuda_only_of({}) is None
-    assert sites.cuda_only_of({"cuda_only": False}) is None
-    assert sites.cuda_only_of({"cuda_only": 0}) is None
-    assert sites.cuda_only_of({"cuda_only": 2}).endswith("(2 calls)")
-    assert sites.cuda_only_of({"cuda_only": {}}) == (
-        "asked for CUDA while another accelerator was current")
+    assert sites.cuda_only_of({"count": 2}) is None
+    assert sites.cuda_only_of({"count": 2, "cuda_only": False}) is None
+    assert sites.cuda_only_of({"count": 2, "cuda_only": True}) == (2, 0)
+    assert sites.cuda_only_of({"count": 2, "cuda_only": True, "raised": 1}) == (2, 1)
 
 
 def test_names_that_are_not_files_stay_as_they_are(tmp_path):

@@ -136,3 +136,71 @@ def test_rule_shows_since_fix_level_and_the_proof():
     doc = json.loads(out)
     assert doc["since"] == "main" and "never applied" in doc["needs"]
     assert doc["proof"].startswith("not run: ")
+
+
+# --- the third machine: a non-CUDA accelerator (sim inside the real torch) -------------------
+
+
+def test_the_proof_runs_on_a_non_cuda_accelerator(doc):
+    # Note [Three machines]: sim registered in the real torch by anydev.torch.register_sim();
+    # tools/setup.sh builds it for the .venv's torch, so it is there wherever the suite runs.
+    acc = doc["accelerator"]
+    assert acc.get("name") == "sim", f"the accelerator leg did not run: {acc}"
+    assert acc["torch"] in doc["torch"] and acc["torch"].endswith("+sim")
+    # is_available answers for sim there: the child really had sim as PyTorch's accelerator
+    leg = doc["rows"]["AD101"]["accelerator"]
+    assert leg["verdict"] == "correct" and "own device module" in leg["correct"]
+    case = doc["rows"]["AD101"]["cases"][0]["accelerator"]
+    assert (case["legacy"], case["rewrite"], case["own"], case["correct"]) == (
+        "returns False", "returns True", "returns True", True)
+    assert "the meaning changes there" in leg["summary"]
+    # the literal rows too: a tensor made with the rewritten device lives on sim
+    lit = doc["rows"]["AD902"]["cases"][0]["accelerator"]
+    assert lit["rewrite"] == "returns device sim:0" and lit["correct"], lit
+    # a rewrite that keeps the CUDA device must do there what the legacy call does
+    assert "the legacy call does there" in doc["rows"]["AD313"]["accelerator"]["correct"]
+
+
+def test_every_safe_row_is_correct_on_the_non_cuda_accelerator(doc):
+    for r in _compat_table.ROWS:
+        if r.language == "python" and r.status == "deprecated" and r.fix == "safe":
+            leg = doc["rows"][r.code]["accelerator"]
+            assert leg["verdict"] == "correct", (r.code, leg)
+            assert all(c["accelerator"]["correct"] for c in doc["rows"][r.code]["cases"])
+
+
+def test_a_rewrite_wrong_on_the_accelerator_is_not_safe():
+    # the same rows judged with a child that answers otherwise on sim
+    entry = {"replacement": "torch.accelerator.synchronize", "torch": ["2.13.0+cpu"],
+             "accelerator": {"torch": "2.13.0+cpu+sim", "correct": "..."},
+             "cases": [{"call": "torch.cuda.synchronize()", "rewrite": "torch.accelerator."
+                        "synchronize()", "outcomes": {}}]}
+    answers = {"2.13.0+cpu+sim": {"accelerator": "sim", "cases": [
+        {"id": "X/0", "legacy": "raises AssertionError", "rewrite": "raises RuntimeError",
+         "own": "returns None", "correct": False, "same": True}]}}
+    build = pf.Build("py", "2.13.0+cpu+sim", pf.ACCELERATOR_SETUP, "sim")
+    wrong = pf._judge_accelerator("X", entry, answers, build, "")
+    assert wrong.startswith("wrong on a non-CUDA accelerator (sim, torch 2.13.0+cpu+sim): "
+                            "`torch.accelerator.synchronize()` raises RuntimeError where the "
+                            "accelerator's own answer returns None")
+    assert entry["accelerator"]["verdict"].startswith("wrong on sim")
+    # a child that did not have the accelerator current answered for another machine
+    answer = {"accelerator": None, "cases": []}
+    pf._check_accelerator(build, answer)
+    assert answer == {"error": "the child was to run with sim as PyTorch's accelerator, and "
+                               "had None"}
+    # without the accelerator's build, the leg says why it did not run
+    entry = {"replacement": "r", "cases": []}
+    assert pf._judge_accelerator("X", entry, {}, None, "no compiler") == ""
+    assert entry["accelerator"] == {"verdict": "not run: no compiler"}
+
+
+def test_the_output_names_the_accelerator_leg(capsys, monkeypatch):
+    # one row, so the run is short; the line on stderr says where the leg ran
+    real = pf.prove
+    monkeypatch.setattr(pf, "prove", lambda extra=None: real(extra, only={"AD101"}))
+    assert pf.main([]) == 0
+    out, err = capsys.readouterr()
+    assert "a non-CUDA accelerator: sim inside the real torch" in err
+    assert "1 rows ran there, 1 correct, 1 of them with a meaning that changes there" in err
+    assert "on a non-CUDA accelerator (sim, torch" in out
