@@ -35,6 +35,7 @@ import ast
 import itertools
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -1028,8 +1029,22 @@ def _judge_accelerator(code: str, entry: dict, answers: dict, acc_build: Optiona
 
 def _rewritten_label(label: str, src: str, new: str) -> str:
     """The rewritten form of a case's label: the lines that changed."""
-    old_lines, new_lines = src.splitlines(), new.splitlines()
-    changed = [n.removeprefix("_result = ") for n in new_lines if n not in old_lines]
+    old_lines = set(src.splitlines())
+    changed: list[str] = []
+    statement: list[str] = []  # the lines of a statement the fixer wrapped (Note [Wrapping
+    depth = 0                  # rewritten lines]): one label, as if on one line
+    for line in new.splitlines():
+        if not statement and line in old_lines:
+            continue
+        statement.append(line.strip() if statement else line.removeprefix("_result = "))
+        depth += sum(map(line.count, "([{")) - sum(map(line.count, ")]}"))
+        if depth <= 0:
+            text = " ".join(statement)
+            text = re.sub(r"([(\[{]) ", r"\1", re.sub(r",? ([)\]}])", r"\1", text))
+            changed.append(text)
+            statement, depth = [], 0
+    if statement:
+        changed.append(" ".join(statement))
     return "; ".join(changed) if changed else _first_line(new)
 
 
