@@ -22,6 +22,7 @@ renamed and ``torch.sim`` (:mod:`anydev._torch.sim_module`) is registered.
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import os
 import threading
@@ -199,3 +200,58 @@ def register_sim(devices: int | None = None) -> None:
             for_tensor=True, for_module=True, for_packed_sequence=True, for_storage=True)
         _library = lib
         _registered = n
+        atexit.register(_drain_autograd_device_threads)
+
+
+# Note [Autograd device threads at exit]
+# A backward pass over sim tensors runs on PyTorch's autograd device threads
+# (one per sim device, "pt_autograd_N"), as for any accelerator. Each backward
+# captures the caller's thread-local state into its GraphTask, and since
+# PyTorch 2.13 that state holds a Python object (_engine_run_backward stashes
+# the contextvars context in TLS: torch/autograd/graph.py). The device thread
+# holds the GraphTask until the end of its loop iteration, after the caller
+# has returned (Engine::thread_main, torch/csrc/autograd/engine.cpp); when it
+# is the last holder, it releases that object, which needs the GIL. If the
+# interpreter is finalizing by then (a script that ends right after
+# loss.backward()), taking the GIL exits the thread (PyThread_exit_thread),
+# the unwind reaches a noexcept destructor and the process aborts with
+# "terminate called without an active exception" (about 1 run in 30 on a loaded
+# machine). So, at exit, each device thread that exists is given one more task
+# and waited for: to run it, the thread has finished (and released) the one
+# before, while the main thread waits without the GIL. That task's own state
+# holds no Python object (the engine is called without the stash) and its
+# tensors stay referenced from here, so releasing it needs no GIL.
+_drain_keep: list[Any] = []
+
+
+def _autograd_device_threads() -> set[int]:
+    """The sim devices whose autograd device thread is running in this
+    process (Linux: the threads' names); empty where that cannot be read."""
+    out = set()
+    try:
+        for tid in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{tid}/comm", encoding="ascii", errors="replace") as f:
+                name = f.read().strip()
+            if name.startswith("pt_autograd_") and name[12:].isdigit():
+                out.add(int(name[12:]))
+    except OSError:
+        return set()
+    return out
+
+
+def _drain_autograd_device_threads() -> None:
+    """Note [Autograd device threads at exit]."""
+    if not _registered:
+        return
+    try:
+        import torch
+
+        engine = torch.autograd.Variable._execution_engine
+        for index in sorted(i for i in _autograd_device_threads() if i < _registered):
+            x = torch.zeros(1, device=torch.device(NAME, index), requires_grad=True)
+            y = x * 2
+            grad = torch.ones_like(y)
+            _drain_keep.extend((x, y, grad))
+            engine.run_backward((y,), (grad,), False, False, (), True, True)
+    except Exception:  # noqa: BLE001 - at exit: the drain is best effort, never an error
+        pass
