@@ -214,9 +214,9 @@ def test_fixed_project_keeps_passing_its_tests(tmp_path, tests_before, project_t
 KNOWN_UNREADABLE: dict[str, list[str]] = {
     "trainkit-2.13-unsafe": [
         # `return torch.device("cuda", torch.cuda.current_device())` under
-        # `if torch.cuda.is_available():` (src/trainkit/device.py:13)
-        "src/trainkit/device.py:13: 135 columns, over the project's 100",
-        ("src/trainkit/device.py:13: a \"cuda\" fallback for no accelerator under a check "
+        # `if torch.cuda.is_available():` (src/trainkit/device.py:13; the fixer
+        # now wraps the rewritten line to the project's 100 columns)
+        ("src/trainkit/device.py:14: a \"cuda\" fallback for no accelerator under a check "
          "that there is one (line 12)"),
         # `torch.manual_seed(seed)` then `if torch.cuda.is_available():
         # torch.cuda.manual_seed_all(seed)` (src/trainkit/seed.py:10-12)
