@@ -661,13 +661,20 @@ def _native_rule(row, covered: set, off: bool = False) -> tuple:
 def _rule_settings(cfg, select: Optional[Sequence[str]] = None,
                    ignore: Sequence[str] = (), extend_select: Sequence[str] = (),
                    extend_ignore: Sequence[str] = ()) -> tuple:
-    """anydev._migrate.check.rule_settings: the rule filter and per-file
-    ignores of a configuration (anydev._common.config.Config) and the
-    command line's --select/--ignore/--extend-select/--extend-ignore, for
+    """anydev._migrate.check.rule_settings: the rule filter
+    (:func:`_rule_selection`) and the per-file ignores
+    (:func:`_per_file_ignores`) of a configuration."""
+    return (_rule_selection(cfg, select, ignore, extend_select, extend_ignore),
+            _per_file_ignores(cfg))
+
+
+def _rule_selection(cfg, select: Optional[Sequence[str]] = None,
+                    ignore: Sequence[str] = (), extend_select: Sequence[str] = (),
+                    extend_ignore: Sequence[str] = ()) -> Callable[[str], bool]:
+    """The rule filter of a configuration (anydev._common.config.Config) and
+    the command line's --select/--ignore/--extend-select/--extend-ignore, for
     `anydev scan`, `anydev fix` and the editor server alike: --select
     replaces the configuration's select and extend-select; the others add."""
-    from ._common.config import Glob
-
     chosen = select if select is not None else cfg.select
     extend = ([] if select is not None else list(cfg.extend_select)) + list(extend_select or [])
     ignored = list(cfg.ignore) + list(cfg.extend_ignore) + list(ignore or []) + \
@@ -680,15 +687,23 @@ def _rule_settings(cfg, select: Optional[Sequence[str]] = None,
                                   cfg.extend_ignore)
         where = cfg.where() + ": " if from_file and select is None and not ignore else ""
         raise ValueError(f"{where}{e}") from None
-    rules = base if extra is None else (lambda code: base(code) or extra(code))
-    pfi = []
+    return base if extra is None else (lambda code: base(code) or extra(code))
+
+
+def _per_file_ignores(cfg) -> list:
+    """A configuration's per-file-ignores: [(Glob, predicate: code ->
+    dropped)], each glob relative to the folder of the file that gave it
+    (one the configuration extends, or its own); ValueError names the entry."""
+    from ._common.config import Glob
+
+    out = []
     for glob, codes in cfg.per_file_ignores:
         try:
             pred = rule_filter(["ALL"], codes) if codes else (lambda code: False)
         except ValueError as e:
             raise ValueError(f"{cfg.where()}: `per-file-ignores` {glob!r}: {e}") from None
-        pfi.append((Glob(glob, cfg.root), lambda code, p=pred: not p(code)))
-    return rules, pfi
+        out.append((Glob(glob, cfg.base("per-file-ignores")), lambda code, p=pred: not p(code)))
+    return out
 
 
 def _prefixes(entries: Iterable[str], codes: list[str], what: str) -> list[str]:
@@ -1052,6 +1067,11 @@ class _Stream:
             names, path_errors, self.ignored, self._notebooks = _native().walk_files(
                 *self._walk, notebooks=True)
         self._path_errors(path_errors)
+        return self._ordered(names)
+
+    def _ordered(self, names: list) -> list:
+        """The walk's names, sorted by how they are shown and each shown once,
+        where several paths were given; else as the walk gave them."""
         if not self._sorted:
             return names
         show = self._show
@@ -1072,18 +1092,7 @@ class _Stream:
         walk = (self._walk[0], [(os.fsencode(p), os.fsencode(b or self._cwd))
                                 for p, b in excludes], self._walk[2])
         names, _errors, _ignored = _native().walk_files(*walk)
-        if not self._sorted:
-            return names
-        show = self._show
-        seen: set[str] = set()
-        named = []
-        for name in names:
-            shown = show(name)
-            if shown not in seen:
-                seen.add(shown)
-                named.append((shown, name))
-        named.sort(key=_at(0))
-        return [name for _shown, name in named]
+        return self._ordered(names)
 
     def _path_errors(self, path_errors) -> None:
         show = self._show

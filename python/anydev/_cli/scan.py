@@ -768,30 +768,23 @@ PER_FILE_KEYS = ("extend", "select", "extend-select", "ignore", "extend-ignore",
 
 def rule_selection(cfg: Config, args: argparse.Namespace) -> Callable[[str], bool]:
     """The rule filter of ``cfg``'s select/extend-select/ignore/extend-ignore
-    with the command line's on top (anydev.scan._rule_settings, which the
+    with the command line's on top (anydev.scan._rule_selection, which the
     editor server's settings use too)."""
-    scan = _scanner()
     try:
-        rules, _pfi = scan._rule_settings(
+        return _scanner()._rule_selection(
             cfg, getattr(args, "select", None), getattr(args, "ignore", None) or (),
             getattr(args, "extend_select", None) or (), getattr(args, "extend_ignore", None) or ())
     except ValueError as e:
         raise UsageError(str(e)) from None
-    return rules
 
 
 def per_file_ignores(cfg: Config) -> list:
-    """``cfg``'s per-file-ignores: [(Glob, predicate: code -> dropped)]."""
-    scan = _scanner()
-    out = []
-    for glob, codes in cfg.per_file_ignores:
-        try:
-            pred = scan.rule_filter(["ALL"], codes) if codes else (lambda code: False)
-        except ValueError as e:
-            raise UsageError(f"{cfg.where()}: `per-file-ignores` {glob!r}: {e}") from None
-        out.append((_config.Glob(glob, cfg.base("per-file-ignores")),
-                    lambda code, p=pred: not p(code)))
-    return out
+    """``cfg``'s per-file-ignores: [(Glob, predicate: code -> dropped)]
+    (anydev.scan._per_file_ignores, the editor server's too)."""
+    try:
+        return _scanner()._per_file_ignores(cfg)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
 
 
 def _check_target(cfg: Config) -> None:
@@ -1003,7 +996,7 @@ def _scan_main(args: argparse.Namespace) -> int:
     errors = result.errors
     lines = _Lines()
     if unused_noqa:
-        extra = _unused_noqa(sel, result)
+        extra = _unused_noqa(sel)
         if extra:
             findings = sorted([*findings, *extra], key=lambda f: (f.path, f.start))
 
@@ -1227,7 +1220,7 @@ def _make_directive_finding(path: str, data: bytes, line: int, column: int, end_
                         message, "directive", start, end, None, text, "python")
 
 
-def _unused_noqa(sel: Selection, report) -> list:
+def _unused_noqa(sel: Selection) -> list:
     """The AD001 findings of the run (Note [Unused noqa] in
     anydev/_migrate/meta_rules.py): the `# noqa` directives of the Python
     files walked whose AD codes suppress nothing on their line. The scanner

@@ -143,6 +143,16 @@ def test_the_editor_server_selects_what_the_command_line_does(tmp_path, monkeypa
     # --select drops the file's extend-select, for both
     over = _check.settings(cfg, select=["AD2"]).rules
     assert over("AD201") and not over("AD911") and not over("AD103")
+    # per-file-ignores an extended file gives are relative to that file's folder, for both
+    write(tmp_path / "base.toml", 'per-file-ignores = { "gen/*.py" = ["AD1"] }\n')
+    write(tmp_path / "app" / "anydev.toml", 'extend = "../base.toml"\n')
+    cfg = _config.load_file(str(tmp_path / "app" / "anydev.toml")).check()
+    from anydev._cli.scan import per_file_ignores
+
+    gen, app = str(tmp_path / "gen" / "m.py"), str(tmp_path / "app" / "gen" / "m.py")
+    for pfi in (_check.settings(cfg).per_file_ignores, per_file_ignores(cfg)):
+        [(glob, drops)] = pfi
+        assert glob.match(gen) and not glob.match(app) and drops("AD107")
 
 
 @pytest.mark.parametrize("body, message", [
