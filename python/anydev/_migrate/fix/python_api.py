@@ -238,20 +238,22 @@ def _open_paren(text: str, pos: int) -> int:
 
 def _fix_python(text: _Text, findings: list[_scan.Finding], unsafe: bool, path: str,
                 refused: Sequence[tuple[_scan.Finding, str]] = (),
-                tree: Optional[ast.Module] = None
+                tree: Optional[ast.Module] = None, checks_patched: bool = False
                 ) -> tuple[str, list[_scan.Finding], list[tuple[_scan.Finding, str]],
                            Optional[list[str]]]:
     """The fixed text, the findings applied and skipped, and the fixed top-level
     statements to parse again (None: the whole text; Note [Checking the rewrite]).
     ``refused``: the target's refusals of literals and checks (their units stay).
     ``tree``: the syntax tree of ``text.text`` where the caller has it (the
-    check of the round before, Note [Rounds]); else the text is parsed here."""
+    check of the round before, Note [Rounds]); else the text is parsed here.
+    ``checks_patched``: a test of the tree patches an availability check
+    (Note [No fallback under a check])."""
     if tree is None:
         tree = parse_module(text.text, path)
     # device literals and idioms move with their function (Note [Literal units]):
     # a pass in which a unit falls runs again without it, on the same tree (no pass
     # changes it: the rewrites are edits of the text)
-    units = _literals.Units(findings, refused, unsafe)
+    units = _literals.Units(findings, refused, unsafe, checks_patched)
     shared: dict = {}  # what the passes share: the analysis of the tree (no pass changes it)
     for _ in range(len(findings) + 2):  # each pass that fails leaves one more unit
         try:
