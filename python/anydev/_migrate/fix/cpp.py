@@ -81,7 +81,8 @@ def _fix_cpp(text: _Text, findings: list[_scan.Finding], unsafe: bool, path: str
 def _comment_alignment(text: _Text, edits: _Edits, mask: str) -> list[_Edit]:
     """Edits of the blanks before a trailing `//` comment that keep it in its
     column where the rewrites on its line changed the code's length (Note
-    [Aligned comments]): the blanks grow or shrink, at least one stays."""
+    [Aligned comments]): the blanks grow or shrink; where the code grew past
+    the column, the column of the whole aligned run moves right."""
     by_line: dict[int, int] = {}
     for e in list(edits.items):
         first, last = text.line_of(e.start), text.line_of(max(e.start, e.end - 1))
@@ -89,30 +90,73 @@ def _comment_alignment(text: _Text, edits: _Edits, mask: str) -> list[_Edit]:
             continue
         by_line[first] = by_line.get(first, 0) + len(e.text) - (e.end - e.start)
     out: list[_Edit] = []
-    for line, delta in by_line.items():
-        if not delta:
+    moved: set[int] = set()  # the lines of the runs moved whole
+    for line, delta in sorted(by_line.items()):
+        if not delta or line in moved:
             continue
-        start = text.line_starts()[line]
-        end = text.line_end(line, with_break=False)
-        code = mask[start:end]
-        k = text.text.find("//", start, end)
-        while k >= 0 and mask[k] == text.text[k]:  # a `//` inside code (a string's): not it
-            k = text.text.find("//", k + 2, end)
-        if k < 0 or code[:k - start].strip() == "":
+        got = _trailing(text, mask, line, edits)
+        if got is None:
             continue
-        pad_start = k
-        while pad_start > start and text.text[pad_start - 1] in " \t":
-            pad_start -= 1
-        pad = text.text[pad_start:k]
-        if "\t" in pad or len(pad) < 2 or any(e.start < k and e.end > pad_start
-                                               for e in edits.items):
-            continue  # one blank (not aligned), tabs, or an edit in the blanks
-        if not any(_comment_column(text, mask, n) == k - start for n in (line - 1, line + 1)):
+        pad_start, k = got
+        pad = k - pad_start
+        col = k - text.line_starts()[line]
+        if not any(_comment_column(text, mask, n) == col for n in (line - 1, line + 1)):
             continue  # no neighbour in that column: a style's gap (`x;  // y`), not alignment
-        want = max(1, len(pad) - delta)
-        if want != len(pad):
-            out.append(_Edit(pad_start, k, " " * want))
+        run = _aligned_run(text, mask, line, col)
+        pads = {n: _trailing(text, mask, n, edits) for n in run}
+        if any(v is None for v in pads.values()):
+            continue  # tabs, one blank or an edit in the blanks of a line of the run
+        # the blanks a line needs before the column: two where the run always had
+        # two or more (Google's style), else one
+        gap = min(2, min(v[1] - v[0] for v in pads.values()))  # type: ignore[index]
+        if pad - delta >= gap:
+            out.append(_Edit(pad_start, k, " " * (pad - delta)))
+            continue
+        # the code grew past the column: the run moves to where every line fits
+        ends = {n: v[0] - text.line_starts()[n] + by_line.get(n, 0)  # type: ignore[index]
+                for n, v in pads.items()}
+        new_col = max(ends.values()) + gap
+        for n, (ps, kk) in pads.items():  # type: ignore[misc]
+            want = new_col - ends[n]
+            if want != kk - ps:
+                out.append(_Edit(ps, kk, " " * want))
+        moved.update(run)
     return out
+
+
+def _trailing(text: _Text, mask: str, line: int, edits: _Edits) -> Optional[tuple[int, int]]:
+    """(start of the blanks, start of the `//`) of the line's trailing comment,
+    where the blanks are two or more spaces no edit touches; else None."""
+    start = text.line_starts()[line]
+    end = text.line_end(line, with_break=False)
+    k = text.text.find("//", start, end)
+    while k >= 0 and mask[k] == text.text[k]:  # a `//` inside code (a string's): not it
+        k = text.text.find("//", k + 2, end)
+    if k < 0 or mask[start:k].strip() == "":
+        return None
+    pad_start = k
+    while pad_start > start and text.text[pad_start - 1] in " \t":
+        pad_start -= 1
+    pad = text.text[pad_start:k]
+    if "\t" in pad or len(pad) < 1 or any(e.start < k and e.end > pad_start
+                                           for e in edits.items):
+        return None
+    if len(pad) < 2 and not any(e.start < pad_start and e.end > start for e in edits.items
+                                if text.line_of(e.start) == line):
+        return None  # one blank on a line no rewrite touches: not aligned
+    return pad_start, k
+
+
+def _aligned_run(text: _Text, mask: str, line: int, col: int) -> list[int]:
+    """The consecutive lines around ``line`` whose trailing comments start in
+    column ``col``."""
+    lo = line
+    while _comment_column(text, mask, lo - 1) == col:
+        lo -= 1
+    hi = line
+    while _comment_column(text, mask, hi + 1) == col:
+        hi += 1
+    return list(range(lo, hi + 1))
 
 
 def _comment_column(text: _Text, mask: str, line: int) -> int:
@@ -135,7 +179,10 @@ def _comment_column(text: _Text, mask: str, line: int) -> int:
 # column, one that shortens it pulled it left. The blanks before the comment now
 # absorb the change where the comment shares its column with the comment of the
 # line above or below (two blanks alone are a style's gap, `x;  // y`, kept as
-# they are); where the code grew past the column, one blank is left.
+# they are). Where the code grew past the column, the whole run of lines aligned
+# in that column moves right, to the longest line's end plus two blanks (one
+# where a line of the run had only one), as clang-format's AlignTrailingComments
+# lays them out: the other lines of the run change only in their blanks.
 
 def _cpp_call(text: str, edits: _Edits, start: int, end: int, call_end: int, row: Row,
               newline: str) -> tuple[Optional[str], list[_Edit]]:
