@@ -613,6 +613,8 @@ def gen_scan_table(table: Table) -> str:
             "# \"deprecated\"; the others' say \"device-specific\": anydev.scan.message_for).",
             "PYTORCH_DEPRECATED = frozenset("
             + repr(tuple(r.code for r in table.rows if r.data.get("pytorch_deprecated"))) + ")",
+            "# The newest release the table knows (the target reader's, without the table).",
+            f"NEWEST_TORCH = {NEWEST_TORCH!r}",
             "# The fields of a row that the scanner reads, in the order of ROWS_TEXT's.",
             f"SCAN_FIELDS = {SCAN_FIELDS!r}",
             "# Per row, those fields separated by tabs (a tuple's items by spaces, None as",

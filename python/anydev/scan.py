@@ -1037,7 +1037,8 @@ class _Stream:
                       respect_gitignore)
         self.tracked = len(tracked)
         self.files = self.bytes = self.ignored = 0
-        self._counts = [0, 0, 0, 0]  # as summary_counts
+        self._counts = [0, 0]  # findings left, files they are in
+        self._per_row: dict = {}  # id(row) -> [row, findings left of it]
         self.errors: list[ScanError] = []
         # As _scan_report: one path is the walk's order, and batches() scans
         # the files as the walk finds them (Note [Scan ahead] in bind_scan.cc);
@@ -1103,10 +1104,13 @@ class _Stream:
     def __len__(self) -> int:
         return self._counts[0]
 
-    def summary_counts(self) -> tuple[int, int, int, int]:
-        """(findings left, files they are in, of them safe to fix, unsafe)."""
-        n, nfiles, safe, unsafe = self._counts
-        return n, nfiles, safe, unsafe
+    def summary_counts(self, level: Optional[Callable] = None
+                       ) -> tuple[int, int, int, int, int]:
+        """(findings left, files they are in, of them safe to fix, unsafe,
+        newer): the last three by ``level(row)`` (_row_level by default)."""
+        n, nfiles = self._counts
+        return (n, nfiles, *_levels_counted(((row, k) for row, k in self._per_row.values()),
+                                            self.extra, level))
 
     def _take_names(self) -> Optional[list]:
         """The sorted walk's names, for the one scan of them (whole() or
@@ -1174,8 +1178,15 @@ class _Stream:
             self.bytes += report.bytes
             self.errors += report.errors
             if len(report):
-                for k, v in enumerate(report.summary_counts()):
-                    counts[k] += v
+                counts[0] += len(report)
+                counts[1] += report.files_with_findings()
+                per_row = self._per_row
+                for row, k in report.row_counts():
+                    got = per_row.get(id(row))
+                    if got is None:
+                        per_row[id(row)] = [row, k]
+                    else:
+                        got[1] += k
             yield report
             report = None
         if self._sorted:
@@ -1194,8 +1205,6 @@ class _Stream:
             counts = self._counts
             counts[0] += len(self.extra)
             counts[1] += len({f.path for f in self.extra})
-            counts[2] += sum(1 for f in self.extra if f.fix == "safe")
-            counts[3] += sum(1 for f in self.extra if f.fix == "unsafe")
 
     def _scan_notebooks(self) -> None:
         """Scans the notebooks the walk found (Note [Notebooks in a scan]):
@@ -1426,18 +1435,23 @@ class _Report:
         self._keys = out
         return out
 
-    def summary_counts(self) -> tuple[int, int, int, int]:
-        """(findings left, files they are in, of them safe to fix, unsafe)."""
+    def files_with_findings(self) -> int:
+        """How many files have a finding left (the natively scanned ones)."""
+        return sum(1 for n in self.left_per_file() if n)
+
+    def row_counts(self) -> Iterator[tuple]:
+        """(row, findings left) per key of the native report."""
+        return ((row, n) for (_c, _s, _m, row), n in zip(self.keys(),
+                                                       self.native.left_per_key()))
+
+    def summary_counts(self, level: Optional[Callable] = None
+                       ) -> tuple[int, int, int, int, int]:
+        """(findings left, files they are in, of them safe to fix, unsafe,
+        newer): the last three by ``level(row)`` (_row_level by default)."""
         left = self.left_per_file()
         nfiles = len({p for p, n in zip(self.shown, left) if n} | {f.path for f in self.extra})
-        safe = sum(1 for f in self.extra if f.fix == "safe")
-        unsafe = sum(1 for f in self.extra if f.fix == "unsafe")
-        for (_c, _s, _m, row), n in zip(self.keys(), self.native.left_per_key()):
-            if row.fix == "safe":
-                safe += n
-            elif row.fix == "unsafe":
-                unsafe += n
-        return len(self), nfiles, safe, unsafe
+        return (len(self), nfiles, *_levels_counted(self.row_counts(), self.extra, level))
+
 
     def render(self, parts: list, file_text: Callable[[str], str], key_text: list,
                sep: str = "", n: int = 1024) -> Iterator[Union[bytes, str]]:
@@ -1457,6 +1471,29 @@ class _Report:
             if chunk is not None and sep:
                 yield sep
 
+
+def _row_level(row) -> Optional[str]:
+    """A row's own fix level: "safe", "unsafe" or None."""
+    return row.fix if row.fix in ("safe", "unsafe") else None
+
+
+def _levels_counted(rows: Iterable[tuple], extra: Sequence[Finding],
+                    level: Optional[Callable]) -> tuple[int, int, int]:
+    """(safe, unsafe, newer) over (row, count) pairs and Finding objects, by
+    ``level(row)`` ("safe", "unsafe", "newer" or None)."""
+    level = level or _row_level
+    got = {"safe": 0, "unsafe": 0, "newer": 0}
+    for row, n in rows:
+        lv = level(row)
+        if lv in got:
+            got[lv] += n
+    if extra:
+        of = getattr(level, "of", None)
+        for f in extra:
+            lv = of(f) if of is not None else f.fix
+            if lv in got:
+                got[lv] += 1
+    return got["safe"], got["unsafe"], got["newer"]
 
 def _result(entries: list, nfiles: int, nbytes: int, rows, cwd: str,
             noqa: Optional[set] = None) -> ScanResult:

@@ -300,6 +300,8 @@ OPT_IN = ('AD911',)
 # The rows whose legacy name PyTorch itself deprecates (their findings say
 # "deprecated"; the others' say "device-specific": anydev.scan.message_for).
 PYTORCH_DEPRECATED = frozenset(('AD211', 'AD212', 'AD214', 'AD312', 'AD313', 'AD314', 'AD315', 'AD316', 'AD501', 'AD502'))
+# The newest release the table knows (the target reader's, without the table).
+NEWEST_TORCH = '2.13'
 # The fields of a row that the scanner reads, in the order of ROWS_TEXT's.
 SCAN_FIELDS = ('code', 'language', 'status', 'legacy', 'also', 'covers', 'detect', 'opt_in', 'replacement', 'fix', 'since')
 # Per row, those fields separated by tabs (a tuple's items by spaces, None as

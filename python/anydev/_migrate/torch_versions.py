@@ -23,13 +23,15 @@ many more ``--target-torch X`` would make fixable.
 
 from __future__ import annotations
 
-import ast
 import os
-import re
-from typing import Optional
 
-from anydev._compat.table import NEWEST_TORCH
 from anydev._migrate.record import record
+from anydev._migrate.scan_table import NEWEST_TORCH
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover - Note [A light target reader]
+    import ast
+    from typing import Optional
 
 __all__ = ["Target", "VersionError", "needs", "parse_version", "project_target", "resolve_target"]
 
@@ -40,12 +42,30 @@ class VersionError(ValueError):
     """A target-torch value that is not a version."""
 
 
+#: What may follow a version's numbers ("2.1.0+cpu", "2.1.0a0", "2.1.0.dev20240101").
+_SUFFIX = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.+-")
+
+
 def parse_version(text: str) -> Version:
-    """"2.1" / "2.1.0" / "2.1.0+cpu" -> (2, 1); VersionError otherwise."""
-    m = re.fullmatch(r"\s*v?(\d+)\.(\d+)(?:\.\d+)?(?:[.+-]?[A-Za-z0-9.+-]*)?\s*", str(text))
-    if not m:
+    """"2.1" / "2.1.0" / "2.1.0+cpu" -> (2, 1); VersionError otherwise.
+    (Read by hand, not with `re`: Note [A light target reader].)"""
+    t = str(text).strip()
+    if t[:1] == "v":
+        t = t[1:]
+    i, n = 0, len(t)
+    while i < n and t[i].isdecimal():
+        i += 1
+    j = i + 1
+    while j < n and t[j].isdecimal():
+        j += 1
+    k = j  # a patch number (any decimal digits, as the minor's), then ASCII
+    if k + 1 < n and t[k] == "." and t[k + 1].isdecimal():
+        k += 2
+        while k < n and t[k].isdecimal():
+            k += 1
+    if i == 0 or i >= n or t[i] != "." or j == i + 1 or not all(c in _SUFFIX for c in t[k:]):
         raise VersionError(f"{text!r} is not a PyTorch version like \"2.1\"")
-    return int(m.group(1)), int(m.group(2))
+    return int(t[:i]), int(t[i + 1:j])
 
 
 def fmt(v: Version) -> str:
@@ -104,27 +124,80 @@ def needs(row, target: Target) -> Optional[str]:
 
 # --- the project's own declaration ------------------------------------------------------
 
-_REQ = re.compile(r"^\s*torch\s*(?:\[[^\]]*\])?\s*(?P<spec>(?:[<>=!~]=?|===)[^;#]*)?(?:;.*)?$",
-                  re.IGNORECASE)
+_PATTERNS = {
+    "req_option": (r"^\s*(?:-r|-c|--requirement|--constraint)(?:\s*=\s*|\s+|(?=\S))(\S+)", ""),
+    "conda_torch": (r"^\s*-\s*(?:pytorch|torch)\b\s*(?P<spec>[<>=!~][^#]*)?(?:#.*)?$", ""),
+    "needs": (r"needs torch >= (\d+\.\d+) \(target", ""),
+}
+_compiled: dict = {}
+
+
+def _rx(name: str):
+    """The compiled pattern ``name`` of _PATTERNS, compiled when first asked
+    (Note [A light target reader])."""
+    got = _compiled.get(name)
+    if got is None:
+        import re  # noqa: PLC0415
+
+        pattern, flags = _PATTERNS[name]
+        got = _compiled[name] = re.compile(pattern, re.IGNORECASE if flags else 0)
+    return got
+
+
+#: A requirement's comparison operators, in the order they are tried.
+_OPS = ("===", "==", ">=", "~=", ">", "<=", "<", "!=")
+_VERSION_CHARS = frozenset("0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ.*+-")
+
+
+def _torch_spec(requirement: str) -> Optional[str]:
+    """The version specifier of a ``torch`` requirement ("" for none: `torch`,
+    `torch[extra]`, `torch; marker`); None for a requirement of another
+    package or one that does not read. PEP 508's form, read by hand (Note [A
+    light target reader]): `torch`, extras in brackets, then nothing, a
+    marker after `;`, or operators and versions up to the marker."""
+    r = requirement.strip()
+    if r[:5].lower() != "torch":
+        return None
+    rest = r[5:].lstrip()
+    if rest.startswith("["):
+        k = rest.find("]")
+        if k < 0:
+            return None
+        rest = rest[k + 1:].lstrip()
+    spec = rest.split(";", 1)[0]
+    if not spec:
+        return ""
+    if spec[0] not in "<>=!~" or "#" in spec:
+        return None
+    return spec
+
+
+def _spec_part(part: str) -> Optional[tuple[str, str]]:
+    """(operator, version) of one comma-separated item of a specifier, or None."""
+    op = next((o for o in _OPS if part.startswith(o)), None)
+    if op is None:
+        return None
+    ver = part[len(op):].lstrip()
+    k = 0
+    while k < len(ver) and ver[k] in _VERSION_CHARS:
+        k += 1
+    ver = ver[:k]
+    return (op, ver) if ver[:1].isdigit() else None
 
 
 def lower_bound(requirement: str) -> Optional[Version]:
     """The lower bound of one ``torch`` requirement string, or None (not torch,
     or no lower bound)."""
-    req = requirement.strip()
-    m = _REQ.match(req)
-    if not m:
-        return None
-    spec = m.group("spec")
+    spec = _torch_spec(requirement)
     if not spec:
         return None
     best: Optional[Version] = None
     for part in spec.split(","):
         part = part.strip()
-        pm = re.match(r"(===|==|>=|~=|>|<=|<|!=)\s*([0-9][0-9A-Za-z.*+-]*)", part)
-        if not pm:
+        pm = _spec_part(part)
+        if pm is None:
             continue
-        op, ver = pm.groups()
+        op, ver = pm
         if op in ("<", "<=", "!="):
             continue
         try:
@@ -194,7 +267,7 @@ def _found(reqs: list[str]) -> _Found:
     requirements among ``reqs``; ``(None, req)`` when torch is required
     without a lower bound (a bare ``torch``, or ``torch<2.6``: every release
     up to the bound); None when torch is not among them."""
-    named = [r.strip() for r in reqs if _REQ.match(r.strip())]
+    named = [r.strip() for r in reqs if _torch_spec(r) is not None]
     if not named:
         return None
     bounds = [(b, r) for r in named for b in (lower_bound(r),) if b is not None]
@@ -208,6 +281,7 @@ def _from_setup_py(path: str) -> _Found:
     script makes (``assert torch_ver >= [1, 8]``, ``if version.parse(
     torch.__version__) < version.parse("1.8"): raise ...``), from its syntax
     tree (never run)."""
+    import ast  # noqa: PLC0415 (Note [A light target reader])
     tree = _parse_file(path)
     if tree is None:
         return None
@@ -229,6 +303,7 @@ def _walk(node: ast.AST) -> list[ast.AST]:
     list: without a generator per node (ast.walk's iter_child_nodes), a
     large setup.py's checks cost a third of what they did, which `anydev fix`
     of one file of the project pays."""
+    import ast  # noqa: PLC0415 (Note [A light target reader])
     AST = ast.AST
     todo = [node]
     i = 0
@@ -247,6 +322,7 @@ def _walk(node: ast.AST) -> list[ast.AST]:
 
 
 def _parse_file(path: str) -> Optional[ast.Module]:
+    import ast  # noqa: PLC0415 (Note [A light target reader])
     try:
         with open(path, "rb") as f:
             data = f.read()
@@ -260,6 +336,7 @@ def _parse_file(path: str) -> Optional[ast.Module]:
 def _version_literal(node: ast.AST) -> Optional[Version]:
     """(1, 8) from `[1, 8]`, `(1, 8, 0)`, `"1.8"`, `version.parse("1.8")`,
     `digit_version("1.8.0")`, `Version("1.8")`; None otherwise."""
+    import ast  # noqa: PLC0415 (Note [A light target reader])
     if isinstance(node, (ast.List, ast.Tuple)) and len(node.elts) >= 2 and all(
             isinstance(e, ast.Constant) and type(e.value) is int for e in node.elts[:2]):
         return node.elts[0].value, node.elts[1].value  # type: ignore[union-attr]
@@ -274,6 +351,7 @@ def _version_literal(node: ast.AST) -> Optional[Version]:
 
 
 def _names_torch_version(node: ast.AST, aliases: set[str]) -> bool:
+    import ast  # noqa: PLC0415 (Note [A light target reader])
     for n in _walk(node):
         if isinstance(n, ast.Attribute) and n.attr == "__version__" and \
                 isinstance(n.value, ast.Name) and n.value.id in ("torch", "th"):
@@ -289,6 +367,7 @@ def _version_check(tree: ast.Module) -> _Found:
     ``if V < X: raise ...`` at module level (or in a function it runs), where
     V is torch's version (``torch.__version__``, a name made from it) and X a
     version literal."""
+    import ast  # noqa: PLC0415 (Note [A light target reader])
     aliases: set[str] = set()
     for n in _walk(tree):
         if isinstance(n, ast.Assign) and len(n.targets) == 1 and \
@@ -326,9 +405,6 @@ def _version_check(tree: ast.Module) -> _Found:
     return best
 
 
-_REQ_OPTION = re.compile(r"^\s*(?:-r|-c|--requirement|--constraint)(?:\s*=\s*|\s+|(?=\S))(\S+)")
-
-
 def _from_requirements(path: str, seen: Optional[set[str]] = None) -> _Found:
     """A requirements file's torch, following its ``-r FILE`` and ``-c FILE``
     lines (relative to the file), each file once."""
@@ -348,7 +424,7 @@ def _from_requirements(path: str, seen: Optional[set[str]] = None) -> _Found:
         line = line.split(" #", 1)[0].split("\t#", 1)[0]
         if line.lstrip().startswith("#"):
             continue
-        m = _REQ_OPTION.match(line)
+        m = _rx("req_option").match(line)
         if m:
             nested = os.path.join(os.path.dirname(path), m.group(1))
             got = _from_requirements(nested, seen)
@@ -370,9 +446,6 @@ def _merge(results: list[_Found]) -> _Found:
     return got[0] if got else None
 
 
-_CONDA_TORCH = re.compile(r"^\s*-\s*(?:pytorch|torch)\b\s*(?P<spec>[<>=!~][^#]*)?(?:#.*)?$")
-
-
 def _from_environment_yml(path: str) -> _Found:
     """A conda environment file's ``pytorch``/``torch`` (conda's ``=2.1`` is
     ``==2.1.*``), from the dependency lines, the pip ones included."""
@@ -383,7 +456,7 @@ def _from_environment_yml(path: str) -> _Found:
         return None
     reqs = []
     for line in lines:
-        m = _CONDA_TORCH.match(line)
+        m = _rx("conda_torch").match(line)
         if m:
             spec = (m.group("spec") or "").strip()
             if spec.startswith("=") and not spec.startswith("=="):
@@ -414,13 +487,14 @@ def _from_package_init(d: str) -> _Found:
 
 
 def _has_spec(req: str) -> bool:
-    m = _REQ.match(req.strip())
-    return bool(m and m.group("spec"))
+    return bool(_torch_spec(req))
 
 
 #: What a project file says of torch: (lower bound or None, the requirement),
 #: or None when it does not name torch.
-_Found = Optional[tuple[Optional[Version], str]]
+if TYPE_CHECKING:  # pragma: no cover
+    #: A source's declared torch: (its lower bound or None, where), or None.
+    _Found = Optional[tuple[Optional[Version], str]]
 
 
 class ProjectTargets:
@@ -536,7 +610,7 @@ def unlocks(needs_reasons: list[str]) -> list[tuple[str, int]]:
     count cumulative (a newer target also unlocks the older ones)."""
     by: dict[Version, int] = {}
     for why in needs_reasons:
-        m = _NEEDS.match(why)
+        m = _rx("needs").match(why)
         if m:
             v = parse_version(m.group(1))
             by[v] = by.get(v, 0) + 1
@@ -547,8 +621,15 @@ def unlocks(needs_reasons: list[str]) -> list[tuple[str, int]]:
     return out
 
 
-_NEEDS = re.compile(r"needs torch >= (\d+\.\d+) \(target")
-
+# Note [A light target reader]
+# `anydev scan` marks `[*]` and counts "fixable" at the run's target torch
+# (Note [Marks of the fixer] in anydev/_cli/scan.py), so even a one-file scan
+# (pre-commit, an editor on save) reads the project's declared torch. This
+# module is imported then, and must cost what the scan's start-up allows
+# (tests/python/cli/test_cli_fast_argv.py): no `re` (versions are read by
+# hand, requirement patterns compiled when a requirement is read), no `ast`
+# (imported by the functions that read setup.py and __init__.py), no `typing`,
+# and the newest release from the scanner's small table, not the whole one.
 
 # Note [The oldest release]
 # A project that declares no torch must keep running on the torch its users

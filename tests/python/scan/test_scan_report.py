@@ -17,6 +17,7 @@ import pytest
 from anydev._cli import scan as _scan_cli
 from anydev._migrate import formats as _scan_formats
 from anydev import scan
+from anydev._migrate import torch_versions as _versions
 
 from conftest import run_cli
 
@@ -132,8 +133,10 @@ def test_cli_reports_are_those_of_the_findings(tree, fmt):
     rc, out, err = run_cli("scan", "--format", fmt, ".")
     sel = _scan_cli.selection(_cli_args(["."]))
     result = _scan_cli.scan_selection(sel, None)
-    if fmt == "text":
-        want = _text(_scan_cli.render_text(result.findings, result.errors, result.files))
+    if fmt == "text":  # marked at the run's target (Note [Marks of the fixer])
+        want = _text(_scan_cli.render_text(result.findings, result.errors, result.files,
+                                           levels=_scan_cli.RowLevels(sel.run_target())))
+        assert "Target torch: 1.13, from the default" in want
     elif fmt == "json":
         want = _text(_scan_formats.render_json(result.findings, result.errors))
         assert json.loads(out)["findings"]
@@ -537,7 +540,8 @@ def test_cli_streamed_reports_are_those_of_the_whole_tree(tree, small_batches, f
     if fmt == "text":
         want = _text(_scan_cli.render_text(report, report.errors, report.files,
                                            summary=not quiet,
-                                           show_fixes="--show-fixes" in args))
+                                           show_fixes="--show-fixes" in args,
+                                           levels=_scan_cli.RowLevels(_versions.DEFAULT)))
     elif fmt == "json":
         want = _text(_scan_formats.render_json(report, report.errors))
     else:
