@@ -514,3 +514,19 @@ def test_the_projects_own_repeat_is_left():
            "    if torch.accelerator.is_available():\n        torch.manual_seed(seed)\n")
     changed = own.replace("def f", "def g")
     assert drop_repeats(own.encode(), changed.encode()) == changed.encode()
+
+
+def test_an_object_waiting_on_a_call_of_the_same_round_is_fixed_in_the_same_run():
+    # apex's CuDNNManager: the stream is passed to torch.cuda.set_stream, a torch.cuda API
+    # that expects the torch.cuda class, until the same run rewrites that call too; a
+    # second run then fixed the stream (Note [Rounds])
+    src = ("import torch\n\n\nclass M:\n    def __enter__(self):\n"
+           "        self._s = torch.cuda.current_stream()\n"
+           "        torch.cuda.set_stream(self._s)\n        return self\n")
+    findings, _ = scan_source(src.encode(), "m.py")
+    new, applied, skipped = fix_source(src.encode(), "m.py", findings, unsafe=True,
+                                       target_torch="2.13")
+    assert "torch.cuda" not in new.decode(), new.decode()
+    assert skipped == [] and len(applied) == 2
+    again, _ = scan_source(new, "m.py")
+    assert again == []

@@ -263,10 +263,12 @@ def _fix_rounds(data: bytes, path: str, findings: Sequence[_scan.Finding], *, un
     later = 0
     current = new
     done = applied
+    left = skipped
     for n in range(_ROUNDS - 1):
         # the round's own answer where it asked (its check came after); else ask now
         go = asked[-1][1] if asked and asked[-1][0] is current else \
             _again(data, current, done, language, unsafe)
+        go = go or (current != data and _waited_on(left, done))
         del asked[:]
         if not go:
             break
@@ -304,6 +306,26 @@ def _with_patched_checks(frozen: Optional[dict[str, str]], path: str,
         if f.kind == "mock" and f.symbol in _literals.PATCHED_CHECKS:
             return {**(frozen or {}), _literals.CHECKS_PATCHED: f"{path}:{f.line}"}
     return frozen
+
+
+#: The refusal of an object passed to a legacy call (anydev._migrate.fix.analysis:
+#: "the object is passed to `torch.cuda.set_stream` (line N), a torch.cuda API ...").
+_PASSED_TO = re.compile(r"is passed to `(\w+)\.((?:cuda|xpu)\.\w+)` \(line \d+\), a ")
+
+
+def _waited_on(left: Sequence[tuple[_scan.Finding, str]], done: Sequence[_scan.Finding]) -> bool:
+    """Whether a finding was left because its object is passed to a legacy
+    call that the same round rewrote (Note [Rounds]): `torch.cuda.current_stream()`
+    passed to `torch.cuda.set_stream`, which became torch.accelerator.set_stream;
+    a further round can then rewrite it, where a second run would have."""
+    if not left or not done:
+        return False
+    waits = set()
+    for _f, why in left:
+        m = _PASSED_TO.search(why) if "is passed to `" in why else None
+        if m:
+            waits.add("torch." + m.group(2))
+    return bool(waits) and any(f.symbol in waits for f in done)
 
 
 def _again(data: bytes, current: bytes, done: Sequence[_scan.Finding], language: Optional[str],
@@ -929,7 +951,10 @@ def _write_checked(fr: FileResult, new: bytes, st: os.stat_result,
 # unsafe) where a rewrite whose template holds a "cuda" literal was applied
 # (_writes_literal), and where the fixer added `import torch` to a module that
 # did not bind the name (its `torch.cuda.*` references were nobody's to the
-# scanner before; fuzz/fix_fuzz.py found that a second run fixed them). Every
+# scanner before; fuzz/fix_fuzz.py found that a second run fixed them), and
+# where a finding was left because its object is passed to a legacy call that
+# the same round rewrote (_waited_on: apex's `s = torch.cuda.current_stream()`
+# then `torch.cuda.set_stream(...)` with it; a second run fixed the first). Every
 # other file is fixed in one round, with no rescan, so the rounds cost nothing
 # on a tree without such calls. The literal
 # rows' own rewrites hold no finding (their "cuda" fallback is getattr's
