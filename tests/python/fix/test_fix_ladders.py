@@ -39,10 +39,14 @@ class _Device:
         return f"device({self.type!r})"
 
 
-def _torch_on(machine: str) -> types.SimpleNamespace:
-    """torch as a machine with ``machine``'s accelerator (or "cpu": none) sees it."""
+def _torch_on(machine: str, count: int = 1) -> types.SimpleNamespace:
+    """torch as a machine with ``count`` of ``machine``'s accelerator (or "cpu":
+    none) sees it."""
     def avail(kind):
         return lambda: machine == kind
+
+    def counted(kind):
+        return lambda: count if machine == kind else 0
 
     def current_accelerator(check_available=False):
         return None if machine == "cpu" else _Device(machine)
@@ -51,11 +55,12 @@ def _torch_on(machine: str) -> types.SimpleNamespace:
         return _Device(kind, index)
 
     acc = types.SimpleNamespace(current_accelerator=current_accelerator,
-                                is_available=lambda: machine != "cpu")
+                                is_available=lambda: machine != "cpu",
+                                device_count=lambda: 0 if machine == "cpu" else count)
     return types.SimpleNamespace(
-        cuda=types.SimpleNamespace(is_available=avail("cuda")),
-        xpu=types.SimpleNamespace(is_available=avail("xpu")),
-        npu=types.SimpleNamespace(is_available=avail("npu")),
+        cuda=types.SimpleNamespace(is_available=avail("cuda"), device_count=counted("cuda")),
+        xpu=types.SimpleNamespace(is_available=avail("xpu"), device_count=counted("xpu")),
+        npu=types.SimpleNamespace(is_available=avail("npu"), device_count=counted("npu")),
         backends=types.SimpleNamespace(mps=types.SimpleNamespace(is_available=avail("mps"))),
         accelerator=acc, device=device)
 
@@ -69,9 +74,9 @@ class _Model:
         return self
 
 
-def _run(src: str, machine: str, fn: str, *args):
+def _run(src: str, machine: str, fn: str, *args, count: int = 1):
     code = src.replace("import torch\n", "")
-    ns = {"torch": _torch_on(machine), "RuntimeError": RuntimeError}
+    ns = {"torch": _torch_on(machine, count), "RuntimeError": RuntimeError}
     exec(compile(code, "<ladder>", "exec"), ns)
     try:
         return ns[fn](*args)
@@ -451,3 +456,56 @@ def test_a_duplicate_branch_under_the_generic_check_is_folded():
     half = src.replace("elif torch.xpu.is_available():", "elif torch.accelerator.is_available():")
     half = half.replace("torch.xpu.current_device()", "torch.cuda.current_device()")
     assert "elif" not in _fix(half)[1]
+
+
+def test_checks_anded_with_the_same_count_condition_collapse():
+    # accelerate's tests/test_cli.py: the same body under `<device> is available and has
+    # more than one`; --unsafe-fixes rewrote the XPU branch and a second run the CUDA
+    # one, leaving two identical branches
+    src = """\
+        import torch
+
+
+        def launch(args):
+            if torch.cuda.is_available() and (torch.cuda.device_count() > 1):
+                args = ["--multi_gpu"] + args
+            elif torch.xpu.is_available() and (torch.xpu.device_count() > 1):
+                args = ["--multi_gpu"] + args
+            return args
+        """
+    for unsafe in (False, True):
+        old, new, applied, skipped = _fix(src, unsafe=unsafe)
+        assert new == textwrap.dedent("""\
+            import torch
+
+
+            def launch(args):
+                if torch.accelerator.is_available() and torch.accelerator.device_count() > 1:
+                    args = ["--multi_gpu"] + args
+                return args
+            """), new
+        assert skipped == [] and len(applied) == 4
+        again = _fix(new, unsafe=unsafe)
+        assert again[1] == new and not again[2]
+        # the same on every machine the ladder names, with one device and with two
+        for count in (1, 2):
+            for m in ("cuda", "xpu", "cpu"):
+                assert _run(old, m, "launch", [], count=count) == \
+                    _run(new, m, "launch", [], count=count), (m, count)
+        # and an accelerator it did not name now takes the branch (the migration's point)
+        assert _run(new, "npu", "launch", [], count=2) == ["--multi_gpu"]
+
+
+@pytest.mark.parametrize("second", [
+    "elif torch.xpu.is_available() and torch.xpu.device_count() > 2:",   # another count
+    "elif torch.xpu.is_available() and torch.cuda.device_count() > 1:",  # CUDA's count
+    "elif torch.xpu.is_available():",                                      # no count
+    "elif torch.xpu.is_available() and torch.xpu.device_count() > 1 and x:",  # one more
+])
+def test_checks_anded_with_other_conditions_are_left(second):
+    src = ("import torch\n\n\ndef f(x):\n"
+           "    if torch.cuda.is_available() and torch.cuda.device_count() > 1:\n"
+           "        return 1\n"
+           f"    {second}\n        return 1\n    return 0\n")
+    old, new, applied, skipped = _fix(src)
+    assert "elif" in new, new

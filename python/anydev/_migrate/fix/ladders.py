@@ -81,6 +81,70 @@ def _check_device(test: ast.AST, roots: set[str]) -> Optional[tuple[str, str]]:
     return (dev, parts[0]) if dev else None
 
 
+def _branch_test(test: ast.AST, roots: set[str]
+                 ) -> Optional[tuple[str, str, list[ast.expr]]]:
+    """(device, torch's name, the conditions `and`-ed after the check) of a
+    ladder's test: `torch.<device>.is_available()`, alone or first in an `and`
+    whose other operands use no device but through `torch.<device>.
+    device_count()` (`torch.cuda.is_available() and torch.cuda.device_count() >
+    1`); None otherwise."""
+    if not (isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And)):
+        got = _check_device(test, roots)
+        return (got[0], got[1], []) if got else None
+    got = _check_device(test.values[0], roots)
+    if got is None:
+        return None
+    dev, root = got
+    rest = test.values[1:]
+    for operand in rest:
+        for node in ast.walk(operand):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and \
+                    _device_string(node.value):
+                return None
+            if isinstance(node, ast.Attribute):
+                parts = _dotted(node)
+                if parts and parts[0] in roots and len(parts) > 1:
+                    if (parts[1] in _DEVICE_MODULES or parts[1] == "accelerator") and \
+                            not _count_of(node, parts, dev, root):
+                        return None
+                elif node.attr in _DEVICE_ATTRS:
+                    return None
+    return dev, root, rest
+
+
+def _count_of(node: ast.Attribute, parts: list[str], dev: str, root: str) -> bool:
+    """Whether ``node`` (dotted ``parts``) is the device's own `device_count`
+    (or the module holding it, on the way down to it)."""
+    if parts[0] != root:
+        return False
+    if parts[-1] == "device_count":
+        return _CHECKS.get(tuple(parts[1:-1])) == dev
+    return _CHECKS.get(tuple(parts[1:])) == dev
+
+
+def _count_calls(operands: list[ast.expr], root: str) -> list[ast.Call]:
+    """The `torch.<device>.device_count()` calls of a test's other operands."""
+    return [n for op in operands for n in ast.walk(op)
+            if isinstance(n, ast.Call) and not n.args and not n.keywords and
+            isinstance(n.func, ast.Attribute) and n.func.attr == "device_count" and
+            (_dotted(n.func) or [""])[0] == root]
+
+
+def _rest_normal(operands: list[ast.expr], root: str) -> str:
+    """The other operands' syntax with each device's count call made one name."""
+    counts: set[int] = set()
+
+    class _Count(ast.NodeTransformer):
+        def visit_Call(self, node):
+            if id(node) in counts:
+                return ast.Name(_PLACE)
+            return self.generic_visit(node)
+
+    mod = ast.Module(body=[ast.Expr(copy.deepcopy(op)) for op in operands], type_ignores=[])
+    counts = {id(c) for c in _count_calls([e.value for e in mod.body], root)}
+    return ast.dump(_Count().visit(mod))
+
+
 def _torch_roots(tree: ast.Module) -> set[str]:
     """The module-level names `import torch` binds."""
     out = set()
@@ -143,10 +207,13 @@ class _Ladder:
     and the name torch has in it (a plain class: dataclasses is not imported
     at the fixer's start-up, tests/python/fix/test_fix_cost.py)."""
 
-    __slots__ = ("node", "branches", "orelse", "root")
+    __slots__ = ("node", "branches", "orelse", "root", "rests")
 
-    def __init__(self, node: ast.If, branches: list, orelse: list, root: str) -> None:
+    def __init__(self, node: ast.If, branches: list, orelse: list, root: str,
+                 rests: Optional[dict] = None) -> None:
         self.node, self.branches, self.orelse, self.root = node, branches, orelse, root
+        # device -> the conditions its check is `and`-ed with (_branch_test)
+        self.rests: dict = rests or {}
 
 
 def _ladders(tree: ast.Module, text: str, roots: set[str]) -> list[_Ladder]:
@@ -161,8 +228,9 @@ def _ladders(tree: ast.Module, text: str, roots: set[str]) -> list[_Ladder]:
         if not isinstance(node, ast.If) or id(node) in inner:
             continue
         branches, cur, root = [], node, None
+        rests: dict = {}
         while True:
-            got = _check_device(cur.test, roots)
+            got = _branch_test(cur.test, roots)
             if got is None:
                 branches = []
                 break
@@ -171,6 +239,7 @@ def _ladders(tree: ast.Module, text: str, roots: set[str]) -> list[_Ladder]:
                 break
             root = got[1]
             branches.append((got[0], cur.body))
+            rests.setdefault(got[0], got[2])
             nxt = cur.orelse[0] if len(cur.orelse) == 1 and isinstance(cur.orelse[0], ast.If) \
                 else None
             if nxt is not None and id(nxt) in inner:
@@ -179,7 +248,7 @@ def _ladders(tree: ast.Module, text: str, roots: set[str]) -> list[_Ladder]:
             orelse = cur.orelse
             break
         if len(branches) >= 2:
-            out.append(_Ladder(node, branches, orelse, root))
+            out.append(_Ladder(node, branches, orelse, root, rests))
     return out
 
 
@@ -206,6 +275,9 @@ def _why_not(lad: _Ladder, text: _Text, roots: set[str]) -> Optional[str]:
     want, n = _normal(tbody, tdev)
     if tdev == "accelerator" and n:
         return "the generic branch names a device"
+    rest = _rest_normal(lad.rests.get(tdev, []), lad.root)
+    if any(_rest_normal(lad.rests.get(d, []), lad.root) != rest for d, _ in lad.branches):
+        return "the checks are `and`-ed with different conditions"
     for dev, body in lad.branches:
         got, _ = _normal(body, dev)
         if got != want:
@@ -287,6 +359,27 @@ def _replacements(body: list[ast.stmt], dev: str, root: str, text: _Text, dev_ex
     return out
 
 
+def _render_rest(operands: list[ast.expr], root: str, text: _Text) -> str:
+    """The other operands of the template's test, its device's count calls
+    made the accelerator's, `and`-ed."""
+    out = []
+    for op in operands:
+        s, e = text.span(op)
+        reps = sorted(text.span(c) for c in _count_calls([op], root))
+        src, pos = [], s
+        for cs, ce in reps:
+            src.append(text.text[pos:cs])
+            src.append(f"{root}.accelerator.device_count()")
+            pos = ce
+        src.append(text.text[pos:e])
+        piece = "".join(src)
+        if isinstance(op, (ast.BoolOp, ast.IfExp, ast.Lambda, ast.NamedExpr)) or \
+                "\n" in piece or "\r" in piece:
+            piece = f"({piece})"
+        out.append(piece)
+    return " and ".join(out)
+
+
 def _render(lad: _Ladder, text: _Text, target_version: tuple) -> Optional[str]:
     """The one statement (with its lines' breaks) the ladder becomes, or None."""
     root = lad.root
@@ -298,9 +391,10 @@ def _render(lad: _Ladder, text: _Text, target_version: tuple) -> Optional[str]:
         return None  # `x = 1; if ...`: not a statement of its own line
     want, n = _normal(cuda_body, tdev)
     cpu_else = bool(lad.orelse) and _normal(lad.orelse, "cpu")[0] == want
+    rest = lad.rests.get(tdev, [])
     if cpu_else:
-        if target_version < (2, 7):
-            return None   # check_available is a parameter since 2.7
+        if target_version < (2, 7) or rest:
+            return None   # check_available is a parameter since 2.7; no place for `and`
         dev_expr = (f"{root}.accelerator.current_accelerator(check_available=True) or "
                     f'{root}.device("cpu")')
         type_expr = f"({dev_expr}).type"
@@ -335,7 +429,8 @@ def _render(lad: _Ladder, text: _Text, target_version: tuple) -> Optional[str]:
             else:
                 return None
         return "".join(got)
-    head = f"{base}if {root}.accelerator.is_available():{text.newline}"
+    cond = "" if not rest else " and " + _render_rest(rest, root, text)
+    head = f"{base}if {root}.accelerator.is_available(){cond}:{text.newline}"
     if not lad.orelse:
         return head + body
     e_first = lad.orelse[0].lineno
@@ -560,7 +655,14 @@ def _rebound(tree: ast.Module, node: ast.AST, root: str) -> bool:
 # no device name to set aside, so it matches only a CUDA branch that has none
 # either (Megatron-LM's 27 duplicate dead `elif` branches; accelerate's
 # `utils/bnb.py` changed again on a second run under --unsafe-fixes).
-# The collapse runs before the first
+# A check `and`-ed with conditions that use no device but through the same
+# device's count (`torch.cuda.is_available() and torch.cuda.device_count() >
+# 1`, accelerate's launcher tests) is a branch too, where every branch has the
+# same conditions with its own device's count: the ladder runs its code where
+# its device is available with that many devices, which is the generic check
+# `and`-ed with the accelerator's count (the count of the one accelerator
+# built in). Conditions that differ between branches, or name another device,
+# leave the ladder. The collapse runs before the first
 # round and again after the last on what the rounds wrote (post_pass): a
 # rewrite can make two branches the same (accelerate's `torch.cuda.
 # current_device()` and `torch.xpu.current_device()`, both made
