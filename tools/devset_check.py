@@ -4,7 +4,7 @@ maintainer would check before merging the result (docs/scan.md, "A fix is a
 promise"; issue 29's measure):
 
     tools/devset_check.py DEVSET_ROOT [--repos a,b] [--modes safe,2.13,unsafe]
-                          [--work DIR] [--python PY] [--tests] [--compile]
+                          [--work DIR] [--python PY] [--tests [--sim]] [--compile]
 
 For each repository under DEVSET_ROOT (a folder per repository, read only:
 the script works on copies under --work) and each mode
@@ -24,7 +24,10 @@ and the new lines over the project's configured line length (ruff, black,
 flake8 or isort settings; 88 where none). With --tests it runs the
 repository's own CPU-runnable tests (TESTS below, pytest, each test's outcome
 from a JUnit report) on the original copy and on each fixed copy, and counts
-the flips: tests that passed before and fail after.
+the flips: tests that passed before and fail after. With --sim it runs them
+once more under `anydev run --accelerator sim` (anydev's simulated accelerator
+as PyTorch's own: the non-CUDA machine the migration is for), before and after
+each fix, and counts those flips too.
 
 The table goes to stdout (Markdown) and a JSON report to WORK/report.json.
 Without DEVSET_ROOT (or with an empty one) the script says so and exits 0.
@@ -255,7 +258,12 @@ def junit_outcomes(xml: Path) -> dict[str, str]:
     return out
 
 
-def run_tests(repo: str, root: Path, python: str, deps_dir: Path, report: Path) -> dict:
+def run_tests(repo: str, root: Path, python: str, deps_dir: Path, report: Path,
+              sim: bool = False) -> dict:
+    """The outcome of each test of the repository's CPU subset; with ``sim``,
+    run under `anydev run --accelerator sim`, where anydev's simulated
+    accelerator is PyTorch's accelerator: the non-CUDA machine the migration
+    is for."""
     spec = TESTS.get(repo)
     if spec is None:
         return {"ran": False, "why": "no CPU test subset listed"}
@@ -264,10 +272,14 @@ def run_tests(repo: str, root: Path, python: str, deps_dir: Path, report: Path) 
         return {"ran": False, "why": "the listed tests are absent"}
     env = dict(os.environ)
     pp = [str(root / p) for p in spec.get("pythonpath", ["."])] + [str(deps_dir)]
+    if os.environ.get("PYTHONPATH"):  # where anydev itself comes from (a checkout's python/)
+        pp.append(os.environ["PYTHONPATH"])
     env["PYTHONPATH"] = os.pathsep.join(pp)
     env["CUDA_VISIBLE_DEVICES"] = ""
     env["PYTHONDONTWRITEBYTECODE"] = "1"
-    got = run([python, "-m", "pytest", "-q", "-x" if False else "-q", "-p", "no:cacheprovider",
+    runner = [python, "-m", "anydev", "run", "--accelerator", "sim", "-m", "pytest"] if sim \
+        else [python, "-m", "pytest"]
+    got = run([*runner, "-q", "-p", "no:cacheprovider",
                "--timeout=120" if _has_timeout(python) else "-q", f"--junitxml={report}",
                "-o", "addopts=", *paths], cwd=root, timeout=1500, env=env)
     res = junit_outcomes(report)
@@ -305,7 +317,8 @@ def install_deps(python: str, deps_dir: Path, repos: list[str]) -> None:
 
 
 def check_repo(repo: str, src: Path, work: Path, python: str, modes: list[str],
-               do_compile: bool, do_tests: bool, deps_dir: Path, incs: list[str]) -> dict:
+               do_compile: bool, do_tests: bool, deps_dir: Path, incs: list[str],
+               do_sim: bool = False) -> dict:
     res: dict = {"repo": repo, "modes": {}}
     base = work / repo / "orig"
     copy_tree(src, base)
@@ -315,6 +328,9 @@ def check_repo(repo: str, src: Path, work: Path, python: str, modes: list[str],
     tests_before = run_tests(repo, base, python, deps_dir, work / repo / "junit-orig.xml") \
         if do_tests else {"ran": False, "why": "--tests not given"}
     res["tests_before"] = {k: v for k, v in tests_before.items() if k != "outcomes"}
+    sim_before = run_tests(repo, base, python, deps_dir, work / repo / "junit-orig-sim.xml",
+                           sim=True) if do_sim and tests_before.get("ran") else {"ran": False}
+    res["sim_before"] = {k: v for k, v in sim_before.items() if k != "outcomes"}
     compiled_before: dict[str, bool] = {}
     for mode in modes:
         dst = work / repo / mode
@@ -367,8 +383,26 @@ def check_repo(repo: str, src: Path, work: Path, python: str, modes: list[str],
                           "passed_after": sum(1 for o in now.get("outcomes", {}).values()
                                               if o == "passed"),
                           "flips": flips}
+        if sim_before.get("ran"):
+            now = run_tests(repo, dst, python, deps_dir, work / repo / f"junit-{mode}-sim.xml",
+                            sim=True)
+            before = sim_before["outcomes"]
+            m["sim"] = {"passed_before": sum(1 for o in before.values() if o == "passed"),
+                        "passed_after": sum(1 for o in now.get("outcomes", {}).values()
+                                            if o == "passed"),
+                        "flips": sorted(t for t, o in now.get("outcomes", {}).items()
+                                        if o == "failed" and before.get(t) == "passed")}
         res["modes"][mode] = m
     return res
+
+
+def sim_cell(ms: dict) -> str:
+    """The sim column: flips per mode and the tests that passed on sim before."""
+    got = [ms[m].get("sim") for m in ms]
+    if not any(got):
+        return "n/a"
+    before = next(g["passed_before"] for g in got if g)
+    return "/".join(str(len(g["flips"])) if g else "-" for g in got) + f" ({before})"
 
 
 def table(results: list[dict], modes: list[str]) -> str:
@@ -377,7 +411,8 @@ def table(results: list[dict], modes: list[str]) -> str:
                                            "getattr " + "/".join(modes),
                                            "long lines " + "/".join(modes),
                                            "C++ compiled/broke " + "/".join(modes),
-                                           "tests passed before"]
+                                           "tests passed before",
+                                           "sim: flips " + "/".join(modes) + " (passed before)"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in results:
         ms = r["modes"]
@@ -401,7 +436,8 @@ def table(results: list[dict], modes: list[str]) -> str:
             ["/".join(flips(m) for m in modes), each("getattr_forms"), each("long_lines"),
              "/".join(cpp(m) for m in modes),
              str(next((v["tests"]["passed_before"] for v in ms.values() if v.get("tests")),
-                      "n/a") if tb.get("ran") else f"n/a ({tb.get('why', '')})")]
+                      "n/a") if tb.get("ran") else f"n/a ({tb.get('why', '')})"),
+             sim_cell(ms)]
         lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines)
 
@@ -416,7 +452,12 @@ def main() -> int:
                     help="the interpreter with anydev and torch installed")
     ap.add_argument("--compile", action="store_true", help="compile the changed C++ files")
     ap.add_argument("--tests", action="store_true", help="run the repositories' CPU tests")
+    ap.add_argument("--sim", action="store_true",
+                    help="with --tests, run them again with anydev's simulated accelerator as "
+                         "PyTorch's (`anydev run --accelerator sim`) and count its flips too")
     args = ap.parse_args()
+    if args.sim and not args.tests:
+        ap.error("--sim runs the tests again on sim: give --tests too")
     if not args.root or not Path(args.root).is_dir():
         print(f"devset_check: no development set at {args.root!r}; nothing to check")
         return 0
@@ -446,7 +487,7 @@ def main() -> int:
     for repo in repos:
         print(f"devset_check: {repo} ...", file=sys.stderr, flush=True)
         r = check_repo(repo, root / repo, work, args.python, modes, args.compile, args.tests,
-                       deps_dir, incs)
+                       deps_dir, incs, args.sim)
         results.append(r)
         (work / "report.json").write_text(json.dumps(results, indent=1))
         for mode in modes:
