@@ -89,7 +89,9 @@ TESTS: dict[str, dict] = {
     "torchtitan": {"paths": ["tests/unit_tests/test_lr_scheduler.py"],
                    "deps": ["tomli", "tyro"], "pythonpath": ["."]},
     "DeepSpeed": {"paths": ["tests/unit/utils/test_get_optim_files.py"],
-                  "deps": ["hjson", "py-cpuinfo", "pydantic", "psutil", "ninja", "msgpack"],
+                  # pydantic with the core and helpers it pins (installed --no-deps)
+                  "deps": ["hjson", "py-cpuinfo", "pydantic==2.14.4", "pydantic-core==2.50.5",
+                           "annotated-types", "typing-inspection", "psutil", "ninja", "msgpack", "einops"],
                   "pythonpath": ["."]},
 }
 
