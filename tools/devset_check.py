@@ -91,7 +91,8 @@ TESTS: dict[str, dict] = {
     "DeepSpeed": {"paths": ["tests/unit/utils/test_get_optim_files.py"],
                   # pydantic with the core and helpers it pins (installed --no-deps)
                   "deps": ["hjson", "py-cpuinfo", "pydantic==2.14.4", "pydantic-core==2.50.5",
-                           "annotated-types", "typing-inspection", "psutil", "ninja", "msgpack", "einops"],
+                           "annotated-types", "typing-inspection", "psutil", "ninja", "msgpack",
+                           "einops"],
                   "pythonpath": ["."]},
 }
 
