@@ -431,3 +431,38 @@ def test_fix_removes_what_a_killed_run_left_and_says_so(tmp_path, monkeypatch):
     assert rc == 0, err
     assert f"removed {left.name}" in err and "a temporary file a stopped run left" in err
     assert _names(tmp_path) == ["m.py"]
+
+
+def test_a_temporary_file_is_registered_before_it_exists_and_none_after_a_stop(tmp_path,
+                                                                              monkeypatch):
+    # the race of overlapping writes and a stop signal: a thread's temporary file made
+    # after the handler looked at the live set was left behind (Note [Temporary files
+    # left behind])
+    from anydev._common import files as _files
+
+    seen = []
+    real_open = os.open
+
+    def spying_open(name, *a, **k):
+        seen.append(name in _files._live_temps)
+        return real_open(name, *a, **k)
+
+    monkeypatch.setattr(os, "open", spying_open)
+    fd, name = _files._temp(str(tmp_path / "m.py"), ".anydev-fix-", live=True)
+    os.close(fd)
+    assert seen == [True] and name in _files._live_temps
+    _files._live_temps.discard(name)
+    # the handler (without ending this process): the live file goes, none is made after
+    fd, other = _files._temp(str(tmp_path / "n.py"), ".anydev-fix-", live=True)
+    os.close(fd)
+    monkeypatch.setattr(os, "kill", lambda *a: None)
+    import signal
+    monkeypatch.setattr(signal, "signal", lambda *a: None)
+    monkeypatch.setattr(signal, "pthread_sigmask", lambda *a: None)
+    monkeypatch.setattr(_files, "_stopping", False)
+    _files._stop_signal_handler(signal.SIGTERM, None)
+    assert not os.path.exists(other)
+    with pytest.raises(InterruptedError):
+        _files._temp(str(tmp_path / "m.py"), ".anydev-fix-", live=True)
+    assert _names(tmp_path) == [name.rsplit("/", 1)[1]]  # only the unregistered one
+    _files._live_temps.clear()
