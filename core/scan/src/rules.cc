@@ -311,6 +311,9 @@ void RuleSet::BuildNeedles() {
         if (d >= 0 && r.needles.empty()) needles.emplace_back(internal::kDetectors[d].needle);
         if (d >= 0) fast.emplace_back(internal::kDetectors[d].needle);
         if (d >= 0) add_once(&words, internal::kDetectors[d].needle);
+        if (d >= 0 && !internal::kDetectors[d].also.empty()) {
+          add_once(&words, internal::kDetectors[d].also);
+        }
         // The statement form of the availability idiom spans the lines
         // after its `if`, which holds no needle where it asks
         // torch.accelerator and the accelerator's rows are not selected:
@@ -344,10 +347,11 @@ void RuleSet::BuildNeedles() {
     const internal::NeedleSet fast_set(std::move(fast));
     index_->fast_needles[l] = fast_set.always() ? std::vector<std::string>() : fast_set.needles();
     index_->fast_path[l] = !fast_set.always() && !fast_set.needles().empty();
-    // A Python file holds a finding only where it holds a rule's word as a
-    // word (Note [Needles as words] in python_scan.cc): `cuda_graph` alone
-    // is no reason to read it.
-    if (language == Language::kPython && index_->fast_path[l] && !words.empty()) {
+    // A file holds a finding only where it holds a rule's word as a word
+    // (Note [Needles as words] in python_scan.cc, Note [C++ needles as
+    // words] in cpp_scan.cc): `cuda_graph`, `cudaStream_t` alone are no
+    // reason to read it.
+    if (index_->fast_path[l] && !words.empty()) {
       index_->lang[l].needles.SearchAsWords(words, plain);
     }
   }

@@ -105,10 +105,11 @@ class RuleSet {
   // literal rule holds one (the scanner's fast path; Note [Fast path] in
   // python_scan.cc), or null when the rules allow no such list.
   const std::vector<std::string>* FastPathNeedles(Language language) const;
-  // The same needles split for the Python fast path's search (Note [Needles
-  // as words] in python_scan.cc): those each finding's line holds as a whole
-  // word (a spelling's component, a literal rule's word), and the rules' own
-  // needles, held anyhow; valid where FastPathNeedles is not null.
+  // The same needles split for the fast paths' searches (Note [Needles as
+  // words] in python_scan.cc, Note [C++ needles as words] in cpp_scan.cc):
+  // those each finding's line holds as a whole word (a spelling's
+  // component, a literal rule's word), and the rules' own needles, held
+  // anyhow; valid where FastPathNeedles is not null.
   const std::vector<std::string>& FastPathWords(Language language) const;
   const std::vector<std::string>& FastPathPlain(Language language) const;
 
