@@ -897,6 +897,52 @@ TEST(ScanIgnore, GitignoreRules) {
   EXPECT_EQ(l.Match("/other/top.py", false), 0);
 }
 
+// Note [Ignore patterns by their last byte] (walk.cc): Match asks only the
+// patterns a bitset of the name's last byte lets through; random lists (up
+// to 200 lines, so rows of one to four words, with bases of every kind as
+// nested .gitignore files give them) against MatchEveryPattern, for folders
+// and files. Fails with the filter keyed on another byte, a dir-only
+// pattern asked for files, or the words' order or layout wrong.
+TEST(ScanIgnore, IgnoreFilterAgainstEveryPattern) {
+  const std::vector<std::string> parts = {"a", "b", "ab", "x.py", "y.so", "__pycache__", "build",
+                                          "a.b", "py", "o", "so", "b.", "", "a b"};
+  const std::vector<std::string> globs = {"*", "*.py", "*.so", "x*", "*o", "?", "[ab]", "[!a]*",
+                                          "**", "a*b", "\\!", "*.", "a?", "*y", "b[.]*"};
+  const std::vector<std::string> bases = {"", ".", "/", "/r", "/r/a", "r", "r/b"};
+  std::mt19937 gen(31);
+  const auto pick = [&gen](const std::vector<std::string>& v) { return v[gen() % v.size()]; };
+  const auto component = [&]() { return gen() % 3 == 0 ? pick(globs) : pick(parts); };
+  int matched = 0;
+  for (int list = 0; list < 300; ++list) {
+    IgnoreList l;
+    const int lines = 1 + static_cast<int>(gen() % 200);
+    std::string base = pick(bases);
+    for (int k = 0; k < lines; ++k) {
+      if (gen() % 40 == 0) base = pick(bases);  // the next .gitignore's lines
+      std::string line = gen() % 6 == 0 ? "!" : "";
+      if (gen() % 5 == 0) line += "/";
+      line += component();
+      for (int more = static_cast<int>(gen() % 3); gen() % 3 == 0 && more > 0; --more) {
+        line += "/" + component();
+      }
+      if (gen() % 5 == 0) line += "/";
+      l.AddLine(line, base);
+    }
+    for (int q = 0; q < 60; ++q) {
+      std::string path = gen() % 4 == 0 ? pick(bases) : std::string("/r");
+      for (int depth = 1 + static_cast<int>(gen() % 4); depth > 0; --depth) {
+        path += (path.empty() || path.back() == '/' ? "" : "/") + pick(parts);
+      }
+      for (bool is_dir : {false, true}) {
+        const int want = l.MatchEveryPattern(path, is_dir);
+        matched += want != 0;
+        ASSERT_EQ(l.Match(path, is_dir), want) << "list " << list << " path " << path;
+      }
+    }
+  }
+  EXPECT_GT(matched, 5000);
+}
+
 TEST(ScanIgnore, DoubleStarIsSpecialOnlyAsASegment) {
   // As git's wildmatch: `**` inside a segment is `*` and does not cross '/'.
   EXPECT_TRUE(GlobMatch("a**b", "axxb"));
