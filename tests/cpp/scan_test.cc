@@ -879,6 +879,52 @@ TEST(ScanIgnore, Globs) {
   EXPECT_FALSE(GlobMatch("*", "a/b"));
 }
 
+// Note [Extension from the last four bytes] (rules.cc): LanguageOfPath
+// looks for the '.' in the last four bytes only; random paths (folders
+// with dots, names with several dots, upper-case extensions, a '/' after
+// the last '.', extensions of 0 to 5 bytes, names that are only an
+// extension) against the whole-path search it replaced. Fails with the '.'
+// looked for in the last three bytes or the extension's '/' let through.
+bool LanguageByWholePath(std::string_view path, Language* language) {
+  const size_t slash = path.rfind('/');
+  const size_t dot = path.rfind('.');
+  if (dot == std::string_view::npos || (slash != std::string_view::npos && dot < slash)) {
+    return false;
+  }
+  std::string ext(path.substr(dot + 1));
+  for (char& c : ext) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  if (ext == "py" || ext == "pyi") {
+    *language = Language::kPython;
+    return true;
+  }
+  for (const char* e : {"h", "hpp", "hh", "c", "cc", "cpp", "cxx", "cu", "cuh", "hip"}) {
+    if (ext == e) {
+      *language = Language::kCpp;
+      return true;
+    }
+  }
+  return false;
+}
+
+TEST(ScanWalk, LanguageOfPathFromTheLastFourBytes) {
+  const std::vector<std::string> parts = {"a",  ".", "/",  "py", "PY", "pyi", "h",  "Cu", "cuh",
+                                          "hip", "c", "cc", "x",  "pyx", "hpp", "cpp", "CXX", ""};
+  std::mt19937 gen(4);
+  int sources = 0;
+  for (int k = 0; k < 200000; ++k) {
+    std::string path;
+    for (int n = static_cast<int>(gen() % 7); n >= 0; --n) path += parts[gen() % parts.size()];
+    Language want = Language::kPython, got = Language::kPython;
+    const bool is = LanguageByWholePath(path, &want);
+    ASSERT_EQ(LanguageOfPath(path, &got), is) << path;
+    if (is) {
+      ASSERT_EQ(got, want) << path;
+      ++sources;
+    }
+  }
+  EXPECT_GT(sources, 5000);
+}
+
 TEST(ScanIgnore, GitignoreRules) {
   IgnoreList l;
   for (const char* line : {"# comment", "*.gen.py", "!keep.gen.py", "build/", "/top.py",
