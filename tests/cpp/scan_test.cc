@@ -953,7 +953,8 @@ TEST(ScanIgnore, IgnoreFilterAgainstEveryPattern) {
   const std::vector<std::string> parts = {"a", "b", "ab", "x.py", "y.so", "__pycache__", "build",
                                           "a.b", "py", "o", "so", "b.", "", "a b"};
   const std::vector<std::string> globs = {"*", "*.py", "*.so", "x*", "*o", "?", "[ab]", "[!a]*",
-                                          "**", "a*b", "\\!", "*.", "a?", "*y", "b[.]*"};
+                                          "**", "a*b", "\\!", "*.", "a?", "*y", "b[.]*",
+                                          "*.py[cod]", "x[yo]", "[ab]?[!s]", "*[a-c]", "**/a*b"};
   const std::vector<std::string> bases = {"", ".", "/", "/r", "/r/a", "r", "r/b"};
   std::mt19937 gen(31);
   const auto pick = [&gen](const std::vector<std::string>& v) { return v[gen() % v.size()]; };

@@ -837,30 +837,53 @@ void IgnoreList::AddLine(std::string_view line, std::string_view base) {
 // folder, with the anchored pattern's prefix before the rest), and most
 // patterns are of a shape (Note [Glob shapes]: `__pycache__`, `*.pyc`,
 // `docs/_site`, `**/build`) that matches only what ends in the last byte
-// of their bytes (the prefix's, where nothing follows it). So a bitset the
+// of their bytes (the prefix's, where nothing follows it), or general
+// globs whose last step takes one byte (`*.py[cod]`: Note [Glob heads and
+// tails]), which match only what ends in a byte it takes. So a bitset the
 // path's last byte selects, and one of the patterns that may match any
-// path (general globs, `x*`, a `*` alone), say which patterns to ask, for
+// path (`x*`, a `*` alone, `a/**`), say which patterns to ask, for
 // folders and for files apart (a pattern ending in '/' asks folders only);
 // they are asked from the last to the first, as before, and the first that
 // matches answers. A pattern left out cannot match: its shape's test would
 // fail at the last byte. Test: IgnoreFilterAgainstEveryPattern
 // (scan_test.cc), random lists and paths against MatchEveryPattern.
+// (The general globs' last step: the 13 dev-set trees 431.61M to 429.88M
+// instructions, pytorch-lightning's and fairseq's lists mostly.)
 void IgnoreList::Index(size_t k) {
   const Pattern& p = patterns_[k];
-  int key = 256;  // any path
+  // The byte a path it matches ends in (256: any), or the set of them.
+  int key = 256;
+  const std::array<bool, 256>* set = nullptr;
   const CompiledGlob& g = *p.compiled;
+  // What it matches (a name, or the path below its base, past its prefix)
+  // ends the path.
   if (!g.never && g.shape != CompiledGlob::kGeneral && g.shape != CompiledGlob::kPrefix) {
-    // What it matches (a name, or the path below its base, past its
-    // prefix) ends the path, and ends in `lit` (or is empty after the prefix).
+    // It ends in `lit` (or is empty after the prefix).
     if (!g.lit.empty()) {
       key = static_cast<unsigned char>(g.lit.back());
     } else if (g.shape == CompiledGlob::kPlain && !p.prefix.empty()) {
       key = static_cast<unsigned char>(p.prefix.back());
     }
+  } else if (!g.never && g.shape == CompiledGlob::kGeneral &&
+             (g.tail > 0 || (g.fixed && !g.steps.empty()))) {
+    // Its last step takes its last byte (Note [Glob heads and tails]).
+    const GlobStep& last = g.steps.back();
+    if (last.kind == GlobStep::kByte) {
+      key = last.c;
+    } else if (last.kind == GlobStep::kClass) {
+      set = &g.sets[static_cast<size_t>(last.set)];
+    }
   }
+  const uint64_t bit = uint64_t{1} << (k % 64);
   for (int d = p.dir_only ? 1 : 0; d < 2; ++d) {
-    filter_[(static_cast<size_t>(d) * 257 + static_cast<size_t>(key)) * words_ + k / 64] |=
-        uint64_t{1} << (k % 64);
+    uint64_t* rows = filter_.data() + static_cast<size_t>(d) * 257 * words_ + k / 64;
+    if (set == nullptr) {
+      rows[static_cast<size_t>(key) * words_] |= bit;
+      continue;
+    }
+    for (size_t c = 0; c < 256; ++c) {
+      if ((*set)[c]) rows[c * words_] |= bit;
+    }
   }
 }
 
