@@ -133,7 +133,8 @@ TEST(CppFastPath, NeedlesAsWords) {
   }
   // The prefilter: a file whose words are all inside others is not read.
   const std::string padded = noise + std::string(internal::kPadding, '\0');
-  EXPECT_FALSE(Rules().MayMatchPadded(Language::kCpp, std::string_view(padded.data(), noise.size())));
+  EXPECT_FALSE(
+      Rules().MayMatchPadded(Language::kCpp, std::string_view(padded.data(), noise.size())));
 }
 
 TEST(CppFastPath, NeedlesInCommentsStringsAndSkippedGroups) {
