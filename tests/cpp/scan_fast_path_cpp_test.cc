@@ -84,6 +84,59 @@ TEST(CppFastPath, FindsWhatTheFullPathFinds) {
   EXPECT_TRUE(Has(out, "AD951 literal 8:12")) << out;
 }
 
+// Note [C++ needles as words] in cpp_scan.cc: the rules' words are searched
+// as whole identifiers (CUDA code is full of `cudaStream_t`, `__CUDA_ARCH__`,
+// `CUDA_CHECK`), in the fast path and in the file's prefilter; a finding
+// whose only word is `kCUDA`, `CUDA` after `DeviceType::`, `.cuda(` or
+// `.is_cuda(` is still found (each alone in a file, the rest of which holds
+// the words only inside others), and a name a using-directive brings in
+// that holds a rule's word inside it (`getCurrentCUDAStream`) is a needle
+// of its own, as it is no more found by `CUDA`.
+TEST(CppFastPath, NeedlesAsWords) {
+  const std::string noise = Lines({
+      "#include <cuda_runtime.h>", "#ifdef __CUDA_ARCH__", "#define CUDA_CHECK(x) x",
+      "#endif", "cudaStream_t s0; int cudaDevice = 0; float xpus = 1;",
+      "void k() { CUDA_CHECK(cudaMemcpyAsync(0, 0, 0, cudaMemcpyDefault, s0)); }"});
+  struct Case {
+    const char* body;
+    const char* finding;
+  };
+  const Case cases[] = {
+      {"auto d = at::kCUDA;", "AD951 literal 8:10"},
+      {"auto d = c10::DeviceType::CUDA;", "AD951 literal 8:10"},
+      {"void g(at::Tensor t) { t = t.cuda(); }", "AD952 call 8:30"},
+      {"bool g(at::Tensor t) { return t.is_cuda(); }", "AD953 call 8:33"},
+      {"using namespace c10::cuda;\nvoid h() { auto x = getCurrentCUDAStream(); }",
+       "AD625 call 9:21"},
+      {"namespace cu = c10::cuda;\nint n() { return cu::device_count(); }", "AD601 call 9:18"},
+  };
+  for (const Case& c : cases) {
+    for (int pad = 0; pad < 70; pad += 3) {
+      const std::string src = noise + std::string(static_cast<size_t>(pad), ' ') + "\n" + c.body +
+                              "\n" + "int tail() { return cudaSuccess; }\n";
+      bool taken = false;
+      const std::string out = Both(src, &taken);
+      EXPECT_TRUE(taken) << src;
+      EXPECT_TRUE(Has(out, c.finding)) << src << "\n" << out;
+    }
+  }
+  // A file that defines the name in its own `namespace at { namespace cuda
+  // {` (Note [Shim namespaces]): the definition, whose name holds `CUDA`
+  // inside it, is lexed, and the call to it is no finding.
+  for (int pad = 0; pad < 70; pad += 3) {
+    const std::string src =
+        noise + "namespace at {\nnamespace cuda {\nint pad1 = 1; int pad2 = 2;" +
+        std::string(static_cast<size_t>(pad), ' ') +
+        "\nint* getCurrentCUDAStream() { return nullptr; }\n}  // namespace cuda\n}\n"
+        "void user() { auto s = at::cuda::getCurrentCUDAStream(); }\n";
+    EXPECT_FALSE(Has(Both(src), "AD625")) << src;
+  }
+  // The prefilter: a file whose words are all inside others is not read.
+  const std::string padded = noise + std::string(internal::kPadding, '\0');
+  EXPECT_FALSE(
+      Rules().MayMatchPadded(Language::kCpp, std::string_view(padded.data(), noise.size())));
+}
+
 TEST(CppFastPath, NeedlesInCommentsStringsAndSkippedGroups) {
   const std::string src = Lines({
       "// c10::cuda::device_count() in a comment",
@@ -447,6 +500,20 @@ TEST(CppFastPath, ManyBindings) {
 }
 
 // Random files made of the snippets above and more, both ways.
+// The prefilter (words, Note [C++ needles as words]): returns whether it
+// lets `src` through; where it does not, the full lexer finds nothing there.
+bool PrefilterSound(const std::string& src) {
+  const std::string padded = src + std::string(internal::kPadding, '\0');
+  const std::string_view text(padded.data(), src.size());
+  if (Rules().MayMatchPadded(Language::kCpp, text)) return true;
+  internal::SetFastPathForTesting(0);
+  internal::LexOutput out;
+  internal::ScanCpp(Rules(), text, 0, &out);
+  internal::SetFastPathForTesting(-1);
+  EXPECT_TRUE(out.findings.empty()) << src;
+  return false;
+}
+
 TEST(CppFastPath, RandomConcatenations) {
   const std::vector<std::string> snippets = {
       "int a = 1;\n", "int b = f(x, y) + g(z);\n", "  for (int i = 0; i < n; ++i) {\n", "}\n",
@@ -469,6 +536,12 @@ TEST(CppFastPath, RandomConcatenations) {
       "std::vector<c10::cuda::CUDAStream> v;\n", "decltype(a; b)::c10::cuda::device_count();\n", ";\n", "(\n", ")\n", "\\\n", "\r\n",
       ";;\n", ";; ", "#define D a; \\\n b; {\n", "f(); # x\n", "  /* c */ # define Q cu::device_count()\n",
       "#define B /* x\n */ ; }\n", "x; /* c */ #if 0\n", "g(;\n",
+      // Note [C++ needles as words]: the words inside others, next to '$'
+      // (an identifier byte to the lexer, none to the search) and after a
+      // continuation, and a definition whose name holds one.
+      "cudaStream_t s; CUDA_CHECK(cudaFree(p));\n", "int a$cuda = 0; b = $CUDA;\n",
+      "auto k = at::kCUDAx + is_cuda_y + DeviceType::CUDA_;\n", "x\\\ncuda::device_count();\n",
+      "int* getCurrentCUDAStream() { return 0; }\n", "t.cuda_(); t.xcuda();\n",
   };
   std::mt19937 gen(14);
   for (int file = 0; file < 3000; ++file) {
@@ -476,8 +549,27 @@ TEST(CppFastPath, RandomConcatenations) {
     const int count = 5 + static_cast<int>(gen() % 60);
     for (int k = 0; k < count; ++k) src += snippets[gen() % snippets.size()];
     Both(src);
+    PrefilterSound(src);
     if (HasFailure()) break;
   }
+  // Files of words inside others, a real snippet now and then: the
+  // prefilter passes over many of them.
+  const std::vector<std::string> noise = {
+      "int a = 1;\n", "}\n", "{\n", "namespace at {\n", "f(x);\n", snippets.end()[-6],
+      snippets.end()[-5], snippets.end()[-4], snippets.end()[-3], snippets.end()[-2],
+      snippets.end()[-1]};
+  int passed_over = 0;
+  for (int file = 0; file < 2000; ++file) {
+    std::string src;
+    const int count = 2 + static_cast<int>(gen() % 12);
+    for (int k = 0; k < count; ++k) {
+      src += gen() % 40 == 0 ? snippets[gen() % snippets.size()] : noise[gen() % noise.size()];
+    }
+    Both(src);
+    passed_over += PrefilterSound(src) ? 0 : 1;
+    if (HasFailure()) break;
+  }
+  EXPECT_GT(passed_over, 200);
 }
 
 // NeedleSearch (prefilter.cc, Note [Needle kernel]: one load per 32 bytes,

@@ -65,6 +65,52 @@ TEST(ScanFastPath, AliasesAreNeedlesForTheRestOfTheFile) {
   EXPECT_NE(out.find("AD901 call 10:5"), std::string::npos) << out;
 }
 
+// Note [Names searched from their binding] (python_scan.cc): the rounds
+// search for a name bound to a target from the line of its binding on, and
+// again from an earlier binding of a name searched for already (an import
+// binds it further down, where the first search began to look for it; an
+// assignment above binds it too). Then random files of the same names
+// bound by imports, by assignments (to a target, to another name, to
+// nothing), in functions and at the top, used before and after, in any
+// order, each name's binding found in any round.
+TEST(ScanFastPath, NamesSearchedFromTheirBinding) {
+  const std::string out = Both(Lines({"import torch", "x = torch.cuda", "x.synchronize()",
+                                      "from torch import cuda as x", "x.synchronize()"}));
+  EXPECT_NE(out.find("AD107 call 3:1-3:14"), std::string::npos) << out;
+  EXPECT_NE(out.find("AD107 call 5:1-5:14"), std::string::npos) << out;
+  std::mt19937 gen(33);
+  const auto name = [&gen]() { return "n" + std::to_string(gen() % 4); };
+  int found = 0;
+  for (int file = 0; file < 1500; ++file) {
+    std::string src = "import torch\n";
+    bool in_def = false;
+    for (int k = 8 + static_cast<int>(gen() % 30); k > 0; --k) {
+      const std::string pad = in_def ? "    " : "";
+      switch (gen() % 12) {
+        case 0: src += pad + "import torch.cuda as " + name() + "\n"; break;
+        case 1: src += pad + "from torch import cuda as " + name() + "\n"; break;
+        case 2: src += pad + name() + " = torch.cuda\n"; break;
+        case 3:
+        case 4: src += pad + name() + " = " + name() + "\n"; break;
+        case 5: src += pad + name() + " = 1\n"; break;
+        case 6:
+        case 7: src += pad + name() + ".synchronize()\n"; break;
+        case 8: src += pad + "y = " + name() + ".current_device()\n"; break;
+        case 9:
+          src += "def f" + std::to_string(k) + "():\n    pass\n";
+          in_def = true;
+          break;
+        case 10: in_def = false; break;
+        default: src += pad + "z = 1\n";
+      }
+    }
+    bool taken = false;
+    found += Both(src, &taken).find("AD107") != std::string::npos && taken;
+    if (HasFailure()) break;
+  }
+  EXPECT_GT(found, 800);
+}
+
 TEST(ScanFastPath, ScopesPushAndPopAsInTheFullPath) {
   const std::string src = Lines({
       "def f():", "    import torch.cuda as tc", "    tc.synchronize()", "    x = 1", "y = 2",

@@ -879,6 +879,52 @@ TEST(ScanIgnore, Globs) {
   EXPECT_FALSE(GlobMatch("*", "a/b"));
 }
 
+// Note [Extension from the last four bytes] (rules.cc): LanguageOfPath
+// looks for the '.' in the last four bytes only; random paths (folders
+// with dots, names with several dots, upper-case extensions, a '/' after
+// the last '.', extensions of 0 to 5 bytes, names that are only an
+// extension) against the whole-path search it replaced. Fails with the '.'
+// looked for in the last three bytes or the extension's '/' let through.
+bool LanguageByWholePath(std::string_view path, Language* language) {
+  const size_t slash = path.rfind('/');
+  const size_t dot = path.rfind('.');
+  if (dot == std::string_view::npos || (slash != std::string_view::npos && dot < slash)) {
+    return false;
+  }
+  std::string ext(path.substr(dot + 1));
+  for (char& c : ext) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  if (ext == "py" || ext == "pyi") {
+    *language = Language::kPython;
+    return true;
+  }
+  for (const char* e : {"h", "hpp", "hh", "c", "cc", "cpp", "cxx", "cu", "cuh", "hip"}) {
+    if (ext == e) {
+      *language = Language::kCpp;
+      return true;
+    }
+  }
+  return false;
+}
+
+TEST(ScanWalk, LanguageOfPathFromTheLastFourBytes) {
+  const std::vector<std::string> parts = {"a",  ".", "/",  "py", "PY", "pyi", "h",  "Cu", "cuh",
+                                          "hip", "c", "cc", "x",  "pyx", "hpp", "cpp", "CXX", ""};
+  std::mt19937 gen(4);
+  int sources = 0;
+  for (int k = 0; k < 200000; ++k) {
+    std::string path;
+    for (int n = static_cast<int>(gen() % 7); n >= 0; --n) path += parts[gen() % parts.size()];
+    Language want = Language::kPython, got = Language::kPython;
+    const bool is = LanguageByWholePath(path, &want);
+    ASSERT_EQ(LanguageOfPath(path, &got), is) << path;
+    if (is) {
+      ASSERT_EQ(got, want) << path;
+      ++sources;
+    }
+  }
+  EXPECT_GT(sources, 5000);
+}
+
 TEST(ScanIgnore, GitignoreRules) {
   IgnoreList l;
   for (const char* line : {"# comment", "*.gen.py", "!keep.gen.py", "build/", "/top.py",
@@ -895,6 +941,53 @@ TEST(ScanIgnore, GitignoreRules) {
   EXPECT_EQ(l.Match("/r/#hash", false), 1);
   EXPECT_EQ(l.Match("/r/trailing", false), 1);
   EXPECT_EQ(l.Match("/other/top.py", false), 0);
+}
+
+// Note [Ignore patterns by their last byte] (walk.cc): Match asks only the
+// patterns a bitset of the name's last byte lets through; random lists (up
+// to 200 lines, so rows of one to four words, with bases of every kind as
+// nested .gitignore files give them) against MatchEveryPattern, for folders
+// and files. Fails with the filter keyed on another byte, a dir-only
+// pattern asked for files, or the words' order or layout wrong.
+TEST(ScanIgnore, IgnoreFilterAgainstEveryPattern) {
+  const std::vector<std::string> parts = {"a", "b", "ab", "x.py", "y.so", "__pycache__", "build",
+                                          "a.b", "py", "o", "so", "b.", "", "a b"};
+  const std::vector<std::string> globs = {"*", "*.py", "*.so", "x*", "*o", "?", "[ab]", "[!a]*",
+                                          "**", "a*b", "\\!", "*.", "a?", "*y", "b[.]*",
+                                          "*.py[cod]", "x[yo]", "[ab]?[!s]", "*[a-c]", "**/a*b"};
+  const std::vector<std::string> bases = {"", ".", "/", "/r", "/r/a", "r", "r/b"};
+  std::mt19937 gen(31);
+  const auto pick = [&gen](const std::vector<std::string>& v) { return v[gen() % v.size()]; };
+  const auto component = [&]() { return gen() % 3 == 0 ? pick(globs) : pick(parts); };
+  int matched = 0;
+  for (int list = 0; list < 300; ++list) {
+    IgnoreList l;
+    const int lines = 1 + static_cast<int>(gen() % 200);
+    std::string base = pick(bases);
+    for (int k = 0; k < lines; ++k) {
+      if (gen() % 40 == 0) base = pick(bases);  // the next .gitignore's lines
+      std::string line = gen() % 6 == 0 ? "!" : "";
+      if (gen() % 5 == 0) line += "/";
+      line += component();
+      for (int more = static_cast<int>(gen() % 3); gen() % 3 == 0 && more > 0; --more) {
+        line += "/" + component();
+      }
+      if (gen() % 5 == 0) line += "/";
+      l.AddLine(line, base);
+    }
+    for (int q = 0; q < 60; ++q) {
+      std::string path = gen() % 4 == 0 ? pick(bases) : std::string("/r");
+      for (int depth = 1 + static_cast<int>(gen() % 4); depth > 0; --depth) {
+        path += (path.empty() || path.back() == '/' ? "" : "/") + pick(parts);
+      }
+      for (bool is_dir : {false, true}) {
+        const int want = l.MatchEveryPattern(path, is_dir);
+        matched += want != 0;
+        ASSERT_EQ(l.Match(path, is_dir), want) << "list " << list << " path " << path;
+      }
+    }
+  }
+  EXPECT_GT(matched, 5000);
 }
 
 TEST(ScanIgnore, DoubleStarIsSpecialOnlyAsASegment) {

@@ -88,8 +88,9 @@ class NeedleSet {
   // kernel] in prefilter.cc).
   bool FoundInPadded(const char* p, size_t n) const;
   // Makes FoundInPadded find `words` as whole words and `plain` anywhere
-  // (the Python prefilter: Note [Needles as words] in python_scan.cc); no
-  // change where they do not fit a search.
+  // (the prefilters: Note [Needles as words] in python_scan.cc, Note [C++
+  // needles as words] in cpp_scan.cc); no change where they do not fit a
+  // search.
   void SearchAsWords(const std::vector<std::string>& words, const std::vector<std::string>& plain);
   const std::vector<std::string>& needles() const { return needles_; }
   bool always() const { return always_; }

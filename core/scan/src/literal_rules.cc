@@ -19,7 +19,7 @@ const DetectorInfo kDetectors[kDetectorCount] = {
     {"py.is_cuda", Language::kPython, "is_cuda"},
     {"py.device_type_compare", Language::kPython, "cuda"},
     {"py.nccl_backend", Language::kPython, "nccl"},
-    {"cpp.device_type", Language::kCpp, "CUDA"},
+    {"cpp.device_type", Language::kCpp, "CUDA", "kCUDA"},
     {"cpp.cuda_method", Language::kCpp, "cuda"},
     {"cpp.is_cuda", Language::kCpp, "is_cuda"},
 };

@@ -34,6 +34,11 @@ struct DetectorInfo {
   std::string_view name;  // as a Rule names it ("py.device_call")
   Language language;
   std::string_view needle;  // a string every finding of it contains
+  // The whole identifiers (or, in a Python string, words: Note [Needles as
+  // words] in python_scan.cc) one of which every finding of it holds:
+  // `needle` and, where not empty, `also` (at::kCUDA holds "CUDA" inside a
+  // word only).
+  std::string_view also = {};
 };
 
 // Indexed by Detector.

@@ -818,6 +818,123 @@ void IgnoreList::AddLine(std::string_view line, std::string_view base) {
   p.base_root = p.base == "/";
   p.base_here = p.base.empty() || p.base == ".";
   patterns_.push_back(std::move(p));
+  const size_t words = (patterns_.size() + 63) / 64;
+  if (words != words_) {  // a row a word longer: indexed again
+    words_ = words;
+    filter_.assign(2 * 257 * words_, 0);
+    for (size_t k = 0; k < patterns_.size(); ++k) Index(k);
+  } else {
+    Index(patterns_.size() - 1);
+  }
+}
+
+// Note [Ignore patterns by their last byte]: Match asked every pattern of
+// the list for every entry of the walk (DeepSpeed's .gitignore has 68,
+// pytorch-lightning's 213, fairseq's 293), about 20 instructions each where
+// it missed, and a memcmp of its folder for each anchored one: 1,500 an
+// entry on DeepSpeed, 2.9M instructions in all. What a pattern matches is
+// a suffix of the path (its last name, or the path below the pattern's
+// folder, with the anchored pattern's prefix before the rest), and most
+// patterns are of a shape (Note [Glob shapes]: `__pycache__`, `*.pyc`,
+// `docs/_site`, `**/build`) that matches only what ends in the last byte
+// of their bytes (the prefix's, where nothing follows it), or general
+// globs whose last step takes one byte (`*.py[cod]`: Note [Glob heads and
+// tails]), which match only what ends in a byte it takes. So a bitset the
+// path's last byte selects, and one of the patterns that may match any
+// path (`x*`, a `*` alone, `a/**`), say which patterns to ask, for
+// folders and for files apart (a pattern ending in '/' asks folders only);
+// they are asked from the last to the first, as before, and the first that
+// matches answers. A pattern left out cannot match: its shape's test would
+// fail at the last byte. Test: IgnoreFilterAgainstEveryPattern
+// (scan_test.cc), random lists and paths against MatchEveryPattern.
+// (The general globs' last step: the 13 dev-set trees 431.61M to 429.88M
+// instructions, pytorch-lightning's and fairseq's lists mostly.)
+void IgnoreList::Index(size_t k) {
+  const Pattern& p = patterns_[k];
+  // The byte a path it matches ends in (256: any), or the set of them.
+  int key = 256;
+  const std::array<bool, 256>* set = nullptr;
+  const CompiledGlob& g = *p.compiled;
+  // What it matches (a name, or the path below its base, past its prefix)
+  // ends the path.
+  if (!g.never && g.shape != CompiledGlob::kGeneral && g.shape != CompiledGlob::kPrefix) {
+    // It ends in `lit` (or is empty after the prefix).
+    if (!g.lit.empty()) {
+      key = static_cast<unsigned char>(g.lit.back());
+    } else if (g.shape == CompiledGlob::kPlain && !p.prefix.empty()) {
+      key = static_cast<unsigned char>(p.prefix.back());
+    }
+  } else if (!g.never && g.shape == CompiledGlob::kGeneral &&
+             (g.tail > 0 || (g.fixed && !g.steps.empty()))) {
+    // Its last step takes its last byte (Note [Glob heads and tails]).
+    const GlobStep& last = g.steps.back();
+    if (last.kind == GlobStep::kByte) {
+      key = last.c;
+    } else if (last.kind == GlobStep::kClass) {
+      set = &g.sets[static_cast<size_t>(last.set)];
+    }
+  }
+  const uint64_t bit = uint64_t{1} << (k % 64);
+  for (int d = p.dir_only ? 1 : 0; d < 2; ++d) {
+    uint64_t* rows = filter_.data() + static_cast<size_t>(d) * 257 * words_ + k / 64;
+    if (set == nullptr) {
+      rows[static_cast<size_t>(key) * words_] |= bit;
+      continue;
+    }
+    for (size_t c = 0; c < 256; ++c) {
+      if ((*set)[c]) rows[c * words_] |= bit;
+    }
+  }
+}
+
+int IgnoreList::MatchOne(const Pattern& p, std::string_view path, std::string_view name) {
+  if (!p.anchored && !p.base_root) {
+    // The shapes' tests inline (Note [Glob shapes]): a call a pattern was
+    // most of a match's cost, and most patterns miss at their last byte.
+    const CompiledGlob& g = *p.compiled;
+    const std::string_view lit = g.lit;
+    if (g.shape == CompiledGlob::kPlain) {
+      if (name.size() != lit.size() || name != lit) return 0;
+    } else if (g.shape == CompiledGlob::kSuffix && !g.never) {
+      if (name.size() < lit.size() || (!lit.empty() && name.back() != lit.back()) ||
+          name.compare(name.size() - lit.size(), lit.size(), lit) != 0) {
+        return 0;
+      }
+    } else if (!RunGlob(g, name)) {
+      return 0;
+    }
+    return p.negated ? -1 : 1;
+  }
+  std::string_view rel = path;
+  if (!p.base_here) {
+    if (p.base_root) {
+      if (rel.empty() || rel[0] != '/') return 0;
+      rel.remove_prefix(1);
+    } else {
+      if (rel.size() <= p.base.size() || rel.compare(0, p.base.size(), p.base) != 0 ||
+          rel[p.base.size()] != '/') {
+        if (p.anchored) return 0;
+        // Not below the base: an unanchored pattern still matches a name.
+        const size_t slash = rel.rfind('/');
+        if (slash != std::string_view::npos) rel.remove_prefix(slash + 1);
+        if (RunGlob(*p.compiled, rel)) return p.negated ? -1 : 1;
+        return 0;
+      }
+      rel.remove_prefix(p.base.size() + 1);
+    }
+  }
+  if (!p.anchored) {
+    const size_t slash = rel.rfind('/');
+    if (slash != std::string_view::npos) rel.remove_prefix(slash + 1);
+  }
+  if (!p.prefix.empty()) {
+    if (rel.empty() || rel[0] != p.prefix[0] || rel.compare(0, p.prefix.size(), p.prefix) != 0) {
+      return 0;
+    }
+    rel.remove_prefix(p.prefix.size());
+  }
+  if (RunGlob(*p.compiled, rel)) return p.negated ? -1 : 1;
+  return 0;
 }
 
 int IgnoreList::Match(std::string_view path, bool is_dir) const {
@@ -826,53 +943,31 @@ int IgnoreList::Match(std::string_view path, bool is_dir) const {
   // folders; elsewhere the name is matched too): the name is found once.
   const size_t last = path.rfind('/');
   const std::string_view name = last == std::string_view::npos ? path : path.substr(last + 1);
+  // Note [Ignore patterns by their last byte].
+  const uint64_t* any = filter_.data() + (static_cast<size_t>(is_dir) * 257 + 256) * words_;
+  const uint64_t* ends =
+      path.empty() ? nullptr
+                   : filter_.data() + (static_cast<size_t>(is_dir) * 257 +
+                                       static_cast<unsigned char>(path.back())) * words_;
+  for (size_t w = words_; w-- > 0;) {
+    for (uint64_t bits = any[w] | (ends != nullptr ? ends[w] : 0); bits != 0;) {
+      const int top = 63 - __builtin_clzll(bits);
+      bits &= ~(uint64_t{1} << top);
+      const int r = MatchOne(patterns_[w * 64 + static_cast<size_t>(top)], path, name);
+      if (r != 0) return r;
+    }
+  }
+  return 0;
+}
+
+int IgnoreList::MatchEveryPattern(std::string_view path, bool is_dir) const {
+  const size_t last = path.rfind('/');
+  const std::string_view name = last == std::string_view::npos ? path : path.substr(last + 1);
   for (size_t k = patterns_.size(); k-- > 0;) {
     const Pattern& p = patterns_[k];
     if (p.dir_only && !is_dir) continue;
-    if (!p.anchored && !p.base_root) {
-      // The shapes' tests inline (Note [Glob shapes]): a call a pattern was
-      // most of a match's cost, and most patterns miss at their last byte.
-      const CompiledGlob& g = *p.compiled;
-      const std::string_view lit = g.lit;
-      if (g.shape == CompiledGlob::kPlain) {
-        if (name.size() != lit.size() || name != lit) continue;
-      } else if (g.shape == CompiledGlob::kSuffix && !g.never) {
-        if (name.size() < lit.size() || (!lit.empty() && name.back() != lit.back()) ||
-            name.compare(name.size() - lit.size(), lit.size(), lit) != 0) {
-          continue;
-        }
-      } else if (!RunGlob(g, name)) {
-        continue;
-      }
-      return p.negated ? -1 : 1;
-    }
-    std::string_view rel = path;
-    if (!p.base_here) {
-      if (p.base_root) {
-        if (rel.empty() || rel[0] != '/') continue;
-        rel.remove_prefix(1);
-      } else {
-        if (rel.size() <= p.base.size() || rel.compare(0, p.base.size(), p.base) != 0 ||
-            rel[p.base.size()] != '/') {
-          if (p.anchored) continue;
-          // Not below the base: an unanchored pattern still matches a name.
-          const size_t slash = rel.rfind('/');
-          if (slash != std::string_view::npos) rel.remove_prefix(slash + 1);
-          if (RunGlob(*p.compiled, rel)) return p.negated ? -1 : 1;
-          continue;
-        }
-        rel.remove_prefix(p.base.size() + 1);
-      }
-    }
-    if (!p.anchored) {
-      const size_t slash = rel.rfind('/');
-      if (slash != std::string_view::npos) rel.remove_prefix(slash + 1);
-    }
-    if (!p.prefix.empty()) {
-      if (rel.compare(0, p.prefix.size(), p.prefix) != 0) continue;
-      rel.remove_prefix(p.prefix.size());
-    }
-    if (RunGlob(*p.compiled, rel)) return p.negated ? -1 : 1;
+    const int r = MatchOne(p, path, name);
+    if (r != 0) return r;
   }
   return 0;
 }

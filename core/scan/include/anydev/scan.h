@@ -105,10 +105,11 @@ class RuleSet {
   // literal rule holds one (the scanner's fast path; Note [Fast path] in
   // python_scan.cc), or null when the rules allow no such list.
   const std::vector<std::string>* FastPathNeedles(Language language) const;
-  // The same needles split for the Python fast path's search (Note [Needles
-  // as words] in python_scan.cc): those each finding's line holds as a whole
-  // word (a spelling's component, a literal rule's word), and the rules' own
-  // needles, held anyhow; valid where FastPathNeedles is not null.
+  // The same needles split for the fast paths' searches (Note [Needles as
+  // words] in python_scan.cc, Note [C++ needles as words] in cpp_scan.cc):
+  // those each finding's line holds as a whole word (a spelling's
+  // component, a literal rule's word), and the rules' own needles, held
+  // anyhow; valid where FastPathNeedles is not null.
   const std::vector<std::string>& FastPathWords(Language language) const;
   const std::vector<std::string>& FastPathPlain(Language language) const;
 
@@ -282,6 +283,9 @@ class IgnoreList {
   // Returns +1 if the last pattern matching `path` ignores it, -1 if it
   // re-includes it (`!pattern`), 0 if none matches.
   int Match(std::string_view path, bool is_dir) const;
+  // The same, asking every pattern (Match asks only those its filter lets
+  // through: Note [Ignore patterns by their last byte] in walk.cc).
+  int MatchEveryPattern(std::string_view path, bool is_dir) const;
   bool empty() const { return patterns_.empty(); }
 
  private:
@@ -296,7 +300,16 @@ class IgnoreList {
     bool base_root = false;  // base is "/"
     bool base_here = false;  // base is empty or ".": paths are relative to it as they are
   };
+  // Pattern p's answer for `path` (+1, -1, 0: no match); `name`: its last name.
+  static int MatchOne(const Pattern& p, std::string_view path, std::string_view name);
+  // Sets pattern k's bits in filter_ (Note [Ignore patterns by their last byte]).
+  void Index(size_t k);
   std::vector<Pattern> patterns_;
+  // Bit k of row (d, c), word k / 64: pattern k may match a folder (d = 1)
+  // or a file (d = 0) whose path ends in byte c; row (d, 256): whatever the
+  // path. words_ 64-bit words a row, 257 rows for each d.
+  std::vector<uint64_t> filter_;
+  size_t words_ = 0;
 };
 
 // Matches a gitignore glob (`*`, `?`, `[...]`, `**`) against a '/'-separated
