@@ -937,24 +937,16 @@ def _scan_report(paths: Sequence[str], *, select=None, ignore=None,
                    notebooks, walked).whole()
 
 
-def _read_bytes(name: str) -> bytes:
-    """A file's bytes, or b"" where it cannot be read (Note [File-level noqa])."""
-    try:
-        with open(name, "rb") as fh:
-            return fh.read()
-    except OSError:
-        return b""
-
-
 # Note [File-level noqa]: `# anydev: noqa` alone on a line exempts a Python
 # file (ruff's `# ruff: noqa`; anydev/_migrate/noqa.py). The native scanner
 # lexes only the lines its searches find, so such a line, which holds no
-# legacy name, is seen by no lexer and sets no file's noqa flag: every Python
-# file with findings that is not flagged is read again, and tokenized only
-# where its bytes hold `anydev` (`nydev` or `NYDEV`: two searches without the
-# copy a case-folded search makes, which cost 6% of the scan of PyTorch's
-# torch/distributed, whose files mention `noqa` everywhere). Until the scanner
-# reports the directives itself, this costs one read of each such file.
+# legacy name, is seen by no lexer. The scanner asks the bytes of each Python
+# file with findings whether they hold `anydev` (`nydev` or `NYDEV`: two
+# searches without the copy a case-folded search makes) and sends those to
+# Python's reading, as it does the files whose directives tokenize must read
+# (core/scan/src/scan_source.cc). Python read every other Python file with
+# findings again to ask that itself: 466 reads and a third of `anydev scan`'s
+# Python side on Megatron-LM.
 
 # Note [Streamed reports]: the text, JSON and GitHub reports of `anydev scan`
 # are written as the tree is scanned, a batch of files at a time, so that the
@@ -1261,8 +1253,6 @@ class _Report:
         # it, which opens a file whose shown name is quoted)
         self.noqa: list[tuple[int, str]] = []
         self.counts: list[int] = []  # per file, its number of findings
-        # the other Python files with findings (index, name): Note [File-level noqa]
-        self.unflagged: list[tuple[int, str]] = []
         self._sorted = False
         self._left: Optional[list] = None
         self._findings: Optional[list] = None
@@ -1282,10 +1272,8 @@ class _Report:
                     self.native.drop(i, list(range(n)))
                 continue
             seen.add(shown)
-            if noqa_comment and n:
+            if noqa_comment and n:  # (a file-level `# anydev: noqa` too: Note [File-level noqa])
                 self.noqa.append((i, os.fsdecode(path)))
-            elif n and _lang == "python":
-                self.unflagged.append((i, os.fsdecode(path)))
             for message, line in errs:
                 self.errors.append(ScanError(shown, message, line))
 
@@ -1316,21 +1304,6 @@ class _Report:
         core/scan/src/scan_source.cc); this reads the files it left to Python's
         tokenize, and the Python files with findings that may have a file-level
         `# anydev: noqa` (Note [File-level noqa])."""
-        if not self.noqa and not self.unflagged:
-            return
-        for i, name in self.unflagged:
-            data = _read_bytes(name)
-            # `anydev` in lower, upper or title case (two searches, no copy);
-            # anydev._migrate.noqa (which imports re) only where it is there
-            if b"nydev" not in data and b"NYDEV" not in data:
-                continue
-            from ._migrate import noqa as _noqa
-
-            whole = _noqa.file_exemption(data)
-            if whole is not None:
-                found = self._file_findings(i)
-                self._drop(i, [j for j, f in enumerate(found)
-                               if any(f.rule.startswith(c) for c in whole)])
         if not self.noqa:
             return
         from ._migrate import noqa as _noqa  # `# noqa` comments (ruff's convention)

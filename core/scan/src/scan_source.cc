@@ -148,6 +148,14 @@ inline uint32_t MarkBits(__m128i v, __m128i b) {
 
 }  // namespace
 
+// Whether `text` holds `nydev` or `NYDEV` (`anydev` in lower, title or upper
+// case): the gate of Python's file-level noqa reading (anydev/scan.py's
+// drop_noqa), asked here where the bytes are.
+inline bool MentionsAnydev(std::string_view text) {
+  return text.find("nydev") != std::string_view::npos ||
+         text.find("NYDEV") != std::string_view::npos;
+}
+
 void NoteComment(std::string_view text, uint32_t offset, LexOutput* out) {
   const size_t at = CommentMarks(text, &out->noqa_comment);
   if (at != std::string_view::npos) Suppress(text, offset, at, out);
@@ -1106,6 +1114,15 @@ FileResult internal::ScanPadded(const RuleSet& rules, Language language, std::st
         ReadNoqa(src, out, &at, on_found, &r.noqa);
       }
     }
+  }
+  // A file-level `# anydev: noqa` (Note [File-level noqa] in anydev/scan.py)
+  // holds no legacy name, so no lexer sees its line: a Python file with
+  // findings whose bytes mention anydev goes to Python's reading, as one whose
+  // directives tokenize must read (the bytes are here: Python read every such
+  // file again to ask).
+  if (python && !r.noqa_fallback && !raw.empty() && raw.front().start < limit &&
+      internal::MentionsAnydev(src)) {
+    r.noqa_fallback = true;
   }
   size_t next_noqa = 0;
   const bool drop_noqa = apply_noqa && !r.noqa.empty();

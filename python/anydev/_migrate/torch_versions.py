@@ -286,7 +286,8 @@ def _from_setup_py(path: str) -> _Found:
     if tree is None:
         return None
     reqs: list[str] = []
-    for node in _walk(tree):
+    nodes = _walk(tree)
+    for node in nodes:
         if isinstance(node, ast.keyword) and node.arg in ("install_requires", "extras_require"):
             for n in _walk(node.value):
                 if isinstance(n, ast.Constant) and isinstance(n.value, str):
@@ -294,7 +295,7 @@ def _from_setup_py(path: str) -> _Found:
     got = _found(reqs)
     if got is not None and got[0] is not None:
         return got
-    check = _version_check(tree)
+    check = _version_check(tree, nodes)
     return check if check is not None else got
 
 
@@ -362,14 +363,16 @@ def _names_torch_version(node: ast.AST, aliases: set[str]) -> bool:
     return False
 
 
-def _version_check(tree: ast.Module) -> _Found:
+def _version_check(tree: ast.Module, nodes: Optional[list] = None) -> _Found:
     """The minimum torch a module's own check demands: ``assert V >= X`` or
     ``if V < X: raise ...`` at module level (or in a function it runs), where
     V is torch's version (``torch.__version__``, a name made from it) and X a
-    version literal."""
+    version literal. ``nodes``: _walk(tree), where the caller has it (one
+    walk of a large setup.py serves every question)."""
     import ast  # noqa: PLC0415 (Note [A light target reader])
+    nodes = _walk(tree) if nodes is None else nodes
     aliases: set[str] = set()
-    for n in _walk(tree):
+    for n in nodes:
         if isinstance(n, ast.Assign) and len(n.targets) == 1 and \
                 isinstance(n.targets[0], ast.Name) and _names_torch_version(n.value, aliases):
             aliases.add(n.targets[0].id)
@@ -393,7 +396,7 @@ def _version_check(tree: ast.Module) -> _Found:
             isinstance(mine, (ast.Lt, ast.LtE))
         return v if demands_at_least else None
 
-    for n in _walk(tree):
+    for n in nodes:
         got = None
         if isinstance(n, ast.Assert):
             got = bound(n.test, False)

@@ -58,18 +58,21 @@ def test_file_level_noqa(project, directive, left):
 
 
 def test_file_level_noqa_in_a_tree_and_its_cost(project, monkeypatch):
-    # Note [File-level noqa]: a file with findings is read once more for the
-    # directive, a file without findings never
-    from anydev import scan
+    # Note [File-level noqa]: the scanner sends a file with findings whose bytes
+    # mention anydev to Python's reading; no other file is read again (each Python
+    # file with findings was)
+    from anydev._migrate import noqa as _noqa
 
     (project / "a.py").write_text("# anydev: noqa\n" + SRC)
     (project / "b.py").write_text(SRC)
     (project / "c.py").write_text("import torch\n")
+    (project / "d.py").write_text("# ANYDEV: NOQA\n" + SRC)
+    (project / "e.py").write_text("# see anydev's docs\n" + SRC)
     read = []
-    real = scan._read_bytes
-    monkeypatch.setattr(scan, "_read_bytes", lambda p: read.append(p) or real(p))
-    assert {p for p, _l, _r in rules()} == {"b.py"}
-    assert sorted(read) == ["a.py", "b.py"]
+    real = _noqa.read_file
+    monkeypatch.setattr(_noqa, "read_file", lambda p: read.append(p) or real(p))
+    assert {p for p, _l, _r in rules()} == {"b.py", "e.py"}
+    assert sorted(read) == ["a.py", "d.py", "e.py"]
 
 
 def test_unused_noqa_is_ad001(project):
