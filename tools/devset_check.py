@@ -47,6 +47,7 @@ import sys
 import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
+from typing import Optional
 
 MODES = {
     "safe": [],
@@ -67,10 +68,12 @@ TESTS: dict[str, dict] = {
                    "deps": ["fvcore", "iopath", "omegaconf", "hydra-core", "yacs", "tabulate",
                             "termcolor", "cloudpickle", "antlr4-python3-runtime==4.9.3",
                             "portalocker", "setuptools<81"], "pythonpath": ["."]},
+    # Python >= 3.12 (typing.override): --test-python, with torch installed there
     "Megatron-LM": {"paths": ["tests/unit_tests/test_utils.py",
                               "tests/unit_tests/test_num_microbatches_calculator.py",
                               "tests/unit_tests/test_training.py"],
-                    "deps": ["einops", "packaging", "pytest-mock"], "pythonpath": ["."]},
+                    "deps": ["einops", "packaging", "pytest-mock", "mock", "triton", "click",
+                             "requests", "urllib3", "idna", "certifi"], "pythonpath": ["."]},
     "accelerate": {"paths": ["tests/test_utils.py", "tests/test_state_checkpointing.py",
                              "tests/test_cpu.py"],
                    "deps": ["psutil", "pyyaml", "huggingface_hub", "safetensors", "parameterized",
@@ -321,17 +324,18 @@ def install_deps(python: str, deps_dir: Path, repos: list[str]) -> None:
 
 def check_repo(repo: str, src: Path, work: Path, python: str, modes: list[str],
                do_compile: bool, do_tests: bool, deps_dir: Path, incs: list[str],
-               do_sim: bool = False) -> dict:
+               do_sim: bool = False, test_python: Optional[str] = None) -> dict:
     res: dict = {"repo": repo, "modes": {}}
+    tpy = test_python or python
     base = work / repo / "orig"
     copy_tree(src, base)
     res["findings"] = count_findings(python, base)
     limit = res["line_length"] = line_length(base)
     orig = source_files(base)
-    tests_before = run_tests(repo, base, python, deps_dir, work / repo / "junit-orig.xml") \
+    tests_before = run_tests(repo, base, tpy, deps_dir, work / repo / "junit-orig.xml") \
         if do_tests else {"ran": False, "why": "--tests not given"}
     res["tests_before"] = {k: v for k, v in tests_before.items() if k != "outcomes"}
-    sim_before = run_tests(repo, base, python, deps_dir, work / repo / "junit-orig-sim.xml",
+    sim_before = run_tests(repo, base, tpy, deps_dir, work / repo / "junit-orig-sim.xml",
                            sim=True) if do_sim and tests_before.get("ran") else {"ran": False}
     res["sim_before"] = {k: v for k, v in sim_before.items() if k != "outcomes"}
     compiled_before: dict[str, bool] = {}
@@ -378,7 +382,7 @@ def check_repo(repo: str, src: Path, work: Path, python: str, modes: list[str],
         m["second_run_changed_files"] = sorted(k for k in again if after.get(k) != again[k])
         if do_tests and tests_before.get("ran"):
             # the tests run on the first run's output (the second changed nothing, or is counted)
-            now = run_tests(repo, dst, python, deps_dir, work / repo / f"junit-{mode}.xml")
+            now = run_tests(repo, dst, tpy, deps_dir, work / repo / f"junit-{mode}.xml")
             before = tests_before["outcomes"]
             flips = sorted(t for t, o in now.get("outcomes", {}).items()
                            if o == "failed" and before.get(t) == "passed")
@@ -387,7 +391,7 @@ def check_repo(repo: str, src: Path, work: Path, python: str, modes: list[str],
                                               if o == "passed"),
                           "flips": flips}
         if sim_before.get("ran"):
-            now = run_tests(repo, dst, python, deps_dir, work / repo / f"junit-{mode}-sim.xml",
+            now = run_tests(repo, dst, tpy, deps_dir, work / repo / f"junit-{mode}-sim.xml",
                             sim=True)
             before = sim_before["outcomes"]
             m["sim"] = {"passed_before": sum(1 for o in before.values() if o == "passed"),
@@ -453,6 +457,11 @@ def main() -> int:
     ap.add_argument("--work", default="/tmp/devset_check")
     ap.add_argument("--python", default=sys.executable,
                     help="the interpreter with anydev and torch installed")
+    ap.add_argument("--test-python", metavar="PY",
+                    help="the interpreter that runs the repositories' tests (default: --python), "
+                         "for a repository that needs a newer Python than anydev's")
+    ap.add_argument("--deps", metavar="DIR",
+                    help="where the tests' dependencies are installed (default: WORK/deps)")
     ap.add_argument("--compile", action="store_true", help="compile the changed C++ files")
     ap.add_argument("--tests", action="store_true", help="run the repositories' CPU tests")
     ap.add_argument("--sim", action="store_true",
@@ -482,15 +491,17 @@ def main() -> int:
     if work == root or root in work.parents:
         ap.error("--work must not be inside the development set")
     work.mkdir(parents=True, exist_ok=True)
-    deps_dir = work / "deps"
+    deps_dir = Path(args.deps).resolve() if args.deps else work / "deps"
+    test_python = os.path.abspath(args.test_python) if args.test_python and \
+        os.sep in args.test_python else args.test_python
     if args.tests:
-        install_deps(args.python, deps_dir, repos)
+        install_deps(test_python or args.python, deps_dir, repos)
     incs = torch_includes(args.python) if args.compile else []
     results = []
     for repo in repos:
         print(f"devset_check: {repo} ...", file=sys.stderr, flush=True)
         r = check_repo(repo, root / repo, work, args.python, modes, args.compile, args.tests,
-                       deps_dir, incs, args.sim)
+                       deps_dir, incs, args.sim, test_python)
         results.append(r)
         (work / "report.json").write_text(json.dumps(results, indent=1))
         for mode in modes:
