@@ -249,11 +249,15 @@ def _fix_rounds(data: bytes, path: str, findings: Sequence[_scan.Finding], *, un
         asked.append((new, got))
         return got
 
+    # the file's parses: a step that reads a text parsed before takes its tree
+    # (Note [One parse a text] in ladders.py)
+    parsed: list = []
     # dispatch ladders first (Note [Collapsing a dispatch ladder])
     data, findings, restore = _ladders_pre_pass(data, path, findings, target_torch, keep, frozen,
-                                                language)
+                                                language, parsed)
     new, applied, skipped, tree = _fix_once(data, path, findings, unsafe=unsafe,
                                             target_torch=target_torch, keep=keep,
+                                            tree=parsed[-1] if parsed else None,
                                             more=more if _ROUNDS > 1 else None, frozen=frozen)
     applied, skipped = restore(applied, skipped)
     later = 0
@@ -282,12 +286,14 @@ def _fix_rounds(data: bytes, path: str, findings: Sequence[_scan.Finding], *, un
         applied += done
         later += len(done)
         skipped = _reconcile(skipped, left, done)
+    if tree is not None:
+        parsed.append(tree)
     current, done, left = _ladders_post_pass(original, current, path, target_torch, keep, frozen,
-                                             language, rules)
+                                             language, rules, parsed)
     if done:  # ladders the rewrites made collapsible (Note [Collapsing a dispatch ladder])
         applied, later, skipped = applied + done, later + len(done), _reconcile(skipped, left, done)
     if language == "python":  # lines it took over the limit (Note [Wrapping rewritten lines])
-        current = _wrap_file(original, current, path)
+        current = _wrap_file(original, current, path, parsed)
     return current, applied, skipped, later
 
 

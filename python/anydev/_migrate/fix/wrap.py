@@ -657,11 +657,13 @@ def _made_long(old_lines: list[str], new_lines: list[str], limit: int) -> list[i
     return out
 
 
-def wrap_new_long_lines(old: str, new: str, limit: int) -> str:
+def wrap_new_long_lines(old: str, new: str, limit: int, tree: Optional[ast.Module] = None
+                        ) -> str:
     """``new`` (the fixer's rewrite of ``old``, a Python file that parses) with
     each line that the rewrite took over ``limit`` wrapped inside its own
     brackets, where that fits; the rest as it is. The result has the same
-    syntax tree as ``new`` (checked), or is ``new`` itself."""
+    syntax tree as ``new`` (checked), or is ``new`` itself. ``tree``: the
+    syntax tree of ``new`` where the caller has it (else it is parsed here)."""
     if new == old or limit <= 0:
         return new
     new_with = split_lines(new)
@@ -670,10 +672,11 @@ def wrap_new_long_lines(old: str, new: str, limit: int) -> str:
     todo = _made_long(old_lines, new_lines, limit)
     if not todo:
         return new
-    try:
-        tree = ast.parse(new)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return new
+    if tree is None:
+        try:
+            tree = ast.parse(new)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return new
     lines, unit = _lines_of(new, {j + 1 for j in todo}, tree)
     m = re.search(r"\r\n|\r|\n", new)
     nl = m.group(0) if m else "\n"
@@ -781,17 +784,24 @@ def _dump_at(node: ast.AST) -> str:
     return "|".join(parts)
 
 
-def wrap_file(old: bytes, new: bytes, path: str) -> bytes:
+def wrap_file(old: bytes, new: bytes, path: str, parsed: Optional[list] = None) -> bytes:
     """The fixed bytes ``new`` of the Python file ``path`` (``old`` before the
     fix) with the lines the fix took over the line length configured for
-    ``path`` wrapped (wrap_new_long_lines)."""
+    ``path`` wrapped (wrap_new_long_lines). ``parsed``: (text, syntax tree)
+    pairs of the file's parses so far (the tree of ``new``'s text is taken
+    from them where it is there)."""
     if new == old:
         return new
     limit = line_length_for(path)
     if not any(len(ln) > limit for ln in new.splitlines()):
         return new  # (bytes: a line over the limit in characters is over it in bytes)
     a, b = _Text(old, "python"), _Text(new, "python")
-    got = wrap_new_long_lines(a.text, b.text, limit)
+    tree = None
+    for text, t in reversed(parsed or ()):
+        if text == b.text:
+            tree = t
+            break
+    got = wrap_new_long_lines(a.text, b.text, limit, tree)
     return new if got == b.text else b.encode(got)
 
 
