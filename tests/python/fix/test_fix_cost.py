@@ -482,3 +482,141 @@ def test_the_target_reader_walks_as_ast_walk():
         assert len(got) == len(want) and all(a is b for a, b in zip(got, want))
         n += 1
     assert n > 40
+
+
+def _ladders_reference(tree, text, roots):
+    """ladders._ladders as it was written first (two ast.walk of every node),
+    to check the walk of the statement lists against."""
+    from anydev._migrate.fix import ladders
+    from anydev._migrate.fix.text import split_lines
+
+    out = []
+    lines = split_lines(text)
+    inner = {id(n.orelse[0]) for n in ast.walk(tree)
+             if isinstance(n, ast.If) and len(n.orelse) == 1 and isinstance(n.orelse[0], ast.If)
+             and lines[n.orelse[0].lineno - 1][n.orelse[0].col_offset:].startswith("elif")}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.If) or id(node) in inner:
+            continue
+        branches, cur, root = [], node, None
+        while True:
+            got = ladders._check_device(cur.test, roots)
+            if got is None or (root is not None and got[1] != root):
+                branches = []
+                break
+            root = got[1]
+            branches.append((got[0], cur.body))
+            nxt = cur.orelse[0] if len(cur.orelse) == 1 and isinstance(cur.orelse[0], ast.If) \
+                else None
+            if nxt is not None and id(nxt) in inner:
+                cur = nxt
+                continue
+            orelse = cur.orelse
+            break
+        if len(branches) >= 2:
+            out.append((node, [(d, b) for d, b in branches], orelse, root))
+    return out
+
+
+_LADDERS = '''
+import torch
+
+
+def pick(rank):
+    if torch.cuda.is_available():
+        device = torch.device("cuda")
+    elif torch.xpu.is_available():
+        device = torch.device("xpu")
+    else:
+        device = torch.device("cpu")
+    for _ in range(2):
+        try:
+            if torch.cuda.is_available():
+                x = f"cuda:{rank}"
+                print("cuda")
+            elif torch.backends.mps.is_available():
+                x = f"mps:{rank}"
+        except RuntimeError:
+            if torch.cuda.is_available():
+                y = 1
+            else:
+                if torch.xpu.is_available():
+                    y = 2
+                elif torch.cuda.is_available():
+                    y = 3
+    match rank:
+        case 0:
+            if torch.cuda.is_available():
+                z = "cuda"
+            elif torch.mps.is_available():
+                z = "mps"
+    return device, lambda: [x for x in (1 if torch.cuda.is_available() else 2,)]
+'''
+
+
+def test_the_ladders_are_found_without_a_walk_of_every_node(monkeypatch):
+    """ladders._ladders looks at the statement lists only (an `if` is a
+    statement): no ast.walk of the module (two were a third of a safe fix of
+    Megatron-LM), and the same ladders in the same order as the two walks
+    found, on every fixture file and a module of nested ladders."""
+    from anydev._migrate.fix import ladders
+
+    trees = [(_LADDERS, ast.parse(_LADDERS))] + \
+        [(data.decode("utf-8", "replace"), ast.parse(data)) for _, data in _cases()]
+    found = 0
+    for text, tree in trees:
+        roots = ladders._torch_roots(tree) or {"torch"}
+        want = _ladders_reference(tree, text, roots)
+        visited = []
+        real_walk = ast.walk
+        monkeypatch.setattr(ast, "walk", lambda n: visited.append(n) or real_walk(n))
+        got = ladders._ladders(tree, text, roots)
+        monkeypatch.setattr(ast, "walk", real_walk)
+        assert visited == []
+        assert [(lad.node, lad.branches, lad.orelse, lad.root) for lad in got] == want
+        found += len(got)
+    assert found >= 5, found
+
+
+_SHARED_PARSES = '''import torch
+
+
+def pick():
+    if torch.cuda.is_available():
+        d = "cuda"
+        print("only on CUDA")
+    elif torch.xpu.is_available():
+        d = "xpu"
+    return d
+
+
+def step(model, batch):
+    value = model.forward_long(batch, device_index=torch.cuda.current_device())
+    torch.cuda.synchronize()
+    return value
+'''
+
+
+def test_a_text_is_parsed_once(monkeypatch, tmp_path):
+    """Note [One parse a text] in ladders.py: the collapse's parse of a file
+    (two `is_available` and an `elif`: it looks for ladders) is the first
+    round's, and its parse of the fixed text (after the rounds) is the
+    wrap's: no text is parsed twice."""
+    path = tmp_path / "m.py"
+    data = _SHARED_PARSES.encode()
+    path.write_bytes(data)
+    findings, _ = scan_source(data, str(path))
+    texts: list = []
+    real_parse = ast.parse
+    monkeypatch.setattr(ast, "parse", lambda src, *a, **k: texts.append(src) or
+                        real_parse(src, *a, **k))
+    new, applied, skipped = fix_source(data, str(path), findings, target_torch="2.13")
+    monkeypatch.setattr(ast, "parse", real_parse)
+    assert {f.rule for f in applied} == {"AD103", "AD107"}, (applied, skipped)
+    # the ladder is left (its CUDA branch has one more statement), the call's
+    # line was taken over 88 columns and is wrapped
+    assert b"elif torch.xpu.is_available()" in new and \
+        b"device_index=torch.accelerator.current_device_index()" in new
+    assert all(len(ln) <= 88 for ln in new.splitlines()), new.decode()
+    assert _SHARED_PARSES in texts and new.decode() in texts
+    assert len(texts) == len(set(texts)), [t[:40] for t in texts]

@@ -588,3 +588,20 @@ def _rebound(tree: ast.Module, node: ast.AST, root: str) -> bool:
 # current_device()` and `torch.xpu.current_device()`, both made
 # `torch.accelerator.current_device_index()`), and a second run must find
 # nothing to do.
+
+
+# Note [One parse a text]
+# A Python file's fix parsed the same text several times: the collapse parsed
+# the file to look for ladders (any file with two `is_available` and an
+# `elif`), then the first round parsed it again; after the rounds the collapse
+# parsed the fixed text, then the wrap (Note [Wrapping rewritten lines] in
+# wrap.py) parsed it again. Each parse of a file of a real tree costs about what
+# the native scan of a hundred files does. So one fix of a file keeps the (text,
+# tree) pair of each parse (engine._fix_rounds' ``parsed``), and a later step of
+# the same text takes the tree (a text compared whole, never a stale tree): the
+# collapse's first parse is the first round's where nothing was collapsed, its
+# parse of the collapsed text is the first round's where a ladder was, and its
+# parse after the rounds (or the last round's check) is the wrap's. No step
+# changes a tree (the rewrites are edits of the text; the collapse compares
+# copies). The collapse parses with the file's name, as the round does, so the
+# SyntaxWarnings Python 3.12 gives name the file once.
