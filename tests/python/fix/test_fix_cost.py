@@ -620,3 +620,54 @@ def test_a_text_is_parsed_once(monkeypatch, tmp_path):
     assert all(len(ln) <= 88 for ln in new.splitlines()), new.decode()
     assert _SHARED_PARSES in texts and new.decode() in texts
     assert len(texts) == len(set(texts)), [t[:40] for t in texts]
+
+
+def _mutations(line: str):
+    """Texts a wrap could make of ``line``: a break after its first bracket
+    (the same code), a bracket left open, an operand changed, a second
+    statement, a parenthesized value."""
+    i = line.find("(")
+    if i >= 0:
+        yield line[:i + 1] + "\n" + line[i + 1:]
+        yield line[:i + 1] + "\n" + line[i + 1:].replace(")", "", 1)
+        yield line[:i + 1] + "(" + line[i + 1:].replace(")", "),", 1)
+    yield line.replace("=", "==", 1)
+    yield line + "; z = 1"
+    yield "(" + line.lstrip() + ")"
+
+
+def test_a_wrap_checked_by_its_statements_is_what_the_whole_file_check_says(monkeypatch):
+    """Note [Checking the wrap]: wherever the statements that hold the wrapped
+    lines, parsed alone, say "the same tree", the whole file's check says so
+    too (on changed lines of every fixture file), and a wrap of an ordinary
+    line is checked without parsing the file."""
+    from anydev._migrate.fix import wrap
+
+    shown = checked = 0
+    for _, data in _cases():
+        text = data.decode("utf-8-sig", "replace")
+        tree = ast.parse(text)
+        lines = text.splitlines(keepends=True)
+        for k, line in enumerate(lines[:80]):
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            for m in _mutations(line.rstrip("\n")):
+                out = list(lines)
+                out[k] = m + "\n"
+                if wrap._same_statements(tree, out, [k + 1]):
+                    shown += 1
+                    assert wrap._same_tree(tree, "".join(out), [k + 1]), (k, m)
+                checked += 1
+    assert shown > 500 and checked > 5 * shown // 4, (shown, checked)
+    parsed = []
+    real = wrap._same_tree
+    monkeypatch.setattr(wrap, "_same_tree", lambda *a: parsed.append(1) or real(*a))
+    old = "def f(model, batch):\n    value = model.forward_long(batch, index=torch.cuda.current_device())\n"
+    new = old.replace("torch.cuda.current_device()", "torch.accelerator.current_device_index()")
+    got = wrap.wrap_new_long_lines(old, new, 80)
+    assert got != new and ast.dump(ast.parse(got)) == ast.dump(ast.parse(new)) and parsed == []
+    # an `elif` line is no statement alone: the whole file is checked
+    old = "if a:\n    pass\nelif torch.cuda.current_device() == some_long_function_name(alpha, beta):\n    pass\n"
+    new = old.replace("torch.cuda.current_device()", "torch.accelerator.current_device_index()")
+    got = wrap.wrap_new_long_lines(old, new, 80)
+    assert got != new and parsed == [1]
