@@ -618,7 +618,10 @@ def test_a_text_is_parsed_once(monkeypatch, tmp_path):
     assert b"elif torch.xpu.is_available()" in new and \
         b"device_index=torch.accelerator.current_device_index()" in new
     assert all(len(ln) <= 88 for ln in new.splitlines()), new.decode()
-    assert _SHARED_PARSES in texts and new.decode() in texts
+    # the file and its fixed text before the wrap, once each (the wrap parses
+    # the statement it wrapped, alone: Note [Checking the wrap] in wrap.py)
+    whole = [t for t in texts if t.startswith("import torch")]
+    assert len(whole) == 2 and whole[0] == _SHARED_PARSES, [t[:40] for t in texts]
     assert len(texts) == len(set(texts)), [t[:40] for t in texts]
 
 

@@ -22,7 +22,7 @@ from anydev._common.files import (remove_stale_temps, removing_temps_on_signals,
 from anydev import scan as _scan
 from . import literals as _literals
 from .mocks import _move_mock_targets, mock_conflicts
-from .python_api import _fix_python
+from .python_api import _fix_python, parse_module
 from .python_tree import _parse_error
 from .rows import _allowed, _row_of
 from .text import _FileError, _Text, split_lines
@@ -258,7 +258,8 @@ def _fix_rounds(data: bytes, path: str, findings: Sequence[_scan.Finding], *, un
     new, applied, skipped, tree = _fix_once(data, path, findings, unsafe=unsafe,
                                             target_torch=target_torch, keep=keep,
                                             tree=parsed[-1] if parsed else None,
-                                            more=more if _ROUNDS > 1 else None, frozen=frozen)
+                                            more=more if _ROUNDS > 1 else None, frozen=frozen,
+                                            parsed=parsed)
     applied, skipped = restore(applied, skipped)
     later = 0
     current = new
@@ -383,12 +384,15 @@ _Parsed = Optional[tuple[str, ast.Module]]
 def _fix_once(data: bytes, path: str, findings: Sequence[_scan.Finding], *, unsafe: bool,
               target_torch, keep: Sequence[str], tree: _Parsed = None,
               frozen: Optional[dict[str, str]] = None,
-              more: Optional[Callable[[bytes, bytes, list], bool]] = None
+              more: Optional[Callable[[bytes, bytes, list], bool]] = None,
+              parsed: Optional[list] = None
               ) -> tuple[bytes, list[_scan.Finding], list[tuple[_scan.Finding, str]], _Parsed]:
     """One round of fix_source: the findings of ``data`` applied, once.
     ``tree``: the previous round's parse of this text (used when it is the
     text's); ``more(data, new, applied)``: whether a further round follows,
-    which then gets the parse of the fixed text (the fourth value, else None)."""
+    which then gets the parse of the fixed text (the fourth value, else None);
+    ``parsed``: where the round's parse of ``data`` is added (the wrap reads
+    the file's tree: Note [Parsing what the rewrite changed] in wrap.py)."""
     if not findings:
         return data, [], [], None
     language = _scan.language_of(path) or findings[0].language
@@ -415,6 +419,9 @@ def _fix_once(data: bytes, path: str, findings: Sequence[_scan.Finding], *, unsa
         if language == "python":
             # the unit rule needs the literals and checks the target ruled out
             given = tree[1] if tree is not None and tree[0] == text.text else None
+            if given is None and parsed is not None:
+                given = parse_module(text.text, path)
+                parsed.append((text.text, given))
             new, applied, skipped, pieces = _fix_python(text, todo, unsafe, path, unit_refused,
                                                         tree=given)
         else:
