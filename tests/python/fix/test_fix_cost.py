@@ -674,3 +674,51 @@ def test_a_wrap_checked_by_its_statements_is_what_the_whole_file_check_says(monk
     new = old.replace("torch.cuda.current_device()", "torch.accelerator.current_device_index()")
     got = wrap.wrap_new_long_lines(old, new, 80)
     assert got != new and parsed == [1]
+
+
+def test_the_wrap_parses_what_the_rewrite_changed_and_wraps_as_before(monkeypatch):
+    """Note [Parsing what the rewrite changed]: with the file's tree, the wrap
+    parses the top-level statements between the unchanged first and last
+    lines, not the whole fixed text, and wraps every fixture file's lines as
+    the whole text's parse does (a long argument added to a call in one place
+    of a file, then in two places far apart)."""
+    from anydev._migrate.fix import wrap
+
+    extra = ", a_rather_long_keyword_argument=another_rather_long_value_name"
+    compared = wrapped = 0
+    for _, data in _cases():
+        old = data.decode("utf-8-sig", "replace")
+        try:
+            tree = ast.parse(old)
+        except SyntaxError:
+            continue
+        lines = old.splitlines(keepends=True)
+        calls = [k for k, ln in enumerate(lines) if "(" in ln and ln.rstrip().endswith(")")
+                 and len(ln) < 80 and not ln.lstrip().startswith(("#", "@", "def ", "class "))]
+        for picks in [[k] for k in calls[:6]] + ([[calls[0], calls[-1]]] if calls else []):
+            out = list(lines)
+            for k in picks:
+                ln = out[k].rstrip("\r\n")
+                out[k] = ln[:-1] + extra + ")" + out[k][len(ln):]
+            new = "".join(out)
+            try:
+                ast.parse(new)
+            except SyntaxError:
+                continue
+            want = wrap.wrap_new_long_lines(old, new, 88)
+            assert wrap.wrap_new_long_lines(old, new, 88, old_tree=tree) == want, picks
+            compared += 1
+            wrapped += want != new
+    assert compared > 100 and wrapped > 50, (compared, wrapped)
+    # one function of many changed: the region is that function's, not the file
+    body = "".join(f"def f{i}(x):\n    return g(x, {i})\n\n\n" for i in range(40))
+    old = "import torch\n\n\n" + body
+    new = old.replace("return g(x, 7)", "return g(x, 7" + extra + ")")
+    parsed = []
+    real = ast.parse
+    monkeypatch.setattr(ast, "parse", lambda src, *a, **k: parsed.append(src) or real(src, *a, **k))
+    got = wrap.wrap_new_long_lines(old, new, 80, old_tree=real(old))
+    monkeypatch.setattr(ast, "parse", real)
+    assert got != new and ast.dump(ast.parse(got)) == ast.dump(ast.parse(new))
+    assert new not in parsed and got not in parsed and \
+        all(len(p.strip().splitlines()) <= 6 for p in parsed), parsed
