@@ -22,7 +22,7 @@ from anydev._common.files import (remove_stale_temps, removing_temps_on_signals,
 from anydev import scan as _scan
 from . import literals as _literals
 from .mocks import _move_mock_targets, mock_conflicts
-from .python_api import _fix_python, parse_module
+from .python_api import _fix_python
 from .python_tree import _parse_error
 from .rows import _allowed, _row_of
 from .text import _FileError, _Text, split_lines
@@ -419,11 +419,8 @@ def _fix_once(data: bytes, path: str, findings: Sequence[_scan.Finding], *, unsa
         if language == "python":
             # the unit rule needs the literals and checks the target ruled out
             given = tree[1] if tree is not None and tree[0] == text.text else None
-            if given is None and parsed is not None:
-                given = parse_module(text.text, path)
-                parsed.append((text.text, given))
             new, applied, skipped, pieces = _fix_python(text, todo, unsafe, path, unit_refused,
-                                                        tree=given)
+                                                        tree=given, parsed=parsed)
         else:
             from .cpp import _fix_cpp  # noqa: PLC0415 (a C++ file's: not at start-up)
 
