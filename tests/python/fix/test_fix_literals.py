@@ -344,3 +344,173 @@ def test_an_added_import_torch_is_a_further_round():
     assert len(applied) == 3 and skipped == []
     again, _ = scan_source(new, "m.py")
     assert again == [] and fix_source(new, "m.py", again, target_torch="2.13")[0] == new
+
+
+# --- Note [No fallback under a check] ---------------------------------------------
+
+GUARDED = '''import torch
+
+
+def under_if(x):
+    if torch.cuda.is_available():
+        return x.cuda(), torch.device("cuda"), torch.device("cuda", 0)
+    return x, torch.device("cpu"), torch.device("cpu")
+
+
+def after_raise(x):
+    if not torch.cuda.is_available():
+        raise RuntimeError("needs an accelerator")
+    with torch.autocast("cuda"):
+        return x.cuda()
+
+
+def in_else(x):
+    if not torch.cuda.is_available():
+        return "cpu"
+    else:
+        return torch.device("cuda").type
+
+
+def in_and(x: torch.Tensor):
+    return torch.cuda.is_available() and x.to("cuda:0").device.type == "cuda"
+
+
+def in_ifexp(x):
+    return x.cuda() if torch.cuda.device_count() > 0 else x
+'''
+
+SURE = "torch.accelerator.current_accelerator()"
+FALLBACK = 'getattr(torch.accelerator.current_accelerator(), "type", "cuda")'
+
+
+def _fixed_text(src: str, name: str = "m.py") -> str:
+    findings, errors = scan_source(src.encode(), name)
+    assert not errors
+    new, applied, skipped = fix_source(src.encode(), name, findings, unsafe=True,
+                                       target_torch="2.13")
+    assert skipped == [], skipped
+    return new.decode()
+
+
+def test_no_cuda_fallback_where_a_check_says_there_is_an_accelerator():
+    fixed = _fixed_text(GUARDED)
+    assert "getattr(" not in fixed and "cuda" not in fixed.replace("torch.cuda", ""), fixed
+    code = ast.unparse(ast.parse(fixed))  # as written, without the wrapping
+    assert "return (x.to(torch.accelerator.current_accelerator()), " \
+           "torch.accelerator.current_accelerator(), " \
+           "torch.device(torch.accelerator.current_accelerator().type, 0))" in code
+    assert "with torch.autocast(torch.accelerator.current_accelerator().type):" in code
+    assert "return torch.accelerator.current_accelerator().type" in code
+    assert "x.to(torch.device(torch.accelerator.current_accelerator().type, 0))" \
+           ".device.type == torch.accelerator.current_accelerator().type" in code
+    # one run is final
+    again, _ = scan_source(fixed.encode(), "m.py")
+    assert [f.rule for f in again] == []
+
+
+@pytest.mark.parametrize("src", [
+    # another device's check says nothing of the accelerator
+    "import torch\n\n\ndef f(x):\n    if torch.xpu.is_available():\n        return x.cuda()\n"
+    "    return x\n",
+    # `python -O` drops an assert
+    "import torch\n\n\ndef f(x):\n    assert torch.cuda.is_available()\n    return x.cuda()\n",
+    # the check is in an `or`: the body also runs without one
+    "import torch\n\n\ndef f(x, force):\n    if force or torch.cuda.is_available():\n"
+    "        return x.cuda()\n    return x\n",
+    # the `if not` falls through
+    "import torch\n\n\ndef f(x):\n    if not torch.cuda.is_available():\n        print('cpu')\n"
+    "    return x.cuda()\n",
+    # in the `else` of the check itself
+    "import torch\n\n\ndef f(x):\n    if torch.cuda.is_available():\n        return x\n"
+    "    else:\n        return x.cuda()\n",
+])
+def test_the_fallback_stays_without_evidence(src):
+    assert FALLBACK in _fixed_text(src)
+
+
+def test_a_patched_check_keeps_the_fallback(tmp_path, monkeypatch):
+    # a test that patches torch.cuda.is_available makes the check true without an
+    # accelerator: the guarded code must still make torch.device("cuda") there
+    pkg = tmp_path / "proj"
+    (pkg / "tests").mkdir(parents=True)
+    code = ("import torch\n\n\ndef pick():\n    if torch.cuda.is_available():\n"
+            "        return torch.device(\"cuda\")\n    return torch.device(\"cpu\")\n")
+    (pkg / "dev.py").write_text(code)
+    (pkg / "tests" / "test_dev.py").write_text(
+        "from unittest import mock\n\nimport dev\n\n\ndef test_gpu():\n"
+        "    with mock.patch(\"torch.cuda.is_available\", return_value=True):\n"
+        "        assert str(dev.pick()) == \"cuda\"\n")
+    monkeypatch.chdir(pkg)
+    rc, out, err = run_cli("fix", "--unsafe-fixes", "--target-torch", "2.13", ".")
+    assert rc == 0, err
+    fixed = (pkg / "dev.py").read_text()
+    assert f"torch.device({FALLBACK})" in ast.unparse(ast.parse(fixed)).replace("'", '"'), fixed
+    assert 'mock.patch("torch.accelerator.is_available"' in \
+        (pkg / "tests" / "test_dev.py").read_text()
+    # and the patched test still passes on this CPU-only machine
+    r = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"],
+                       cwd=pkg, capture_output=True, text=True,
+                       env={**os.environ, "PYTHONPATH": str(pkg)})
+    assert r.returncode == 0, r.stdout + r.stderr
+    # the same file fixed alone (the editor) has no test beside it: the check is evidence
+    assert "return torch.accelerator.current_accelerator()\n" in _fixed_text(code, "dev.py")
+
+
+def test_guarded_forms_run_alike_on_cpu_and_on_sim():
+    pytest.importorskip("torch")
+    from conftest import run_python  # noqa: PLC0415
+    before, after = GUARDED, _fixed_text(GUARDED)
+    probe = ("import torch\nx = torch.ones(2)\n"
+             "print([str(v) for v in under_if(x)[1:]], in_else(x), bool(in_and(x)), "
+             "after_raise(x).device.type, in_ifexp(x).device.type)\n")
+    import_sim = "import anydev.torch\nanydev.torch.register_sim(devices=1)\n"
+    # CPU: the legacy code and the fixed code take the same branch, to the same values
+    got = {}
+    for name, src in (("before", before), ("after", after)):
+        rc, out, err = run_python(src + "\ntry:\n    after_raise(None)\nexcept RuntimeError as e:"
+                                  "\n    print(e)\nprint(under_if(torch.ones(1))[1:], "
+                                  "in_else(None), in_and(None), in_ifexp(torch.ones(1)).device)\n")
+        assert rc == 0, err
+        got[name] = out
+    assert got["before"] == got["after"]
+    assert got["after"].splitlines()[0] == "needs an accelerator"
+    # sim: the fixed code runs on the accelerator, as code written for sim would
+    rc, out, err = run_python(import_sim + after + probe, timeout=300)
+    assert rc == 0, err
+    assert out.strip() == "['sim', 'sim:0'] sim True sim sim", out
+
+
+# --- Note [A block that repeats] ----------------------------------------------------
+
+SEED = ("import random\n\nimport torch\n\n\ndef seed_everything(seed):\n    random.seed(seed)\n"
+        "    torch.manual_seed(seed)\n    if torch.cuda.is_available():\n"
+        "        torch.cuda.manual_seed_all(seed)\n")
+
+
+def test_a_guarded_block_that_repeats_the_line_before_it_goes():
+    fixed = _fixed_text(SEED)
+    assert fixed == SEED.split("    if torch")[0], fixed
+    assert scan_source(fixed.encode(), "m.py")[0] == []
+
+
+@pytest.mark.parametrize("src", [
+    # the seed differs: the block does more than repeat
+    SEED.replace("manual_seed_all(seed)", "manual_seed_all(seed + 1)"),
+    # a statement between them
+    SEED.replace("    if torch", "    print(seed)\n    if torch"),
+    # a comment in the block would be lost
+    SEED.replace("manual_seed_all(seed)\n", "manual_seed_all(seed)  # all GPUs\n"),
+    # an else branch
+    SEED + "    else:\n        print('cpu')\n",
+])
+def test_a_block_that_does_more_stays(src):
+    fixed = _fixed_text(src)
+    assert "    if torch.accelerator.is_available():\n        torch.manual_seed(seed" in fixed
+
+
+def test_the_projects_own_repeat_is_left():
+    from anydev._migrate.fix.repeats import drop_repeats  # noqa: PLC0415
+    own = ("import torch\n\n\ndef f(seed):\n    torch.manual_seed(seed)\n"
+           "    if torch.accelerator.is_available():\n        torch.manual_seed(seed)\n")
+    changed = own.replace("def f", "def g")
+    assert drop_repeats(own.encode(), changed.encode()) == changed.encode()

@@ -212,16 +212,8 @@ def test_fixed_project_keeps_passing_its_tests(tmp_path, tests_before, project_t
 #: is a fixer bug (python/anydev/_migrate/fix/), reported with its input. When the
 #: fixer changes, regenerate the fixtures and update this list to what they hold.
 KNOWN_UNREADABLE: dict[str, list[str]] = {
-    "trainkit-2.13-unsafe": [
-        # `return torch.device("cuda", torch.cuda.current_device())` under
-        # `if torch.cuda.is_available():` (src/trainkit/device.py:13; the fixer
-        # now wraps the rewritten line to the project's 100 columns)
-        ("src/trainkit/device.py:14: a \"cuda\" fallback for no accelerator under a check "
-         "that there is one (line 12)"),
-        # `torch.manual_seed(seed)` then `if torch.cuda.is_available():
-        # torch.cuda.manual_seed_all(seed)` (src/trainkit/seed.py:10-12)
-        "src/trainkit/seed.py:11: a guarded block that only repeats line 10",
-    ],
+    # (none left: trainkit's guarded "cuda" fallback and its repeated seed block are
+    # gone, Notes [No fallback under a check] and [A block that repeats])
 }
 
 

@@ -28,6 +28,7 @@ from .rows import _allowed, _row_of
 from .text import _FileError, _Text, split_lines
 from .versions import _target_refusals
 from .ladders import post_pass as _ladders_post_pass, pre_pass as _ladders_pre_pass
+from .repeats import drop_repeats as _drop_repeats
 from .wrap import wrap_file as _wrap_file
 
 
@@ -249,6 +250,9 @@ def _fix_rounds(data: bytes, path: str, findings: Sequence[_scan.Finding], *, un
         asked.append((new, got))
         return got
 
+    if not (frozen and _literals.CHECKS_PATCHED in frozen):
+        # a test of this file patches a check (Note [No fallback under a check])
+        frozen = _with_patched_checks(frozen, path, findings)
     # the file's parses: a step that reads a text parsed before takes its tree
     # (Note [One parse a text] in ladders.py)
     parsed: list = []
@@ -293,9 +297,21 @@ def _fix_rounds(data: bytes, path: str, findings: Sequence[_scan.Finding], *, un
                                              language, rules, parsed)
     if done:  # ladders the rewrites made collapsible (Note [Collapsing a dispatch ladder])
         applied, later, skipped = applied + done, later + len(done), _reconcile(skipped, left, done)
-    if language == "python":  # lines it took over the limit (Note [Wrapping rewritten lines])
+    if language == "python":
+        current = _drop_repeats(original, current)  # Note [A block that repeats]
+        # lines it took over the limit (Note [Wrapping rewritten lines])
         current = _wrap_file(original, current, path, parsed)
     return current, applied, skipped, later
+
+
+def _with_patched_checks(frozen: Optional[dict[str, str]], path: str,
+                         findings: Iterable[_scan.Finding]) -> Optional[dict[str, str]]:
+    """``frozen`` with CHECKS_PATCHED where a finding is a test's patch of an
+    availability check (Note [No fallback under a check])."""
+    for f in findings:
+        if f.kind == "mock" and f.symbol in _literals.PATCHED_CHECKS:
+            return {**(frozen or {}), _literals.CHECKS_PATCHED: f"{path}:{f.line}"}
+    return frozen
 
 
 def _again(data: bytes, current: bytes, done: Sequence[_scan.Finding], language: Optional[str],
@@ -419,8 +435,10 @@ def _fix_once(data: bytes, path: str, findings: Sequence[_scan.Finding], *, unsa
         if language == "python":
             # the unit rule needs the literals and checks the target ruled out
             given = tree[1] if tree is not None and tree[0] == text.text else None
+            patched = bool(frozen) and _literals.CHECKS_PATCHED in frozen
             new, applied, skipped, pieces = _fix_python(text, todo, unsafe, path, unit_refused,
-                                                        tree=given, parsed=parsed)
+                                                        tree=given, checks_patched=patched,
+                                                        parsed=parsed)
         else:
             from .cpp import _fix_cpp  # noqa: PLC0415 (a C++ file's: not at start-up)
 
@@ -614,8 +632,12 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
         result.targets.setdefault(target.source, target)
         work.append((fr, data, st, findings, target))
 
+    # a test's patch of a check anywhere (Note [No fallback under a check])
+    patched: Optional[dict[str, str]] = None
+    for fr, _data, _st, findings, _target in work:
+        patched = patched or _with_patched_checks(None, fr.path, findings)
     for (fr, data, st, findings, target), out in zip(
-            work, _fix_all(work, unsafe, keep, jobs, rules)):
+            work, _fix_all(work, unsafe, keep, jobs, rules, patched)):
         if isinstance(out, str):
             fr.error, fr.io_error = out, False
             fr.applied, fr.skipped = [], [(f, out) for f in findings]
@@ -623,7 +645,7 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
         new, fr.applied, fr.skipped, fr.later = out
         pending.append((fr, data, new, st, findings, target))
 
-    _settle_mocks(pending, unsafe, keep, rules, jobs)
+    _settle_mocks(pending, unsafe, keep, rules, jobs, patched)
     try:
         _move_mock_targets(pending)
     except Exception as e:  # a bug here must not stop the run: the mocks stay as they are
@@ -661,14 +683,15 @@ def fix_paths(paths: Sequence[str], *, unsafe: bool = False, diff: bool = False,
 
 
 def _settle_mocks(pending: list, unsafe: bool, keep: Sequence[str],
-                  rules: Optional[Callable[[list], list]], jobs: Optional[int] = None) -> None:
+                  rules: Optional[Callable[[list], list]], jobs: Optional[int] = None,
+                  patched: Optional[dict[str, str]] = None) -> None:
     """Fixes again, with the symbol left, the files where a symbol was
     rewritten whose test patch cannot move with it (Note [Mock targets]),
     until no such symbol is left: a patched call and its patch move together
     in one run or neither moves. The files of a round are fixed again as the
     first fix was, in ``jobs`` processes where there are many (Note [Fixing
-    in processes])."""
-    frozen: dict[str, str] = {}
+    in processes]). ``patched``: the first run's CHECKS_PATCHED, kept."""
+    frozen: dict[str, str] = dict(patched or {})
     for _ in range(16):  # each round freezes at least one more symbol
         try:
             more = mock_conflicts(pending, frozen)

@@ -59,6 +59,16 @@ ACC = "torch.accelerator.current_accelerator()"
 #: GradScaler disable themselves with a warning, torch.device("cuda") is made,
 #: a tensor placed there raises), where a bare `.type` would raise AttributeError.
 ACC_TYPE = 'getattr(torch.accelerator.current_accelerator(), "type", "cuda")'
+#: The accelerator's type where the code runs only with an accelerator: the
+#: "cuda" fallback would be dead there (Note [No fallback under a check]).
+ACC_TYPE_SURE = "torch.accelerator.current_accelerator().type"
+#: The key of a fix's `frozen` (the symbols left for their mocks) that says a
+#: test of the tree patches an availability check (Note [No fallback under a
+#: check]); no symbol is spelled so.
+CHECKS_PATCHED = "<a test patches an availability check>"
+#: The checks whose patch can make them true on a machine without an accelerator.
+PATCHED_CHECKS = frozenset({"torch.cuda.is_available", "torch.cuda.device_count",
+                            "torch.cuda.is_initialized"})
 #: The idiom's device form (the template of AD905).
 IDIOM = 'torch.accelerator.current_accelerator(check_available=True) or torch.device("cpu")'
 
@@ -149,6 +159,8 @@ class _Member:
         self.cover: Optional[tuple[int, int]] = None  # the span the guard rule sees as rewritten
         self.make: Optional[Callable[[], str]] = None  # the rewrite's text (Note [Named once])
         self.root: Optional[str] = None
+        # the code runs only where there is an accelerator (Note [No fallback under a check])
+        self.sure = False
 
     @property
     def label(self) -> str:
@@ -167,8 +179,11 @@ class _Unit:
 class Units:
     """The literal units of one file, across the passes of the fixer."""
 
-    def __init__(self, findings: Sequence, refused: Sequence[tuple], unsafe: bool):
+    def __init__(self, findings: Sequence, refused: Sequence[tuple], unsafe: bool,
+                 checks_patched: bool = False):
         self.unsafe = unsafe
+        # a test may make a check true without an accelerator: no check is evidence
+        self.checks_patched = checks_patched
         self.literals = [f for f in findings if is_literal_row(_row_of(f))
                          and f.kind != "mock"]
         self.refused_literals = [(f, why) for f, why in refused
@@ -294,6 +309,7 @@ class Units:
             m.cover = plan[2]
 
         m.make, m.root = make, root
+        m.sure = not self.checks_patched and _accelerator_sure(m.where.chain, an)
 
         def build(make=make, root=root, needs_import=needs_import, s=s, e=e, m=m):
             new = make()
@@ -571,15 +587,31 @@ def _wrap(new: str, parent: Optional[ast.AST], node: ast.AST) -> str:
     return f"({new})"
 
 
-def _device_value(ctx, lit: ast.AST, how: tuple, device_form: str) -> Optional[str]:
+def _type_form(m: _Member, fallback: Optional[str] = "cuda") -> str:
+    """The accelerator's type at the member's place: ``.type`` itself where
+    the code runs only with an accelerator, else with ``fallback`` for none
+    (Note [No fallback under a check])."""
+    if m.sure:
+        return ACC_TYPE_SURE
+    return ACC_TYPE if fallback == "cuda" else f'getattr({ACC}, "type", None)'
+
+
+def _device_form(m: _Member) -> str:
+    """`torch.device("cuda")` rewritten at the member's place: the accelerator
+    itself where there surely is one (Note [No fallback under a check])."""
+    return ACC if m.sure else f"torch.device({ACC_TYPE})"
+
+
+def _device_value(ctx, m: _Member, lit: ast.AST, how: tuple, device_form: str
+                  ) -> Optional[str]:
     """The generic value of a "cuda" / "cuda:N" / f"cuda:{i}" literal that
     names a device: ``device_form`` for "cuda", else the accelerator's type
     with the index."""
     _, expr, index = how
     if expr is not None:
-        return f"torch.device({ACC_TYPE}, {ctx.edits.render(*ctx.text.span(expr))})"
+        return f"torch.device({_type_form(m)}, {ctx.edits.render(*ctx.text.span(expr))})"
     if index is not None:
-        return f"torch.device({ACC_TYPE}, {index})"
+        return f"torch.device({_type_form(m)}, {index})"
     return device_form
 
 
@@ -599,14 +631,20 @@ def _plan_device_call(ctx, an, m: _Member):
         return "an index given twice; rewrite by hand"
     s, e = ctx.text.span(arg)
     is_kw = not call.args
+    if expr is None and index is None and not has_index and not is_kw and \
+            len(call.args) == 1 and not call.keywords:
+        # the whole call: it is the accelerator itself under a check (_device_form)
+        cs, ce = ctx.text.span(call)
+        if not _has_comment(ctx.text.text[cs:ce]):
+            return (cs, ce), lambda: _device_form(m), (s, e)
     if is_kw and (expr is not None or index is not None):
         extra = ctx.edits.render(*ctx.text.span(expr)) if expr is not None else index
-        return (s, e), lambda: f"{ACC_TYPE}, index={extra}"
+        return (s, e), lambda: f"{_type_form(m)}, index={extra}"
     if expr is not None:
-        return (s, e), lambda: f"{ACC_TYPE}, {ctx.edits.render(*ctx.text.span(expr))}"
+        return (s, e), lambda: f"{_type_form(m)}, {ctx.edits.render(*ctx.text.span(expr))}"
     if index is not None:
-        return (s, e), lambda: f"{ACC_TYPE}, {index}"
-    return (s, e), lambda: ACC_TYPE
+        return (s, e), lambda: f"{_type_form(m)}, {index}"
+    return (s, e), lambda: _type_form(m)
 
 
 def _plan_device_arg(ctx, an, m: _Member):
@@ -619,7 +657,7 @@ def _plan_device_arg(ctx, an, m: _Member):
     if why:
         return why
     s, e = ctx.text.span(lit)
-    return (s, e), lambda: _device_value(ctx, lit, how, ACC) or ACC
+    return (s, e), lambda: _device_value(ctx, m, lit, how, ACC) or ACC
 
 
 #: Callees whose `device=` keyword is a value of the user's own, not a torch device
@@ -653,7 +691,7 @@ def _plan_amp(ctx, an, m: _Member):
     lit = _node_at(m, (ast.Constant,))
     if lit is None or lit.value != "cuda":
         return "the device type is not the literal \"cuda\"; rewrite by hand"
-    return ctx.text.span(lit), lambda: ACC_TYPE
+    return ctx.text.span(lit), lambda: _type_form(m)
 
 
 def _values_are_strings(node: ast.IfExp) -> bool:
@@ -723,6 +761,100 @@ def _plan_idiom_statement(ctx, an, m: _Member):
         return f"{target} = {value} if {cond} else {cpu_src}"
 
     return (s, e), make
+
+
+def _sure_check(node: ast.AST, roots: tuple) -> int:
+    """_is_check's answer for checks of CUDA or of the accelerator only
+    (`torch.cuda.is_available()`, `torch.accelerator.device_count() > 0`): +1
+    where true means there is an accelerator, -1 where false means it; 0 for
+    anything else (another device's check says nothing of the accelerator)."""
+    for n in ast.walk(node):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and \
+                n.func.attr in ("is_available", "device_count"):
+            owner = _analysis._dotted(n.func.value) or ""
+            if owner.split(".")[0] not in roots or owner.split(".")[1:] not in (["cuda"],
+                                                                                ["accelerator"]):
+                return 0
+    return _is_check(node)
+
+
+def _implies(test: ast.AST, roots: tuple, sense: int) -> bool:
+    """Whether ``test`` being truthy (``sense`` +1) or falsy (-1) means that
+    there is an accelerator: the check, its negation, or a check `and`-ed
+    (truthy) or a negated check `or`-ed (falsy) with anything."""
+    got = _sure_check(test, roots)
+    if got:
+        return got == sense
+    if isinstance(test, ast.BoolOp):
+        if isinstance(test.op, ast.And) and sense > 0 or \
+                isinstance(test.op, ast.Or) and sense < 0:
+            return any(_implies(v, roots, sense) for v in test.values)
+    return False
+
+
+def _ends(body: list) -> bool:
+    """Whether a block never falls through to the statement after it."""
+    return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))
+
+
+def _accelerator_sure(chain: Sequence[ast.AST], an) -> bool:
+    """Whether the node at the end of ``chain`` runs only where there is an
+    accelerator (Note [No fallback under a check]): it is in the body of an
+    `if` (or a conditional expression, or an `and` after the operand) on a
+    CUDA or accelerator check, in the `else` of its negation, or after an
+    `if not <check>:` that returns or raises, in its block or an enclosing
+    one."""
+    roots = (an.root, "torch")
+    for k in range(len(chain) - 1):
+        n, child = chain[k], chain[k + 1]
+        if isinstance(n, (ast.If, ast.IfExp)):
+            if child is n.body or (isinstance(n.body, list) and
+                                   any(x is child for x in n.body)):
+                if _implies(n.test, roots, 1):
+                    return True
+            elif child is n.orelse or (isinstance(n.orelse, list) and
+                                       any(x is child for x in n.orelse)):
+                if _implies(n.test, roots, -1):
+                    return True
+        elif isinstance(n, ast.BoolOp) and isinstance(n.op, ast.And):
+            for v in n.values:
+                if v is child:
+                    break
+                if _implies(v, roots, 1):
+                    return True
+        for field in ("body", "orelse", "finalbody"):
+            block = getattr(n, field, None)
+            if not isinstance(block, list):
+                continue
+            for st in block:
+                if st is child:
+                    break
+                if isinstance(st, ast.If) and _ends(st.body) and \
+                        _implies(st.test, roots, -1) and \
+                        (not st.orelse or _ends(st.orelse)):
+                    return True
+    return False
+
+
+# Note [No fallback under a check]
+# `getattr(torch.accelerator.current_accelerator(), "type", "cuda")` keeps what
+# "cuda" did on a machine without an accelerator. Where the code runs only when
+# a CUDA or accelerator check said there is one (`if torch.cuda.is_available():`,
+# an `if not ...: raise` before it), current_accelerator() is not None (CUDA
+# available means the build's accelerator is CUDA) and the fallback is dead code
+# a reviewer asks to drop: the rewrites write
+# `torch.accelerator.current_accelerator().type` there, and the accelerator
+# itself for `torch.device("cuda")` (the same value: current_accelerator() is a
+# device without an index; torch/csrc/DeviceAccelerator.cpp returns the
+# accelerator's DeviceType as a Device). A
+# check of another device (`torch.xpu.is_available()`) says nothing of the
+# accelerator and is no evidence; neither is an `assert` (`python -O` drops it,
+# and autocast would raise AttributeError where it turned itself off). A test
+# that patches `torch.cuda.is_available` (a scanned mock target anywhere in the
+# fixed tree, or in the file fixed alone) can make a check true on a machine
+# without one: the fallback then lives, and every rewrite of the run keeps it.
+# tests/python/fix/test_fix_literals.py runs both forms on the CPU build and on
+# sim.
 
 
 def _is_check(node: ast.AST) -> int:
@@ -821,7 +953,7 @@ def _plan_cuda_method(ctx, an, m: _Member):
     def make():
         dev = "" if device is None or (isinstance(device, ast.Constant) and device.value is None) \
             else ", " + ctx.edits.render(*ctx.text.span(device))
-        out = f"to(torch.device({ACC_TYPE}{dev})"
+        out = f"to(torch.device({_type_form(m)}{dev})" if dev else f"to({_device_form(m)}"
         if nb is not None:
             out += f", non_blocking={ctx.edits.render(*ctx.text.span(nb))}"
         return out + ")"
@@ -939,7 +1071,7 @@ def _plan_is_cuda(ctx, an, m: _Member):
 
     def make():
         obj = ctx.edits.render(*ctx.text.span(attr.value))
-        new = f'{obj}.device.type == getattr({ACC}, "type", None)'
+        new = f"{obj}.device.type == {_type_form(m, None)}"
         if isinstance(parent, _LOOSE + (ast.BoolOp,)) or \
                 (isinstance(parent, ast.Call) and parent.func is not attr) or \
                 (isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not)):
@@ -963,7 +1095,7 @@ def _plan_type_compare(ctx, an, m: _Member):
         what = ast.unparse(other.value)[:40] if isinstance(other, ast.Attribute) else "it"
         return (f"cannot tell that `{what}` is a torch.device (a device *description* of the "
                 "code's own would be compared with the accelerator's type); rewrite by hand")
-    return ctx.text.span(lit), lambda: f'getattr({ACC}, "type", None)'
+    return ctx.text.span(lit), lambda: _type_form(m, None)
 
 
 def _plan_nccl(ctx, an, m: _Member):
