@@ -722,3 +722,34 @@ def test_the_wrap_parses_what_the_rewrite_changed_and_wraps_as_before(monkeypatc
     assert got != new and ast.dump(ast.parse(got)) == ast.dump(ast.parse(new))
     assert new not in parsed and got not in parsed and \
         all(len(p.strip().splitlines()) <= 6 for p in parsed), parsed
+
+
+_SEEDS = ("import random\n\nimport torch\n\n\ndef seed_everything(seed):\n    random.seed(seed)\n"
+          "    torch.manual_seed(seed)\n    if torch.cuda.is_available():\n"
+          "        torch.cuda.manual_seed_all(seed)\n"
+          "    try:\n        pass\n    except ValueError:\n        torch.manual_seed(seed)\n"
+          "        if torch.cuda.is_available():\n            torch.cuda.manual_seed_all(seed)\n"
+          "\n\ndef other(seed):\n    with open('x'):\n        torch.manual_seed(seed)\n"
+          "        if torch.cuda.is_available():\n            torch.cuda.manual_seed_all(seed)\n")
+
+
+def test_the_repeats_are_found_without_a_walk_of_every_node(monkeypatch):
+    """Note [A block that repeats]: the blocks are looked for in the statement
+    lists (in a function, an except handler, a with), with no ast.walk, and
+    the fixed text's parse is the one the file's parses have (no second)."""
+    from anydev._migrate.fix.repeats import drop_repeats
+
+    new, _, _ = fix_source(_SEEDS.encode(), "m.py", scan_source(_SEEDS.encode(), "m.py")[0],
+                           target_torch="2.13", unsafe=True)
+    assert new.count(b"is_available") == 0 and new.count(b"torch.manual_seed(seed)") == 3, new
+    current = _SEEDS.replace("torch.cuda.is_available", "torch.accelerator.is_available") \
+        .replace("torch.cuda.manual_seed_all", "torch.manual_seed")
+    walked, texts = [], []
+    real_walk, real_parse = ast.walk, ast.parse
+    monkeypatch.setattr(ast, "walk", lambda n: walked.append(n) or real_walk(n))
+    monkeypatch.setattr(ast, "parse", lambda s, *a, **k: texts.append(s) or real_parse(s, *a, **k))
+    parsed = [(current, real_parse(current))]
+    got = drop_repeats(_SEEDS.encode(), current.encode(), parsed)
+    monkeypatch.setattr(ast, "walk", real_walk)
+    monkeypatch.setattr(ast, "parse", real_parse)
+    assert got == new and walked == [] and texts == []

@@ -298,7 +298,7 @@ def _fix_rounds(data: bytes, path: str, findings: Sequence[_scan.Finding], *, un
     if done:  # ladders the rewrites made collapsible (Note [Collapsing a dispatch ladder])
         applied, later, skipped = applied + done, later + len(done), _reconcile(skipped, left, done)
     if language == "python":
-        current = _drop_repeats(original, current)  # Note [A block that repeats]
+        current = _drop_repeats(original, current, parsed)  # Note [A block that repeats]
         # lines it took over the limit (Note [Wrapping rewritten lines])
         current = _wrap_file(original, current, path, parsed)
     return current, applied, skipped, later
