@@ -753,3 +753,59 @@ def test_the_repeats_are_found_without_a_walk_of_every_node(monkeypatch):
     monkeypatch.setattr(ast, "walk", real_walk)
     monkeypatch.setattr(ast, "parse", real_parse)
     assert got == new and walked == [] and texts == []
+
+
+def _made_long_reference(old_lines, new_lines, limit):
+    """wrap._made_long as it was written first (difflib's alignment always)."""
+    import difflib
+
+    long_new = [i for i, ln in enumerate(new_lines) if len(ln) > limit]
+    if not long_new or all(new_lines[i] in set(old_lines) for i in long_new):
+        return []
+    out = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old_lines, new_lines).get_opcodes():
+        if tag in ("equal", "delete"):
+            continue
+        for j in range(j1, j2):
+            if j in long_new:
+                was_ok = len(old_lines[i1 + j - j1]) <= limit if tag == "replace" and \
+                    i2 - i1 == j2 - j1 else all(len(x) <= limit for x in old_lines[i1:i2])
+                if was_ok:
+                    out.append(j)
+    return out
+
+
+def test_the_lines_made_long_are_found_without_difflib_where_no_line_was_long(monkeypatch):
+    """wrap._made_long: where no line of the file was over the limit, the
+    long lines of the fixed text are the ones the rewrite made long, whatever
+    difflib's alignment (which is not computed); the same lines as with it, on
+    every fixture file lengthened in one, two or three places, at limits
+    below and above the file's longest line."""
+    import difflib
+
+    from anydev._migrate.fix import wrap
+
+    n = skipped = 0
+    for _, data in _cases():
+        old = data.decode("utf-8-sig", "replace").splitlines()
+        if not old:
+            continue
+        for picks in ([0], [len(old) // 2], [1, len(old) - 1], [0, len(old) // 3, len(old) - 1]):
+            new = list(old)
+            for k in picks:
+                if k < len(new):
+                    new[k] = new[k] + "  # " + "x" * 60
+            new.insert(len(new) // 2, "y = " + "z" * 90)
+            for limit in (40, 88, max(map(len, old)) + 1):
+                aligned = []
+                real = difflib.SequenceMatcher
+                monkeypatch.setattr(difflib, "SequenceMatcher",
+                                    lambda *a, **k: aligned.append(1) or real(*a, **k))
+                got = wrap._made_long(old, new, limit)
+                monkeypatch.setattr(difflib, "SequenceMatcher", real)
+                assert got == _made_long_reference(old, new, limit)
+                n += 1
+                if max(map(len, old)) <= limit:
+                    assert aligned == []
+                    skipped += 1
+    assert n > 500 and skipped > 150, (n, skipped)

@@ -637,6 +637,12 @@ def _made_long(old_lines: list[str], new_lines: list[str], limit: int) -> list[i
     old_set = set(old_lines)
     if all(new_lines[i] in old_set for i in long_new):
         return []
+    if max(map(_width, old_lines), default=0) <= limit:
+        # no old line was over the limit: whatever the lines' alignment, a long
+        # new line is no old line (it would be over the limit), so it was changed
+        # or added, and what it replaced was within the limit; the alignment
+        # (difflib, most of the wrap's cost on a large file) decides nothing
+        return long_new
     import difflib  # noqa: PLC0415 (only for a file with a line to wrap; test_fix_cost.py)
 
     want = set(long_new)
