@@ -482,3 +482,330 @@ def test_the_target_reader_walks_as_ast_walk():
         assert len(got) == len(want) and all(a is b for a, b in zip(got, want))
         n += 1
     assert n > 40
+
+
+def _ladders_reference(tree, text, roots):
+    """ladders._ladders as it was written first (two ast.walk of every node),
+    to check the walk of the statement lists against."""
+    from anydev._migrate.fix import ladders
+    from anydev._migrate.fix.text import split_lines
+
+    out = []
+    lines = split_lines(text)
+    inner = {id(n.orelse[0]) for n in ast.walk(tree)
+             if isinstance(n, ast.If) and len(n.orelse) == 1 and isinstance(n.orelse[0], ast.If)
+             and lines[n.orelse[0].lineno - 1][n.orelse[0].col_offset:].startswith("elif")}
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.If) or id(node) in inner:
+            continue
+        branches, cur, root = [], node, None
+        while True:
+            got = ladders._check_device(cur.test, roots)
+            if got is None or (root is not None and got[1] != root):
+                branches = []
+                break
+            root = got[1]
+            branches.append((got[0], cur.body))
+            nxt = cur.orelse[0] if len(cur.orelse) == 1 and isinstance(cur.orelse[0], ast.If) \
+                else None
+            if nxt is not None and id(nxt) in inner:
+                cur = nxt
+                continue
+            orelse = cur.orelse
+            break
+        if len(branches) >= 2:
+            out.append((node, [(d, b) for d, b in branches], orelse, root))
+    return out
+
+
+_LADDERS = '''
+import torch
+
+
+def pick(rank):
+    if torch.cuda.is_available():
+        device = torch.device("cuda")
+    elif torch.xpu.is_available():
+        device = torch.device("xpu")
+    else:
+        device = torch.device("cpu")
+    for _ in range(2):
+        try:
+            if torch.cuda.is_available():
+                x = f"cuda:{rank}"
+                print("cuda")
+            elif torch.backends.mps.is_available():
+                x = f"mps:{rank}"
+        except RuntimeError:
+            if torch.cuda.is_available():
+                y = 1
+            else:
+                if torch.xpu.is_available():
+                    y = 2
+                elif torch.cuda.is_available():
+                    y = 3
+    match rank:
+        case 0:
+            if torch.cuda.is_available():
+                z = "cuda"
+            elif torch.mps.is_available():
+                z = "mps"
+    return device, lambda: [x for x in (1 if torch.cuda.is_available() else 2,)]
+'''
+
+
+def test_the_ladders_are_found_without_a_walk_of_every_node(monkeypatch):
+    """ladders._ladders looks at the statement lists only (an `if` is a
+    statement): no ast.walk of the module (two were a third of a safe fix of
+    Megatron-LM), and the same ladders in the same order as the two walks
+    found, on every fixture file and a module of nested ladders."""
+    from anydev._migrate.fix import ladders
+
+    trees = [(_LADDERS, ast.parse(_LADDERS))] + \
+        [(data.decode("utf-8", "replace"), ast.parse(data)) for _, data in _cases()]
+    found = 0
+    for text, tree in trees:
+        roots = ladders._torch_roots(tree) or {"torch"}
+        want = _ladders_reference(tree, text, roots)
+        visited = []
+        real_walk = ast.walk
+        monkeypatch.setattr(ast, "walk", lambda n: visited.append(n) or real_walk(n))
+        got = ladders._ladders(tree, text, roots)
+        monkeypatch.setattr(ast, "walk", real_walk)
+        assert visited == []
+        assert [(lad.node, lad.branches, lad.orelse, lad.root) for lad in got] == want
+        found += len(got)
+    assert found >= 5, found
+
+
+_SHARED_PARSES = '''import torch
+
+
+def pick():
+    if torch.cuda.is_available():
+        d = "cuda"
+        print("only on CUDA")
+    elif torch.xpu.is_available():
+        d = "xpu"
+    return d
+
+
+def step(model, batch):
+    value = model.forward_long(batch, device_index=torch.cuda.current_device())
+    torch.cuda.synchronize()
+    return value
+'''
+
+
+def test_a_text_is_parsed_once(monkeypatch, tmp_path):
+    """Note [One parse a text] in ladders.py: the collapse's parse of a file
+    (two `is_available` and an `elif`: it looks for ladders) is the first
+    round's, and its parse of the fixed text (after the rounds) is the
+    wrap's: no text is parsed twice."""
+    path = tmp_path / "m.py"
+    data = _SHARED_PARSES.encode()
+    path.write_bytes(data)
+    findings, _ = scan_source(data, str(path))
+    texts: list = []
+    real_parse = ast.parse
+    monkeypatch.setattr(ast, "parse", lambda src, *a, **k: texts.append(src) or
+                        real_parse(src, *a, **k))
+    new, applied, skipped = fix_source(data, str(path), findings, target_torch="2.13")
+    monkeypatch.setattr(ast, "parse", real_parse)
+    assert {f.rule for f in applied} == {"AD103", "AD107"}, (applied, skipped)
+    # the ladder is left (its CUDA branch has one more statement), the call's
+    # line was taken over 88 columns and is wrapped
+    assert b"elif torch.xpu.is_available()" in new and \
+        b"device_index=torch.accelerator.current_device_index()" in new
+    assert all(len(ln) <= 88 for ln in new.splitlines()), new.decode()
+    # the file and its fixed text before the wrap, once each (the wrap parses
+    # the statement it wrapped, alone: Note [Checking the wrap] in wrap.py)
+    whole = [t for t in texts if t.startswith("import torch")]
+    assert len(whole) == 2 and whole[0] == _SHARED_PARSES, [t[:40] for t in texts]
+    assert len(texts) == len(set(texts)), [t[:40] for t in texts]
+
+
+def _mutations(line: str):
+    """Texts a wrap could make of ``line``: a break after its first bracket
+    (the same code), a bracket left open, an operand changed, a second
+    statement, a parenthesized value."""
+    i = line.find("(")
+    if i >= 0:
+        yield line[:i + 1] + "\n" + line[i + 1:]
+        yield line[:i + 1] + "\n" + line[i + 1:].replace(")", "", 1)
+        yield line[:i + 1] + "(" + line[i + 1:].replace(")", "),", 1)
+    yield line.replace("=", "==", 1)
+    yield line + "; z = 1"
+    yield "(" + line.lstrip() + ")"
+
+
+def test_a_wrap_checked_by_its_statements_is_what_the_whole_file_check_says(monkeypatch):
+    """Note [Checking the wrap]: wherever the statements that hold the wrapped
+    lines, parsed alone, say "the same tree", the whole file's check says so
+    too (on changed lines of every fixture file), and a wrap of an ordinary
+    line is checked without parsing the file."""
+    from anydev._migrate.fix import wrap
+
+    shown = checked = 0
+    for _, data in _cases():
+        text = data.decode("utf-8-sig", "replace")
+        tree = ast.parse(text)
+        lines = text.splitlines(keepends=True)
+        for k, line in enumerate(lines[:80]):
+            if not line.strip() or line.lstrip().startswith("#"):
+                continue
+            for m in _mutations(line.rstrip("\n")):
+                out = list(lines)
+                out[k] = m + "\n"
+                if wrap._same_statements(tree, out, [k + 1]):
+                    shown += 1
+                    assert wrap._same_tree(tree, "".join(out), [k + 1]), (k, m)
+                checked += 1
+    assert shown > 500 and checked > 5 * shown // 4, (shown, checked)
+    parsed = []
+    real = wrap._same_tree
+    monkeypatch.setattr(wrap, "_same_tree", lambda *a: parsed.append(1) or real(*a))
+    old = "def f(model, batch):\n    value = model.forward_long(batch, index=torch.cuda.current_device())\n"
+    new = old.replace("torch.cuda.current_device()", "torch.accelerator.current_device_index()")
+    got = wrap.wrap_new_long_lines(old, new, 80)
+    assert got != new and ast.dump(ast.parse(got)) == ast.dump(ast.parse(new)) and parsed == []
+    # an `elif` line is no statement alone: the whole file is checked
+    old = "if a:\n    pass\nelif torch.cuda.current_device() == some_long_function_name(alpha, beta):\n    pass\n"
+    new = old.replace("torch.cuda.current_device()", "torch.accelerator.current_device_index()")
+    got = wrap.wrap_new_long_lines(old, new, 80)
+    assert got != new and parsed == [1]
+
+
+def test_the_wrap_parses_what_the_rewrite_changed_and_wraps_as_before(monkeypatch):
+    """Note [Parsing what the rewrite changed]: with the file's tree, the wrap
+    parses the top-level statements between the unchanged first and last
+    lines, not the whole fixed text, and wraps every fixture file's lines as
+    the whole text's parse does (a long argument added to a call in one place
+    of a file, then in two places far apart)."""
+    from anydev._migrate.fix import wrap
+
+    extra = ", a_rather_long_keyword_argument=another_rather_long_value_name"
+    compared = wrapped = 0
+    for _, data in _cases():
+        old = data.decode("utf-8-sig", "replace")
+        try:
+            tree = ast.parse(old)
+        except SyntaxError:
+            continue
+        lines = old.splitlines(keepends=True)
+        calls = [k for k, ln in enumerate(lines) if "(" in ln and ln.rstrip().endswith(")")
+                 and len(ln) < 80 and not ln.lstrip().startswith(("#", "@", "def ", "class "))]
+        for picks in [[k] for k in calls[:6]] + ([[calls[0], calls[-1]]] if calls else []):
+            out = list(lines)
+            for k in picks:
+                ln = out[k].rstrip("\r\n")
+                out[k] = ln[:-1] + extra + ")" + out[k][len(ln):]
+            new = "".join(out)
+            try:
+                ast.parse(new)
+            except SyntaxError:
+                continue
+            want = wrap.wrap_new_long_lines(old, new, 88)
+            assert wrap.wrap_new_long_lines(old, new, 88, old_tree=tree) == want, picks
+            compared += 1
+            wrapped += want != new
+    assert compared > 100 and wrapped > 50, (compared, wrapped)
+    # one function of many changed: the region is that function's, not the file
+    body = "".join(f"def f{i}(x):\n    return g(x, {i})\n\n\n" for i in range(40))
+    old = "import torch\n\n\n" + body
+    new = old.replace("return g(x, 7)", "return g(x, 7" + extra + ")")
+    parsed = []
+    real = ast.parse
+    monkeypatch.setattr(ast, "parse", lambda src, *a, **k: parsed.append(src) or real(src, *a, **k))
+    got = wrap.wrap_new_long_lines(old, new, 80, old_tree=real(old))
+    monkeypatch.setattr(ast, "parse", real)
+    assert got != new and ast.dump(ast.parse(got)) == ast.dump(ast.parse(new))
+    assert new not in parsed and got not in parsed and \
+        all(len(p.strip().splitlines()) <= 6 for p in parsed), parsed
+
+
+_SEEDS = ("import random\n\nimport torch\n\n\ndef seed_everything(seed):\n    random.seed(seed)\n"
+          "    torch.manual_seed(seed)\n    if torch.cuda.is_available():\n"
+          "        torch.cuda.manual_seed_all(seed)\n"
+          "    try:\n        pass\n    except ValueError:\n        torch.manual_seed(seed)\n"
+          "        if torch.cuda.is_available():\n            torch.cuda.manual_seed_all(seed)\n"
+          "\n\ndef other(seed):\n    with open('x'):\n        torch.manual_seed(seed)\n"
+          "        if torch.cuda.is_available():\n            torch.cuda.manual_seed_all(seed)\n")
+
+
+def test_the_repeats_are_found_without_a_walk_of_every_node(monkeypatch):
+    """Note [A block that repeats]: the blocks are looked for in the statement
+    lists (in a function, an except handler, a with), with no ast.walk, and
+    the fixed text's parse is the one the file's parses have (no second)."""
+    from anydev._migrate.fix.repeats import drop_repeats
+
+    new, _, _ = fix_source(_SEEDS.encode(), "m.py", scan_source(_SEEDS.encode(), "m.py")[0],
+                           target_torch="2.13", unsafe=True)
+    assert new.count(b"is_available") == 0 and new.count(b"torch.manual_seed(seed)") == 3, new
+    current = _SEEDS.replace("torch.cuda.is_available", "torch.accelerator.is_available") \
+        .replace("torch.cuda.manual_seed_all", "torch.manual_seed")
+    walked, texts = [], []
+    real_walk, real_parse = ast.walk, ast.parse
+    monkeypatch.setattr(ast, "walk", lambda n: walked.append(n) or real_walk(n))
+    monkeypatch.setattr(ast, "parse", lambda s, *a, **k: texts.append(s) or real_parse(s, *a, **k))
+    parsed = [(current, real_parse(current))]
+    got = drop_repeats(_SEEDS.encode(), current.encode(), parsed)
+    monkeypatch.setattr(ast, "walk", real_walk)
+    monkeypatch.setattr(ast, "parse", real_parse)
+    assert got == new and walked == [] and texts == []
+
+
+def _made_long_reference(old_lines, new_lines, limit):
+    """wrap._made_long as it was written first (difflib's alignment always)."""
+    import difflib
+
+    long_new = [i for i, ln in enumerate(new_lines) if len(ln) > limit]
+    if not long_new or all(new_lines[i] in set(old_lines) for i in long_new):
+        return []
+    out = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old_lines, new_lines).get_opcodes():
+        if tag in ("equal", "delete"):
+            continue
+        for j in range(j1, j2):
+            if j in long_new:
+                was_ok = len(old_lines[i1 + j - j1]) <= limit if tag == "replace" and \
+                    i2 - i1 == j2 - j1 else all(len(x) <= limit for x in old_lines[i1:i2])
+                if was_ok:
+                    out.append(j)
+    return out
+
+
+def test_the_lines_made_long_are_found_without_difflib_where_no_line_was_long(monkeypatch):
+    """wrap._made_long: where no line of the file was over the limit, the
+    long lines of the fixed text are the ones the rewrite made long, whatever
+    difflib's alignment (which is not computed); the same lines as with it, on
+    every fixture file lengthened in one, two or three places, at limits
+    below and above the file's longest line."""
+    import difflib
+
+    from anydev._migrate.fix import wrap
+
+    n = skipped = 0
+    for _, data in _cases():
+        old = data.decode("utf-8-sig", "replace").splitlines()
+        if not old:
+            continue
+        for picks in ([0], [len(old) // 2], [1, len(old) - 1], [0, len(old) // 3, len(old) - 1]):
+            new = list(old)
+            for k in picks:
+                if k < len(new):
+                    new[k] = new[k] + "  # " + "x" * 60
+            new.insert(len(new) // 2, "y = " + "z" * 90)
+            for limit in (40, 88, max(map(len, old)) + 1):
+                aligned = []
+                real = difflib.SequenceMatcher
+                monkeypatch.setattr(difflib, "SequenceMatcher",
+                                    lambda *a, **k: aligned.append(1) or real(*a, **k))
+                got = wrap._made_long(old, new, limit)
+                monkeypatch.setattr(difflib, "SequenceMatcher", real)
+                assert got == _made_long_reference(old, new, limit)
+                n += 1
+                if max(map(len, old)) <= limit:
+                    assert aligned == []
+                    skipped += 1
+    assert n > 500 and skipped > 150, (n, skipped)

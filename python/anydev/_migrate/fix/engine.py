@@ -253,12 +253,17 @@ def _fix_rounds(data: bytes, path: str, findings: Sequence[_scan.Finding], *, un
     if not (frozen and _literals.CHECKS_PATCHED in frozen):
         # a test of this file patches a check (Note [No fallback under a check])
         frozen = _with_patched_checks(frozen, path, findings)
+    # the file's parses: a step that reads a text parsed before takes its tree
+    # (Note [One parse a text] in ladders.py)
+    parsed: list = []
     # dispatch ladders first (Note [Collapsing a dispatch ladder])
     data, findings, restore = _ladders_pre_pass(data, path, findings, target_torch, keep, frozen,
-                                                language)
+                                                language, parsed)
     new, applied, skipped, tree = _fix_once(data, path, findings, unsafe=unsafe,
                                             target_torch=target_torch, keep=keep,
-                                            more=more if _ROUNDS > 1 else None, frozen=frozen)
+                                            tree=parsed[-1] if parsed else None,
+                                            more=more if _ROUNDS > 1 else None, frozen=frozen,
+                                            parsed=parsed)
     applied, skipped = restore(applied, skipped)
     later = 0
     current = new
@@ -288,13 +293,16 @@ def _fix_rounds(data: bytes, path: str, findings: Sequence[_scan.Finding], *, un
         applied += done
         later += len(done)
         skipped = _reconcile(skipped, left, done)
+    if tree is not None:
+        parsed.append(tree)
     current, done, left = _ladders_post_pass(original, current, path, target_torch, keep, frozen,
-                                             language, rules)
+                                             language, rules, parsed)
     if done:  # ladders the rewrites made collapsible (Note [Collapsing a dispatch ladder])
         applied, later, skipped = applied + done, later + len(done), _reconcile(skipped, left, done)
     if language == "python":
-        current = _drop_repeats(original, current)  # Note [A block that repeats]
-        current = _wrap_file(original, current, path)  # Note [Wrapping rewritten lines]
+        current = _drop_repeats(original, current, parsed)  # Note [A block that repeats]
+        # lines it took over the limit (Note [Wrapping rewritten lines])
+        current = _wrap_file(original, current, path, parsed)
     return current, applied, skipped, later
 
 
@@ -414,12 +422,15 @@ _Parsed = Optional[tuple[str, ast.Module]]
 def _fix_once(data: bytes, path: str, findings: Sequence[_scan.Finding], *, unsafe: bool,
               target_torch, keep: Sequence[str], tree: _Parsed = None,
               frozen: Optional[dict[str, str]] = None,
-              more: Optional[Callable[[bytes, bytes, list], bool]] = None
+              more: Optional[Callable[[bytes, bytes, list], bool]] = None,
+              parsed: Optional[list] = None
               ) -> tuple[bytes, list[_scan.Finding], list[tuple[_scan.Finding, str]], _Parsed]:
     """One round of fix_source: the findings of ``data`` applied, once.
     ``tree``: the previous round's parse of this text (used when it is the
     text's); ``more(data, new, applied)``: whether a further round follows,
-    which then gets the parse of the fixed text (the fourth value, else None)."""
+    which then gets the parse of the fixed text (the fourth value, else None);
+    ``parsed``: where the round's parse of ``data`` is added (the wrap reads
+    the file's tree: Note [Parsing what the rewrite changed] in wrap.py)."""
     if not findings:
         return data, [], [], None
     language = _scan.language_of(path) or findings[0].language
@@ -448,7 +459,8 @@ def _fix_once(data: bytes, path: str, findings: Sequence[_scan.Finding], *, unsa
             given = tree[1] if tree is not None and tree[0] == text.text else None
             patched = bool(frozen) and _literals.CHECKS_PATCHED in frozen
             new, applied, skipped, pieces = _fix_python(text, todo, unsafe, path, unit_refused,
-                                                        tree=given, checks_patched=patched)
+                                                        tree=given, checks_patched=patched,
+                                                        parsed=parsed)
         else:
             from .cpp import _fix_cpp  # noqa: PLC0415 (a C++ file's: not at start-up)
 

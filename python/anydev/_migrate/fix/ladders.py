@@ -36,11 +36,12 @@ import tokenize
 from typing import Optional, Sequence
 
 from anydev import scan as _scan
+from .analysis import statements
 from .evidence import _device_string
 from .text import _Text, split_lines
 from .versions import _target_refusals
 
-__all__ = ["collapse", "pre_pass", "post_pass"]
+__all__ = ["collapse", "parsed_tree", "pre_pass", "post_pass"]
 
 #: The availability checks of a ladder: the module under the torch name -> the device.
 _CHECKS = {("cuda",): "cuda", ("xpu",): "xpu", ("backends", "mps"): "mps", ("mps",): "mps",
@@ -220,12 +221,15 @@ def _ladders(tree: ast.Module, text: str, roots: set[str]) -> list[_Ladder]:
     """The `if`/`elif` ladders whose every test is a device's availability check."""
     out = []
     lines = split_lines(text)
+    # an `if` is a statement: the statement lists hold every one, in walk's
+    # order (analysis.statements), without a visit of each expression node
+    ifs = [n for n in statements(tree) if type(n) is ast.If]
     # an `elif` is a branch of the ladder above it, never a ladder of its own
-    inner = {id(n.orelse[0]) for n in ast.walk(tree)
-             if isinstance(n, ast.If) and len(n.orelse) == 1 and isinstance(n.orelse[0], ast.If)
+    inner = {id(n.orelse[0]) for n in ifs
+             if len(n.orelse) == 1 and isinstance(n.orelse[0], ast.If)
              and lines[n.orelse[0].lineno - 1][n.orelse[0].col_offset:].startswith("elif")}
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.If) or id(node) in inner:
+    for node in ifs:
+        if id(node) in inner:
             continue
         branches, cur, root = [], node, None
         rests: dict = {}
@@ -440,22 +444,28 @@ def _render(lad: _Ladder, text: _Text, target_version: tuple) -> Optional[str]:
 
 def collapse(data: bytes, path: str, findings: Sequence[_scan.Finding], target,
              keep: Sequence[str], frozen: Optional[dict],
-             written: Optional[set[int]] = None
+             written: Optional[set[int]] = None, parsed: Optional[list] = None
              ) -> Optional[tuple[bytes, list[_scan.Finding], dict[int, _scan.Finding],
                                  list[_scan.Finding]]]:
     """The file with its collapsible ladders collapsed: (new bytes, the other
     findings moved onto them, id of a moved finding -> the original, the
     findings applied); None where no ladder was collapsed. A ladder without a
     finding is collapsed only where the fixer wrote one of its lines (``written``,
-    1-based: the rounds' rewrites made it)."""
+    1-based: the rounds' rewrites made it). ``parsed``: the (text, syntax
+    tree) pairs of the file's parses so far, which the collapse reuses and
+    adds its own to, for the fixer's later steps (Note [One parse a text])."""
     if data.count(b"is_available") < 2 or b"elif" not in data or \
             any(f.kind == "mock" for f in findings):
         return None
     text = _Text(data, "python")
-    try:
-        tree = ast.parse(text.text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
+    tree = parsed_tree(parsed, text.text)
+    if tree is None:
+        try:
+            tree = ast.parse(text.text, filename=path)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        if parsed is not None:
+            parsed.append((text.text, tree))
     roots = _torch_roots(tree)
     if not roots:
         return None
@@ -516,7 +526,7 @@ def collapse(data: bytes, path: str, findings: Sequence[_scan.Finding], target,
     out.append(text.text[pos:])
     new_text = "".join(out)
     try:  # the collapsed text must parse; the fixer's check is of its own edits only
-        ast.parse(new_text)
+        new_tree = ast.parse(new_text, filename=path)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     new_data = text.encode(new_text)
@@ -531,17 +541,28 @@ def collapse(data: bytes, path: str, findings: Sequence[_scan.Finding], target,
             return None  # a finding the collapse cannot move: nothing is collapsed
         moved.append(g)
         back[id(g)] = f
+    if parsed is not None:
+        parsed.append((new_text, new_tree))  # the text the fixer's first round reads
     return new_data, moved, back, applied
 
 
+def parsed_tree(parsed: Optional[list], text: str) -> Optional[ast.Module]:
+    """The syntax tree of ``text`` among ``parsed``'s (text, tree) pairs, or None."""
+    for t, tree in reversed(parsed or ()):
+        if t == text:
+            return tree
+    return None
+
+
 def pre_pass(data: bytes, path: str, findings: Sequence[_scan.Finding], target,
-             keep: Sequence[str], frozen: Optional[dict], language: Optional[str]):
+             keep: Sequence[str], frozen: Optional[dict], language: Optional[str],
+             parsed: Optional[list] = None):
     """(data, findings, restore) for the fixer's first round: the ladders
     collapsed (collapse) and the other findings moved onto the new text;
     ``restore(applied, skipped)`` gives the round's results in the original
-    findings, the collapse's own applied included."""
-    got = collapse(data, path, findings, target, keep, frozen) if language == "python" \
-        else None
+    findings, the collapse's own applied included. ``parsed``: as collapse's."""
+    got = collapse(data, path, findings, target, keep, frozen, parsed=parsed) \
+        if language == "python" else None
     if got is None:
         return data, findings, lambda applied, skipped: (applied, skipped)
     new, moved, back, done = got
@@ -554,7 +575,8 @@ def pre_pass(data: bytes, path: str, findings: Sequence[_scan.Finding], target,
 
 
 def post_pass(original: bytes, current: bytes, path: str, target, keep: Sequence[str],
-              frozen: Optional[dict], language: Optional[str], rules
+              frozen: Optional[dict], language: Optional[str], rules,
+              parsed: Optional[list] = None
               ) -> tuple[bytes, list[_scan.Finding], list[tuple[_scan.Finding, str]]]:
     """(bytes, findings applied, findings left) after the fixer's rounds: the
     ladders the rounds' rewrites made collapsible (`torch.cuda.current_device()`
@@ -570,7 +592,7 @@ def post_pass(original: bytes, current: bytes, path: str, target, keep: Sequence
         found = list(rules(found))
     before = set(original.splitlines())
     written = {i + 1 for i, ln in enumerate(current.splitlines()) if ln not in before}
-    got = collapse(current, path, found, target, keep, frozen, written)
+    got = collapse(current, path, found, target, keep, frozen, written, parsed)
     if got is None:
         return current, [], []
     new, moved, _back, done = got
@@ -668,3 +690,20 @@ def _rebound(tree: ast.Module, node: ast.AST, root: str) -> bool:
 # current_device()` and `torch.xpu.current_device()`, both made
 # `torch.accelerator.current_device_index()`), and a second run must find
 # nothing to do.
+
+
+# Note [One parse a text]
+# A Python file's fix parsed the same text several times: the collapse parsed
+# the file to look for ladders (any file with two `is_available` and an
+# `elif`), then the first round parsed it again; after the rounds the collapse
+# parsed the fixed text, then the wrap (Note [Wrapping rewritten lines] in
+# wrap.py) parsed it again. Each parse of a file of a real tree costs about what
+# the native scan of a hundred files does. So one fix of a file keeps the (text,
+# tree) pair of each parse (engine._fix_rounds' ``parsed``), and a later step of
+# the same text takes the tree (a text compared whole, never a stale tree): the
+# collapse's first parse is the first round's where nothing was collapsed, its
+# parse of the collapsed text is the first round's where a ladder was, and its
+# parse after the rounds (or the last round's check) is the wrap's. No step
+# changes a tree (the rewrites are edits of the text; the collapse compares
+# copies). The collapse parses with the file's name, as the round does, so the
+# SyntaxWarnings Python 3.12 gives name the file once.

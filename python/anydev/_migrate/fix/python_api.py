@@ -238,18 +238,23 @@ def _open_paren(text: str, pos: int) -> int:
 
 def _fix_python(text: _Text, findings: list[_scan.Finding], unsafe: bool, path: str,
                 refused: Sequence[tuple[_scan.Finding, str]] = (),
-                tree: Optional[ast.Module] = None, checks_patched: bool = False
+                tree: Optional[ast.Module] = None, checks_patched: bool = False,
+                parsed: Optional[list] = None
                 ) -> tuple[str, list[_scan.Finding], list[tuple[_scan.Finding, str]],
                            Optional[list[str]]]:
     """The fixed text, the findings applied and skipped, and the fixed top-level
     statements to parse again (None: the whole text; Note [Checking the rewrite]).
     ``refused``: the target's refusals of literals and checks (their units stay).
     ``tree``: the syntax tree of ``text.text`` where the caller has it (the
-    check of the round before, Note [Rounds]); else the text is parsed here.
+    check of the round before, Note [Rounds]); else the text is parsed here,
+    and the (text, tree) pair added to ``parsed`` where given (the wrap reads
+    the file's tree: Note [Parsing what the rewrite changed] in wrap.py).
     ``checks_patched``: a test of the tree patches an availability check
     (Note [No fallback under a check])."""
     if tree is None:
         tree = parse_module(text.text, path)
+        if parsed is not None:
+            parsed.append((text.text, tree))
     # device literals and idioms move with their function (Note [Literal units]):
     # a pass in which a unit falls runs again without it, on the same tree (no pass
     # changes it: the rewrites are edits of the text)

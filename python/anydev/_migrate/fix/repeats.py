@@ -16,6 +16,8 @@ from __future__ import annotations
 import ast
 from typing import Optional
 
+from .analysis import statements
+
 __all__ = ["drop_repeats"]
 
 #: Calls that set state to their arguments: a second call with the same
@@ -55,21 +57,27 @@ def _roots(tree: ast.Module) -> set[str]:
     return roots
 
 
-def drop_repeats(original: bytes, current: bytes) -> bytes:
+def drop_repeats(original: bytes, current: bytes, parsed: Optional[list] = None) -> bytes:
     """``current`` without the guarded blocks the fix made repeat the
-    statement before them (Note [A block that repeats])."""
+    statement before them (Note [A block that repeats]). ``parsed``: the
+    (text, tree) pairs of the file's parses (Note [One parse a text] in
+    ladders.py): the tree of ``current`` is taken from them, or added."""
     if current == original or b"manual_seed" not in current or b"is_available" not in current:
         return current
     try:
         text = current.decode("utf-8")
-        tree = ast.parse(text)
+        tree = next((t for s, t in reversed(parsed or ()) if s == text), None)
+        if tree is None:
+            tree = ast.parse(text)
+            if parsed is not None:
+                parsed.append((text, tree))
     except (UnicodeDecodeError, SyntaxError, ValueError, RecursionError, MemoryError):
         return current
     lines = text.splitlines(keepends=True)
     before = set(original.decode("utf-8", "replace").splitlines())
     roots = _roots(tree)
     drop: list[tuple[int, int]] = []
-    for node in ast.walk(tree):
+    for node in statements(tree):  # the nodes that hold statement lists
         for field in ("body", "orelse", "finalbody"):
             block = getattr(node, field, None)
             if not isinstance(block, list):

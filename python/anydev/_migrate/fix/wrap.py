@@ -637,6 +637,12 @@ def _made_long(old_lines: list[str], new_lines: list[str], limit: int) -> list[i
     old_set = set(old_lines)
     if all(new_lines[i] in old_set for i in long_new):
         return []
+    if max(map(_width, old_lines), default=0) <= limit:
+        # no old line was over the limit: whatever the lines' alignment, a long
+        # new line is no old line (it would be over the limit), so it was changed
+        # or added, and what it replaced was within the limit; the alignment
+        # (difflib, most of the wrap's cost on a large file) decides nothing
+        return long_new
     import difflib  # noqa: PLC0415 (only for a file with a line to wrap; test_fix_cost.py)
 
     want = set(long_new)
@@ -657,11 +663,16 @@ def _made_long(old_lines: list[str], new_lines: list[str], limit: int) -> list[i
     return out
 
 
-def wrap_new_long_lines(old: str, new: str, limit: int) -> str:
+def wrap_new_long_lines(old: str, new: str, limit: int, tree: Optional[ast.Module] = None,
+                        old_tree: Optional[ast.Module] = None) -> str:
     """``new`` (the fixer's rewrite of ``old``, a Python file that parses) with
     each line that the rewrite took over ``limit`` wrapped inside its own
     brackets, where that fits; the rest as it is. The result has the same
-    syntax tree as ``new`` (checked), or is ``new`` itself."""
+    syntax tree as ``new`` (checked), or is ``new`` itself. ``tree``: the
+    syntax tree of ``new`` where the caller has it; else, with ``old_tree``
+    (``old``'s), only the top-level statements that the rewrite changed are
+    parsed where that shows the lines' statements (Note [Parsing what the
+    rewrite changed]), else the whole of ``new``."""
     if new == old or limit <= 0:
         return new
     new_with = split_lines(new)
@@ -670,10 +681,15 @@ def wrap_new_long_lines(old: str, new: str, limit: int) -> str:
     todo = _made_long(old_lines, new_lines, limit)
     if not todo:
         return new
-    try:
-        tree = ast.parse(new)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return new
+    whole = tree is not None
+    if tree is None and old_tree is not None:
+        tree = _changed_region(split_lines(old), new_with, old_tree, [j + 1 for j in todo])
+    if tree is None:
+        try:
+            tree = ast.parse(new)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return new
+        whole = True
     lines, unit = _lines_of(new, {j + 1 for j in todo}, tree)
     m = re.search(r"\r\n|\r|\n", new)
     nl = m.group(0) if m else "\n"
@@ -693,10 +709,66 @@ def wrap_new_long_lines(old: str, new: str, limit: int) -> str:
         return new
     result = "".join(out)
     try:
-        same = _same_tree(tree, result, rows)
+        # the statements that hold the wrapped lines, parsed alone, else the file
+        same = _same_statements(tree, out, rows)
+        if not same:
+            same = _same_tree(tree if whole else ast.parse(new), result, rows)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         same = False
     return result if same else new
+
+
+def _changed_region(old_with: list[str], new_with: list[str], old_tree: ast.Module,
+                    rows: list[int]) -> Optional[ast.Module]:
+    """A module of the top-level statements of ``new_with`` (lines with their
+    breaks) between the last statement boundary of ``old_tree`` before the
+    first changed line and the first after the last, parsed alone with their
+    own line numbers; None where that is not shown to be the whole file's
+    parse of them, or a row (1-based) lies outside (Note [Parsing what the
+    rewrite changed])."""
+    n_old, n_new = len(old_with), len(new_with)
+    p = 0
+    while p < n_old and p < n_new and old_with[p] == new_with[p]:
+        p += 1
+    q = 0
+    while q < n_old - p and q < n_new - p and old_with[n_old - 1 - q] == new_with[n_new - 1 - q]:
+        q += 1
+    # the lines (1-based) where a top-level statement starts a line of its own
+    starts, prev_end = [], 0
+    for st in old_tree.body:
+        first = min([st.lineno] + [d.lineno for d in getattr(st, "decorator_list", ())])
+        if first > prev_end:
+            starts.append(first)
+        prev_end = max(prev_end, st.end_lineno or st.lineno)
+    start = max([ln for ln in starts if ln <= p + 1], default=1)
+    after = [ln for ln in starts if ln > n_old - q and ln > start]
+    stop = min(after) + n_new - n_old if after else n_new + 1  # new's line past the region
+    if not rows or min(rows) < start or max(rows) >= stop:
+        return None
+    try:
+        return ast.parse("\n" * (start - 1) + "".join(new_with[start - 1:stop - 1]))
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+# Note [Parsing what the rewrite changed]
+# The wrap reads the statements that hold the long lines (their lines, to
+# tokenize; the statement, to check the wrap against), and parsing the whole
+# fixed file for them was a tenth of `anydev fix --target-torch 2.13
+# --unsafe-fixes` of Megatron-LM. The fixed text differs from the file's
+# (whose tree the fixer has) in the lines between a common first part and a
+# common last part; the top-level statement of the file that holds the first
+# changed line starts a line that the fixed text has too, with the same text
+# before it, so the fixed text's tokens there begin a statement as well; the
+# first top-level statement that lies wholly in the common last part ends the
+# region. The region's lines, parsed alone (after as many empty lines as come
+# before it, so that its nodes have the file's positions), give the whole
+# file's statements there when they parse: a region that parses leaves no
+# bracket or string open at its end, so the text after it is read as before.
+# Where the region does not parse, or a row lies outside it, the whole fixed
+# text is parsed (the fixer's text always parses: its rounds and the collapse
+# check that); where the statements alone do not show the wrap keeps the tree
+# (Note [Checking the wrap]), the whole text is parsed for _same_tree.
 
 
 def _path_to(tree: ast.AST, row: int) -> list[tuple[str, int]]:
@@ -735,6 +807,60 @@ def _follow(tree: ast.AST, other: ast.AST, path: list) -> Optional[tuple[ast.AST
             return None
         a, b = la[i], lb[i]
     return a, b
+
+
+def _same_statements(a: ast.Module, out: list[str], rows: list[int]) -> bool:
+    """Whether the wrapped text (``out``: the lines of the text whose tree is
+    ``a``, each wrapped row (1-based) ``rows`` replaced by its lines) is shown
+    to have the same syntax tree by parsing only the innermost statement that
+    holds each wrapped row: True where each such statement's lines parse alone
+    (under an ``if 1:`` where indented) to one statement equal to its own
+    (ast.dump, positions aside); False where that shows nothing (an ``elif``
+    or ``except`` line, a second statement on its lines, a parse error): the
+    caller then checks the whole file (_same_tree). Note [Checking the wrap]."""
+    seen: set = set()
+    for row in rows:
+        node: ast.AST = a
+        for name, i in _path_to(a, row):
+            node = getattr(node, name)[i]
+        if node is a or id(node) in seen:
+            if node is a:
+                return False
+            continue
+        seen.add(id(node))
+        if not isinstance(node, ast.stmt):
+            return False  # an except handler's line: not a statement of its own
+        first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", ())])
+        piece = "".join(out[first - 1:node.end_lineno])
+        indented = node.col_offset > 0
+        try:
+            got = ast.parse("if 1:\n" + piece if indented else piece)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return False
+        body = got.body
+        if indented:
+            if len(body) != 1 or type(body[0]) is not ast.If or body[0].orelse:
+                return False
+            body = body[0].body
+        if len(body) != 1 or ast.dump(body[0]) != ast.dump(node):
+            return False
+    return bool(seen)
+
+
+# Note [Checking the wrap]
+# The wrapped text must have the syntax tree of the text before the wrap
+# (Note [Wrapping rewritten lines]); parsing the whole wrapped file was half
+# the wrap's cost on Megatron-LM under --unsafe-fixes (363 files). Only the
+# wrapped lines changed, and each lies inside brackets of its statement; so
+# where the lines of each statement that holds a wrapped line parse alone to
+# one statement equal to the one the file had (all of it, its body included,
+# positions aside), the file parses to the same tree: the text before and
+# after those lines is the same, and the lines begin and end outside any
+# bracket or string (one whole statement, nothing else on them). Where the
+# piece does not show it (an `elif` or `except` line, which is no statement
+# alone, another statement on the same line, any parse error), the whole
+# file is parsed and compared as before (_same_tree), so the answer is the one
+# the whole file's check gives, the cost only lower.
 
 
 def _same_tree(a: ast.Module, result: str, rows: list[int]) -> bool:
@@ -781,17 +907,25 @@ def _dump_at(node: ast.AST) -> str:
     return "|".join(parts)
 
 
-def wrap_file(old: bytes, new: bytes, path: str) -> bytes:
+def wrap_file(old: bytes, new: bytes, path: str, parsed: Optional[list] = None) -> bytes:
     """The fixed bytes ``new`` of the Python file ``path`` (``old`` before the
     fix) with the lines the fix took over the line length configured for
-    ``path`` wrapped (wrap_new_long_lines)."""
+    ``path`` wrapped (wrap_new_long_lines). ``parsed``: (text, syntax tree)
+    pairs of the file's parses so far (the tree of ``new``'s text is taken
+    from them where it is there)."""
     if new == old:
         return new
     limit = line_length_for(path)
     if not any(len(ln) > limit for ln in new.splitlines()):
         return new  # (bytes: a line over the limit in characters is over it in bytes)
     a, b = _Text(old, "python"), _Text(new, "python")
-    got = wrap_new_long_lines(a.text, b.text, limit)
+    tree = old_tree = None
+    for text, t in reversed(parsed or ()):
+        if tree is None and text == b.text:
+            tree = t
+        if old_tree is None and text == a.text:
+            old_tree = t
+    got = wrap_new_long_lines(a.text, b.text, limit, tree, old_tree)
     return new if got == b.text else b.encode(got)
 
 
