@@ -38,6 +38,7 @@ from typing import Optional, Sequence
 from anydev import scan as _scan
 from .analysis import statements
 from .evidence import _device_string
+from .python_tree import walk as _walk
 from .text import _Text, split_lines
 from .versions import _target_refusals
 
@@ -98,7 +99,7 @@ def _branch_test(test: ast.AST, roots: set[str]
     dev, root = got
     rest = test.values[1:]
     for operand in rest:
-        for node in ast.walk(operand):
+        for node in _walk(operand):  # (not ast.walk: test_fix_cost counts those)
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and \
                     _device_string(node.value):
                 return None
@@ -125,7 +126,7 @@ def _count_of(node: ast.Attribute, parts: list[str], dev: str, root: str) -> boo
 
 def _count_calls(operands: list[ast.expr], root: str) -> list[ast.Call]:
     """The `torch.<device>.device_count()` calls of a test's other operands."""
-    return [n for op in operands for n in ast.walk(op)
+    return [n for op in operands for n in _walk(op)
             if isinstance(n, ast.Call) and not n.args and not n.keywords and
             isinstance(n.func, ast.Attribute) and n.func.attr == "device_count" and
             (_dotted(n.func) or [""])[0] == root]
