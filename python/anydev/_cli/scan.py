@@ -116,11 +116,48 @@ class RowLevels:
     by the row alone (Note [Marks of the fixer]): "safe", "unsafe" (with
     --unsafe-fixes), "newer" (the target lacks the replacement) or None (no
     mechanical fix). ``target``: a torch_versions.Target, or None for the
-    row's level whatever the release."""
+    row's level whatever the release; or ``resolve()`` that gives it, asked
+    when a mark first needs it (a report without findings never does), in a
+    thread of its own from the start with ``background`` (Note [The target
+    while the tree is scanned])."""
 
-    def __init__(self, target) -> None:
-        self.target = target
+    def __init__(self, target=None, resolve=None, background: bool = False) -> None:
+        self._target = target
+        self._resolve = resolve
         self._memo: dict = {}
+        self._pending = None
+        if resolve is not None and background:
+            import _thread
+
+            lock = _thread.allocate_lock()
+            lock.acquire()
+            box: list = []
+
+            def run() -> None:
+                try:
+                    box.append((resolve(), None))
+                except BaseException as e:  # noqa: BLE001 (raised where the target is asked)
+                    box.append((None, e))
+                finally:
+                    lock.release()
+
+            _thread.start_new_thread(run, ())
+            self._pending = (lock, box)
+
+    @property
+    def target(self):
+        if self._pending is not None:
+            lock, box = self._pending
+            with lock:  # the thread's answer
+                pass
+            self._pending = self._resolve = None
+            got, err = box[0]
+            if err is not None:
+                raise err
+            self._target = got
+        elif self._resolve is not None:
+            self._target, self._resolve = self._resolve(), None
+        return self._target
 
     def __call__(self, row) -> "Optional[str]":
         if row is None:
@@ -171,6 +208,16 @@ def fixable_keys(sel, scanned) -> "Optional[set]":
     return {(f.path, f.start, f.rule) for fr in result.files if fr.error is None
             for f in fr.applied}
 
+
+# Note [The target while the tree is scanned]
+# The marks' target torch is the project's declared one, and reading it can
+# take a while: DeepSpeed's setup.py, setup.cfg, requirements files and package
+# __init__.py files took 16 ms of a 57 ms `anydev scan` (the syntax trees of the
+# version checks). The scan of a tree releases the GIL (its native threads), so
+# a thread of its own (_thread: `threading` is not imported at start-up) reads
+# the target from the start of the command, and the first mark waits for it;
+# a report without findings does not wait at all. A one-file scan reads it
+# when a mark first asks, in the main thread.
 
 # Note [Marks of the fixer]
 # `anydev scan` marked `[*]` every finding of a row whose fix is safe, and said
@@ -1065,6 +1112,11 @@ def _scan_main(args: argparse.Namespace) -> int:
         files.collect = True
     objects = (args.write_baseline or baseline or args.statistics or
                args.show_fixes and fmt == "text" or changed is not None or fmt not in _STREAMED)
+    # the text report's marks need the target torch: a tree's is read while the tree
+    # is scanned (Note [The target while the tree is scanned])
+    levels = RowLevels(resolve=sel.run_target, background=fmt == "text" and not sel.stdin and
+                       not args.show_fixes and not args.statistics and
+                       any(os.path.isdir(p) for p in (sel.paths or ["."])))
     result = scan_selection(sel, args.jobs, report=True, stream=not objects)
     unused_noqa = files is not None and sel.rules("AD001") and not sel.stdin
     if unused_noqa and hasattr(result, "batches"):
@@ -1122,7 +1174,7 @@ def _scan_main(args: argparse.Namespace) -> int:
         fixable = fixable_keys(sel, result) if findings and args.show_fixes else None
         text = render_text(findings, errors, result.files, colour=colour,
                            summary=not args.quiet, show_fixes=args.show_fixes,
-                           fixable=fixable, levels=RowLevels(sel.run_target()))
+                           fixable=fixable, levels=levels)
         if not args.quiet:
             text = _then(text, lambda: _scanner().ignore_summary(result))
     elif fmt == "full":
@@ -1131,7 +1183,7 @@ def _scan_main(args: argparse.Namespace) -> int:
         text = render_full(findings)
         if not args.quiet:
             text = _then(_then(text, lambda: summary_line(
-                findings, result.files, levels=RowLevels(sel.run_target())) + "\n"),
+                findings, result.files, levels=RowLevels(resolve=sel.run_target)) + "\n"),
                          lambda: _scanner().ignore_summary(result))
     elif fmt in ("json", "json-lines"):
         from anydev._migrate.formats import render_json, render_json_lines

@@ -152,3 +152,24 @@ def test_the_hand_reader_reads_as_the_regular_expressions_did():
     for _ in range(40000):
         s = "".join(rng.choice(chars) for _ in range(rng.randint(0, 8)))
         assert _version_or_none(s) == _oracle_version(s), s
+
+
+def test_the_target_is_read_once_while_the_tree_is_scanned_and_only_where_marks_need_it(
+        tmp_path, monkeypatch):
+    # Note [The target while the tree is scanned]
+    from anydev._cli import scan as _scan_cli
+
+    asked = []
+    real = _scan_cli.Selection.run_target
+    monkeypatch.setattr(_scan_cli.Selection, "run_target",
+                        lambda self: asked.append(1) or real(self))
+    (tmp_path / "clean.py").write_text("import torch\n")
+    rc, out, _ = _scan(tmp_path, monkeypatch, "clean.py")
+    assert rc == 0 and asked == []  # one file, no findings: never read
+    (tmp_path / "requirements.txt").write_text("torch>=2.6\n")
+    (tmp_path / "m.py").write_text(SRC)
+    rc, out, _ = _scan(tmp_path, monkeypatch, ".")
+    assert asked == [1] and out.count("[*]") == 2  # the tree: read once, in its thread
+    levels = _scan_cli.RowLevels(resolve=lambda: 1 / 0, background=True)
+    with pytest.raises(ZeroDivisionError):  # a failure of the thread reaches the caller
+        levels.target
