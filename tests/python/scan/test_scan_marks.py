@@ -173,3 +173,43 @@ def test_the_target_is_read_once_while_the_tree_is_scanned_and_only_where_marks_
     levels = _scan_cli.RowLevels(resolve=lambda: 1 / 0, background=True)
     with pytest.raises(ZeroDivisionError):  # a failure of the thread reaches the caller
         levels.target
+
+
+@pytest.mark.parametrize("src", [
+    "import torch\nassert torch.__version__ >= '1.8'\n",
+    "import torch as th\nif th.__version__ < '2.1':\n    raise ImportError('old')\n",
+    "import torch\nTORCH_VER = tuple(torch.__version__.split('.'))\n"
+    "if TORCH_VER < (1, 8):\n    raise RuntimeError\n",
+    "from x import torch_version\nassert torch_version >= [1, 8]\n",
+    "from x import VERSION_OF_TORCH as v\nassert VERSION_OF_TORCH >= (2, 0)\n",
+    "import torch\nassert digit_version(torch.__version__) >= digit_version('1.6.0')\n",
+])
+def test_a_package_init_that_checks_torch_is_read(tmp_path, src):
+    # the gate before parsing an __init__.py (Note [A light target reader]) lets through
+    # every check _version_check finds
+    import ast
+
+    p = tmp_path / "__init__.py"
+    p.write_text(src)
+    assert _versions._version_check(ast.parse(src)) is not None
+    assert _versions._may_check_torch_version(str(p))
+
+
+def test_the_gate_never_hides_a_check(tmp_path):
+    # every module of the fixtures and of this checkout: where the gate says no,
+    # _version_check finds nothing
+    import ast
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[3]
+    seen = 0
+    for p in list((root / "tests" / "fixtures").rglob("*.py")) + \
+            list((root / "python" / "anydev").rglob("*.py")):
+        try:
+            tree = ast.parse(p.read_bytes())
+        except (SyntaxError, ValueError):
+            continue
+        seen += 1
+        if not _versions._may_check_torch_version(str(p)):
+            assert _versions._version_check(tree) is None, p
+    assert seen > 100
