@@ -246,18 +246,16 @@ def _from_pyproject(path: str) -> tuple["_Found", Optional[str], bool]:
 
 
 def _from_setup_cfg(path: str) -> _Found:
-    try:
-        with open(path, "rb") as f:
-            if b"torch" not in f.read().lower():
-                return None  # no torch requirement in it (and configparser not imported)
-    except OSError:
-        return None
+    data = _read(path)
+    if data is None or b"torch" not in data.lower():
+        return None  # no torch requirement in it (and configparser not imported)
     import configparser  # noqa: PLC0415 (where a setup.cfg is: not at every start-up)
 
     cp = configparser.ConfigParser(interpolation=None, strict=False)
     try:
-        cp.read(path, encoding="utf-8")
-    except (configparser.Error, OSError, UnicodeDecodeError):
+        # (as open() in text mode reads it: universal newlines)
+        cp.read_string(data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n"), path)
+    except (configparser.Error, UnicodeDecodeError):
         return None
     reqs: list[str] = []
     if cp.has_option("options", "install_requires"):
@@ -328,15 +326,25 @@ def _walk(node: ast.AST) -> list[ast.AST]:
     return todo
 
 
-def _parse_file(path: str) -> Optional[ast.Module]:
-    import ast  # noqa: PLC0415 (Note [A light target reader])
+def _read(path: str) -> Optional[bytes]:
+    """A project file's bytes; None where it cannot be read."""
     try:
         with open(path, "rb") as f:
-            data = f.read()
-        if len(data) > (2 << 20):
-            return None
+            return f.read()
+    except OSError:
+        return None
+
+
+def _parse_file(path: str, data: Optional[bytes] = None) -> Optional[ast.Module]:
+    """The syntax tree of a module (``data``: its bytes, where the caller
+    read them); None where it cannot be read or parsed, or is over 2 MiB."""
+    import ast  # noqa: PLC0415 (Note [A light target reader])
+    data = _read(path) if data is None else data
+    if data is None or len(data) > (2 << 20):
+        return None
+    try:
         return ast.parse(data, filename=path)
-    except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
 
 
@@ -487,9 +495,10 @@ def _from_package_init(d: str) -> _Found:
             if n.startswith((".", "_")) or n in ("tests", "test", "docs", "examples") or \
                     not os.path.isfile(init):
                 continue
-            if not _may_check_torch_version(init):
+            data = _read(init)
+            if data is None or not _may_check_torch_version(data):
                 continue  # it cannot hold such a check: not parsed
-            tree = _parse_file(init)
+            tree = _parse_file(init, data)
             if tree is not None:
                 got = _version_check(tree)
                 if got is not None:
@@ -497,18 +506,13 @@ def _from_package_init(d: str) -> _Found:
     return None
 
 
-def _may_check_torch_version(path: str) -> bool:
+def _may_check_torch_version(data: bytes) -> bool:
     """Whether a module's bytes can hold a check _version_check finds: an
     `assert` or a `raise`, and torch's version named as _names_torch_version
     names it (`torch.__version__`, `th.__version__`, an identifier holding
     "torch" and "ver" in any case), which an alias of it needs too. Asked
     before parsing a package's __init__.py (DeepSpeed's is 21 KB and names
     neither: 4 ms of every scan's marks)."""
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError:
-        return False
     if b"assert" not in data and b"raise" not in data:
         return False
     if b"torch.__version__" in data or b"th.__version__" in data:
@@ -518,14 +522,20 @@ def _may_check_torch_version(path: str) -> bool:
     i = low.find(b"torch")
     while i >= 0:
         start, end = i, i + 5
-        while start > 0 and (low[start - 1:start].isalnum() or low[start - 1] == 0x5F):
+        while start > 0 and _ident_byte(low[start - 1]):
             start -= 1
-        while end < n and (low[end:end + 1].isalnum() or low[end] == 0x5F):
+        while end < n and _ident_byte(low[end]):
             end += 1
         if b"ver" in low[start:end]:
             return True
         i = low.find(b"torch", end)
     return False
+
+
+def _ident_byte(b: int) -> bool:
+    """Whether a byte can be part of an identifier: ASCII letters, digits and
+    `_`, and any byte of a non-ASCII character (Python takes those in names)."""
+    return b >= 0x80 or b == 0x5F or 0x30 <= b <= 0x39 or 0x61 <= (b | 0x20) <= 0x7A
 
 
 def _has_spec(req: str) -> bool:
