@@ -134,7 +134,8 @@ def _count_calls(operands: list[ast.expr], root: str) -> list[ast.Call]:
 
 def _rest_normal(operands: list[ast.expr], root: str) -> str:
     """The other operands' syntax with each device's count call made one name."""
-    counts: set[int] = set()
+    mod = ast.Module(body=[ast.Expr(copy.deepcopy(op)) for op in operands], type_ignores=[])
+    counts = {id(c) for c in _count_calls([e.value for e in mod.body], root)}
 
     class _Count(ast.NodeTransformer):
         def visit_Call(self, node):
@@ -142,8 +143,6 @@ def _rest_normal(operands: list[ast.expr], root: str) -> str:
                 return ast.Name(_PLACE)
             return self.generic_visit(node)
 
-    mod = ast.Module(body=[ast.Expr(copy.deepcopy(op)) for op in operands], type_ignores=[])
-    counts = {id(c) for c in _count_calls([e.value for e in mod.body], root)}
     return ast.dump(_Count().visit(mod))
 
 
